@@ -1,0 +1,3 @@
+export * from "./containerArgs";
+export * from "./sandboxProject";
+export * from "./taskTemplate";

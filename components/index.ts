@@ -1,0 +1,2 @@
+export * as docker from "./docker";
+export * as spec from "./spec";

@@ -1,0 +1,155 @@
+import { z } from "zod";
+import { strictObject } from "./errors";
+
+const money = (what: string) =>
+  z
+    .number({ error: `${what} must be a number of US dollars, 0 or more` })
+    .min(0, { error: `${what} must be a number of US dollars, 0 or more` })
+    .max(1_000_000, { error: `${what} must be at most 1000000` });
+
+/**
+ * The budget: a hard monthly cap, the rates that price a task, and how many tasks may run at once. The worst case
+ * (every allowed task running all month at its limits) must fit under the cap, or the project is refused.
+ */
+export const BudgetSchema = strictObject({
+  /** The hard cap in US dollars per month. */
+  monthlyCapUsd: money("the monthly cap"),
+  /** Price of one vCPU for one hour. Defaults to 0.004. */
+  usdPerVcpuHour: money("the vCPU-hour rate").default(0.004),
+  /** Price of one GB (1024 MB) of memory for one hour. Defaults to 0.002. */
+  usdPerGbHour: money("the GB-hour rate").default(0.002),
+  /** Hours in the billing month. Defaults to 730 (the cloud providers' average month). */
+  hoursPerMonth: z
+    .number({ error: "hours per month must be a number between 1 and 744" })
+    .min(1, { error: "hours per month must be a number between 1 and 744" })
+    .max(744, { error: "hours per month must be a number between 1 and 744" })
+    .default(730),
+  /** Tasks that may run at once. Defaults to the largest number whose worst case fits the cap. */
+  maxConcurrentTasks: z
+    .number({ error: "the concurrency must be a whole number between 1 and 10000" })
+    .int({ error: "the concurrency must be a whole number between 1 and 10000" })
+    .min(1, { error: "the concurrency must be a whole number between 1 and 10000" })
+    .max(10_000, { error: "the concurrency must be a whole number between 1 and 10000" })
+    .optional(),
+});
+export type Budget = z.output<typeof BudgetSchema>;
+
+/** What one task may use at most: the quantities the budget prices. */
+export interface TaskSize {
+  readonly vcpu: number;
+  readonly memoryMb: number;
+}
+
+/** Memory in GB (1024 MB) as priced by the GB-hour rate. */
+export function memoryGb(memoryMb: number): number {
+  return memoryMb / 1024;
+}
+
+/** Cost of one task running for one hour at its limits. */
+export function taskHourlyUsd(size: TaskSize, budget: Budget): number {
+  return size.vcpu * budget.usdPerVcpuHour + memoryGb(size.memoryMb) * budget.usdPerGbHour;
+}
+
+/** Cost of one task slot kept busy all month. */
+export function taskMonthlyUsd(size: TaskSize, budget: Budget): number {
+  return taskHourlyUsd(size, budget) * budget.hoursPerMonth;
+}
+
+/** Worst-case monthly spend: `concurrency` slots, each running the given task size all month. */
+export function worstCaseMonthlyUsd(concurrency: number, size: TaskSize, budget: Budget): number {
+  return concurrency * taskMonthlyUsd(size, budget);
+}
+
+// Money is compared in millionths of a dollar so that 3 × 0.006 × 730 is not refused for a float's last bit.
+const micro = (usd: number) => Math.round(usd * 1_000_000);
+
+/** The largest number of concurrent tasks of `size` whose worst case fits the cap (0 when not even one fits). */
+export function maxAffordableConcurrency(size: TaskSize, budget: Budget): number {
+  const one = micro(taskMonthlyUsd(size, budget));
+  if (one === 0) return 10_000;
+  return Math.min(10_000, Math.floor(micro(budget.monthlyCapUsd) / one));
+}
+
+/** True when the worst case of `concurrency` tasks of `size` is within the cap. */
+export function fitsCap(concurrency: number, size: TaskSize, budget: Budget): boolean {
+  return micro(worstCaseMonthlyUsd(concurrency, size, budget)) <= micro(budget.monthlyCapUsd);
+}
+
+/** A number as a person writes it: at most `digits` decimals, no trailing zeros. */
+export function trimNumber(n: number, digits = 6): string {
+  return Number(n.toFixed(digits)).toString();
+}
+
+/** `$13.14`: rounded half up to the cent, after the float noise below a millionth is removed. */
+export function usd(n: number): string {
+  return `$${(Math.round(Math.round(n * 1_000_000) / 10_000) / 100).toFixed(2)}`;
+}
+
+/**
+ * The worst-case arithmetic, as printed in refusals and outputs:
+ * `3 tasks × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h = $13.14`.
+ */
+export function budgetArithmetic(concurrency: number, size: TaskSize, budget: Budget): string {
+  const tasks = `${concurrency} ${concurrency === 1 ? "task" : "tasks"}`;
+  const cpu = `${trimNumber(size.vcpu)} vCPU × $${trimNumber(budget.usdPerVcpuHour)}`;
+  const mem = `${trimNumber(memoryGb(size.memoryMb), 3)} GB × $${trimNumber(budget.usdPerGbHour)}`;
+  const total = usd(worstCaseMonthlyUsd(concurrency, size, budget));
+  return `${tasks} × (${cpu} + ${mem}) × ${trimNumber(budget.hoursPerMonth)} h = ${total}`;
+}
+
+/** The budget a project runs under once checked: how many tasks at once, and what that costs at worst. */
+export interface BudgetPlan {
+  /** Tasks allowed to run at once; 0 when the project is disabled (the hard stop). */
+  readonly concurrency: number;
+  /** Worst-case monthly spend of `concurrency` tasks of the largest template, in US dollars. */
+  readonly worstCaseUsd: number;
+  /** The cap in US dollars. */
+  readonly capUsd: number;
+  /** The arithmetic behind `worstCaseUsd`, for outputs and messages. */
+  readonly arithmetic: string;
+}
+
+/**
+ * Plans the budget for tasks no larger than `size` (the largest template). Returns a refusal message instead when
+ * the worst case exceeds the cap or the cap admits no task at all. A disabled project plans zero tasks.
+ */
+export function planBudget(
+  size: TaskSize,
+  budget: Budget,
+  enabled: boolean,
+): BudgetPlan | { refusal: string } {
+  if (!enabled) {
+    return {
+      concurrency: 0,
+      worstCaseUsd: 0,
+      capUsd: budget.monthlyCapUsd,
+      arithmetic: "disabled: 0 tasks = $0.00",
+    };
+  }
+  const cap = usd(budget.monthlyCapUsd);
+  const affordable = maxAffordableConcurrency(size, budget);
+  if (budget.maxConcurrentTasks !== undefined) {
+    const n = budget.maxConcurrentTasks;
+    if (!fitsCap(n, size, budget)) {
+      const hint = affordable === 0 ? "not even one task fits" : `at most ${affordable} fit`;
+      return { refusal: `worst case ${budgetArithmetic(n, size, budget)} > cap ${cap} (${hint})` };
+    }
+    return {
+      concurrency: n,
+      worstCaseUsd: worstCaseMonthlyUsd(n, size, budget),
+      capUsd: budget.monthlyCapUsd,
+      arithmetic: budgetArithmetic(n, size, budget),
+    };
+  }
+  if (affordable === 0) {
+    return {
+      refusal: `worst case ${budgetArithmetic(1, size, budget)} > cap ${cap} (not even one task fits)`,
+    };
+  }
+  return {
+    concurrency: affordable,
+    worstCaseUsd: worstCaseMonthlyUsd(affordable, size, budget),
+    capUsd: budget.monthlyCapUsd,
+    arithmetic: budgetArithmetic(affordable, size, budget),
+  };
+}

@@ -1,0 +1,163 @@
+import { createHash } from "node:crypto";
+import type { ResolvedProject } from "./project";
+import { deadlineCommand, type Template, templateCommand, templateDrops } from "./template";
+
+/** Label keys every object of a project carries; the off switch finds what to remove by them. */
+export const LABELS = {
+  project: "sandbox.project",
+  template: "sandbox.template",
+  role: "sandbox.role",
+  managedBy: "sandbox.managed-by",
+  specHash: "sandbox.spec-hash",
+} as const;
+
+/** The value of `sandbox.managed-by` on everything this toolkit creates. */
+export const MANAGED_BY = "sandbox-projects";
+
+/** What an object is for: the project network, a task, a template's probe, the egress proxy, a job volume. */
+export type Role = "network" | "task" | "probe" | "proxy" | "job-volume";
+
+/** The labels of one object of a project, as a sorted record. */
+export function projectLabels(
+  project: string,
+  role: Role,
+  template?: string,
+  specHash?: string,
+): Record<string, string> {
+  const labels: Record<string, string> = {
+    [LABELS.managedBy]: MANAGED_BY,
+    [LABELS.project]: project,
+    [LABELS.role]: role,
+  };
+  if (template !== undefined) labels[LABELS.template] = template;
+  if (specHash !== undefined) labels[LABELS.specHash] = specHash;
+  return Object.fromEntries(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** JSON with sorted keys, so equal specs hash equally whatever order their keys were written in. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** A short, stable hash of a template: the probe's result is recorded against it. */
+export function templateHash(t: Template): string {
+  return createHash("sha256").update(canonicalJson(t)).digest("hex").slice(0, 16);
+}
+
+/**
+ * Everything the runtime needs to launch one task of a template, with every wall already decided. The Docker
+ * backend exports one per template (Docker has no template object); the launcher and the policy read it.
+ */
+export interface LaunchSpec {
+  readonly kind: "sandbox.launch/v1";
+  readonly project: string;
+  readonly template: string;
+  readonly specHash: string;
+  readonly image: string;
+  /** The task command without the deadline. */
+  readonly command: readonly string[];
+  /** The command as run: `timeout -s KILL <seconds> ...command`. */
+  readonly commandWithDeadline: readonly string[];
+  readonly user: string;
+  readonly capDrop: readonly string[];
+  readonly capAdd: readonly string[];
+  readonly noNewPrivileges: true;
+  readonly seccomp: "runtime-default";
+  readonly readOnlyRoot: true;
+  readonly tmpfs: { readonly path: "/tmp"; readonly sizeMb: number };
+  readonly resources: {
+    readonly vcpu: number;
+    readonly memoryMb: number;
+    readonly pids: number;
+    readonly diskMb: number;
+  };
+  readonly timeoutSeconds: number;
+  readonly restart: "no";
+  readonly runtime: "runc" | "runsc" | "kata";
+  /** `none`, or the name of the project's internal network (egress through the proxy only). */
+  readonly network: string;
+  readonly egress: {
+    readonly mode: "none" | "proxy";
+    readonly allow: readonly string[];
+    readonly proxy?: string;
+  };
+  readonly jobFolder: { readonly containerPath: string; readonly hostRoot: string };
+  readonly env: Readonly<Record<string, string>>;
+  readonly labels: Readonly<Record<string, string>>;
+  /** Tasks of this project that may run at once (the budget's concurrency). */
+  readonly maxConcurrentTasks: number;
+}
+
+/** The proxy's address inside the project network. */
+export function proxyUrl(project: string, port: number): string {
+  return `http://${project}-proxy:${port}`;
+}
+
+/** The environment a task gets: the template's variables plus, in proxy mode, the proxy variables. */
+export function taskEnv(t: Template, project: string, proxyPort: number): Record<string, string> {
+  const env: Record<string, string> = { ...t.env };
+  if (t.egress.mode === "proxy") {
+    const url = proxyUrl(project, proxyPort);
+    Object.assign(env, {
+      HTTP_PROXY: url,
+      HTTPS_PROXY: url,
+      http_proxy: url,
+      https_proxy: url,
+      NO_PROXY: "",
+    });
+  }
+  return Object.fromEntries(Object.entries(env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** The launch spec of `template` in a resolved project whose internal network is called `networkName`. */
+export function launchSpec(project: ResolvedProject, template: string, networkName: string): LaunchSpec {
+  const t = project.spec.templates[template];
+  if (t === undefined) {
+    throw new Error(
+      `template "${template}" is not in project "${project.spec.name}"; it has: ${Object.keys(project.spec.templates).join(", ")}`,
+    );
+  }
+  const name = project.spec.name;
+  const hash = templateHash(t);
+  return {
+    kind: "sandbox.launch/v1",
+    project: name,
+    template,
+    specHash: hash,
+    image: t.image,
+    command: templateCommand(t),
+    commandWithDeadline: deadlineCommand(t),
+    user: t.user,
+    capDrop: templateDrops(t),
+    capAdd: [],
+    noNewPrivileges: true,
+    seccomp: "runtime-default",
+    readOnlyRoot: true,
+    tmpfs: { path: "/tmp", sizeMb: t.resources.tmpfsMb },
+    resources: {
+      vcpu: t.resources.vcpu,
+      memoryMb: t.resources.memoryMb,
+      pids: t.resources.pids,
+      diskMb: t.resources.diskMb,
+    },
+    timeoutSeconds: t.timeoutSeconds,
+    restart: "no",
+    runtime: t.runtime,
+    network: t.egress.mode === "none" ? "none" : networkName,
+    egress:
+      t.egress.mode === "none"
+        ? { mode: "none", allow: [] }
+        : { mode: "proxy", allow: t.egress.allow, proxy: proxyUrl(name, project.spec.network.proxyPort) },
+    jobFolder: { containerPath: t.jobFolder.containerPath, hostRoot: project.jobRoot },
+    env: taskEnv(t, name, project.spec.network.proxyPort),
+    labels: projectLabels(name, "task", template, hash),
+    maxConcurrentTasks: project.budget.concurrency,
+  };
+}

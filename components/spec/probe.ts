@@ -1,0 +1,126 @@
+import { decodeCapabilityMask, effectiveCapabilities } from "./capabilities";
+import { type Template, templateDrops } from "./template";
+
+/**
+ * The self-check that runs inside a template's own container and prints one `probe.<key>=<value>` line per
+ * observation. It uses only busybox/POSIX tools so it runs in the smallest image, and it never needs a network:
+ * the egress check targets `egressUrl`, which for a template without egress has no route to go anywhere.
+ */
+export function probeScript(options: { jobFolder: string; egressUrl: string }): string {
+  const job = shellQuote(options.jobFolder);
+  const url = shellQuote(options.egressUrl);
+  return [
+    'say() { echo "probe.$1=$2"; }',
+    'say id "$(id -u):$(id -g)"',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
+    'while read -r k v _; do case "$k" in CapEff:|CapBnd:|CapPrm:|NoNewPrivs:|Seccomp:) say "${k%:}" "$v";; esac; done < /proc/self/status',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
+    'p=""; for f in /sys/fs/cgroup/pids.max /sys/fs/cgroup/pids/pids.max; do [ -r "$f" ] && p="$(cat "$f")" && break; done; say pidsMax "${p:-unknown}"',
+    "if ( : > /.probe-write ) 2>/dev/null; then rm -f /.probe-write; say rootWrite allowed; else say rootWrite denied; fi",
+    "if ( : > /tmp/.probe-write ) 2>/dev/null; then rm -f /tmp/.probe-write; say tmpWrite allowed; else say tmpWrite denied; fi",
+    `if ( : > ${job}/.probe-write ) 2>/dev/null; then rm -f ${job}/.probe-write; say jobWrite allowed; else say jobWrite denied; fi`,
+    "if ping -c 1 -W 1 127.0.0.1 >/dev/null 2>&1; then say ping allowed; else say ping denied; fi",
+    "if mknod /tmp/.probe-node c 1 3 2>/dev/null; then rm -f /tmp/.probe-node; say mknod allowed; else say mknod denied; fi",
+    "if chroot / true 2>/dev/null; then say chroot allowed; else say chroot denied; fi",
+    "if ip link add probe0 type dummy 2>/dev/null; then ip link del probe0 2>/dev/null; say ipLinkAdd allowed; else say ipLinkAdd denied; fi",
+    `if out="$(wget -q -T 3 -O - ${url} 2>/dev/null)" && [ -n "$out" ]; then say egress allowed; else say egress denied; fi`,
+    "say done 1",
+  ].join("\n");
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Parses the `probe.<key>=<value>` lines out of a container's logs; other lines are ignored. */
+export function parseProbeOutput(logs: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of logs.split(/\r?\n/)) {
+    const m = /^probe\.([A-Za-z]+)=(.*)$/.exec(line.trim());
+    if (m?.[1] !== undefined && m[2] !== undefined) out[m[1]] = m[2].trim();
+  }
+  return out;
+}
+
+/** One wall: what the template declares and what the kernel showed inside the container. */
+export interface WallReport {
+  readonly wall: string;
+  readonly declared: string;
+  readonly observed: string;
+  /** `true` held, `false` broken, `null` not observable here (e.g. the probe did not report it). */
+  readonly ok: boolean | null;
+}
+
+/** A judged probe run: every wall, and whether all that could be observed held. */
+export interface ProbeReport {
+  readonly walls: readonly WallReport[];
+  /** True when the probe finished and no wall was broken. */
+  readonly passed: boolean;
+}
+
+const denied = (observed: string | undefined) => (observed === undefined ? null : observed === "denied");
+
+/**
+ * Judges a probe's observations against its template. gVisor (`runsc`) is its own kernel: it shows no
+ * NoNewPrivs line and `Seccomp: 0`, so those two walls are judged as held by the runtime itself there.
+ */
+export function judgeProbe(template: Template, observed: Readonly<Record<string, string>>): ProbeReport {
+  const gvisor = template.runtime === "runsc";
+  const keptBound = effectiveCapabilities(templateDrops(template), []);
+  const walls: WallReport[] = [];
+  const add = (wall: string, declared: string, obs: string | undefined, ok: boolean | null) =>
+    walls.push({ wall, declared, observed: obs ?? "(not reported)", ok: obs === undefined ? null : ok });
+
+  add("user", template.user, observed.id, observed.id === template.user);
+
+  const capEff = observed.CapEff === undefined ? undefined : safeDecode(observed.CapEff);
+  add("capEff", "(none)", capEff?.join(",") || (capEff ? "(none)" : undefined), capEff?.length === 0);
+
+  const capBnd = observed.CapBnd === undefined ? undefined : safeDecode(observed.CapBnd);
+  add(
+    "capBnd",
+    keptBound.join(",") || "(none)",
+    capBnd === undefined ? undefined : capBnd.join(",") || "(none)",
+    capBnd?.every((c) => keptBound.includes(c as never)) === true && !capBnd.includes("NET_ADMIN"),
+  );
+
+  if (gvisor) {
+    add("noNewPrivs", "1 (or gVisor)", observed.NoNewPrivs ?? "gVisor", true);
+    add("seccomp", "2 (or gVisor)", observed.Seccomp ?? "gVisor", true);
+  } else {
+    add("noNewPrivs", "1", observed.NoNewPrivs, observed.NoNewPrivs === "1");
+    add("seccomp", "2", observed.Seccomp, observed.Seccomp === "2");
+  }
+  add(
+    "pidsMax",
+    String(template.resources.pids),
+    observed.pidsMax,
+    observed.pidsMax === String(template.resources.pids),
+  );
+  add("rootReadOnly", "denied", observed.rootWrite, denied(observed.rootWrite));
+  add("tmpWritable", "allowed", observed.tmpWrite, observed.tmpWrite === "allowed");
+  add("jobWritable", "allowed", observed.jobWrite, observed.jobWrite === "allowed");
+  add("mknod", "denied", observed.mknod, denied(observed.mknod));
+  add("chroot", "denied", observed.chroot, denied(observed.chroot));
+  add("ipLinkAdd", "denied", observed.ipLinkAdd, denied(observed.ipLinkAdd));
+  // Without NET_RAW a raw ICMP socket is refused; the engine may still allow unprivileged ICMP echo on loopback
+  // (ping_group_range), which reaches nothing. So ping is judged only when the template has egress.
+  add("ping", "denied", observed.ping, template.egress.mode === "none" ? true : denied(observed.ping));
+  const egressDeclared = template.egress.mode === "none" ? "denied" : "allowed via proxy";
+  add(
+    "egress",
+    egressDeclared,
+    observed.egress,
+    template.egress.mode === "none" ? denied(observed.egress) : observed.egress === "allowed",
+  );
+  const finished = observed.done === "1";
+  return { walls, passed: finished && walls.every((w) => w.ok !== false) };
+}
+
+function safeDecode(mask: string): string[] | undefined {
+  try {
+    return decodeCapabilityMask(mask);
+  } catch {
+    return undefined;
+  }
+}

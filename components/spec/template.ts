@@ -1,0 +1,196 @@
+import { z } from "zod";
+import { DropSetSchema, resolveDropSet } from "./capabilities";
+import { REDACT, strictObject } from "./errors";
+import { EgressSchema } from "./network";
+import { secretEnvReason } from "./secrets";
+
+const wholeNumber = (what: string, min: number, max: number, dflt: number) => {
+  const msg = `${what} must be a whole number between ${min} and ${max}`;
+  return z
+    .number({ error: msg })
+    .int({ error: msg })
+    .min(min, { error: msg })
+    .max(max, { error: msg })
+    .default(dflt);
+};
+
+/** What one task may use: the limits every container of the template gets. */
+export const ResourcesSchema = strictObject({
+  /** vCPUs (fractions allowed). Defaults to 1. */
+  vcpu: z
+    .number({ error: "vcpu must be a number of vCPUs between 0.01 and 64" })
+    .min(0.01, { error: "vcpu must be a number of vCPUs between 0.01 and 64" })
+    .max(64, { error: "vcpu must be a number of vCPUs between 0.01 and 64" })
+    .default(1),
+  /** Memory limit in MB; swap is not allowed on top. Defaults to 512. */
+  memoryMb: wholeNumber("memoryMb (megabytes)", 16, 262_144, 512),
+  /** Process limit (`pids.max`): what stops a fork bomb. Defaults to 128. */
+  pids: wholeNumber("pids", 8, 32_768, 128),
+  /** Size of the writable `/tmp` in MB (it counts against memory). Defaults to 64. */
+  tmpfsMb: wholeNumber("tmpfsMb (megabytes)", 1, 65_536, 64),
+  /** Ephemeral disk for the job folder in MB, where the backend can enforce it. Defaults to 1024. */
+  diskMb: wholeNumber("diskMb (megabytes)", 16, 1_048_576, 1024),
+}).superRefine((r, ctx) => {
+  // Judged only against a valid memory limit; an invalid one has its own message.
+  const memoryValid = Number.isInteger(r.memoryMb) && r.memoryMb >= 16 && r.memoryMb <= 262_144;
+  if (memoryValid && r.tmpfsMb > r.memoryMb) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["tmpfsMb"],
+      message: `tmpfsMb must not exceed memoryMb (${r.memoryMb}): /tmp is memory`,
+    });
+  }
+});
+export type Resources = z.output<typeof ResourcesSchema>;
+
+/** Folders a job folder may never be mounted over: the image's own system folders and the kernel's views. */
+const SYSTEM_FOLDERS = [
+  "/",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib64",
+  "/usr",
+  "/etc",
+  "/proc",
+  "/sys",
+  "/dev",
+  "/boot",
+  "/run",
+  "/var/run",
+  "/root",
+  "/tmp",
+];
+
+const absolutePath = z
+  .string({ error: "must be an absolute path such as /job" })
+  .regex(/^\/[^\0]*$/, { error: "must be an absolute path such as /job", abort: true })
+  .refine((p) => !p.split("/").includes(".."), { error: "must not contain .. segments" });
+
+/** The one writable folder a task gets, where its inputs and outputs live. */
+export const JobFolderSchema = strictObject({
+  /** Where the job folder appears inside the container. Defaults to `/job`. */
+  containerPath: absolutePath
+    .refine((p) => !SYSTEM_FOLDERS.includes(p.replace(/\/+$/, "") || "/"), {
+      error: `must not be a system folder (${SYSTEM_FOLDERS.join(", ")})`,
+    })
+    .default("/job"),
+});
+export type JobFolder = z.output<typeof JobFolderSchema>;
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Variables the toolkit owns: a template that sets them could route around the proxy. */
+const RESERVED_ENV = [
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "ALL_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+  "all_proxy",
+];
+
+/** Non-secret environment variables. Anything that looks like a credential is refused without printing it. */
+export const EnvSchema = z
+  .record(z.string(), z.string({ error: "environment values must be strings" }), {
+    error: "env must be a mapping of NAME: value",
+  })
+  .superRefine((env, ctx) => {
+    for (const [name, value] of Object.entries(env)) {
+      if (!ENV_NAME.test(name)) {
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: "not a valid variable name; allowed: letters, digits and _, not starting with a digit",
+        });
+        continue;
+      }
+      if (RESERVED_ENV.includes(name)) {
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: "the proxy variables are set by the toolkit from the egress setting; remove this variable",
+        });
+        continue;
+      }
+      const reason = secretEnvReason(name, value);
+      if (reason !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          params: REDACT,
+          message: `refused because ${reason}; secrets never go into a task's environment (the value is not shown)`,
+        });
+      }
+    }
+  });
+
+/**
+ * A task template. With nothing but an image it is the hardened one: no network, every capability dropped,
+ * no-new-privileges, the default seccomp profile, read-only root with a small `/tmp`, user 1000:1000, memory, CPU
+ * and process limits, a deadline, one job folder, restart never.
+ */
+export const TemplateSchema = strictObject({
+  /** The image to run, present on the engine (nothing is pulled). Pin it by digest in production. */
+  image: z
+    .string({ error: "image must be an image reference such as sandbox-busybox:1" })
+    .regex(/^[a-z0-9][a-z0-9._\-/:@]*$/, {
+      error: "image must be an image reference such as sandbox-busybox:1 (lower case, no spaces)",
+    }),
+  /** The task's command. Defaults to `sh /job/run.sh`, the script in the job folder. */
+  command: z
+    .array(z.string(), { error: "command must be a list of strings such as [sh, /job/run.sh]" })
+    .min(1, { error: "command must have at least one element" })
+    .optional(),
+  /** The one writable folder. Defaults to `/job`. */
+  jobFolder: JobFolderSchema.default({ containerPath: "/job" }),
+  /** Limits for one task. */
+  resources: ResourcesSchema.default({ vcpu: 1, memoryMb: 512, pids: 128, tmpfsMb: 64, diskMb: 1024 }),
+  /** Deadline in seconds; the task is killed when it runs out. Defaults to 600. */
+  timeoutSeconds: wholeNumber("timeoutSeconds", 1, 86_400, 600),
+  /** `uid:gid` the task runs as; root (0) is refused. Defaults to `1000:1000`. */
+  user: z
+    .string({ error: 'user must be "uid:gid" with numbers above 0, such as "1000:1000"' })
+    .regex(/^\d{1,10}:\d{1,10}$/, {
+      error: 'user must be "uid:gid" with numbers above 0, such as "1000:1000"',
+      abort: true,
+    })
+    .refine((u) => u.split(":").every((n) => Number(n) > 0), {
+      error: 'root is not allowed; user must be "uid:gid" with numbers above 0, such as "1000:1000"',
+    })
+    .default("1000:1000"),
+  /** Capabilities dropped: `all`, `seed-six`, or a list that contains NET_ADMIN. Defaults to `all`. */
+  capDrop: DropSetSchema.default("all"),
+  /** Where the task may send traffic. Defaults to no network at all. */
+  egress: EgressSchema.default({ mode: "none", allow: [] }),
+  /** The OCI runtime: `runc`, or the stronger `runsc` (gVisor) or `kata` walls. Defaults to `runc`. */
+  runtime: z
+    .enum(["runc", "runsc", "kata"], { error: 'runtime must be "runc", "runsc" or "kata"' })
+    .default("runc"),
+  /** Non-secret environment variables. Defaults to none. */
+  env: EnvSchema.default({}),
+});
+export type TemplateInput = z.input<typeof TemplateSchema>;
+export type Template = z.output<typeof TemplateSchema>;
+
+/** The default command: run the script the task put in its job folder. */
+export function templateCommand(t: Template): string[] {
+  return t.command ?? ["sh", `${t.jobFolder.containerPath}/run.sh`];
+}
+
+/** `timeout -s KILL N cmd...`: the in-container deadline around the task's command. */
+export function deadlineCommand(t: Template, command: readonly string[] = templateCommand(t)): string[] {
+  return ["timeout", "-s", "KILL", String(t.timeoutSeconds), ...command];
+}
+
+/** The template's drop list in canonical spelling. */
+export function templateDrops(t: Template): string[] {
+  return resolveDropSet(t.capDrop);
+}
+
+/** `[uid, gid]` as numbers. */
+export function templateUser(t: Template): [number, number] {
+  const [u, g] = t.user.split(":").map(Number);
+  return [u ?? 1000, g ?? 1000];
+}

@@ -1,0 +1,96 @@
+import { parseDocument } from "yaml";
+import { joinKey, type ResolvedProject, resolveProject, SpecError } from "../components/spec";
+
+/** The Pulumi config namespace of the sandbox project (the `name` in Pulumi.yaml). */
+export const CONFIG_NAMESPACE = "sandbox";
+
+/** The keys a stack config may set under `sandbox:`; each maps to the project field of the same name. */
+export const CONFIG_KEYS = [
+  "name",
+  "backend",
+  "enabled",
+  "budget",
+  "network",
+  "jobRoot",
+  "probe",
+  "templates",
+] as const;
+
+/**
+ * A config value as the engine hands it over: structured values arrive as JSON text, scalars as plain text.
+ * `false` and `3` become a boolean and a number; `lots` stays the string `lots` for the schema to refuse.
+ */
+export function decodeConfigValue(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/**
+ * Reads the project from a stack's whole config (the `namespace:key` → raw text map the engine provides), checks
+ * it, and proves its budget. One SpecError names every bad key as `sandbox:<key>`, its value and what is allowed.
+ * An unknown `sandbox:` key is refused too, so a typo never silently drops a wall.
+ */
+export function projectFromConfig(all: Readonly<Record<string, string>>, stack: string): ResolvedProject {
+  const prefix = `${CONFIG_NAMESPACE}:`;
+  const raw: Record<string, unknown> = {};
+  const unknown: string[] = [];
+  for (const [fullKey, value] of Object.entries(all)) {
+    if (!fullKey.startsWith(prefix)) continue;
+    const key = fullKey.slice(prefix.length);
+    if ((CONFIG_KEYS as readonly string[]).includes(key)) raw[key] = decodeConfigValue(value);
+    else unknown.push(key);
+  }
+  if (unknown.length > 0) {
+    throw new SpecError(
+      unknown.sort().map((k) => ({
+        key: joinKey(prefix, k),
+        value: undefined,
+        message: `unknown config key; allowed keys: ${CONFIG_KEYS.map((c) => prefix + c).join(", ")}`,
+      })),
+      "invalid sandbox project config",
+    );
+  }
+  if (raw.name === undefined) raw.name = defaultProjectName(stack);
+  try {
+    return resolveProject(raw, prefix);
+  } catch (e) {
+    if (e instanceof SpecError) throw new SpecError(e.problems, "invalid sandbox project config");
+    throw e;
+  }
+}
+
+/** `sandbox-<stack>`, made into a valid project name. */
+export function defaultProjectName(stack: string): string {
+  const cleaned = `sandbox-${stack}`
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, "-")
+    .replace(/-+/g, "-")
+    .replace(/-$/, "");
+  return cleaned.slice(0, 32).replace(/-$/, "");
+}
+
+/**
+ * The `namespace:key` → raw text map the engine builds from a `Pulumi.<stack>.yaml` file: strings as they are,
+ * everything else (numbers, booleans, mappings, lists) as JSON. Lets the front check a stack's config, with the
+ * same messages as the program, before it starts the engine.
+ */
+export function configMapFromStackYaml(text: string, file: string): Record<string, string> {
+  const doc = parseDocument(text, { prettyErrors: true });
+  if (doc.errors.length > 0) {
+    // With prettyErrors the first line of the message already ends in "at line L, column C:".
+    const what = (doc.errors[0]?.message.split("\n")[0] ?? "").replace(/:$/, "");
+    throw new SpecError(
+      [{ key: file, value: undefined, message: `not valid YAML: ${what}` }],
+      "invalid stack config file",
+    );
+  }
+  const root = doc.toJS() as { config?: Record<string, unknown> } | null;
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(root?.config ?? {})) {
+    out[key] = typeof value === "string" ? value : JSON.stringify(value);
+  }
+  return out;
+}

@@ -1,0 +1,141 @@
+import { spawnSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { judgeProbe, parseProbeOutput, probeScript } from "../../components/spec/probe";
+import { TemplateSchema } from "../../components/spec/template";
+
+const script = probeScript({ jobFolder: "/job", egressUrl: "http://169.254.169.254/latest/meta-data/" });
+
+/** What a hardened default template shows inside Docker (measured with runc: CapEff 0, NoNewPrivs 1, Seccomp 2). */
+const hardenedLogs = [
+  "probe.id=1000:1000",
+  "probe.CapPrm=0000000000000000",
+  "probe.CapEff=0000000000000000",
+  "probe.CapBnd=0000000000000000",
+  "probe.NoNewPrivs=1",
+  "probe.Seccomp=2",
+  "probe.pidsMax=128",
+  "probe.rootWrite=denied",
+  "probe.tmpWrite=allowed",
+  "probe.jobWrite=allowed",
+  "probe.ping=denied",
+  "probe.mknod=denied",
+  "probe.chroot=denied",
+  "probe.ipLinkAdd=denied",
+  "probe.egress=denied",
+  "probe.done=1",
+].join("\n");
+
+describe("the probe script", () => {
+  it("is valid POSIX shell", () => {
+    const r = spawnSync("sh", ["-n", "-c", script], { encoding: "utf8" });
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+  });
+
+  it.each([
+    "/proc/self/status",
+    "pids.max",
+    "/.probe-write",
+    "/tmp/.probe-write",
+    "'/job'/.probe-write",
+    "ping -c 1",
+    "mknod",
+    "chroot /",
+    "ip link add probe0 type dummy",
+    "wget -q -T 3 -O - 'http://169.254.169.254/latest/meta-data/'",
+  ])("checks %s", (fragment) => {
+    expect(script).toContain(fragment);
+  });
+
+  it("quotes the job folder and URL for the shell", () => {
+    expect(probeScript({ jobFolder: "/it's", egressUrl: "http://x/" })).toContain(`'/it'\\''s'/.probe-write`);
+  });
+});
+
+describe("parseProbeOutput", () => {
+  it("reads probe lines and ignores everything else", () => {
+    expect(parseProbeOutput("noise\nprobe.id=1000:1000\r\n  probe.Seccomp=2  \nprobe.bad key=x\n")).toEqual({
+      id: "1000:1000",
+      Seccomp: "2",
+    });
+  });
+});
+
+describe("judgeProbe", () => {
+  const template = TemplateSchema.parse({ image: "x:1" });
+
+  it("passes every wall of the hardened default template", () => {
+    const report = judgeProbe(template, parseProbeOutput(hardenedLogs));
+    expect(report.passed).toBe(true);
+    expect(report.walls.map((w) => [w.wall, w.declared, w.observed, w.ok])).toEqual([
+      ["user", "1000:1000", "1000:1000", true],
+      ["capEff", "(none)", "(none)", true],
+      ["capBnd", "(none)", "(none)", true],
+      ["noNewPrivs", "1", "1", true],
+      ["seccomp", "2", "2", true],
+      ["pidsMax", "128", "128", true],
+      ["rootReadOnly", "denied", "denied", true],
+      ["tmpWritable", "allowed", "allowed", true],
+      ["jobWritable", "allowed", "allowed", true],
+      ["mknod", "denied", "denied", true],
+      ["chroot", "denied", "denied", true],
+      ["ipLinkAdd", "denied", "denied", true],
+      ["ping", "denied", "denied", true],
+      ["egress", "denied", "denied", true],
+    ]);
+  });
+
+  it.each([
+    ["probe.NoNewPrivs=1", "probe.NoNewPrivs=0", "noNewPrivs"],
+    ["probe.Seccomp=2", "probe.Seccomp=0", "seccomp"],
+    ["probe.pidsMax=128", "probe.pidsMax=max", "pidsMax"],
+    ["probe.rootWrite=denied", "probe.rootWrite=allowed", "rootReadOnly"],
+    ["probe.id=1000:1000", "probe.id=0:0", "user"],
+    ["probe.CapBnd=0000000000000000", "probe.CapBnd=0000000000001000", "capBnd"],
+    ["probe.CapEff=0000000000000000", "probe.CapEff=00000000a80425fb", "capEff"],
+    ["probe.mknod=denied", "probe.mknod=allowed", "mknod"],
+    ["probe.chroot=denied", "probe.chroot=allowed", "chroot"],
+    ["probe.ipLinkAdd=denied", "probe.ipLinkAdd=allowed", "ipLinkAdd"],
+    ["probe.egress=denied", "probe.egress=allowed", "egress"],
+    ["probe.jobWrite=allowed", "probe.jobWrite=denied", "jobWritable"],
+  ])("fails when %s becomes %s (%s broken)", (from, to, wall) => {
+    const report = judgeProbe(template, parseProbeOutput(hardenedLogs.replace(from, to)));
+    expect(report.passed).toBe(false);
+    expect(report.walls.filter((w) => w.ok === false).map((w) => w.wall)).toEqual([wall]);
+  });
+
+  it("does not pass a probe that did not finish, and marks what it never reported", () => {
+    const report = judgeProbe(template, parseProbeOutput("probe.id=1000:1000"));
+    expect(report.passed).toBe(false);
+    expect(report.walls.find((w) => w.wall === "seccomp")).toEqual({
+      wall: "seccomp",
+      declared: "2",
+      observed: "(not reported)",
+      ok: null,
+    });
+  });
+
+  it("accepts the seed-six bounding set and refuses NET_ADMIN in it", () => {
+    const seedSix = TemplateSchema.parse({ image: "x:1", capDrop: "seed-six" });
+    // Docker's defaults minus the seed six: CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID SETUID NET_BIND_SERVICE AUDIT_WRITE
+    const ok = hardenedLogs.replace("probe.CapBnd=0000000000000000", "probe.CapBnd=00000000200004fb");
+    expect(judgeProbe(seedSix, parseProbeOutput(ok)).passed).toBe(true);
+    const bad = hardenedLogs.replace("probe.CapBnd=0000000000000000", "probe.CapBnd=00000000200014fb");
+    expect(judgeProbe(seedSix, parseProbeOutput(bad)).walls.find((w) => w.wall === "capBnd")?.ok).toBe(false);
+  });
+
+  it("judges NoNewPrivs and Seccomp as held by gVisor under runsc", () => {
+    const gvisor = TemplateSchema.parse({ image: "x:1", runtime: "runsc" });
+    const logs = hardenedLogs
+      .replace("probe.NoNewPrivs=1\n", "")
+      .replace("probe.Seccomp=2", "probe.Seccomp=0");
+    const report = judgeProbe(gvisor, parseProbeOutput(logs));
+    expect(report.passed).toBe(true);
+    expect(report.walls.find((w) => w.wall === "noNewPrivs")).toEqual({
+      wall: "noNewPrivs",
+      declared: "1 (or gVisor)",
+      observed: "gVisor",
+      ok: true,
+    });
+  });
+});

@@ -1,0 +1,199 @@
+import { describe, expect, it } from "vitest";
+import { SpecError } from "../../components/spec/errors";
+import { canonicalJson, launchSpec, projectLabels, templateHash } from "../../components/spec/launch";
+import { resolveProject } from "../../components/spec/project";
+import { TemplateSchema } from "../../components/spec/template";
+
+const base = {
+  name: "demo",
+  budget: { monthlyCapUsd: 10 },
+  templates: { default: { image: "sandbox-busybox:1" } },
+};
+
+const messageOf = (input: unknown, prefix = "") => {
+  try {
+    resolveProject(input, prefix);
+  } catch (e) {
+    expect(e).toBeInstanceOf(SpecError);
+    return (e as Error).message;
+  }
+  throw new Error("expected a refusal");
+};
+
+describe("resolveProject", () => {
+  it("fills every default and plans the budget for the largest template", () => {
+    const p = resolveProject({
+      ...base,
+      templates: { small: { image: "x:1", resources: { vcpu: 0.5, memoryMb: 256 } }, big: { image: "x:1" } },
+    });
+    expect(p.spec.backend).toBe("docker");
+    expect(p.spec.enabled).toBe(true);
+    expect(p.spec.probe).toBe(true);
+    expect(p.spec.network).toEqual({ proxyPort: 3128 });
+    expect(p.jobRoot).toBe("/var/lib/sandbox-projects/demo");
+    expect(p.largestTemplate).toBe("big");
+    expect(p.budget).toEqual({
+      concurrency: 2,
+      worstCaseUsd: expect.closeTo(7.3, 10),
+      capUsd: 10,
+      arithmetic: "2 tasks × (1 vCPU × $0.004 + 0.5 GB × $0.002) × 730 h = $7.30",
+    });
+  });
+
+  it("refuses a worst case above the cap with the arithmetic, naming the largest template", () => {
+    expect(
+      messageOf({
+        ...base,
+        budget: { monthlyCapUsd: 10, maxConcurrentTasks: 3 },
+        templates: { big: { image: "x:1", resources: { vcpu: 1, memoryMb: 1024 } } },
+      }),
+    ).toBe(
+      "invalid sandbox project:\n" +
+        '  - budget.maxConcurrentTasks = 3: worst case 3 tasks × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h = $13.14 > cap $10.00 (at most 2 fit), for template "big"; raise the cap, lower the concurrency or shrink the template',
+    );
+  });
+
+  it("refuses a budget below one task", () => {
+    expect(messageOf({ ...base, budget: { monthlyCapUsd: 1 } }, "sandbox:")).toBe(
+      "invalid sandbox project:\n" +
+        '  - sandbox:budget.monthlyCapUsd = 1: worst case 1 task × (1 vCPU × $0.004 + 0.5 GB × $0.002) × 730 h = $3.65 > cap $1.00 (not even one task fits), for template "default"; raise the cap, lower the concurrency or shrink the template',
+    );
+  });
+
+  it("accepts a disabled project with a zero cap: the hard stop admits nothing", () => {
+    const p = resolveProject({ ...base, enabled: false, budget: { monthlyCapUsd: 0 } });
+    expect(p.budget.concurrency).toBe(0);
+  });
+
+  it("lists every problem at once, each with its key, its value and what is allowed", () => {
+    expect(
+      messageOf(
+        {
+          name: "Demo",
+          budget: { monthlyCapUsd: "ten" },
+          templates: { Bad_Name: { image: "x:1" }, ok: { image: "x:1", resources: { memoryMb: "lots" } } },
+          budgets: {},
+        },
+        "sandbox:",
+      ),
+    ).toBe(
+      [
+        "invalid sandbox project:",
+        '  - sandbox:name = "Demo": name must be lower-case letters, digits and -, starting with a letter and not ending with -, at most 32 characters',
+        '  - sandbox:budget.monthlyCapUsd = "ten": the monthly cap must be a number of US dollars, 0 or more',
+        '  - sandbox:templates.Bad_Name = "Bad_Name": template names must be lower-case letters, digits and -, starting with a letter and not ending with -, at most 32 characters',
+        '  - sandbox:templates.ok.resources.memoryMb = "lots": memoryMb (megabytes) must be a whole number between 16 and 262144',
+        "  - sandbox:budgets: unknown key; allowed keys: name, backend, enabled, budget, network, jobRoot, probe, templates",
+      ].join("\n"),
+    );
+  });
+
+  it.each([
+    [{ backend: "nomad" }, 'backend = "nomad": backend must be "docker" or "kubernetes"'],
+    [{ enabled: "yes" }, 'enabled = "yes": enabled must be true or false'],
+    [{ templates: {} }, "templates = {}: at least one template is required"],
+    [{ jobRoot: "jobs" }, 'jobRoot = "jobs": jobRoot must be an absolute host path other than /'],
+    [{ jobRoot: "/" }, 'jobRoot = "/": jobRoot must be an absolute host path other than /'],
+    [
+      { network: { subnet: "8.8.8.0/24" } },
+      'network.subnet = "8.8.8.0/24": subnet must be a private IPv4 CIDR (inside 10/8, 172.16/12 or 192.168/16, prefix /8 to /30)',
+    ],
+    [
+      { network: { proxyPort: 0 } },
+      "network.proxyPort = 0: proxyPort must be a whole number between 1 and 65535",
+    ],
+  ])("refuses %j", (patch, line) => {
+    expect(messageOf({ ...base, ...patch })).toBe(`invalid sandbox project:\n  - ${line}`);
+  });
+
+  it("accepts private subnets only", () => {
+    expect(resolveProject({ ...base, network: { subnet: "10.231.0.0/24" } }).spec.network.subnet).toBe(
+      "10.231.0.0/24",
+    );
+    expect(resolveProject({ ...base, network: { subnet: "172.20.0.0/16" } }).spec.network.subnet).toBe(
+      "172.20.0.0/16",
+    );
+    expect(() => resolveProject({ ...base, network: { subnet: "172.32.0.0/16" } })).toThrow(SpecError);
+  });
+});
+
+describe("launchSpec", () => {
+  it("decides every wall of a task of the default template", () => {
+    const p = resolveProject(base);
+    const spec = launchSpec(p, "default", "demo-net");
+    expect(spec).toEqual({
+      kind: "sandbox.launch/v1",
+      project: "demo",
+      template: "default",
+      specHash: templateHash(p.spec.templates.default as never),
+      image: "sandbox-busybox:1",
+      command: ["sh", "/job/run.sh"],
+      commandWithDeadline: ["timeout", "-s", "KILL", "600", "sh", "/job/run.sh"],
+      user: "1000:1000",
+      capDrop: ["ALL"],
+      capAdd: [],
+      noNewPrivileges: true,
+      seccomp: "runtime-default",
+      readOnlyRoot: true,
+      tmpfs: { path: "/tmp", sizeMb: 64 },
+      resources: { vcpu: 1, memoryMb: 512, pids: 128, diskMb: 1024 },
+      timeoutSeconds: 600,
+      restart: "no",
+      runtime: "runc",
+      network: "none",
+      egress: { mode: "none", allow: [] },
+      jobFolder: { containerPath: "/job", hostRoot: "/var/lib/sandbox-projects/demo" },
+      env: {},
+      labels: {
+        "sandbox.managed-by": "sandbox-projects",
+        "sandbox.project": "demo",
+        "sandbox.role": "task",
+        "sandbox.spec-hash": templateHash(p.spec.templates.default as never),
+        "sandbox.template": "default",
+      },
+      maxConcurrentTasks: 2,
+    });
+  });
+
+  it("puts a proxy-mode task on the internal network with the proxy variables", () => {
+    const p = resolveProject({
+      ...base,
+      templates: {
+        web: { image: "x:1", egress: { mode: "proxy", allow: ["pypi.org"] }, env: { LANG: "C" } },
+      },
+    });
+    const spec = launchSpec(p, "web", "demo-net");
+    expect(spec.network).toBe("demo-net");
+    expect(spec.egress).toEqual({ mode: "proxy", allow: ["pypi.org"], proxy: "http://demo-proxy:3128" });
+    expect(spec.env).toEqual({
+      HTTPS_PROXY: "http://demo-proxy:3128",
+      HTTP_PROXY: "http://demo-proxy:3128",
+      LANG: "C",
+      NO_PROXY: "",
+      http_proxy: "http://demo-proxy:3128",
+      https_proxy: "http://demo-proxy:3128",
+    });
+  });
+
+  it("refuses a template the project does not have", () => {
+    expect(() => launchSpec(resolveProject(base), "nope", "demo-net")).toThrow(
+      'template "nope" is not in project "demo"; it has: default',
+    );
+  });
+
+  it("hashes a template by content, not by key order", () => {
+    const a = TemplateSchema.parse({ image: "x:1", env: { A: "1", B: "2" } });
+    const b = TemplateSchema.parse({ env: { B: "2", A: "1" }, image: "x:1" });
+    expect(templateHash(a)).toBe(templateHash(b));
+    expect(templateHash(a)).not.toBe(templateHash(TemplateSchema.parse({ image: "x:2" })));
+    expect(canonicalJson({ b: 1, a: [2, { d: null, c: undefined }] })).toBe('{"a":[2,{"d":null}],"b":1}');
+  });
+
+  it("labels every object with the project, its role and the toolkit", () => {
+    expect(projectLabels("demo", "network")).toEqual({
+      "sandbox.managed-by": "sandbox-projects",
+      "sandbox.project": "demo",
+      "sandbox.role": "network",
+    });
+  });
+});

@@ -1,0 +1,153 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { describe, expect, it } from "vitest";
+import {
+  configMapFromStackYaml,
+  decodeConfigValue,
+  defaultProjectName,
+  projectFromConfig,
+} from "../../stacks/config";
+import { sandboxProgram } from "../../stacks/program";
+import { outputValue, recordingMocks } from "../helpers/pulumiMocks";
+
+const devYaml = readFileSync(join(__dirname, "../../stacks/Pulumi.dev.yaml"), "utf8");
+const devConfig = configMapFromStackYaml(devYaml, "stacks/Pulumi.dev.yaml");
+
+/** The dev config with one YAML edit applied, as the engine would hand it to the program. */
+const devWith = (from: string, to: string) => {
+  expect(devYaml).toContain(from);
+  return configMapFromStackYaml(devYaml.replace(from, to), "stacks/Pulumi.dev.yaml");
+};
+
+async function refusal(config: Record<string, string>): Promise<{ message: string; registered: number }> {
+  const mocks = await recordingMocks({ config });
+  let message = "";
+  try {
+    await sandboxProgram();
+  } catch (e) {
+    expect(e).toBeInstanceOf(pulumi.RunError);
+    message = (e as Error).message;
+  }
+  return { message, registered: (await mocks.settle()).length };
+}
+
+describe("the dev stack config", () => {
+  it("is read the way the engine hands it over", () => {
+    expect(devConfig["sandbox:backend"]).toBe("docker");
+    expect(devConfig["sandbox:enabled"]).toBe("true");
+    expect(JSON.parse(devConfig["sandbox:budget"] ?? "")).toEqual({
+      monthlyCapUsd: 10,
+      usdPerVcpuHour: 0.004,
+      usdPerGbHour: 0.002,
+      hoursPerMonth: 730,
+      maxConcurrentTasks: 2,
+    });
+  });
+
+  it("targets Docker and fits its budget", () => {
+    const p = projectFromConfig(devConfig, "dev");
+    expect(p.spec.name).toBe("sandbox-dev");
+    expect(p.spec.backend).toBe("docker");
+    expect(Object.keys(p.spec.templates)).toEqual(["default", "seed-six"]);
+    expect(p.budget.arithmetic).toBe("2 tasks × (1 vCPU × $0.004 + 0.5 GB × $0.002) × 730 h = $7.30");
+  });
+
+  it("builds the project through the stack program and exports what the runtime reads", async () => {
+    const mocks = await recordingMocks({ config: devConfig });
+    const outputs = await sandboxProgram();
+    expect(outputs.project).toBe("sandbox-dev");
+    expect(await outputValue(outputs.networkName)).toBe("sandbox-dev-net");
+    const registered = await mocks.settle();
+    expect(
+      registered
+        .filter((r) => r.type === "docker:index/container:Container")
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(["sandbox-dev-default-probe", "sandbox-dev-seed-six-probe"]);
+  });
+});
+
+describe("a malformed stack config fails with one clear message and registers nothing", () => {
+  it.each([
+    [
+      "memory: lots",
+      devWith("        memoryMb: 512", "        memoryMb: lots"),
+      '  - sandbox:templates.default.resources.memoryMb = "lots": memoryMb (megabytes) must be a whole number between 16 and 262144',
+    ],
+    [
+      "a drop set without NET_ADMIN",
+      devWith("      capDrop: seed-six", "      capDrop: [NET_RAW, MKNOD]"),
+      '  - sandbox:templates.seed-six.capDrop = ["NET_RAW","MKNOD"]: drop list [NET_RAW, MKNOD] leaves NET_ADMIN; allowed: "all", "seed-six", or a list that contains NET_ADMIN or ALL',
+    ],
+    [
+      "a budget below one task",
+      devWith("    monthlyCapUsd: 10", "    monthlyCapUsd: 2"),
+      '  - sandbox:budget.maxConcurrentTasks = 2: worst case 2 tasks × (1 vCPU × $0.004 + 0.5 GB × $0.002) × 730 h = $7.30 > cap $2.00 (not even one task fits), for template "default"; raise the cap, lower the concurrency or shrink the template',
+    ],
+    [
+      "a concurrency above the cap",
+      devWith("    maxConcurrentTasks: 2", "    maxConcurrentTasks: 3"),
+      '  - sandbox:budget.maxConcurrentTasks = 3: worst case 3 tasks × (1 vCPU × $0.004 + 0.5 GB × $0.002) × 730 h = $10.95 > cap $10.00 (at most 2 fit), for template "default"; raise the cap, lower the concurrency or shrink the template',
+    ],
+    [
+      "enabled: nope",
+      devWith("  sandbox:enabled: true", "  sandbox:enabled: nope"),
+      '  - sandbox:enabled = "nope": enabled must be true or false',
+    ],
+    [
+      "a typo in a key",
+      devWith("  sandbox:jobRoot:", "  sandbox:jobroot:"),
+      "  - sandbox:jobroot: unknown config key; allowed keys: sandbox:name, sandbox:backend, sandbox:enabled, sandbox:budget, sandbox:network, sandbox:jobRoot, sandbox:probe, sandbox:templates",
+    ],
+    [
+      "a secret in a template's environment",
+      devWith(
+        "      timeoutSeconds: 120",
+        "      timeoutSeconds: 120\n      env:\n        GITHUB_TOKEN: ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+      ),
+      '  - sandbox:templates.seed-six.env.GITHUB_TOKEN: refused because its name contains "TOKEN", which says it holds a credential; secrets never go into a task\'s environment (the value is not shown)',
+    ],
+  ])("%s", async (_what, config, line) => {
+    const { message, registered } = await refusal(config);
+    expect(message).toBe(`invalid sandbox project config:\n${line}`);
+    expect(message).not.toContain("ghp_abc");
+    expect(registered).toBe(0);
+  });
+
+  it("refuses the kubernetes backend in this version without registering anything", async () => {
+    const { message, registered } = await refusal(
+      devWith("  sandbox:backend: docker", "  sandbox:backend: kubernetes"),
+    );
+    expect(message).toBe(
+      'invalid sandbox project config:\n  - sandbox:backend = "kubernetes": this version builds the "docker" backend only; the Kubernetes backend is not part of it yet',
+    );
+    expect(registered).toBe(0);
+  });
+});
+
+describe("config plumbing", () => {
+  it.each([
+    ["true", true],
+    ["3", 3],
+    ['{"a":1}', { a: 1 }],
+    ["lots", "lots"],
+    ["", ""],
+  ])("decodes %j as %j", (raw, value) => {
+    expect(decodeConfigValue(raw)).toEqual(value);
+  });
+
+  it.each([
+    ["dev", "sandbox-dev"],
+    ["Team_Prod", "sandbox-team-prod"],
+    ["a-very-long-stack-name-that-goes-on-and-on", "sandbox-a-very-long-stack-name-t"],
+  ])("names stack %s's project %s", (stack, name) => {
+    expect(defaultProjectName(stack)).toBe(name);
+  });
+
+  it("names the file and line of YAML that does not parse", () => {
+    expect(() => configMapFromStackYaml("config:\n  a: b\n   c: d\n", "stacks/Pulumi.bad.yaml")).toThrow(
+      "invalid stack config file:\n  - stacks/Pulumi.bad.yaml: not valid YAML: Nested mappings are not allowed in compact mappings at line 2, column 6",
+    );
+  });
+});

@@ -1,0 +1,23 @@
+# Sourced by ./sandbox: makes sure the project's Node (>= 22, from the pinned `node` devDependency) and its
+# packages are installed. Idempotent: it runs `npm ci` only when node_modules is missing or older than the lock.
+
+sandbox_die() {
+  printf '%s\n' "$*" >&2
+  exit 3
+}
+
+sandbox_ensure_node() {
+  local root="$1"
+  local stamp="$root/node_modules/.package-lock.json"
+  if [ ! -x "$root/node_modules/.bin/node" ] || [ ! -f "$stamp" ] || [ "$root/package-lock.json" -nt "$stamp" ] \
+    || [ "$root/package.json" -nt "$stamp" ]; then
+    command -v npm >/dev/null 2>&1 || sandbox_die "sandbox: npm was not found. Install Node.js and npm (any version from 18; e.g. 'apt-get install -y nodejs npm'), then run this again. The project brings its own Node 24."
+    printf 'sandbox: installing the project'"'"'s packages and Node 24 (npm ci)...\n' >&2
+    (cd "$root" && npm ci --no-audit --no-fund --loglevel=error) >&2 \
+      || sandbox_die "sandbox: 'npm ci' failed (see above). The npm registry must be reachable."
+  fi
+  local major
+  major="$("$root/node_modules/.bin/node" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
+  [ "$major" -ge 22 ] 2>/dev/null \
+    || sandbox_die "sandbox: node_modules/.bin/node is Node $major; the project needs Node 22 or later. Remove node_modules and run this again."
+}

@@ -1,0 +1,136 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { delimiter, join } from "node:path";
+
+/** The Pulumi CLI version this toolkit builds where none is installed (the one the Go module proxy serves). */
+export const PULUMI_VERSION = "3.274.1";
+
+/** The oldest Pulumi CLI whose Automation API and policy-pack launching the toolkit relies on. */
+export const MIN_PULUMI_VERSION = "3.200.0";
+
+/** The per-user cache where the toolkit keeps the tools it builds, by version. */
+export function toolCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base =
+    env.XDG_CACHE_HOME && env.XDG_CACHE_HOME !== "" ? env.XDG_CACHE_HOME : join(homedir(), ".cache");
+  return join(base, "sandbox-projects");
+}
+
+/** Where the toolkit keeps the Pulumi CLI it built: `<cache>/pulumi/v<version>/bin/pulumi`. */
+export function cachedPulumiPath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(toolCacheDir(env), "pulumi", `v${PULUMI_VERSION}`, "bin", "pulumi");
+}
+
+/** The first executable called `name` on `PATH`, or undefined. */
+export function onPath(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  for (const dir of (env.PATH ?? "").split(delimiter)) {
+    if (dir === "") continue;
+    const candidate = join(dir, name);
+    try {
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** Compares dotted versions numerically: negative when a < b. */
+export function compareVersions(a: string, b: string): number {
+  const pa = a.replace(/^v/, "").split(/[.+-]/).map(Number);
+  const pb = b.replace(/^v/, "").split(/[.+-]/).map(Number);
+  for (let i = 0; i < 3; i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (Number.isNaN(d)) return 0;
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/** What was found of the Pulumi toolchain, and what is missing, in words a person can act on. */
+export interface ToolchainReport {
+  /** Path of a usable Pulumi CLI, when there is one. */
+  readonly pulumi?: { readonly path: string; readonly version: string };
+  /** Where each required resource plugin was found, by package. */
+  readonly plugins: Readonly<Record<string, string | undefined>>;
+  /** One line per missing piece. */
+  readonly missing: readonly string[];
+}
+
+/** The Pulumi home the toolkit uses: `PULUMI_HOME` when set, else a project-owned folder. */
+export function pulumiHome(root: string, env: NodeJS.ProcessEnv = process.env): string {
+  return env.PULUMI_HOME && env.PULUMI_HOME !== "" ? env.PULUMI_HOME : join(root, ".sandbox", "pulumi-home");
+}
+
+function versionOf(path: string): string | undefined {
+  const r = spawnSync(path, ["version"], { encoding: "utf8", timeout: 30_000 });
+  if (r.status !== 0) return undefined;
+  return r.stdout.trim().replace(/^v/, "");
+}
+
+/** Finds a resource plugin: `pulumi-resource-<pkg>` on PATH, or an installed `resource-<pkg>-v*` folder. */
+export function findResourcePlugin(
+  pkg: string,
+  home: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  const bin = onPath(`pulumi-resource-${pkg}`, env);
+  if (bin !== undefined) return bin;
+  const plugins = join(home, "plugins");
+  if (!existsSync(plugins)) return undefined;
+  const dir = readdirSync(plugins)
+    .filter((d) => d.startsWith(`resource-${pkg}-v`) && !d.endsWith(".lock") && !d.endsWith(".partial"))
+    .sort()
+    .pop();
+  return dir === undefined ? undefined : join(plugins, dir);
+}
+
+/** Looks for the Pulumi CLI (PATH, then the toolkit's cache) and the resource plugins `packages` need. */
+export function inspectToolchain(
+  root: string,
+  packages: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): ToolchainReport {
+  const missing: string[] = [];
+  const cached = cachedPulumiPath(env);
+  let pulumi: ToolchainReport["pulumi"];
+  for (const path of [onPath("pulumi", env), existsSync(cached) ? cached : undefined]) {
+    if (path === undefined) continue;
+    const version = versionOf(path);
+    if (version !== undefined && compareVersions(version, MIN_PULUMI_VERSION) >= 0) {
+      pulumi = { path, version };
+      break;
+    }
+    missing.push(
+      `the Pulumi CLI at ${path} is ${version === undefined ? "not runnable" : `v${version}`}; the toolkit needs v${MIN_PULUMI_VERSION} or later`,
+    );
+  }
+  if (pulumi === undefined) {
+    missing.push(`the Pulumi CLI: no \`pulumi\` on PATH and none cached at ${cached}`);
+  }
+  const home = pulumiHome(root, env);
+  const plugins: Record<string, string | undefined> = {};
+  for (const pkg of packages) {
+    plugins[pkg] = findResourcePlugin(pkg, home, env);
+    if (plugins[pkg] === undefined) {
+      missing.push(
+        `the Pulumi ${pkg} resource plugin: no \`pulumi-resource-${pkg}\` on PATH and none installed under ${join(home, "plugins")}`,
+      );
+    }
+  }
+  return pulumi === undefined ? { plugins, missing } : { pulumi, plugins, missing };
+}
+
+/** The message the front prints when the engine cannot run: what is missing and how to get it. */
+export function missingToolchainMessage(verb: string, stack: string, report: ToolchainReport): string {
+  return [
+    `cannot ${verb} stack "${stack}": the Pulumi engine is not available on this machine.`,
+    ...report.missing.map((m) => `  missing: ${m}`),
+    "How to get it:",
+    "  - with internet access: install the Pulumi CLI (https://www.pulumi.com/docs/install/), then",
+    "    `pulumi plugin install resource docker` (and `kubernetes` for Kubernetes projects);",
+    '  - without downloads: build the CLI from Go modules and put `pulumi` on PATH (see the README, "Limits");',
+    "  - point PULUMI_HOME at a Pulumi home that already holds the plugins, or put `pulumi-resource-<pkg>` on PATH.",
+    "Nothing was deployed.",
+  ].join("\n");
+}

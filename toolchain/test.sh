@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The test suite: type check, lint (zero warnings), then every test. Prints one closing line:
+# "tests: N passed, N failed".
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+export PATH="$root/node_modules/.bin:$PATH"
+mkdir -p .sandbox
+
+status=0
+echo "== type check"
+tsc --noEmit -p tsconfig.json || status=1
+echo "== lint"
+biome check --error-on-warnings . || status=1
+echo "== tests"
+vitest run --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json "$@" || status=1
+
+node -e '
+const fs = require("node:fs");
+let r = { numPassedTests: 0, numFailedTests: 0, numTotalTests: 0 };
+try { r = JSON.parse(fs.readFileSync(".sandbox/test-results.json", "utf8")); } catch {}
+console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed`);
+if (r.numTotalTests === 0) process.exit(1);
+' || status=1
+exit "$status"

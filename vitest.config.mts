@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    // Pulumi's mock monitor is process-wide state: each test file gets its own process.
+    pool: "forks",
+    isolate: true,
+    testTimeout: 30_000,
+    reporters: ["default"],
+  },
+});
