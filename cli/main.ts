@@ -5,6 +5,7 @@ import { launchSpec } from "../components/spec/launch";
 import type { ResolvedProject } from "../components/spec/project";
 import { configMapFromStackYaml, projectFromConfig } from "../stacks/config";
 import { inspectToolchain, missingToolchainMessage } from "../toolchain/pulumi";
+import { runStackVerb } from "./engine";
 
 /** Exit codes: 0 done, 1 the engine or a deployment failed, 2 bad input, 3 a tool is missing. */
 export const EXIT = { ok: 0, failed: 1, badInput: 2, missingTool: 3 } as const;
@@ -81,7 +82,12 @@ interface Io {
 }
 
 /** Runs the front with `argv` (without node and script). Returns the exit code; never throws for bad input. */
-export async function main(argv: readonly string[], io: Io, root = projectRoot()): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  io: Io,
+  root = projectRoot(),
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   const json = argv.includes("--json");
   const args = argv.filter((a) => a !== "--json");
   const [verb = "help", stack = "dev", ...rest] = args;
@@ -117,7 +123,7 @@ export async function main(argv: readonly string[], io: Io, root = projectRoot()
   }
   io.err(`${describePlan(stack, project)}\n`);
   const packages = project.spec.backend === "docker" ? ["docker"] : ["kubernetes"];
-  const toolchain = inspectToolchain(root, packages);
+  const toolchain = inspectToolchain(root, packages, env);
   if (toolchain.missing.length > 0) {
     io.err(
       json
@@ -126,8 +132,6 @@ export async function main(argv: readonly string[], io: Io, root = projectRoot()
     );
     return EXIT.missingTool;
   }
-  // Loaded only when the engine can run: the Automation API pulls in the whole SDK.
-  const { runStackVerb } = await import("./engine");
   try {
     return await runStackVerb(
       verb as "preview" | "up" | "refresh" | "destroy",

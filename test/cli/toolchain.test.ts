@@ -1,0 +1,105 @@
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { DEV_PASSPHRASE, engineEnv, policyPackArg } from "../../cli/engine";
+import {
+  cachedPulumiPath,
+  compareVersions,
+  findResourcePlugin,
+  inspectToolchain,
+  onPath,
+  PULUMI_VERSION,
+} from "../../toolchain/pulumi";
+
+const temp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
+
+/** A fake executable that prints `version` for `pulumi version`. */
+function fakeTool(dir: string, name: string, version: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, `#!/bin/sh\necho ${version}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+describe("compareVersions", () => {
+  it.each([
+    ["3.274.1", "3.200.0", 1],
+    ["v3.200.0", "3.200.0", 0],
+    ["3.99.9", "3.200.0", -1],
+    ["4.0.0", "3.999.999", 1],
+  ])("%s vs %s", (a, b, sign) => {
+    expect(Math.sign(compareVersions(a, b))).toBe(sign);
+  });
+});
+
+describe("finding the toolchain", () => {
+  it("finds an executable on PATH and nothing on an empty PATH", () => {
+    const bin = temp("sandbox-bin-");
+    const tool = fakeTool(bin, "pulumi", "v3.274.1");
+    expect(onPath("pulumi", { PATH: `/nonexistent:${bin}` })).toBe(tool);
+    expect(onPath("pulumi", { PATH: "" })).toBeUndefined();
+  });
+
+  it("accepts a recent CLI and finds plugins on PATH or installed in the Pulumi home", () => {
+    const bin = temp("sandbox-bin-");
+    const home = temp("sandbox-home-");
+    fakeTool(bin, "pulumi", "v3.274.1");
+    fakeTool(bin, "pulumi-resource-docker", "x");
+    mkdirSync(join(home, "plugins", "resource-kubernetes-v4.25.0"), { recursive: true });
+    const env = { PATH: bin, PULUMI_HOME: home, XDG_CACHE_HOME: home };
+    const report = inspectToolchain("/unused", ["docker", "kubernetes"], env);
+    expect(report.missing).toEqual([]);
+    expect(report.pulumi).toEqual({ path: join(bin, "pulumi"), version: "3.274.1" });
+    expect(report.plugins).toEqual({
+      docker: join(bin, "pulumi-resource-docker"),
+      kubernetes: join(home, "plugins", "resource-kubernetes-v4.25.0"),
+    });
+    expect(findResourcePlugin("aws", home, env)).toBeUndefined();
+  });
+
+  it("refuses a CLI that is too old and says which", () => {
+    const bin = temp("sandbox-bin-");
+    fakeTool(bin, "pulumi", "v3.100.0");
+    const empty = temp("sandbox-empty-");
+    const report = inspectToolchain("/unused", [], { PATH: bin, XDG_CACHE_HOME: empty });
+    expect(report.pulumi).toBeUndefined();
+    expect(report.missing).toEqual([
+      `the Pulumi CLI at ${join(bin, "pulumi")} is v3.100.0; the toolkit needs v3.200.0 or later`,
+      `the Pulumi CLI: no \`pulumi\` on PATH and none cached at ${cachedPulumiPath({ XDG_CACHE_HOME: empty })}`,
+    ]);
+  });
+
+  it("uses the CLI the toolkit cached by version", () => {
+    const cache = temp("sandbox-cache-");
+    const path = cachedPulumiPath({ XDG_CACHE_HOME: cache });
+    expect(path).toBe(join(cache, "sandbox-projects", "pulumi", `v${PULUMI_VERSION}`, "bin", "pulumi"));
+    mkdirSync(join(path, ".."), { recursive: true });
+    fakeTool(join(path, ".."), "pulumi", `v${PULUMI_VERSION}`);
+    expect(inspectToolchain("/unused", [], { PATH: "", XDG_CACHE_HOME: cache }).pulumi).toEqual({
+      path,
+      version: PULUMI_VERSION,
+    });
+  });
+});
+
+describe("the engine's environment", () => {
+  it("uses the local file backend, the dev passphrase, no update check and no plugin downloads", () => {
+    expect(engineEnv("/repo", {})).toEqual({
+      PULUMI_SKIP_UPDATE_CHECK: "true",
+      PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+      PULUMI_BACKEND_URL: "file:///repo/.sandbox/state",
+      PULUMI_CONFIG_PASSPHRASE: DEV_PASSPHRASE,
+    });
+  });
+
+  it("keeps the caller's backend and passphrase", () => {
+    const env = engineEnv("/repo", { PULUMI_BACKEND_URL: "s3://b", PULUMI_CONFIG_PASSPHRASE_FILE: "/p" });
+    expect(env.PULUMI_BACKEND_URL).toBe("s3://b");
+    expect(env.PULUMI_CONFIG_PASSPHRASE).toBeUndefined();
+  });
+
+  it("attaches no policy pack where the project has none", () => {
+    expect(policyPackArg(temp("sandbox-nopack-"), { PATH: "" })).toEqual([]);
+  });
+});
