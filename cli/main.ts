@@ -6,6 +6,7 @@ import type { ResolvedProject } from "../components/spec/project";
 import { configMapFromStackYaml, projectFromConfig } from "../stacks/config";
 import { inspectToolchain, missingToolchainMessage } from "../toolchain/pulumi";
 import { runStackVerb } from "./engine";
+import { runTaskVerb, TASK_VERBS, type TaskVerb } from "./runtime";
 
 /** Exit codes: 0 done, 1 the engine or a deployment failed, 2 bad input, 3 a tool is missing. */
 export const EXIT = { ok: 0, failed: 1, badInput: 2, missingTool: 3 } as const;
@@ -18,6 +19,13 @@ stack verbs (default stack: dev):
   up       check, then deploy the stack with the policy pack (the main job)
   refresh  check, then refresh the stack's state from the engine
   destroy  remove everything the stack deployed (the off switch)
+
+task verbs, on the local Docker engine:
+  run <stack> <template> [-- command...]   launch one task in a fresh hardened container
+  probe <stack> [template...]              prove every wall inside each template, declared vs observed
+  escape <stack> [template...]             try the four escapes (env exfiltration, write outside the job
+                                           folder, fork bomb, metadata address); each must be blocked
+  off <stack>                              remove every container, network and volume of the project
 
 other:
   test     run the test suite (type check, lint, tests)
@@ -88,14 +96,17 @@ export async function main(
   root = projectRoot(),
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
-  const json = argv.includes("--json");
-  const args = argv.filter((a) => a !== "--json");
+  const dash = argv.indexOf("--");
+  const head = dash === -1 ? argv : argv.slice(0, dash);
+  const json = head.includes("--json");
+  const args = [...head.filter((a) => a !== "--json"), ...(dash === -1 ? [] : argv.slice(dash))];
   const [verb = "help", stack = "dev", ...rest] = args;
   if (verb === "help" || verb === "--help" || verb === "-h") {
     io.out(`${USAGE}\n`);
     return EXIT.ok;
   }
-  if (!["check", "preview", "up", "refresh", "destroy"].includes(verb) || rest.length > 0) {
+  const taskVerb = (TASK_VERBS as readonly string[]).includes(verb);
+  if (!(["check", "preview", "up", "refresh", "destroy"].includes(verb) && rest.length === 0) && !taskVerb) {
     io.err(`${USAGE}\n\nunknown command: ${argv.join(" ")}\n`);
     return EXIT.badInput;
   }
@@ -113,6 +124,7 @@ export async function main(
     }
     throw e;
   }
+  if (taskVerb) return runTaskVerb(verb as TaskVerb, project, rest, io, json);
   if (verb === "check") {
     io.out(
       json

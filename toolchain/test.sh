@@ -8,6 +8,8 @@ export PATH="$root/node_modules/.bin:$PATH"
 mkdir -p .sandbox
 
 status=0
+echo "== Docker engine and the offline test image"
+bash toolchain/docker.sh || exit 3
 echo "== type check"
 tsc --noEmit -p tsconfig.json || status=1
 echo "== lint"

@@ -53,6 +53,10 @@ export function hardenedContainerArgs(
     memorySwap: spec.resources.memoryMb,
     cpus: String(spec.resources.vcpu),
     restart: "no",
+    // A real init as PID 1: the kernel ignores SIGKILL sent to a namespace's PID 1 from inside it, so without one
+    // the in-container `timeout` (which signals from a child) could never end a task that it had exec'd as PID 1.
+    // The init also reaps what a fork bomb leaves behind.
+    init: true,
     networkMode: spec.network,
     ipcMode: "private",
     publishAllPorts: false,

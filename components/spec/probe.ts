@@ -23,10 +23,27 @@ export function probeScript(options: { jobFolder: string; egressUrl: string }): 
     "if mknod /tmp/.probe-node c 1 3 2>/dev/null; then rm -f /tmp/.probe-node; say mknod allowed; else say mknod denied; fi",
     "if chroot / true 2>/dev/null; then say chroot allowed; else say chroot denied; fi",
     "if ip link add probe0 type dummy 2>/dev/null; then ip link del probe0 2>/dev/null; say ipLinkAdd allowed; else say ipLinkAdd denied; fi",
-    `if out="$(wget -q -T 3 -O - ${url} 2>/dev/null)" && [ -n "$out" ]; then say egress allowed; else say egress denied; fi`,
+    HTTP_GET,
+    `case "$(http_get ${url})" in HTTP/*) say egress allowed;; *) say egress denied;; esac`,
     "say done 1",
   ].join("\n");
 }
+
+/**
+ * `http_get URL` prints the status line of a plain HTTP GET, or nothing. It speaks HTTP over `nc` (the static busybox's
+ * `wget` crashes on every URL: its C library's address lookup needs modules a static binary does not have), and goes through `http_proxy` when
+ * one is set, so "allowed" means a real HTTP answer came back, not merely that a connect succeeded.
+ */
+export const HTTP_GET = `http_get() {
+  u="$1"; rest="\${u#http://}"; hostport="\${rest%%/*}"; path="/\${rest#*/}"; [ "$rest" = "$hostport" ] && path="/"
+  host="\${hostport%%:*}"; port="\${hostport##*:}"; [ "$port" = "$hostport" ] && port=80
+  target="$host"; tport="$port"; req="$path"
+  if [ -n "\${http_proxy:-}" ]; then
+    p="\${http_proxy#http://}"; p="\${p%%/*}"; target="\${p%%:*}"; tport="\${p##*:}"; req="$u"
+  fi
+  printf 'GET %s HTTP/1.0\\r\\nHost: %s\\r\\nConnection: close\\r\\n\\r\\n' "$req" "$hostport" |
+    nc -w 3 "$target" "$tport" 2>/dev/null | head -n 1
+}`;
 
 function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;

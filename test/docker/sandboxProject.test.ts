@@ -159,6 +159,9 @@ describe("the probe container: every wall as an exact input", () => {
       cpus: "0.5",
     });
   });
+  it("runs an init as PID 1, so the in-container deadline can kill the task", () => {
+    expect(probe().init).toBe(true);
+  });
   it("never restarts and publishes nothing", () => {
     expect(probe().restart).toBe("no");
     expect(probe().ports).toEqual([]);

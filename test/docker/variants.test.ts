@@ -109,7 +109,7 @@ describe("SandboxProject variants on Docker", () => {
       "http_proxy=http://px-proxy:8080",
       "https_proxy=http://px-proxy:8080",
     ]);
-    expect((probe.command as string[])[6]).toContain("wget -q -T 3 -O - 'http://pypi.org/'");
+    expect((probe.command as string[])[6]).toContain("http_get 'http://pypi.org/'");
   });
 
   it("refuses the kubernetes backend on the Docker component", async () => {

@@ -1,6 +1,15 @@
-import { spawnSync } from "node:child_process";
-import { describe, expect, it } from "vitest";
-import { judgeProbe, parseProbeOutput, probeScript } from "../../components/spec/probe";
+import { execFile, spawnSync } from "node:child_process";
+import { mkdtempSync, symlinkSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const execFileAsync = promisify(execFile);
+
+import { HTTP_GET, judgeProbe, parseProbeOutput, probeScript } from "../../components/spec/probe";
 import { TemplateSchema } from "../../components/spec/template";
 
 const script = probeScript({ jobFolder: "/job", egressUrl: "http://169.254.169.254/latest/meta-data/" });
@@ -42,13 +51,58 @@ describe("the probe script", () => {
     "mknod",
     "chroot /",
     "ip link add probe0 type dummy",
-    "wget -q -T 3 -O - 'http://169.254.169.254/latest/meta-data/'",
+    "http_get 'http://169.254.169.254/latest/meta-data/'",
+    "nc -w 3",
   ])("checks %s", (fragment) => {
     expect(script).toContain(fragment);
   });
 
   it("quotes the job folder and URL for the shell", () => {
     expect(probeScript({ jobFolder: "/it's", egressUrl: "http://x/" })).toContain(`'/it'\\''s'/.probe-write`);
+  });
+});
+
+describe("http_get: a real HTTP answer, not just a connect", () => {
+  /** Runs the probe's http_get in a POSIX shell with busybox's nc, against a server on loopback. */
+  async function httpGet(url: string, env: Record<string, string> = {}): Promise<string> {
+    const bin = mkdtempSync(join(tmpdir(), "probe-nc-"));
+    symlinkSync("/bin/busybox", join(bin, "nc"));
+    const { stdout } = await execFileAsync("sh", ["-c", `${HTTP_GET}\nhttp_get "$1"`, "sh", url], {
+      env: { PATH: `${bin}:/usr/bin:/bin`, ...env },
+    });
+    return stdout.trim();
+  }
+
+  let server: Server;
+  let port = 0;
+  const requests: string[] = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      requests.push(`${req.method} ${req.url} host=${req.headers.host}`);
+      res.writeHead(req.url?.startsWith("http://") ? 203 : 200).end("ok");
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => server.close());
+
+  it("prints the status line of a server that answers", async () => {
+    expect(await httpGet(`http://127.0.0.1:${port}/latest/meta-data/`)).toBe("HTTP/1.1 200 OK");
+    expect(requests.at(-1)).toBe(`GET /latest/meta-data/ host=127.0.0.1:${port}`);
+  });
+
+  it("goes through http_proxy with the absolute URL when one is set", async () => {
+    const status = await httpGet("http://example.invalid/path", { http_proxy: `http://127.0.0.1:${port}` });
+    expect(status).toBe("HTTP/1.1 203 Non-Authoritative Information");
+    expect(requests.at(-1)).toBe("GET http://example.invalid/path host=example.invalid");
+  });
+
+  it("prints nothing when nothing answers", async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    expect(await httpGet(`http://127.0.0.1:${closedPort}/`)).toBe("");
   });
 });
 

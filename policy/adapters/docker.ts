@@ -1,0 +1,308 @@
+/**
+ * `docker:index/container:Container` props -> workload view. Property names are @pulumi/docker's
+ * (`capabilities.drops`, `securityOpts`, `memory` in MB, `envs` as `NAME=value`, ...).
+ */
+import {
+  type ArgView,
+  type ContainerView,
+  type EnvView,
+  isUnknown,
+  type MountView,
+  type PortView,
+  UNKNOWN,
+  type Val,
+  type WorkloadView,
+} from "../workload";
+import {
+  namespaceMode,
+  normalizeRestart,
+  parseDockerUser,
+  parseSecurityOpts,
+  splitEnv,
+} from "./docker-common";
+import {
+  bool,
+  entries,
+  field,
+  isObj,
+  items,
+  join,
+  list,
+  noTaint,
+  num,
+  REDACTED_SECRET,
+  str,
+  strList,
+  type TaintCheck,
+} from "./read";
+
+export const DOCKER_CONTAINER_TYPE = "docker:index/container:Container";
+
+const MB = 1024 * 1024;
+
+/** Labels as a list of `{label, value}` (the provider's shape) or a plain map (tolerated). */
+export function dockerLabels(raw: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const l of items(raw)) {
+    const k = str(field(l, "label"));
+    const v = str(field(l, "value"));
+    if (typeof k === "string" && typeof v === "string") out[k] = v;
+  }
+  if (isObj(raw)) for (const [k, v] of entries(raw)) if (typeof v === "string") out[k] = v;
+  return out;
+}
+
+function isTaintedValue(v: Val<string>): boolean {
+  return typeof v === "string" && v.includes(REDACTED_SECRET);
+}
+
+function dockerEnv(raw: unknown, tainted: TaintCheck): { env: EnvView[]; unknown: boolean } {
+  const l = list(raw);
+  if (isUnknown(l)) return { env: [], unknown: true };
+  const env: EnvView[] = [];
+  (l ?? []).forEach((e, i) => {
+    const path = join("envs", i);
+    const s = str(e);
+    if (isUnknown(s)) {
+      env.push({ name: UNKNOWN, value: UNKNOWN, from: "literal", tainted: tainted(path), path });
+      return;
+    }
+    if (s === undefined) return;
+    const { name, value } = splitEnv(s);
+    env.push({
+      name,
+      value,
+      from: value === undefined ? "host" : "literal",
+      tainted: tainted(path) || isTaintedValue(value),
+      path,
+    });
+  });
+  return { env, unknown: false };
+}
+
+function dockerArgs(props: unknown, tainted: TaintCheck): ArgView[] {
+  const out: ArgView[] = [];
+  for (const key of ["entrypoints", "command"]) {
+    const l = list(field(props, key));
+    if (isUnknown(l)) {
+      out.push({ value: UNKNOWN, tainted: tainted(key), path: key });
+      continue;
+    }
+    (l ?? []).forEach((a, i) => {
+      const path = join(key, i);
+      const value = str(a);
+      out.push({ value, tainted: tainted(path) || isTaintedValue(value), path });
+    });
+  }
+  return out;
+}
+
+function dockerMounts(props: unknown, tainted: TaintCheck): { mounts: MountView[]; unknown: boolean } {
+  const mounts: MountView[] = [];
+  let unknown = false;
+  const ms = list(field(props, "mounts"));
+  if (isUnknown(ms)) unknown = true;
+  (isUnknown(ms) ? [] : (ms ?? [])).forEach((m, i) => {
+    const path = join("mounts", i);
+    const t = str(field(m, "type"));
+    const type = typeof t === "string" ? t.trim().toLowerCase() : t;
+    const kind =
+      type === "bind" ? "bind" : type === "tmpfs" ? "tmpfs" : type === "volume" ? "volume" : "other";
+    mounts.push({
+      type: isUnknown(type) ? "bind" : kind, // an unknown type may be a bind: judge its source
+      source: str(field(m, "source")),
+      target: str(field(m, "target")),
+      readOnly: bool(field(m, "readOnly")),
+      propagation: str(field(field(m, "bindOptions"), "propagation")),
+      tainted: tainted(path),
+      path,
+    });
+  });
+  const vs = list(field(props, "volumes"));
+  if (isUnknown(vs)) unknown = true;
+  (isUnknown(vs) ? [] : (vs ?? [])).forEach((v, i) => {
+    const path = join("volumes", i);
+    const hostPath = str(field(v, "hostPath"));
+    const fromContainer = str(field(v, "fromContainer"));
+    const volumeName = str(field(v, "volumeName"));
+    const type =
+      hostPath !== undefined
+        ? "bind"
+        : volumeName !== undefined
+          ? "volume"
+          : fromContainer !== undefined
+            ? "other"
+            : "volume";
+    mounts.push({
+      type,
+      source: hostPath,
+      target: str(field(v, "containerPath")),
+      readOnly: bool(field(v, "readOnly")),
+      propagation: undefined,
+      tainted: tainted(path),
+      path,
+    });
+  });
+  for (const [target] of entries(field(props, "tmpfs"))) {
+    mounts.push({
+      type: "tmpfs",
+      source: undefined,
+      target,
+      readOnly: false,
+      propagation: undefined,
+      tainted: false,
+      path: join("tmpfs", target),
+    });
+  }
+  return { mounts, unknown };
+}
+
+function dockerPorts(props: unknown): { ports: PortView[]; unknown: boolean } {
+  const l = list(field(props, "ports"));
+  if (isUnknown(l)) return { ports: [], unknown: true };
+  return {
+    ports: (l ?? []).map((p, i) => ({
+      containerPort: num(field(p, "internal")),
+      hostPort: num(field(p, "external")),
+      hostIp: str(field(p, "ip")),
+      // Every `ports` entry publishes on the host; an absent `external` picks a random host port.
+      published: true,
+      path: join("ports", i),
+    })),
+    unknown: false,
+  };
+}
+
+function cpuLimit(props: unknown): Val<number> {
+  const cpus = num(field(props, "cpus"));
+  if (isUnknown(cpus)) return UNKNOWN;
+  if (cpus !== undefined && cpus > 0) return cpus;
+  const quota = num(field(props, "cpuQuota"));
+  const period = num(field(props, "cpuPeriod"));
+  if (isUnknown(quota) || isUnknown(period)) return UNKNOWN;
+  if (quota !== undefined && quota > 0)
+    return quota / (period !== undefined && period > 0 ? period : 100_000);
+  return undefined;
+}
+
+function mbToBytes(v: Val<number>): Val<number> {
+  if (isUnknown(v) || v === undefined) return v;
+  if (v < 0) return -1;
+  return v === 0 ? undefined : v * MB;
+}
+
+/** Adapts a `docker.Container`'s props (plain values; preview unknowns as {@link UNKNOWN}). */
+export function adaptDockerContainer(
+  props: unknown,
+  name: string,
+  tainted: TaintCheck = noTaint,
+): WorkloadView {
+  const sec = parseSecurityOpts(strList(field(props, "securityOpts")));
+  const user = parseDockerUser(str(field(props, "user")));
+  const caps = field(props, "capabilities");
+  const { env, unknown: envUnknown } = dockerEnv(field(props, "envs"), tainted);
+  const { mounts, unknown: mountsUnknown } = dockerMounts(props, tainted);
+  const { ports, unknown: portsUnknown } = dockerPorts(props);
+  const network = namespaceMode(str(field(props, "networkMode")));
+  const pid = namespaceMode(str(field(props, "pidMode")));
+  const ipcRaw = str(field(props, "ipcMode"));
+  const ipc = namespaceMode(ipcRaw);
+  const userns = namespaceMode(str(field(props, "usernsMode")));
+  const cgroupns = namespaceMode(str(field(props, "cgroupnsMode")));
+  const joined = [
+    network.joined && `networkMode ${network.joined}`,
+    pid.joined && `pidMode ${pid.joined}`,
+    ipc.joined && `ipcMode ${ipc.joined}`,
+    typeof ipcRaw === "string" && ipcRaw.trim().toLowerCase() === "shareable"
+      ? "ipcMode shareable"
+      : undefined,
+  ].filter((x): x is string => typeof x === "string");
+  const devices = items(field(props, "devices")).map((d) => str(field(d, "hostPath")));
+  const deviceRequests: string[] = [];
+  items(field(props, "deviceRequests")).forEach((d, i) => {
+    const driver = str(field(d, "driver"));
+    deviceRequests.push(`deviceRequests[${i}]${typeof driver === "string" ? ` (driver ${driver})` : ""}`);
+  });
+  const gpus = str(field(props, "gpus"));
+  if (typeof gpus === "string" && gpus.trim() !== "") deviceRequests.push(`gpus=${gpus}`);
+  if (isUnknown(gpus)) deviceRequests.push("gpus (not known yet)");
+  items(field(props, "deviceCgroupRules")).forEach((r, i) => {
+    const rule = str(r);
+    deviceRequests.push(`deviceCgroupRules[${i}]${typeof rule === "string" ? ` (${rule})` : ""}`);
+  });
+  const sysctlsRaw = field(props, "sysctls");
+  const labels = dockerLabels(field(props, "labels"));
+  const groups = strList(field(props, "groupAdds"));
+  const container: ContainerView = {
+    name,
+    role: "container",
+    image: str(field(props, "image")),
+    privileged: bool(field(props, "privileged")),
+    allowPrivilegeEscalation: isUnknown(sec.noNewPrivileges)
+      ? UNKNOWN
+      : sec.noNewPrivileges === true
+        ? false
+        : undefined,
+    capabilities: { add: strList(field(caps, "adds")), drop: strList(field(caps, "drops")) },
+    runAsUser: user.uid,
+    runAsGroup: user.gid,
+    runAsNonRoot: undefined,
+    userName: user.name,
+    extraGroups: groups,
+    readOnlyRootFilesystem: bool(field(props, "readOnly")),
+    seccomp: sec.seccomp,
+    seccompSource: "securityOpts",
+    appArmor: sec.appArmor,
+    appArmorSource: "securityOpts",
+    seLinux: sec.seLinux,
+    procMount: sec.procMount,
+    cpuLimit: cpuLimit(props),
+    memoryLimitBytes: mbToBytes(num(field(props, "memory"))),
+    memorySwapBytes: mbToBytes(num(field(props, "memorySwap"))),
+    resourcesNotSupported: false,
+    extendedResources: [],
+    env,
+    envUnknown,
+    args: dockerArgs(props, tainted),
+    ports,
+    portsUnknown,
+    mounts,
+    mountsUnknown,
+    devices,
+    hostProbes: [],
+    path: "",
+  };
+  return {
+    subject: "workload",
+    origin: { backend: "docker", type: DOCKER_CONTAINER_TYPE, kind: "Container", name },
+    labels,
+    role: labels["sandbox.role"],
+    project: labels["sandbox.project"],
+    namespaces: {
+      hostNetwork: network.host,
+      hostPID: pid.host,
+      hostIPC: ipc.host,
+      hostUsers: userns.host,
+      hostCgroupns: cgroupns.host,
+      joined,
+    },
+    networkMode: str(field(props, "networkMode")),
+    publishAllPorts: bool(field(props, "publishAllPorts")),
+    sysctls: entries(sysctlsRaw).map(([k]) => ({ name: k, path: join("sysctls", k) })),
+    sysctlsUnknown: isUnknown(sysctlsRaw),
+    automountServiceAccountToken: false, // Docker containers get no Kubernetes token.
+    runtimeClass: str(field(props, "runtime")),
+    lifecycle: {
+      // Unset means "no": Docker does not restart a container unless told to.
+      restart: normalizeRestart(str(field(props, "restart"))) ?? "never",
+      restartForcedByController: false,
+    },
+    podLimits: { cpu: undefined, memoryBytes: undefined },
+    deviceRequests,
+    unmountedHostVolumes: [],
+    containers: [container],
+    replicas: undefined,
+    podPath: "",
+    unknownParts: [],
+  };
+}

@@ -1,0 +1,610 @@
+/**
+ * Every Kubernetes pod carrier -> workload view. The pod spec is found by Kind, whatever the API group or version
+ * (`apps/v1`, `extensions/v1beta1`, `batch/v2alpha1`, agent-sandbox `agents.x-k8s.io`), and every container list
+ * (containers, initContainers, ephemeralContainers) is read with pod-level security settings inherited the way the
+ * kubelet applies them.
+ */
+import { parseQuantity } from "../quantity";
+import {
+  type ArgView,
+  type ContainerView,
+  type EnvView,
+  isUnknown,
+  type MountView,
+  type PortView,
+  type ProfileType,
+  UNKNOWN,
+  type Val,
+  type WorkloadView,
+} from "../workload";
+import { normalizeRestart } from "./docker-common";
+import {
+  at,
+  bool,
+  entries,
+  field,
+  isObj,
+  items,
+  join,
+  list,
+  noTaint,
+  num,
+  REDACTED_SECRET,
+  str,
+  strList,
+  type TaintCheck,
+} from "./read";
+
+/** A Pulumi Kubernetes type token split into group, version and Kind. */
+export interface KubeType {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+}
+
+/** Parses `kubernetes:<group>/<version>:<Kind>` (`kubernetes:core/v1:Pod`, `kubernetes:apps/v1beta2:DaemonSet`). */
+export function parseKubeType(type: string): KubeType | undefined {
+  const m = /^kubernetes:([^:/]+)\/([^:/]+):([A-Za-z0-9]+)$/.exec(type);
+  if (m === null) return undefined;
+  return { group: m[1] ?? "", version: m[2] ?? "", kind: m[3] ?? "" };
+}
+
+/** Where each pod carrier keeps its pod template, relative to the resource's props. */
+interface Carrier {
+  /** Path of the pod template (`metadata` + `spec`); "" for a Pod itself. */
+  readonly template: string;
+  /** Path of the Job spec, for Job and CronJob. */
+  readonly job?: string;
+  /** Path of the replica count, when the carrier has one. */
+  readonly replicas?: string;
+  /** True when the carrier restarts pods by design (the restart policy is not a choice). */
+  readonly controller: boolean;
+  /** True when an absent restartPolicy means Always (a bare Pod). */
+  readonly defaultAlways: boolean;
+}
+
+const CARRIERS: Readonly<Record<string, Carrier>> = {
+  Pod: { template: "", controller: false, defaultAlways: true },
+  PodTemplate: { template: "template", controller: false, defaultAlways: false },
+  Deployment: {
+    template: "spec.template",
+    replicas: "spec.replicas",
+    controller: true,
+    defaultAlways: false,
+  },
+  StatefulSet: {
+    template: "spec.template",
+    replicas: "spec.replicas",
+    controller: true,
+    defaultAlways: false,
+  },
+  DaemonSet: { template: "spec.template", controller: true, defaultAlways: false },
+  ReplicaSet: {
+    template: "spec.template",
+    replicas: "spec.replicas",
+    controller: true,
+    defaultAlways: false,
+  },
+  ReplicationController: {
+    template: "spec.template",
+    replicas: "spec.replicas",
+    controller: true,
+    defaultAlways: false,
+  },
+  Job: {
+    template: "spec.template",
+    job: "spec",
+    replicas: "spec.parallelism",
+    controller: false,
+    defaultAlways: false,
+  },
+  CronJob: {
+    template: "spec.jobTemplate.spec.template",
+    job: "spec.jobTemplate.spec",
+    replicas: "spec.jobTemplate.spec.parallelism",
+    controller: false,
+    defaultAlways: false,
+  },
+  // kubernetes-sigs/agent-sandbox: a Sandbox is a long-lived singleton pod managed by its controller.
+  Sandbox: {
+    template: "spec.podTemplate",
+    replicas: "spec.replicas",
+    controller: true,
+    defaultAlways: false,
+  },
+  SandboxTemplate: { template: "spec.podTemplate", controller: true, defaultAlways: false },
+};
+
+/** The Kinds this adapter reads, for the pack's wiring. */
+export const POD_CARRIER_KINDS: readonly string[] = Object.keys(CARRIERS);
+
+/** True when the type token is a pod carrier, matched by Kind whatever the group and version. */
+export function isPodCarrierType(type: string): boolean {
+  const t = parseKubeType(type);
+  return t !== undefined && Object.hasOwn(CARRIERS, t.kind);
+}
+
+const SECCOMP_POD_ANNOTATION = "seccomp.security.alpha.kubernetes.io/pod";
+const SECCOMP_CONTAINER_ANNOTATION = "container.seccomp.security.alpha.kubernetes.io/";
+const APPARMOR_CONTAINER_ANNOTATION = "container.apparmor.security.beta.kubernetes.io/";
+
+/** A seccomp or AppArmor annotation value (`runtime/default`, `docker/default`, `unconfined`, `localhost/x`). */
+function annotationProfile(v: Val<string>): Val<ProfileType> {
+  if (isUnknown(v) || v === undefined) return v;
+  const s = v.trim().toLowerCase();
+  if (s === "runtime/default" || s === "docker/default") return "RuntimeDefault";
+  if (s === "unconfined") return "Unconfined";
+  if (s.startsWith("localhost/")) return "Localhost";
+  return "Other";
+}
+
+/** A `seccompProfile` / `appArmorProfile` field's `type`. */
+function fieldProfile(p: unknown): Val<ProfileType> {
+  if (isUnknown(p)) return UNKNOWN;
+  const t = str(field(p, "type"));
+  if (isUnknown(t) || t === undefined) return t;
+  const s = t.trim().toLowerCase();
+  if (s === "runtimedefault") return "RuntimeDefault";
+  if (s === "unconfined") return "Unconfined";
+  if (s === "localhost") return "Localhost";
+  return "Other";
+}
+
+/** Container value, else pod value: the kubelet's inheritance for fields that exist at both levels. */
+function inherit<T>(container: Val<T>, pod: Val<T>): Val<T> {
+  return container !== undefined ? container : pod;
+}
+
+interface PodVolume {
+  readonly type: MountView["type"];
+  readonly hostPath: Val<string>;
+  readonly hostPathType: Val<string>;
+  readonly projectedSources: string[];
+  readonly path: string;
+}
+
+function podVolumes(spec: unknown, specPath: string): Map<string, PodVolume> {
+  const out = new Map<string, PodVolume>();
+  items(field(spec, "volumes")).forEach((v, i) => {
+    const name = str(field(v, "name"));
+    if (typeof name !== "string") return;
+    const path = join(join(specPath, "volumes"), i);
+    const hp = field(v, "hostPath");
+    if (hp !== undefined) {
+      out.set(name, {
+        type: "hostPath",
+        hostPath: isUnknown(hp) ? UNKNOWN : str(field(hp, "path")),
+        hostPathType: str(field(hp, "type")),
+        projectedSources: [],
+        path,
+      });
+      return;
+    }
+    const projected = field(v, "projected");
+    const kind: MountView["type"] =
+      field(v, "emptyDir") !== undefined
+        ? "emptyDir"
+        : field(v, "secret") !== undefined
+          ? "secret"
+          : field(v, "configMap") !== undefined
+            ? "configMap"
+            : projected !== undefined
+              ? "projected"
+              : "volume";
+    const projectedSources = items(field(projected, "sources")).flatMap((s) =>
+      isObj(s) ? Object.keys(s) : [],
+    );
+    out.set(name, { type: kind, hostPath: undefined, hostPathType: undefined, projectedSources, path });
+  });
+  return out;
+}
+
+function joinSubPath(hostPath: Val<string>, subPath: Val<string>): Val<string> {
+  if (isUnknown(hostPath)) return UNKNOWN;
+  if (hostPath === undefined) return undefined;
+  if (isUnknown(subPath)) return hostPath; // the folder itself is what could be exposed
+  return subPath === undefined || subPath.trim() === "" ? hostPath : `${hostPath}/${subPath}`;
+}
+
+function containerMounts(
+  c: unknown,
+  cPath: string,
+  volumes: Map<string, PodVolume>,
+  used: Set<string>,
+  tainted: TaintCheck,
+): { mounts: MountView[]; unknown: boolean } {
+  const l = list(field(c, "volumeMounts"));
+  if (isUnknown(l)) return { mounts: [], unknown: true };
+  const mounts: MountView[] = [];
+  (l ?? []).forEach((m, i) => {
+    const path = join(join(cPath, "volumeMounts"), i);
+    const name = str(field(m, "name"));
+    const vol = typeof name === "string" ? volumes.get(name) : undefined;
+    if (typeof name === "string") used.add(name);
+    const subPath = field(m, "subPathExpr") !== undefined ? UNKNOWN : str(field(m, "subPath"));
+    mounts.push({
+      type: isUnknown(name) ? "other" : (vol?.type ?? "other"),
+      source: vol?.type === "hostPath" ? joinSubPath(vol.hostPath, subPath) : undefined,
+      target: str(field(m, "mountPath")),
+      readOnly: bool(field(m, "readOnly")),
+      propagation: str(field(m, "mountPropagation")),
+      hostPathType: vol?.hostPathType,
+      projectedSources: vol?.projectedSources,
+      volume: typeof name === "string" ? name : undefined,
+      tainted: tainted(path),
+      path,
+    });
+  });
+  return { mounts, unknown: false };
+}
+
+function containerEnv(c: unknown, cPath: string, tainted: TaintCheck): { env: EnvView[]; unknown: boolean } {
+  const env: EnvView[] = [];
+  let unknown = false;
+  const l = list(field(c, "env"));
+  if (isUnknown(l)) unknown = true;
+  (isUnknown(l) ? [] : (l ?? [])).forEach((e, i) => {
+    const path = join(join(cPath, "env"), i);
+    const valueFrom = field(e, "valueFrom");
+    const value = str(field(e, "value"));
+    let from: EnvView["from"] = "literal";
+    let ref: Val<string>;
+    if (isUnknown(valueFrom)) from = "other";
+    else if (valueFrom !== undefined) {
+      const secretRef = field(valueFrom, "secretKeyRef");
+      if (secretRef !== undefined) {
+        from = "secretKeyRef";
+        ref = str(field(secretRef, "name"));
+      } else if (field(valueFrom, "configMapKeyRef") !== undefined) from = "configMapKeyRef";
+      else if (
+        field(valueFrom, "fieldRef") !== undefined ||
+        field(valueFrom, "resourceFieldRef") !== undefined
+      )
+        from = "fieldRef";
+      else from = "other";
+    }
+    env.push({
+      name: str(field(e, "name")),
+      value,
+      from,
+      ref,
+      tainted: tainted(path) || (typeof value === "string" && value.includes(REDACTED_SECRET)),
+      path,
+    });
+  });
+  const ef = list(field(c, "envFrom"));
+  if (isUnknown(ef)) unknown = true;
+  (isUnknown(ef) ? [] : (ef ?? [])).forEach((e, i) => {
+    const path = join(join(cPath, "envFrom"), i);
+    const secretRef = field(e, "secretRef");
+    const cmRef = field(e, "configMapRef");
+    if (secretRef !== undefined) {
+      env.push({
+        name: undefined,
+        value: undefined,
+        from: "secretRef",
+        ref: str(field(secretRef, "name")),
+        tainted: tainted(path),
+        path,
+      });
+    } else if (cmRef !== undefined) {
+      env.push({
+        name: undefined,
+        value: undefined,
+        from: "configMapRef",
+        ref: str(field(cmRef, "name")),
+        tainted: tainted(path),
+        path,
+      });
+    } else if (isUnknown(e)) {
+      env.push({ name: UNKNOWN, value: UNKNOWN, from: "other", tainted: tainted(path), path });
+    }
+  });
+  return { env, unknown };
+}
+
+function containerArgs(c: unknown, cPath: string, tainted: TaintCheck): ArgView[] {
+  const out: ArgView[] = [];
+  for (const key of ["command", "args"]) {
+    const base = join(cPath, key);
+    const l = list(field(c, key));
+    if (isUnknown(l)) {
+      out.push({ value: UNKNOWN, tainted: tainted(base), path: base });
+      continue;
+    }
+    (l ?? []).forEach((a, i) => {
+      const path = join(base, i);
+      const value = str(a);
+      out.push({
+        value,
+        tainted: tainted(path) || (typeof value === "string" && value.includes(REDACTED_SECRET)),
+        path,
+      });
+    });
+  }
+  return out;
+}
+
+function containerPorts(c: unknown, cPath: string): { ports: PortView[]; unknown: boolean } {
+  const l = list(field(c, "ports"));
+  if (isUnknown(l)) return { ports: [], unknown: true };
+  return {
+    ports: (l ?? []).map((p, i) => {
+      const hostPort = num(field(p, "hostPort"));
+      // With hostNetwork every port is on the host; the exposure rule reports hostNetwork once instead.
+      const published: Val<boolean> = isUnknown(hostPort) ? UNKNOWN : hostPort !== undefined && hostPort > 0;
+      return {
+        containerPort: num(field(p, "containerPort")),
+        hostPort,
+        hostIp: str(field(p, "hostIP")),
+        published,
+        path: join(join(cPath, "ports"), i),
+      };
+    }),
+    unknown: false,
+  };
+}
+
+/** Probes and lifecycle handlers that name a `host`: the kubelet connects from the node to that address. */
+function hostProbes(c: unknown, cPath: string): string[] {
+  const out: string[] = [];
+  const handlers: [string, unknown][] = [
+    ["livenessProbe", field(c, "livenessProbe")],
+    ["readinessProbe", field(c, "readinessProbe")],
+    ["startupProbe", field(c, "startupProbe")],
+    ["lifecycle.postStart", at(c, "lifecycle.postStart")],
+    ["lifecycle.preStop", at(c, "lifecycle.preStop")],
+  ];
+  for (const [name, h] of handlers) {
+    for (const kind of ["httpGet", "tcpSocket"]) {
+      const host = str(field(field(h, kind), "host"));
+      if (typeof host === "string" && host.trim() !== "") out.push(join(cPath, `${name}.${kind}.host`));
+    }
+  }
+  return out;
+}
+
+function quantity(v: unknown): Val<number> {
+  if (isUnknown(v)) return UNKNOWN;
+  return parseQuantity(v);
+}
+
+const NOT_EXTENDED = /^(?:cpu|memory|ephemeral-storage|storage|pods|hugepages-.*)$/;
+
+interface PodSecurity {
+  readonly runAsUser: Val<number>;
+  readonly runAsGroup: Val<number>;
+  readonly runAsNonRoot: Val<boolean>;
+  readonly seccomp: Val<ProfileType>;
+  readonly seccompAnnotation: Val<ProfileType>;
+  readonly appArmor: Val<ProfileType>;
+  readonly seLinux: unknown;
+  readonly groups: Val<readonly Val<string | number>[]>;
+}
+
+function adaptContainer(
+  c: unknown,
+  cPath: string,
+  role: ContainerView["role"],
+  pod: PodSecurity,
+  annotations: unknown,
+  volumes: Map<string, PodVolume>,
+  used: Set<string>,
+  tainted: TaintCheck,
+): ContainerView {
+  const name = str(field(c, "name"));
+  const cname = typeof name === "string" ? name : `#${cPath}`;
+  const sc = field(c, "securityContext");
+  const caps = field(sc, "capabilities");
+  const limits = at(c, "resources.limits");
+  const requests = at(c, "resources.requests");
+  const { env, unknown: envUnknown } = containerEnv(c, cPath, tainted);
+  const { mounts, unknown: mountsUnknown } = containerMounts(c, cPath, volumes, used, tainted);
+  // Ephemeral containers may not declare ports or resources (the API refuses them), so they are not read.
+  const { ports, unknown: portsUnknown } =
+    role === "ephemeral" ? { ports: [], unknown: false } : containerPorts(c, cPath);
+  const seccompField = fieldProfile(field(sc, "seccompProfile"));
+  const seccompAnn = annotationProfile(str(field(annotations, `${SECCOMP_CONTAINER_ANNOTATION}${cname}`)));
+  const appArmorField = fieldProfile(field(sc, "appArmorProfile"));
+  const appArmorAnn = annotationProfile(str(field(annotations, `${APPARMOR_CONTAINER_ANNOTATION}${cname}`)));
+  const seccomp = seccompField ?? seccompAnn ?? pod.seccomp ?? pod.seccompAnnotation;
+  const seccompSource =
+    seccompField !== undefined
+      ? join(cPath, "securityContext.seccompProfile")
+      : seccompAnn !== undefined
+        ? `annotation ${SECCOMP_CONTAINER_ANNOTATION}${cname}`
+        : pod.seccomp !== undefined
+          ? "pod securityContext.seccompProfile"
+          : `annotation ${SECCOMP_POD_ANNOTATION}`;
+  const appArmor = appArmorField ?? appArmorAnn ?? pod.appArmor;
+  const seLinuxRaw = inherit(field(sc, "seLinuxOptions"), pod.seLinux);
+  const extended = [...entries(limits), ...entries(requests)]
+    .map(([k]) => k)
+    .filter((k, i, all) => !NOT_EXTENDED.test(k) && all.indexOf(k) === i);
+  return {
+    name: cname,
+    role,
+    image: str(field(c, "image")),
+    privileged: bool(field(sc, "privileged")),
+    allowPrivilegeEscalation: bool(field(sc, "allowPrivilegeEscalation")),
+    capabilities: { add: strList(field(caps, "add")), drop: strList(field(caps, "drop")) },
+    runAsUser: inherit(num(field(sc, "runAsUser")), pod.runAsUser),
+    runAsGroup: inherit(num(field(sc, "runAsGroup")), pod.runAsGroup),
+    runAsNonRoot: inherit(bool(field(sc, "runAsNonRoot")), pod.runAsNonRoot),
+    userName: undefined,
+    extraGroups: pod.groups,
+    readOnlyRootFilesystem: bool(field(sc, "readOnlyRootFilesystem")),
+    seccomp,
+    seccompSource,
+    appArmor,
+    appArmorSource:
+      appArmorField !== undefined
+        ? join(cPath, "securityContext.appArmorProfile")
+        : appArmorAnn !== undefined
+          ? `annotation ${APPARMOR_CONTAINER_ANNOTATION}${cname}`
+          : "pod securityContext.appArmorProfile",
+    seLinux: isUnknown(seLinuxRaw)
+      ? UNKNOWN
+      : seLinuxRaw === undefined
+        ? undefined
+        : {
+            disabled: false,
+            type: str(field(seLinuxRaw, "type")),
+            user: str(field(seLinuxRaw, "user")),
+            role: str(field(seLinuxRaw, "role")),
+          },
+    procMount: str(field(sc, "procMount")),
+    cpuLimit: role === "ephemeral" ? undefined : quantity(field(limits, "cpu")),
+    memoryLimitBytes: role === "ephemeral" ? undefined : quantity(field(limits, "memory")),
+    memorySwapBytes: undefined,
+    resourcesNotSupported: role === "ephemeral",
+    extendedResources: extended,
+    env,
+    envUnknown,
+    args: containerArgs(c, cPath, tainted),
+    ports,
+    portsUnknown,
+    mounts,
+    mountsUnknown,
+    devices: items(field(c, "volumeDevices")).map((d) => str(field(d, "devicePath"))),
+    hostProbes: role === "ephemeral" ? [] : hostProbes(c, cPath),
+    path: cPath,
+  };
+}
+
+function labelsOf(...sources: unknown[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const s of sources) for (const [k, v] of entries(s)) if (typeof v === "string") out[k] = v;
+  return out;
+}
+
+/**
+ * Adapts a pod carrier's props (plain values; preview unknowns as {@link UNKNOWN}). Returns undefined when the
+ * type is not a pod carrier.
+ */
+export function adaptKubernetesWorkload(
+  type: string,
+  props: unknown,
+  name: string,
+  tainted: TaintCheck = noTaint,
+): WorkloadView | undefined {
+  const t = parseKubeType(type);
+  if (t === undefined) return undefined;
+  const carrier = CARRIERS[t.kind];
+  if (carrier === undefined) return undefined;
+  const templatePath = carrier.template;
+  const specPath = templatePath === "" ? "spec" : `${templatePath}.spec`;
+  const metaPath = templatePath === "" ? "metadata" : `${templatePath}.metadata`;
+  const spec = at(props, specPath);
+  const meta = at(props, metaPath);
+  const annotations = field(meta, "annotations");
+  const psc = field(spec, "securityContext");
+  const hostNetwork = bool(field(spec, "hostNetwork"));
+  const supplemental = list(field(psc, "supplementalGroups"));
+  const fsGroup = num(field(psc, "fsGroup"));
+  const groups: Val<readonly Val<string | number>[]> = isUnknown(supplemental)
+    ? UNKNOWN
+    : [
+        ...(supplemental ?? []).map((g): Val<number> => (isUnknown(g) ? UNKNOWN : num(g))),
+        ...(fsGroup === undefined ? [] : [fsGroup as Val<number>]),
+      ];
+  const pod: PodSecurity = {
+    runAsUser: num(field(psc, "runAsUser")),
+    runAsGroup: num(field(psc, "runAsGroup")),
+    runAsNonRoot: bool(field(psc, "runAsNonRoot")),
+    seccomp: fieldProfile(field(psc, "seccompProfile")),
+    seccompAnnotation: annotationProfile(str(field(annotations, SECCOMP_POD_ANNOTATION))),
+    appArmor: fieldProfile(field(psc, "appArmorProfile")),
+    seLinux: field(psc, "seLinuxOptions"),
+    groups,
+  };
+  const volumes = podVolumes(spec, specPath);
+  const used = new Set<string>();
+  const containers: ContainerView[] = [];
+  const lists: [string, ContainerView["role"]][] = [
+    ["initContainers", "init"],
+    ["containers", "container"],
+    ["ephemeralContainers", "ephemeral"],
+  ];
+  const unknownParts: string[] = [];
+  if (isUnknown(spec)) unknownParts.push(specPath);
+  for (const [key, role] of lists) {
+    const base = join(specPath, key);
+    const l = list(field(spec, key));
+    if (isUnknown(l)) {
+      // The whole list is unknown: nothing in it can be judged yet; the pack says so instead of guessing.
+      if (!isUnknown(spec)) unknownParts.push(base);
+      continue;
+    }
+    (l ?? []).forEach((c, i) => {
+      containers.push(adaptContainer(c, join(base, i), role, pod, annotations, volumes, used, tainted));
+    });
+  }
+  const unmountedHostVolumes: MountView[] = [];
+  for (const [vname, v] of volumes) {
+    if (v.type === "hostPath" && !used.has(vname)) {
+      unmountedHostVolumes.push({
+        type: "hostPath",
+        source: v.hostPath,
+        target: undefined,
+        readOnly: undefined,
+        propagation: undefined,
+        hostPathType: v.hostPathType,
+        volume: vname,
+        tainted: false,
+        path: v.path,
+      });
+    }
+  }
+  const sysctlsRaw = list(field(psc, "sysctls"));
+  const restartRaw = normalizeRestart(str(field(spec, "restartPolicy")));
+  const podLimits = at(spec, "resources.limits");
+  const labels = labelsOf(at(props, "metadata.labels"), field(meta, "labels"));
+  const jobSpec = carrier.job === undefined ? undefined : at(props, carrier.job);
+  return {
+    subject: "workload",
+    origin: { backend: "kubernetes", type, kind: t.kind, name },
+    labels,
+    role: labels["sandbox.role"],
+    project: labels["sandbox.project"],
+    namespaces: {
+      hostNetwork,
+      hostPID: bool(field(spec, "hostPID")),
+      hostIPC: bool(field(spec, "hostIPC")),
+      hostUsers: undefined,
+      hostCgroupns: undefined,
+      joined: [],
+    },
+    networkMode: undefined,
+    publishAllPorts: undefined,
+    sysctls: isUnknown(sysctlsRaw)
+      ? []
+      : (sysctlsRaw ?? []).map((s, i) => ({
+          name: str(field(s, "name")),
+          path: join(join(specPath, "securityContext.sysctls"), i),
+        })),
+    sysctlsUnknown: isUnknown(sysctlsRaw),
+    automountServiceAccountToken: bool(field(spec, "automountServiceAccountToken")),
+    runtimeClass: str(field(spec, "runtimeClassName")),
+    lifecycle: {
+      restart: restartRaw ?? (carrier.defaultAlways ? "always" : undefined),
+      restartForcedByController: carrier.controller,
+      job:
+        carrier.job === undefined
+          ? undefined
+          : {
+              backoffLimit: num(field(jobSpec, "backoffLimit")),
+              activeDeadlineSeconds: num(field(jobSpec, "activeDeadlineSeconds")),
+              ttlSecondsAfterFinished: num(field(jobSpec, "ttlSecondsAfterFinished")),
+              path: carrier.job,
+            },
+    },
+    podLimits: { cpu: quantity(field(podLimits, "cpu")), memoryBytes: quantity(field(podLimits, "memory")) },
+    deviceRequests: [],
+    unmountedHostVolumes,
+    containers,
+    replicas: carrier.replicas === undefined ? undefined : num(at(props, carrier.replicas)),
+    podPath: specPath,
+    unknownParts,
+  };
+}

@@ -1,0 +1,45 @@
+import { canonicalCapability } from "../../components/spec/capabilities";
+import { capabilityList, label, showList, unchecked, violation } from "./helpers";
+import { defineRule, type Finding } from "./types";
+
+/** Containers add no capability beyond an allowed set (empty by default: the hardened template adds nothing). */
+export const disallowAddedCapabilities = defineRule({
+  id: "sandbox-disallow-added-capabilities",
+  description: "No container adds a Linux capability outside the allowed set (none by default).",
+  mission: false,
+  enforcementLevel: "mandatory",
+  severity: "high",
+  crosswalk: {
+    cis: ["5.4"],
+    psa: ["capabilities_baseline", "capabilities_restricted"],
+    kyverno: ["disallow-capabilities", "disallow-capabilities-strict"],
+    checkov: ["CKV_K8S_25", "CKV_K8S_39"],
+    kubesec: ["CapSysAdmin"],
+  },
+  subjects: ["workload"],
+  configSchema: {
+    properties: {
+      allowed: {
+        type: "array",
+        items: { type: "string" },
+        description: "Capabilities a container may add (any case, CAP_ optional), e.g. [NET_BIND_SERVICE].",
+        default: [],
+      },
+    },
+  },
+  defaults: { allowed: [] as string[] },
+  remediationSteps: "Remove the capability from the add list; a task that needs it is not a sandbox task.",
+  check(s, config) {
+    if (s.subject !== "workload") return [];
+    const allowed = new Set(config.allowed.map((a) => canonicalCapability(a) ?? a.trim().toUpperCase()));
+    const out: Finding[] = [];
+    for (const c of s.containers) {
+      const add = capabilityList(c.capabilities.add);
+      const extra = add.raw.filter((_, i) => !allowed.has(add.caps[i] ?? ""));
+      if (extra.length > 0)
+        out.push(violation(`${label(c)} adds capabilities ${showList(extra.map((x) => x.trim()))}`, c.path));
+      if (add.unknown) out.push(unchecked(`the added capabilities of ${label(c)}`, c.path));
+    }
+    return out;
+  },
+});

@@ -1,0 +1,95 @@
+import { isUnknown } from "../workload";
+import { label, unchecked, violation } from "./helpers";
+import { defineRule, type Finding } from "./types";
+
+/**
+ * Mission rule: a task is reachable from nowhere. Catches Docker `ports`, `publishAllPorts` and `networkMode: host`,
+ * Kubernetes `hostPort` and `hostNetwork`, Services of type NodePort/LoadBalancer or with `externalIPs`, and any
+ * Ingress (or Gateway API entry point).
+ */
+export const disallowExposedPorts = defineRule({
+  id: "sandbox-disallow-exposed-ports",
+  description:
+    "Tasks publish no ports: no host ports, no host network, no NodePort/LoadBalancer/externalIPs Service, no Ingress.",
+  mission: true,
+  enforcementLevel: "mandatory",
+  severity: "critical",
+  crosswalk: {
+    cis: ["5.8", "5.9", "5.14"],
+    psa: ["hostPorts", "hostNamespaces"],
+    kyverno: [
+      "disallow-host-ports",
+      "restrict-node-port",
+      "restrict-loadbalancer",
+      "restrict-service-external-ips",
+    ],
+    checkov: ["CKV_K8S_26", "CKV_DOCKER_1"],
+    kubeLinter: ["host-network", "privileged-ports", "exposed-services"],
+  },
+  subjects: ["workload", "service", "ingress"],
+  defaults: {},
+  remediationSteps:
+    "Remove `ports`/`publishAllPorts`/`hostPort`/`hostNetwork`; use a ClusterIP Service (or none) and no Ingress. A task talks out through the project's proxy, nothing talks in.",
+  check(s) {
+    const out: Finding[] = [];
+    if (s.subject === "ingress") {
+      const where = s.hosts.length > 0 ? ` (${s.hosts.join(", ")})` : "";
+      out.push(
+        violation(`${s.origin.kind} "${s.origin.name}" lets traffic in from outside the cluster${where}`),
+      );
+      return out;
+    }
+    if (s.subject === "service") {
+      const t = s.serviceType;
+      if (isUnknown(t)) out.push(unchecked("the Service type", "spec.type"));
+      else if (typeof t === "string" && ["nodeport", "loadbalancer"].includes(t.trim().toLowerCase())) {
+        out.push(
+          violation(
+            `Service "${s.origin.name}" has type ${t.trim()}, which opens a port outside the cluster`,
+            "spec.type",
+          ),
+        );
+      }
+      const ips = s.externalIPs;
+      if (isUnknown(ips)) out.push(unchecked("externalIPs", "spec.externalIPs"));
+      else if (ips !== undefined && ips.length > 0) {
+        const shown = ips.filter((x): x is string => typeof x === "string");
+        out.push(
+          violation(`Service "${s.origin.name}" sets externalIPs [${shown.join(", ")}]`, "spec.externalIPs"),
+        );
+      }
+      return out;
+    }
+    const w = s;
+    if (w.namespaces.hostNetwork === true) {
+      const how = w.origin.backend === "kubernetes" ? "hostNetwork: true" : "networkMode host";
+      out.push(
+        violation(
+          `the workload uses the host's network (${how}): every port it opens is on the host`,
+          w.origin.backend === "kubernetes" ? `${w.podPath}.hostNetwork` : "networkMode",
+        ),
+      );
+    } else if (isUnknown(w.namespaces.hostNetwork)) out.push(unchecked("the network mode"));
+    if (w.publishAllPorts === true)
+      out.push(
+        violation("publishAllPorts publishes every exposed port of the image on the host", "publishAllPorts"),
+      );
+    else if (isUnknown(w.publishAllPorts)) out.push(unchecked("publishAllPorts", "publishAllPorts"));
+    for (const c of w.containers) {
+      if (c.portsUnknown) out.push(unchecked(`the ports of ${label(c)}`, c.path));
+      for (const p of c.ports) {
+        if (isUnknown(p.published) || isUnknown(p.hostPort)) {
+          out.push(unchecked(`a host port of ${label(c)}`, p.path));
+          continue;
+        }
+        if (p.published !== true) continue;
+        const cp = typeof p.containerPort === "number" ? `port ${p.containerPort}` : "a port";
+        const hp =
+          typeof p.hostPort === "number" && p.hostPort > 0 ? `host port ${p.hostPort}` : "a random host port";
+        const ip = typeof p.hostIp === "string" && p.hostIp !== "" ? ` on ${p.hostIp}` : "";
+        out.push(violation(`${label(c)} publishes ${cp} on ${hp}${ip}`, p.path));
+      }
+    }
+    return out;
+  },
+});

@@ -1,0 +1,39 @@
+import { unchecked, violation } from "./helpers";
+import { defineRule, type Finding } from "./types";
+
+/** No kernel parameter is set for the task (none by default; a team may allow a list such as PSA's safe set). */
+export const disallowSysctls = defineRule({
+  id: "sandbox-disallow-sysctls",
+  description: "No workload sets kernel parameters (sysctls) outside the allowed list (empty by default).",
+  mission: false,
+  enforcementLevel: "mandatory",
+  severity: "medium",
+  crosswalk: { psa: ["sysctls"], kyverno: ["restrict-sysctls"], kubeLinter: ["unsafe-sysctls"] },
+  subjects: ["workload"],
+  configSchema: {
+    properties: {
+      allowed: {
+        type: "array",
+        items: { type: "string" },
+        description: "sysctl names that may be set.",
+        default: [],
+      },
+    },
+  },
+  defaults: { allowed: [] as string[] },
+  remediationSteps: "Remove the sysctls; a sandbox task gets the kernel's defaults.",
+  check(s, config) {
+    if (s.subject !== "workload") return [];
+    const out: Finding[] = [];
+    if (s.sysctlsUnknown) out.push(unchecked("sysctls"));
+    for (const x of s.sysctls) {
+      if (typeof x.name !== "string") {
+        out.push(unchecked("a sysctl name", x.path));
+        continue;
+      }
+      if (!config.allowed.includes(x.name.trim()))
+        out.push(violation(`the workload sets the sysctl ${x.name.trim()}`, x.path));
+    }
+    return out;
+  },
+});

@@ -1,0 +1,93 @@
+/** Small pieces every rule uses: findings, capability lists, container field paths for fixes. */
+import { canonicalCapability } from "../../components/spec/capabilities";
+import { type ContainerView, containerLabel, isUnknown, type Val, type WorkloadView } from "../workload";
+import type { Finding } from "./types";
+
+export function violation(message: string, path?: string): Finding {
+  return path === undefined || path === "" ? { message } : { message, path };
+}
+
+export function unchecked(what: string, path?: string): Finding {
+  const message = `${what} could not be checked: the value is not known until the update`;
+  return path === undefined || path === ""
+    ? { message, unchecked: true }
+    : { message, path, unchecked: true };
+}
+
+/** `container "app"` plus, for Kubernetes, nothing else: the path goes into the finding. */
+export const label = containerLabel;
+
+/** A capability list in canonical form; `unknown` when any entry (or the list) is not known. */
+export function capabilityList(l: Val<readonly Val<string>[]>): {
+  caps: string[];
+  raw: string[];
+  unknown: boolean;
+} {
+  if (isUnknown(l)) return { caps: [], raw: [], unknown: true };
+  const caps: string[] = [];
+  const raw: string[] = [];
+  let unknown = false;
+  for (const c of l ?? []) {
+    if (isUnknown(c)) {
+      unknown = true;
+      continue;
+    }
+    if (c === undefined) continue;
+    raw.push(c);
+    caps.push(canonicalCapability(c) ?? c.trim().toUpperCase());
+  }
+  return { caps, raw, unknown };
+}
+
+/** `[ALL, NET_RAW]` for messages. */
+export function showList(xs: readonly string[]): string {
+  return `[${xs.join(", ")}]`;
+}
+
+/** Splits a display path (`spec.containers[0].env`) into segments for an edit. */
+export function pathSegments(path: string): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (const part of path.split(".")) {
+    if (part === "") continue;
+    const m = /^([^[]*)((?:\[\d+\])*)$/.exec(part);
+    if (m === null) {
+      out.push(part);
+      continue;
+    }
+    if (m[1] !== undefined && m[1] !== "") out.push(m[1]);
+    for (const idx of (m[2] ?? "").matchAll(/\[(\d+)\]/g)) out.push(Number(idx[1]));
+  }
+  return out;
+}
+
+/** The names a container field has on each front, for fixes. */
+export interface FieldNames {
+  readonly docker: string;
+  readonly launch: string;
+  readonly kubernetes: string;
+}
+
+/** Segments of a container field (`capabilities.drops`, `securityContext.capabilities.drop`, ...). */
+export function containerFieldPath(
+  w: WorkloadView,
+  c: ContainerView,
+  names: FieldNames,
+): (string | number)[] {
+  const name =
+    w.origin.backend === "docker"
+      ? names.docker
+      : w.origin.backend === "launch"
+        ? names.launch
+        : names.kubernetes;
+  return [...pathSegments(c.path), ...pathSegments(name)];
+}
+
+/** A number for messages: `0.5`, `2`. */
+export function showNumber(n: number): string {
+  return Number(n.toFixed(3)).toString();
+}
+
+/** A workload's name for stack messages: `Deployment "web"`. */
+export function workloadLabel(w: WorkloadView): string {
+  return `${w.origin.kind} "${w.origin.name}"`;
+}

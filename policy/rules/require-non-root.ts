@@ -1,0 +1,91 @@
+import { isUnknown } from "../workload";
+import { label, unchecked, violation } from "./helpers";
+import { defineRule, type Finding } from "./types";
+
+/** Groups that give root's file access (`0`, `root`) or the runtime's (`docker`). */
+const ROOT_GROUPS = new Set(["0", "root", "docker"]);
+
+/**
+ * The task runs as a non-root user and group. Kubernetes: the effective `runAsUser` (container over pod) is not 0,
+ * and either it is set or `runAsNonRoot: true`; `runAsGroup`, `fsGroup` and `supplementalGroups` are not 0. Docker:
+ * `user` is set and is not `root`, `0`, `0:<gid>` or `<uid>:0`; `groupAdds` has no root or docker group.
+ */
+export const requireNonRoot = defineRule({
+  id: "sandbox-require-non-root",
+  description: "Every container runs as a non-root user and without the root group.",
+  mission: false,
+  enforcementLevel: "mandatory",
+  severity: "high",
+  crosswalk: {
+    cis: ["4.1"],
+    psa: ["runAsNonRoot", "runAsUser"],
+    kyverno: ["require-run-as-nonroot", "require-run-as-non-root-user", "require-non-root-groups"],
+    checkov: ["CKV_K8S_23", "CKV_K8S_40", "CKV_DOCKER_3", "CKV_DOCKER_8"],
+    kubeLinter: ["run-as-non-root"],
+    kubesec: ["RunAsNonRoot", "RunAsUser", "RunAsGroup"],
+  },
+  subjects: ["workload"],
+  configSchema: {
+    properties: {
+      allowRootGroup: {
+        type: "boolean",
+        description: "Allow gid 0 (the root group) with a non-root uid.",
+        default: false,
+      },
+      requireNumericUser: {
+        type: "boolean",
+        description: "Docker: refuse a user given by name (its uid depends on the image's /etc/passwd).",
+        default: false,
+      },
+    },
+  },
+  defaults: { allowRootGroup: false, requireNumericUser: false },
+  remediationSteps:
+    'Set a non-root uid:gid (the toolkit uses 1000:1000): Docker `user: "1000:1000"`; Kubernetes `runAsNonRoot: true`, `runAsUser: 1000`, `runAsGroup: 1000`.',
+  check(s, config) {
+    if (s.subject !== "workload") return [];
+    const out: Finding[] = [];
+    const docker = s.origin.backend !== "kubernetes";
+    for (const c of s.containers) {
+      const who = label(c);
+      const uid = c.runAsUser;
+      if (isUnknown(uid) || isUnknown(c.runAsNonRoot) || isUnknown(c.userName)) {
+        out.push(unchecked(`the user of ${who}`, c.path));
+      } else if (uid === 0) {
+        out.push(violation(`${who} runs as root (uid 0)`, c.path));
+      } else if (uid === undefined) {
+        if (typeof c.userName === "string" && c.userName !== "") {
+          if (config.requireNumericUser)
+            out.push(violation(`${who} names its user "${c.userName}" instead of a numeric uid`, c.path));
+        } else if (c.runAsNonRoot !== true) {
+          out.push(
+            violation(
+              docker
+                ? `${who} sets no user, so the image's default user (often root) runs the task`
+                : `${who} sets neither runAsNonRoot: true nor a non-zero runAsUser${c.runAsNonRoot === false ? " (runAsNonRoot is false)" : ""}`,
+              c.path,
+            ),
+          );
+        }
+      }
+      if (config.allowRootGroup) continue;
+      if (c.runAsGroup === 0) out.push(violation(`${who} runs with the root group (gid 0)`, c.path));
+      else if (isUnknown(c.runAsGroup)) out.push(unchecked(`the group of ${who}`, c.path));
+      const groups = c.extraGroups;
+      if (isUnknown(groups)) out.push(unchecked(`the extra groups of ${who}`, c.path));
+      else {
+        const bad = (groups ?? []).filter(
+          (g) => g !== undefined && !isUnknown(g) && ROOT_GROUPS.has(String(g).trim().toLowerCase()),
+        );
+        if (bad.length > 0)
+          out.push(
+            violation(
+              `${who} joins the group${bad.length > 1 ? "s" : ""} ${bad.map(String).join(", ")}`,
+              c.path,
+            ),
+          );
+      }
+    }
+    return out;
+  },
+});

@@ -1,0 +1,143 @@
+import { parseKubeType } from "../adapters/kubernetes";
+import { field, REDACTED_SECRET, str } from "../adapters/read";
+import { isUnknown, type WorkloadView } from "../workload";
+import { defineStackRule, type StackFinding, type StackResource, type StackResourceRef } from "./types";
+
+/** Resource types whose outputs are credentials (the engine marks them secret). */
+const SECRET_SOURCE_TYPE =
+  /(?:^random:index\/randomPassword:|^tls:index\/privateKey:|^kubernetes:core\/v1:Secret$|secretsmanager|secretmanager|keyvault|^vault:|[Pp]assword|[Pp]rivateKey|AccessToken|ApiKey|[Cc]redential|:Secret(?:Version)?$)/;
+
+/** Task-facing input properties of a Docker container; a Kubernetes pod carrier's whole `spec`. */
+const DOCKER_TASK_FIELDS = ["envs", "command", "entrypoints", "labels", "mounts", "volumes", "uploads"];
+
+function isSecretSource(ref: StackResourceRef): boolean {
+  return SECRET_SOURCE_TYPE.test(ref.type) || ref.additionalSecretOutputs.length > 0;
+}
+
+/** Strings that are secrets somewhere in the stack: Kubernetes Secret data, generated passwords and keys. */
+function knownSecretValues(resources: readonly StackResource[]): { value: string; where: string }[] {
+  const out: { value: string; where: string }[] = [];
+  const add = (v: unknown, where: string) => {
+    if (typeof v === "string" && v.length >= 8) out.push({ value: v, where });
+  };
+  for (const r of resources) {
+    const kind = parseKubeType(r.type)?.kind;
+    if (kind === "Secret") {
+      for (const [k, v] of Object.entries((field(r.props, "stringData") ?? {}) as object))
+        add(v, `Secret "${r.name}" key ${k}`);
+      for (const [k, v] of Object.entries((field(r.props, "data") ?? {}) as object)) {
+        if (typeof v === "string")
+          add(Buffer.from(v, "base64").toString("utf8"), `Secret "${r.name}" key ${k}`);
+      }
+    }
+    if (r.type.startsWith("random:index/randomPassword:"))
+      add(str(field(r.props, "result")), `RandomPassword "${r.name}"`);
+    if (r.type.startsWith("tls:index/privateKey:"))
+      add(str(field(r.props, "privateKeyPem")), `PrivateKey "${r.name}"`);
+    for (const o of r.additionalSecretOutputs)
+      add(str(field(r.props, o)), `${r.type.split(":").pop() ?? r.type} "${r.name}" output ${o}`);
+  }
+  return out;
+}
+
+/** Every string in the task-facing parts of a workload's props, with where it sits. */
+function taskStrings(r: StackResource, w: WorkloadView): { value: string; where: string }[] {
+  const out: { value: string; where: string }[] = [];
+  const walk = (v: unknown, where: string) => {
+    if (typeof v === "string") out.push({ value: v, where });
+    else if (Array.isArray(v)) {
+      for (const [i, x] of v.entries()) walk(x, `${where}[${i}]`);
+    } else if (typeof v === "object" && v !== null && !isUnknown(v))
+      for (const [k, x] of Object.entries(v)) walk(x, `${where}.${k}`);
+  };
+  if (w.origin.backend === "kubernetes") walk(field(r.props, "spec"), "spec");
+  else for (const f of DOCKER_TASK_FIELDS) walk(field(r.props, f), f);
+  return out;
+}
+
+/**
+ * Stack rule: no Pulumi secret reaches a task's env, command, labels or mounts. Judges what a stack policy can see:
+ * task inputs computed from a secret-producing resource (property dependencies), inputs the program marked secret
+ * (`additionalSecretOutputs`), values equal to a Secret's data or a generated password in the same stack, and the
+ * marker the secret-env remediation leaves in place of a Pulumi secret. Only `sandbox.role=proxy|broker` may hold
+ * credentials.
+ */
+export const disallowSecretFlow = defineStackRule({
+  id: "sandbox-disallow-secret-flow",
+  description:
+    "No Pulumi secret or secret-producing resource flows into a task's env, command, labels or mounts.",
+  mission: true,
+  enforcementLevel: "mandatory",
+  severity: "critical",
+  crosswalk: {
+    cis: ["4.10"],
+    kyverno: ["disallow-secrets-from-env-vars"],
+    checkov: ["CKV_K8S_35"],
+    kubeLinter: ["env-var-secret"],
+  },
+  configSchema: {
+    properties: {
+      allowedRoles: {
+        type: "array",
+        items: { type: "string" },
+        description: "sandbox.role values that may hold credentials.",
+        default: ["proxy", "broker"],
+      },
+    },
+  },
+  defaults: { allowedRoles: ["proxy", "broker"] },
+  remediationSteps:
+    "Move the credential to the broker (or proxy) and let it act for the task; never pass it into the task container.",
+  check(resources, config) {
+    const out: StackFinding[] = [];
+    const secrets = knownSecretValues(resources);
+    for (const r of resources) {
+      const w = r.subject;
+      if (w === undefined || w.subject !== "workload") continue;
+      if (w.role !== undefined && config.allowedRoles.includes(w.role)) continue;
+      const who = `${w.origin.kind} "${w.origin.name}"`;
+      const fields = w.origin.backend === "kubernetes" ? ["spec"] : DOCKER_TASK_FIELDS;
+      for (const f of fields) {
+        for (const dep of r.propertyDependencies[f] ?? []) {
+          if (isSecretSource(dep)) {
+            out.push({
+              message: `${who}: ${f} is computed from ${dep.type} "${dep.name}", which produces a secret`,
+              urn: r.urn,
+            });
+          }
+        }
+        if (r.additionalSecretOutputs.includes(f))
+          out.push({ message: `${who}: ${f} is marked secret (additionalSecretOutputs)`, urn: r.urn });
+      }
+      const seen = new Set<string>();
+      for (const s of taskStrings(r, w)) {
+        if (s.value.includes(REDACTED_SECRET)) {
+          out.push({
+            message: `${who}: ${s.where} held a Pulumi secret (redacted by the pack; the value is not shown)`,
+            urn: r.urn,
+          });
+          continue;
+        }
+        const hit = secrets.find((x) => s.value.includes(x.value));
+        if (hit !== undefined && !seen.has(s.where)) {
+          seen.add(s.where);
+          out.push({
+            message: `${who}: ${s.where} holds the value of ${hit.where} (the value is not shown)`,
+            urn: r.urn,
+          });
+        }
+      }
+      if (w.origin.backend === "kubernetes") {
+        for (const c of w.containers)
+          for (const m of c.mounts) {
+            if (m.type === "secret")
+              out.push({
+                message: `${who}: ${c.name} mounts Secret volume "${m.volume ?? "?"}"`,
+                urn: r.urn,
+              });
+          }
+      }
+    }
+    return out;
+  },
+});

@@ -1,0 +1,5 @@
+export * from "./disallow-secret-flow";
+export * from "./registry";
+export * from "./require-budget-bound";
+export * from "./spend";
+export * from "./types";

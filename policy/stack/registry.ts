@@ -1,0 +1,6 @@
+import { disallowSecretFlow } from "./disallow-secret-flow";
+import { requireBudgetBound } from "./require-budget-bound";
+import type { AnyStackRule } from "./types";
+
+/** Every stack rule. */
+export const ALL_STACK_RULES: readonly AnyStackRule[] = [requireBudgetBound, disallowSecretFlow];

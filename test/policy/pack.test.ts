@@ -1,0 +1,125 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { PolicyPackArgs, ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
+import { describe, expect, it, vi } from "vitest";
+import { ALL_RULES, selectRules } from "../../policy/rules/registry";
+import { ALL_STACK_RULES } from "../../policy/stack/registry";
+import "../../policy/index";
+
+// vi.mock is hoisted above the imports, so the recorder is hoisted with it.
+const captured = vi.hoisted((): { name: string; args: PolicyPackArgs }[] => []);
+vi.mock("@pulumi/policy", async (importOriginal) => {
+  const real = await importOriginal<typeof import("@pulumi/policy")>();
+  return {
+    ...real,
+    // Records the pack instead of serving it over gRPC.
+    PolicyPack: class {
+      constructor(name: string, args: PolicyPackArgs) {
+        captured.push({ name, args });
+      }
+    },
+  };
+});
+
+const ID = /^sandbox-(?:disallow|require)-[a-z0-9-]+$/;
+const LEVELS = ["advisory", "mandatory", "remediate", "disabled"];
+
+describe("policy/index.ts", () => {
+  it("registers every rule with a name, one-sentence description, level, tags and a valid configSchema", () => {
+    expect(captured).toHaveLength(1);
+    const pack = captured[0];
+    expect(pack?.name).toBe("sandbox-projects");
+    const policies = pack?.args.policies ?? [];
+    expect(policies.map((p) => p.name)).toEqual([
+      ...ALL_RULES.map((r) => r.id),
+      ...ALL_STACK_RULES.map((r) => r.id),
+    ]);
+    for (const p of policies) {
+      expect(p.name).toMatch(ID);
+      expect(p.description).toMatch(/^[A-Z][^.]*\.$/);
+      expect(LEVELS).toContain(p.enforcementLevel);
+      expect(p.tags?.length ?? 0).toBeGreaterThan(0);
+      expect(p.remediationSteps).toBeTruthy();
+      if (p.configSchema !== undefined) {
+        expect(Object.keys(p.configSchema.properties).length).toBeGreaterThan(0);
+        expect(Object.keys(p.configSchema.properties)).not.toContain("enforcementLevel");
+        for (const prop of Object.values(p.configSchema.properties)) expect(prop.type).toBeDefined();
+      }
+    }
+    const mission = policies
+      .filter((p) => p.tags?.includes("mission"))
+      .map((p) => [p.name, p.enforcementLevel]);
+    expect(mission).toEqual([
+      ["sandbox-disallow-exposed-ports", "mandatory"],
+      ["sandbox-disallow-runtime-socket", "mandatory"],
+      ["sandbox-disallow-secret-env", "remediate"],
+      ["sandbox-require-drop-net-admin", "mandatory"],
+      ["sandbox-disallow-secret-flow", "mandatory"],
+    ]);
+    const resource = policies.filter((p): p is ResourceValidationPolicy => "validateResource" in p);
+    const stack = policies.filter((p): p is StackValidationPolicy => "validateStack" in p);
+    expect(resource).toHaveLength(ALL_RULES.length);
+    expect(stack).toHaveLength(ALL_STACK_RULES.length);
+    expect(resource.filter((p) => p.remediateResource !== undefined).map((p) => p.name)).toEqual([
+      "sandbox-disallow-secret-env",
+      "sandbox-require-drop-net-admin",
+      "sandbox-disallow-privilege-escalation",
+      "sandbox-require-readonly-rootfs",
+    ]);
+  });
+});
+
+describe("registry", () => {
+  it("selects mission rules, by id, and refuses unknown ids", () => {
+    expect(selectRules({ missionOnly: true }).map((r) => r.id)).toEqual([
+      "sandbox-disallow-exposed-ports",
+      "sandbox-disallow-runtime-socket",
+      "sandbox-disallow-secret-env",
+      "sandbox-require-drop-net-admin",
+    ]);
+    expect(selectRules({ exclude: ["sandbox-require-drop-all"] })).toHaveLength(ALL_RULES.length - 1);
+    expect(() => selectRules({ only: ["sandbox-nope"] })).toThrow("unknown rule id(s): sandbox-nope");
+  });
+
+  it("ids are unique", () => {
+    const ids = [...ALL_RULES, ...ALL_STACK_RULES].map((r) => r.id);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});
+
+// Loads the pack the way `pulumi preview --policy-pack policy` does: @pulumi/pulumi's run-policy-pack, from the
+// pack folder, compiling TypeScript with ts-node; the pack prints the port of its gRPC server when it is up.
+describe("run-policy-pack", () => {
+  const root = join(__dirname, "..", "..");
+  const runner = join(root, "node_modules", "@pulumi", "pulumi", "cmd", "run-policy-pack");
+  it.skipIf(!existsSync(runner))(
+    "serves the pack",
+    async () => {
+      const child = spawn(process.execPath, [runner, "127.0.0.1:1", "."], {
+        cwd: join(root, "policy"),
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d) => (out += String(d)));
+      child.stderr.on("data", (d) => (err += String(d)));
+      const port = await new Promise<string>((resolve, reject) => {
+        const timer = setInterval(() => {
+          const m = /^(\d+)\s*$/m.exec(out);
+          if (m?.[1] !== undefined) {
+            clearInterval(timer);
+            resolve(m[1]);
+          }
+        }, 200);
+        child.on("exit", (code) => {
+          clearInterval(timer);
+          reject(new Error(`pack exited with ${code}: ${err}`));
+        });
+      });
+      child.kill();
+      expect(Number(port)).toBeGreaterThan(0);
+    },
+    120_000,
+  );
+});

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Makes sure a Docker engine answers on this machine and that the offline test image exists.
+# Idempotent: it starts nothing when an engine already answers and builds nothing when the image is current.
+#   toolchain/docker.sh            engine + image
+#   toolchain/docker.sh engine     engine only
+# Needs: a reachable engine, or root on Debian (it then installs Debian's docker.io and starts dockerd).
+# No image is ever pulled: the image is made from Debian's busybox-static and `docker import`ed.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/sandbox-projects"
+image="${SANDBOX_TEST_IMAGE:-sandbox-busybox:1}"
+mkdir -p "$cache"
+
+say() { printf 'docker: %s\n' "$*" >&2; }
+die() {
+  printf 'docker: %s\n' "$*" >&2
+  exit 3
+}
+
+engine_answers() {
+  command -v docker >/dev/null 2>&1 && docker info --format '{{.ServerVersion}}' >/dev/null 2>&1
+}
+
+can_install() {
+  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1
+}
+
+apt_install() {
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1 || {
+    apt-get update -qq >/dev/null 2>&1 || true
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  }
+}
+
+ensure_engine() {
+  if engine_answers; then return 0; fi
+  if ! command -v dockerd >/dev/null 2>&1; then
+    can_install || die "no Docker engine answers and none is installed. Install Docker (on Debian: apt-get install -y docker.io), start it, and run this again."
+    say "installing Debian's docker.io"
+    apt_install docker.io
+  fi
+  if ! command -v docker >/dev/null 2>&1; then
+    die "dockerd is installed but the docker client is not; install docker.io (or docker-ce-cli)"
+  fi
+  [ "$(id -u)" = 0 ] || die "no Docker engine answers; start it (e.g. 'sudo systemctl start docker') and run this again."
+  say "starting dockerd (log: $cache/dockerd.log)"
+  # A pid file left by an engine that was killed would stop a new one from starting.
+  if [ -f /var/run/docker.pid ] && ! kill -0 "$(cat /var/run/docker.pid)" 2>/dev/null; then rm -f /var/run/docker.pid; fi
+  nohup dockerd >"$cache/dockerd.log" 2>&1 &
+  for _ in $(seq 1 60); do
+    if engine_answers; then
+      say "engine $(docker info --format '{{.ServerVersion}}') is up"
+      return 0
+    fi
+    sleep 1
+  done
+  tail -20 "$cache/dockerd.log" >&2 || true
+  die "dockerd did not answer within 60 s (see $cache/dockerd.log)"
+}
+
+# The recipe's hash is stored as a label: a changed recipe rebuilds the image, an unchanged one is reused.
+recipe_hash() {
+  { cat "${BASH_SOURCE[0]}"; sha256sum "$busybox" | cut -d' ' -f1; } | sha256sum | cut -c1-16
+}
+
+ensure_image() {
+  busybox=/bin/busybox
+  if ! [ -x "$busybox" ] || ! "$busybox" --list 2>/dev/null | grep -qx ip || ! file_is_static "$busybox"; then
+    can_install || die "the test image needs Debian's busybox-static (apt-get install -y busybox-static)"
+    say "installing Debian's busybox-static"
+    apt_install busybox-static
+  fi
+  local want have
+  want="$(recipe_hash)"
+  have="$(docker image inspect --format '{{ index .Config.Labels "sandbox.image-recipe" }}' "$image" 2>/dev/null || true)"
+  if [ "$have" = "$want" ]; then return 0; fi
+  say "building $image offline from busybox-static"
+  local rootfs
+  rootfs="$(mktemp -d)"
+  trap 'rm -rf "$rootfs"' RETURN
+  mkdir -p "$rootfs"/{bin,etc,tmp,job,proc,sys,dev,root}
+  cp "$busybox" "$rootfs/bin/busybox"
+  for applet in $("$busybox" --list); do
+    [ "$applet" = busybox ] || ln -sf busybox "$rootfs/bin/$applet"
+  done
+  printf 'root:x:0:0:root:/root:/bin/sh\nsandbox:x:1000:1000:sandbox task:/job:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$rootfs/etc/passwd"
+  printf 'root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n' >"$rootfs/etc/group"
+  chown 1000:1000 "$rootfs/job"
+  chmod 1777 "$rootfs/tmp"
+  chmod 700 "$rootfs/root"
+  tar --numeric-owner -C "$rootfs" -c . |
+    docker import \
+      -c 'ENV PATH=/bin' \
+      -c 'WORKDIR /job' \
+      -c 'CMD ["sh"]' \
+      -c "LABEL sandbox.image-recipe=$want sandbox.managed-by=sandbox-projects" \
+      - "$image" >/dev/null
+  say "built $image ($want)"
+}
+
+file_is_static() {
+  # Debian's busybox (dynamic) and busybox-static both install /bin/busybox; only the static one runs in an
+  # image that has no C library.
+  dpkg-query -W -f '${Status}' busybox-static 2>/dev/null | grep -q "install ok installed" || {
+    command -v dpkg-query >/dev/null 2>&1 || [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = "177ELF" ]
+  }
+}
+
+case "${1:-all}" in
+  engine) ensure_engine ;;
+  image) ensure_image ;;
+  all)
+    ensure_engine
+    ensure_image
+    ;;
+  *) die "usage: toolchain/docker.sh [engine|image|all]" ;;
+esac
