@@ -71,7 +71,7 @@ export function loadStack(root: string, stack: string): ResolvedProject {
 export function describePlan(stack: string, p: ResolvedProject): string {
   const lines = [
     `stack ${stack}: project ${p.spec.name} on ${p.spec.backend}${p.spec.enabled ? "" : " (DISABLED: nothing new may start)"}`,
-    `  budget: ${p.budget.arithmetic} ≤ cap $${p.budget.capUsd.toFixed(2)} (largest template: ${p.largestTemplate})`,
+    `  budget: ${p.budget.arithmetic} ≤ cap $${p.budget.capUsd.toFixed(2)} (a slot the size of template ${p.largestTemplate})`,
   ];
   for (const name of Object.keys(p.spec.templates).sort()) {
     const s = launchSpec(p, name, `${p.spec.name}-net`);

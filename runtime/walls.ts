@@ -4,15 +4,15 @@ import type { LaunchSpec } from "../components/spec/launch";
 import {
   HTTP_GET,
   judgeProbe,
+  METADATA_URL,
+  PROBE_TIMEOUT_SECONDS,
   type ProbeReport,
   parseProbeOutput,
+  probeEgressUrl,
   probeScript,
 } from "../components/spec/probe";
 import type { Template } from "../components/spec/template";
 import type { Launcher, TaskResult } from "./launcher";
-
-/** The metadata address every cloud serves credentials from. */
-export const METADATA_URL = "http://169.254.169.254/latest/meta-data/";
 
 /**
  * Where the exfiltration check sends the environment: an address in TEST-NET-3 (RFC 5737), which is never
@@ -30,11 +30,10 @@ export async function runProbe(
   template: Template,
   id?: string,
 ): Promise<{ report: ProbeReport; result: TaskResult }> {
-  const egressUrl =
-    spec.egress.mode === "proxy" ? `http://${spec.egress.allow[0]?.replace(/^\*\./, "")}/` : METADATA_URL;
+  const egressUrl = probeEgressUrl(spec.egress);
   const script = probeScript({ jobFolder: spec.jobFolder.containerPath, egressUrl });
   const result = await launcher.run(
-    { ...spec, timeoutSeconds: Math.min(spec.timeoutSeconds, 60) },
+    { ...spec, timeoutSeconds: Math.min(spec.timeoutSeconds, PROBE_TIMEOUT_SECONDS) },
     { ...(id ? { id } : {}), command: ["sh", "-c", script], removeJobDir: true },
   );
   return { report: judgeProbe(template, parseProbeOutput(result.stdout)), result };

@@ -1,5 +1,13 @@
 import { parseDocument } from "yaml";
-import { joinKey, type ResolvedProject, resolveProject, SpecError } from "../components/spec";
+import { z } from "zod";
+import {
+  joinKey,
+  parseOrThrow,
+  type ResolvedProject,
+  resolveProject,
+  SpecError,
+  strictObject,
+} from "../components/spec";
 
 /** The Pulumi config namespace of the sandbox project (the `name` in Pulumi.yaml). */
 export const CONFIG_NAMESPACE = "sandbox";
@@ -15,6 +23,29 @@ export const CONFIG_KEYS = [
   "probe",
   "templates",
 ] as const;
+
+/** Keys that configure where the project runs rather than what it is. */
+export const BACKEND_KEYS = ["kubernetes"] as const;
+
+/** Where a Kubernetes project runs: a kubeconfig file and a context in it. Defaults to the ambient kubeconfig. */
+export const KubernetesTargetSchema = strictObject({
+  /** Path to a kubeconfig file. Defaults to `KUBECONFIG` or `~/.kube/config`. */
+  kubeconfig: z.string({ error: "kubeconfig must be the path of a kubeconfig file" }).min(1).optional(),
+  /** The context to use. Defaults to the kubeconfig's current context. */
+  context: z.string({ error: "context must be a context name in the kubeconfig" }).min(1).optional(),
+});
+export type KubernetesTarget = z.output<typeof KubernetesTargetSchema>;
+
+/** Reads `sandbox:kubernetes` from the config map (absent: the ambient kubeconfig). */
+export function kubernetesTargetFromConfig(all: Readonly<Record<string, string>>): KubernetesTarget {
+  const raw = all[`${CONFIG_NAMESPACE}:kubernetes`];
+  return parseOrThrow(
+    KubernetesTargetSchema,
+    raw === undefined ? {} : decodeConfigValue(raw),
+    `${CONFIG_NAMESPACE}:kubernetes`,
+    "invalid sandbox project config",
+  );
+}
 
 /**
  * A config value as the engine hands it over: structured values arrive as JSON text, scalars as plain text.
@@ -41,14 +72,14 @@ export function projectFromConfig(all: Readonly<Record<string, string>>, stack: 
     if (!fullKey.startsWith(prefix)) continue;
     const key = fullKey.slice(prefix.length);
     if ((CONFIG_KEYS as readonly string[]).includes(key)) raw[key] = decodeConfigValue(value);
-    else unknown.push(key);
+    else if (!(BACKEND_KEYS as readonly string[]).includes(key)) unknown.push(key);
   }
   if (unknown.length > 0) {
     throw new SpecError(
       unknown.sort().map((k) => ({
         key: joinKey(prefix, k),
         value: undefined,
-        message: `unknown config key; allowed keys: ${CONFIG_KEYS.map((c) => prefix + c).join(", ")}`,
+        message: `unknown config key; allowed keys: ${[...CONFIG_KEYS, ...BACKEND_KEYS].map((c) => prefix + c).join(", ")}`,
       })),
       "invalid sandbox project config",
     );

@@ -1,7 +1,10 @@
+import { readFileSync } from "node:fs";
+import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { SandboxProject } from "../components/docker";
+import { SandboxProject as KubernetesSandboxProject } from "../components/kubernetes";
 import { type ResolvedProject, SpecError } from "../components/spec";
-import { projectFromConfig } from "./config";
+import { type KubernetesTarget, kubernetesTargetFromConfig, projectFromConfig } from "./config";
 
 /** What the stack exports: what the runtime reads and what a person checks after `up`. */
 export interface StackOutputs {
@@ -9,7 +12,11 @@ export interface StackOutputs {
   backend: string;
   enabled: boolean;
   budget: pulumi.Output<unknown>;
-  networkName: pulumi.Output<string>;
+  /** Docker: the project network. */
+  networkName?: pulumi.Output<string>;
+  /** Kubernetes: the project namespace and what its quota admits. */
+  namespace?: pulumi.Output<string>;
+  quota?: pulumi.Output<unknown>;
   templates: pulumi.Output<unknown>;
   probes: pulumi.Output<unknown>;
 }
@@ -31,12 +38,35 @@ export function checkedProject(): ResolvedProject {
 export async function sandboxProgram(): Promise<StackOutputs> {
   const resolved = checkedProject();
   const spec = resolved.spec;
-  if (spec.backend !== "docker") {
-    throw new pulumi.RunError(
-      `invalid sandbox project config:\n  - sandbox:backend = "${spec.backend}": this version builds the "docker" backend only; the Kubernetes backend is not part of it yet`,
-    );
-  }
   const { name: _name, backend: _backend, ...args } = spec;
+  if (spec.backend === "kubernetes") {
+    let target: KubernetesTarget;
+    try {
+      target = kubernetesTargetFromConfig(pulumi.runtime.allConfig());
+    } catch (e) {
+      if (e instanceof SpecError) throw new pulumi.RunError(e.message);
+      throw e;
+    }
+    const provider = new k8s.Provider(`${spec.name}-cluster`, {
+      ...(target.kubeconfig === undefined ? {} : { kubeconfig: readFileSync(target.kubeconfig, "utf8") }),
+      ...(target.context === undefined ? {} : { context: target.context }),
+    });
+    const project = new KubernetesSandboxProject(
+      spec.name,
+      { ...args, name: spec.name },
+      { providers: [provider] },
+    );
+    return {
+      project: spec.name,
+      backend: spec.backend,
+      enabled: spec.enabled,
+      budget: project.budget,
+      quota: project.quota,
+      namespace: project.namespaceName,
+      templates: project.templates,
+      probes: project.probeJobs,
+    };
+  }
   const project = new SandboxProject(spec.name, { ...args, name: spec.name });
   return {
     project: spec.name,

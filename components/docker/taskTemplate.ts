@@ -1,7 +1,14 @@
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import { type LaunchSpec, launchSpec, projectLabels } from "../spec/launch";
-import { judgeProbe, type ProbeReport, parseProbeOutput, probeScript } from "../spec/probe";
+import {
+  judgeProbe,
+  PROBE_TIMEOUT_SECONDS,
+  type ProbeReport,
+  parseProbeOutput,
+  probeEgressUrl,
+  probeScript,
+} from "../spec/probe";
 import type { ResolvedProject } from "../spec/project";
 import { dockerLabels, hardenedContainerArgs } from "./containerArgs";
 
@@ -15,12 +22,6 @@ export interface TaskTemplateArgs {
   /** Run the template's self-check probe at `up`. Defaults to `true`. */
   readonly probe?: boolean;
 }
-
-/** Where the probe tries to go. With no network (or only the proxy) nothing can answer it. */
-export const METADATA_URL = "http://169.254.169.254/latest/meta-data/";
-
-/** Longest the probe may run, whatever the template's own deadline. */
-export const PROBE_TIMEOUT_SECONDS = 60;
 
 /**
  * A task template on Docker. Docker has no template object, so the template is its validated launch spec (an
@@ -64,10 +65,7 @@ export class TaskTemplate extends pulumi.ComponentResource {
       );
       const script = probeScript({
         jobFolder: spec.jobFolder.containerPath,
-        egressUrl:
-          spec.egress.mode === "proxy"
-            ? `http://${spec.egress.allow[0]?.replace(/^\*\./, "")}/`
-            : METADATA_URL,
+        egressUrl: probeEgressUrl(spec.egress),
       });
       const probeSpec: LaunchSpec = {
         ...spec,

@@ -1,6 +1,26 @@
 import { decodeCapabilityMask, effectiveCapabilities } from "./capabilities";
 import { type Template, templateDrops } from "./template";
 
+/** The address every cloud serves instance credentials from. */
+export const METADATA_URL = "http://169.254.169.254/latest/meta-data/";
+
+/**
+ * Where a template's probe tries to go: with egress `none` (or no route) the metadata address, which must not
+ * answer; in proxy mode the first allowed host, which must answer through the proxy.
+ */
+export function probeEgressUrl(egress: {
+  readonly mode: "none" | "proxy";
+  readonly allow: readonly string[];
+}): string {
+  const host = egress.allow[0];
+  return egress.mode === "proxy" && host !== undefined
+    ? `http://${host.replace(/^\*\./, "")}/`
+    : METADATA_URL;
+}
+
+/** Longest the probe may run, whatever the template's own deadline. */
+export const PROBE_TIMEOUT_SECONDS = 60;
+
 /**
  * The self-check that runs inside a template's own container and prints one `probe.<key>=<value>` line per
  * observation. It uses only busybox/POSIX tools so it runs in the smallest image, and it never needs a network:

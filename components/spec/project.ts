@@ -44,30 +44,35 @@ export type ProjectSpec = z.output<typeof ProjectSchema>;
 /** A checked project: the spec plus what was derived from it. */
 export interface ResolvedProject {
   readonly spec: ProjectSpec;
-  /** The budget plan for the largest template. */
+  /** The budget plan for a slot as large as the largest template in every dimension. */
   readonly budget: BudgetPlan;
-  /** The template the budget was planned for (the most expensive one). */
+  /** What the budget priced one slot at: the largest vCPU, memory and disk of any template. */
+  readonly slot: SlotSize;
+  /** Which templates the slot's size comes from, in words (`"big"`, or `"cpu" (vCPU), "mem" (memory)`). */
   readonly largestTemplate: string;
   /** Host folder under which job folders are created. */
   readonly jobRoot: string;
 }
 
-/** The most expensive template per hour, and its size. */
-export function largestTemplate(
-  templates: Readonly<Record<string, Template>>,
-  spec: ProjectSpec,
-): [string, TaskSize] {
-  let best: [string, TaskSize] = ["", { vcpu: 0, memoryMb: 0 }];
-  let bestCost = -1;
-  for (const [name, t] of Object.entries(templates)) {
-    const size = { vcpu: t.resources.vcpu, memoryMb: t.resources.memoryMb };
-    const cost = size.vcpu * spec.budget.usdPerVcpuHour + (size.memoryMb / 1024) * spec.budget.usdPerGbHour;
-    if (cost > bestCost || (cost === bestCost && name < best[0])) {
-      best = [name, size];
-      bestCost = cost;
-    }
-  }
-  return best;
+/** The size one task slot is priced and reserved at. */
+export interface SlotSize extends TaskSize {
+  readonly diskMb: number;
+}
+
+/**
+ * The slot size that covers every template: the largest vCPU, memory and disk of any of them. Pricing this
+ * envelope (not only the most expensive template) keeps the proof true on Kubernetes, whose quota bounds CPU and
+ * memory separately, and is what lets any template run in any slot.
+ */
+export function slotSize(templates: Readonly<Record<string, Template>>): [string, SlotSize] {
+  const entries = Object.entries(templates).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const pick = (f: (t: Template) => number) =>
+    entries.reduce<[string, number]>((best, [n, t]) => (f(t) > best[1] ? [n, f(t)] : best), ["", -1]);
+  const [cpuFrom, vcpu] = pick((t) => t.resources.vcpu);
+  const [memFrom, memoryMb] = pick((t) => t.resources.memoryMb);
+  const [, diskMb] = pick((t) => t.resources.diskMb);
+  const label = cpuFrom === memFrom ? `"${cpuFrom}"` : `"${cpuFrom}" (vCPU) and "${memFrom}" (memory)`;
+  return [label, { vcpu, memoryMb, diskMb }];
 }
 
 /**
@@ -76,7 +81,7 @@ export function largestTemplate(
  */
 export function resolveProject(input: unknown, keyPrefix = ""): ResolvedProject {
   const spec = parseOrThrow(ProjectSchema, input, keyPrefix);
-  const [largest, size] = largestTemplate(spec.templates, spec);
+  const [largest, size] = slotSize(spec.templates);
   const plan = planBudget(size, spec.budget, spec.enabled);
   if ("refusal" in plan) {
     const key =
@@ -85,13 +90,14 @@ export function resolveProject(input: unknown, keyPrefix = ""): ResolvedProject 
       {
         key: joinKey(keyPrefix, key),
         value: String(spec.budget.maxConcurrentTasks ?? spec.budget.monthlyCapUsd),
-        message: `${plan.refusal}, for template "${largest}"; raise the cap, lower the concurrency or shrink the template`,
+        message: `${plan.refusal}, for a slot the size of template ${largest}; raise the cap, lower the concurrency or shrink the template`,
       },
     ]);
   }
   return {
     spec,
     budget: plan,
+    slot: size,
     largestTemplate: largest,
     jobRoot: spec.jobRoot ?? `/var/lib/sandbox-projects/${spec.name}`,
   };

@@ -31,7 +31,8 @@ describe("resolveProject", () => {
     expect(p.spec.probe).toBe(true);
     expect(p.spec.network).toEqual({ proxyPort: 3128 });
     expect(p.jobRoot).toBe("/var/lib/sandbox-projects/demo");
-    expect(p.largestTemplate).toBe("big");
+    expect(p.largestTemplate).toBe('"big"');
+    expect(p.slot).toEqual({ vcpu: 1, memoryMb: 512, diskMb: 1024 });
     expect(p.budget).toEqual({
       concurrency: 2,
       worstCaseUsd: expect.closeTo(7.3, 10),
@@ -49,15 +50,29 @@ describe("resolveProject", () => {
       }),
     ).toBe(
       "invalid sandbox project:\n" +
-        '  - budget.maxConcurrentTasks = 3: worst case 3 tasks × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h = $13.14 > cap $10.00 (at most 2 fit), for template "big"; raise the cap, lower the concurrency or shrink the template',
+        '  - budget.maxConcurrentTasks = 3: worst case 3 tasks × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h = $13.14 > cap $10.00 (at most 2 fit), for a slot the size of template "big"; raise the cap, lower the concurrency or shrink the template',
     );
   });
 
   it("refuses a budget below one task", () => {
     expect(messageOf({ ...base, budget: { monthlyCapUsd: 1 } }, "sandbox:")).toBe(
       "invalid sandbox project:\n" +
-        '  - sandbox:budget.monthlyCapUsd = 1: worst case 1 task × (1 vCPU × $0.004 + 0.5 GB × $0.002) × 730 h = $3.65 > cap $1.00 (not even one task fits), for template "default"; raise the cap, lower the concurrency or shrink the template',
+        '  - sandbox:budget.monthlyCapUsd = 1: worst case 1 task × (1 vCPU × $0.004 + 0.5 GB × $0.002) × 730 h = $3.65 > cap $1.00 (not even one task fits), for a slot the size of template "default"; raise the cap, lower the concurrency or shrink the template',
     );
+  });
+
+  it("prices a slot as large as the largest template in every dimension", () => {
+    const p = resolveProject({
+      ...base,
+      budget: { monthlyCapUsd: 100 },
+      templates: {
+        cpu: { image: "x:1", resources: { vcpu: 4, memoryMb: 512 } },
+        mem: { image: "x:1", resources: { vcpu: 0.5, memoryMb: 8192, diskMb: 2048 } },
+      },
+    });
+    expect(p.slot).toEqual({ vcpu: 4, memoryMb: 8192, diskMb: 2048 });
+    expect(p.largestTemplate).toBe('"cpu" (vCPU) and "mem" (memory)');
+    expect(p.budget.arithmetic).toBe("4 tasks × (4 vCPU × $0.004 + 8 GB × $0.002) × 730 h = $93.44");
   });
 
   it("accepts a disabled project with a zero cap: the hard stop admits nothing", () => {

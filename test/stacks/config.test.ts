@@ -57,7 +57,7 @@ describe("the dev stack config", () => {
     const mocks = await recordingMocks({ config: devConfig });
     const outputs = await sandboxProgram();
     expect(outputs.project).toBe("sandbox-dev");
-    expect(await outputValue(outputs.networkName)).toBe("sandbox-dev-net");
+    expect(outputs.networkName && (await outputValue(outputs.networkName))).toBe("sandbox-dev-net");
     const registered = await mocks.settle();
     expect(
       registered
@@ -83,12 +83,12 @@ describe("a malformed stack config fails with one clear message and registers no
     [
       "a budget below one task",
       devWith("    monthlyCapUsd: 10", "    monthlyCapUsd: 2"),
-      '  - sandbox:budget.maxConcurrentTasks = 2: worst case 2 tasks × (1 vCPU × $0.004 + 0.5 GB × $0.002) × 730 h = $7.30 > cap $2.00 (not even one task fits), for template "default"; raise the cap, lower the concurrency or shrink the template',
+      '  - sandbox:budget.maxConcurrentTasks = 2: worst case 2 tasks × (1 vCPU × $0.004 + 0.5 GB × $0.002) × 730 h = $7.30 > cap $2.00 (not even one task fits), for a slot the size of template "default"; raise the cap, lower the concurrency or shrink the template',
     ],
     [
       "a concurrency above the cap",
       devWith("    maxConcurrentTasks: 2", "    maxConcurrentTasks: 3"),
-      '  - sandbox:budget.maxConcurrentTasks = 3: worst case 3 tasks × (1 vCPU × $0.004 + 0.5 GB × $0.002) × 730 h = $10.95 > cap $10.00 (at most 2 fit), for template "default"; raise the cap, lower the concurrency or shrink the template',
+      '  - sandbox:budget.maxConcurrentTasks = 3: worst case 3 tasks × (1 vCPU × $0.004 + 0.5 GB × $0.002) × 730 h = $10.95 > cap $10.00 (at most 2 fit), for a slot the size of template "default"; raise the cap, lower the concurrency or shrink the template',
     ],
     [
       "enabled: nope",
@@ -98,7 +98,7 @@ describe("a malformed stack config fails with one clear message and registers no
     [
       "a typo in a key",
       devWith("  sandbox:jobRoot:", "  sandbox:jobroot:"),
-      "  - sandbox:jobroot: unknown config key; allowed keys: sandbox:name, sandbox:backend, sandbox:enabled, sandbox:budget, sandbox:network, sandbox:jobRoot, sandbox:probe, sandbox:templates",
+      "  - sandbox:jobroot: unknown config key; allowed keys: sandbox:name, sandbox:backend, sandbox:enabled, sandbox:budget, sandbox:network, sandbox:jobRoot, sandbox:probe, sandbox:templates, sandbox:kubernetes",
     ],
     [
       "a secret in a template's environment",
@@ -115,12 +115,36 @@ describe("a malformed stack config fails with one clear message and registers no
     expect(registered).toBe(0);
   });
 
-  it("refuses the kubernetes backend in this version without registering anything", async () => {
-    const { message, registered } = await refusal(
-      devWith("  sandbox:backend: docker", "  sandbox:backend: kubernetes"),
-    );
+  it("builds the same project on Kubernetes when the backend says so, with a provider from sandbox:kubernetes", async () => {
+    const mocks = await recordingMocks({
+      config: {
+        ...devWith("  sandbox:backend: docker", "  sandbox:backend: kubernetes"),
+        "sandbox:kubernetes": '{"context":"kind-dev"}',
+      },
+    });
+    const outputs = await sandboxProgram();
+    expect(outputs.backend).toBe("kubernetes");
+    expect(outputs.namespace && (await outputValue(outputs.namespace))).toBe("sandbox-dev");
+    const registered = await mocks.settle();
+    expect(registered.find((r) => r.type === "pulumi:providers:kubernetes")?.inputs).toMatchObject({
+      context: "kind-dev",
+    });
+    expect(
+      registered
+        .filter((r) => r.type === "kubernetes:core/v1:PodTemplate")
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(["sandbox-dev-default", "sandbox-dev-seed-six"]);
+    expect(registered.some((r) => r.type.startsWith("docker:"))).toBe(false);
+  });
+
+  it("refuses a malformed sandbox:kubernetes and registers nothing", async () => {
+    const { message, registered } = await refusal({
+      ...devWith("  sandbox:backend: docker", "  sandbox:backend: kubernetes"),
+      "sandbox:kubernetes": '{"kubeconfig":5}',
+    });
     expect(message).toBe(
-      'invalid sandbox project config:\n  - sandbox:backend = "kubernetes": this version builds the "docker" backend only; the Kubernetes backend is not part of it yet',
+      "invalid sandbox project config:\n  - sandbox:kubernetes.kubeconfig = 5: kubeconfig must be the path of a kubeconfig file",
     );
     expect(registered).toBe(0);
   });

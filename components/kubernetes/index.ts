@@ -1,0 +1,2 @@
+export * from "./manifests";
+export * from "./sandboxProject";

@@ -1,0 +1,207 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import type { Budget, BudgetPlan } from "../spec/budget";
+import { SpecError } from "../spec/errors";
+import { type LaunchSpec, launchSpec, projectLabels } from "../spec/launch";
+import { PROBE_TIMEOUT_SECONDS, probeEgressUrl, probeScript } from "../spec/probe";
+import { type ProjectInput, type ResolvedProject, resolveProject } from "../spec/project";
+import { ResourcesSchema } from "../spec/template";
+import {
+  defaultDenySpec,
+  hardenedPodSpec,
+  limitRangeSpec,
+  namespaceLabels,
+  proxyEgressSpec,
+  type QuotaPlan,
+  quotaHard,
+  quotaPlan,
+  RESERVED_NAMESPACES,
+  taskJob,
+  taskPodLabels,
+} from "./manifests";
+
+/**
+ * A sandbox project on a Kubernetes cluster. Plain values, not outputs: the walls and the budget must be known at
+ * preview, where the policy pack judges them and where a bad project is refused before anything is created.
+ */
+export interface SandboxProjectArgs extends Omit<ProjectInput, "name" | "backend"> {
+  /** The project's name: the namespace's name and every object's prefix. Defaults to the component's name. */
+  readonly name?: string;
+  /** Must be `kubernetes` when given. Defaults to `kubernetes`. */
+  readonly backend?: "kubernetes";
+}
+
+/** The Metadata the probe Job needs to not block `up` on clusters that do not run it at once. */
+const SKIP_AWAIT = { "pulumi.com/skipAwait": "true" };
+
+/**
+ * A sandbox project on Kubernetes: a namespace enforcing Pod Security `restricted`, a ResourceQuota derived from the
+ * budget (`enabled: false` makes it zero, the hard stop), a LimitRange, default-deny NetworkPolicies (plus egress to
+ * the proxy only, in proxy mode), a task ServiceAccount without a token or bindings, and one PodTemplate per task
+ * template holding the hardened pod spec. The same spec as the Docker backend, the same walls.
+ */
+export class SandboxProject extends pulumi.ComponentResource {
+  public readonly resolved: ResolvedProject;
+  /** The project namespace's name. */
+  public readonly namespaceName: pulumi.Output<string>;
+  /** The budget plan: tasks at once and the worst-case arithmetic. */
+  public readonly budget: pulumi.Output<BudgetPlan>;
+  /** What the ResourceQuota admits, with its arithmetic. */
+  public readonly quota: pulumi.Output<QuotaPlan>;
+  /** Per template, the launch spec (also stored in the cluster as a PodTemplate). */
+  public readonly templates: pulumi.Output<Record<string, LaunchSpec>>;
+  /** Per template, the name of its probe Job (absent when the probe is off or the project disabled). */
+  public readonly probeJobs: pulumi.Output<Record<string, string>>;
+
+  constructor(name: string, args: SandboxProjectArgs, opts?: pulumi.ComponentResourceOptions) {
+    const resolved = resolveKubernetesProject(name, args);
+    const spec = resolved.spec;
+    const ns = spec.name;
+    const plan = quotaPlan(resolved.budget.concurrency, resolved.slot, spec.budget);
+    super("sandbox:kubernetes:SandboxProject", name, componentInputs(resolved, plan), opts);
+    this.resolved = resolved;
+    const child = { parent: this };
+
+    const namespace = new k8s.core.v1.Namespace(
+      `${name}-ns`,
+      { metadata: { name: ns, labels: namespaceLabels(ns) } },
+      child,
+    );
+    const inNs = { parent: this, dependsOn: [namespace] };
+    const meta = (n: string, role: Parameters<typeof projectLabels>[1] = "network") => ({
+      name: n,
+      namespace: ns,
+      labels: projectLabels(ns, role),
+    });
+
+    new k8s.core.v1.ResourceQuota(
+      `${name}-quota`,
+      { metadata: meta(`${ns}-budget`), spec: { hard: quotaHard(plan) } },
+      inNs,
+    );
+
+    const defaults = ResourcesSchema.parse({});
+    new k8s.core.v1.LimitRange(
+      `${name}-limits`,
+      { metadata: meta(`${ns}-limits`), spec: limitRangeSpec(defaults, resolved.slot) },
+      inNs,
+    );
+
+    new k8s.networking.v1.NetworkPolicy(
+      `${name}-default-deny`,
+      { metadata: meta(`${ns}-default-deny`), spec: defaultDenySpec() },
+      inNs,
+    );
+    if (Object.values(spec.templates).some((t) => t.egress.mode === "proxy")) {
+      new k8s.networking.v1.NetworkPolicy(
+        `${name}-egress-proxy`,
+        { metadata: meta(`${ns}-egress-proxy`), spec: proxyEgressSpec(spec.network.proxyPort) },
+        inNs,
+      );
+    }
+
+    const serviceAccount = `${ns}-task`;
+    new k8s.core.v1.ServiceAccount(
+      `${name}-task-sa`,
+      { metadata: meta(serviceAccount, "task"), automountServiceAccountToken: false },
+      inNs,
+    );
+
+    const templates: Record<string, LaunchSpec> = {};
+    const probeJobs: Record<string, pulumi.Output<string>> = {};
+    for (const template of Object.keys(spec.templates).sort()) {
+      const launch = launchSpec(resolved, template, "none");
+      templates[template] = launch;
+      new k8s.core.v1.PodTemplate(
+        `${name}-${template}`,
+        {
+          metadata: { ...meta(`${ns}-${template}`, "task"), labels: launch.labels },
+          template: {
+            metadata: { labels: taskPodLabels(launch) },
+            spec: hardenedPodSpec(launch, serviceAccount),
+          },
+        },
+        inNs,
+      );
+      if (spec.probe && spec.enabled) {
+        const script = probeScript({
+          jobFolder: launch.jobFolder.containerPath,
+          egressUrl: probeEgressUrl(launch.egress),
+        });
+        const probeSpec = {
+          ...launch,
+          timeoutSeconds: Math.min(launch.timeoutSeconds, PROBE_TIMEOUT_SECONDS),
+          labels: projectLabels(ns, "probe", template, launch.specHash),
+        };
+        const job = taskJob(probeSpec, ns, "probe", serviceAccount, ["sh", "-c", script]);
+        const created = new k8s.batch.v1.Job(
+          `${name}-${template}-probe`,
+          { metadata: { ...job.metadata, annotations: SKIP_AWAIT }, spec: job.spec },
+          inNs,
+        );
+        probeJobs[template] = created.metadata.name;
+      }
+    }
+
+    this.namespaceName = namespace.metadata.name;
+    this.budget = pulumi.output(resolved.budget);
+    this.quota = pulumi.output(plan);
+    this.templates = pulumi.output(templates);
+    this.probeJobs = pulumi.output(probeJobs);
+    this.registerOutputs({
+      namespaceName: this.namespaceName,
+      budget: this.budget,
+      quota: this.quota,
+      templates: this.templates,
+      probeJobs: this.probeJobs,
+      enabled: spec.enabled,
+    });
+  }
+}
+
+/** Checks the args as a Kubernetes project named `name` (unless they name it), or throws one SpecError. */
+export function resolveKubernetesProject(name: string, args: SandboxProjectArgs): ResolvedProject {
+  const backend = (args as { backend?: string }).backend;
+  if (backend !== undefined && backend !== "kubernetes") {
+    throw new SpecError([
+      {
+        key: "backend",
+        value: JSON.stringify(backend),
+        message:
+          'the Kubernetes SandboxProject takes backend "kubernetes" only; use the Docker component for "docker"',
+      },
+    ]);
+  }
+  const resolved = resolveProject({ ...args, name: args.name ?? name, backend: "kubernetes" });
+  if (RESERVED_NAMESPACES.includes(resolved.spec.name)) {
+    throw new SpecError([
+      {
+        key: "name",
+        value: JSON.stringify(resolved.spec.name),
+        message: `the project's namespace must not be a cluster namespace (${RESERVED_NAMESPACES.join(", ")})`,
+      },
+    ]);
+  }
+  return resolved;
+}
+
+function componentInputs(
+  p: ResolvedProject,
+  plan: QuotaPlan,
+): {
+  project: string;
+  backend: "kubernetes";
+  enabled: boolean;
+  budget: Budget;
+  maxConcurrentTasks: number;
+  worstCaseUsd: number;
+} {
+  return {
+    project: p.spec.name,
+    backend: "kubernetes",
+    enabled: p.spec.enabled,
+    budget: p.spec.budget,
+    maxConcurrentTasks: plan.tasks,
+    worstCaseUsd: plan.worstCaseUsd,
+  };
+}

@@ -1,0 +1,289 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { PSA_VERSION } from "../../components/kubernetes/manifests";
+import { SandboxProject } from "../../components/kubernetes/sandboxProject";
+import { SpecError } from "../../components/spec/errors";
+import { one, outputValue, type Registered, recordingMocks, registeredOutputs } from "../helpers/pulumiMocks";
+
+const NS = "kubernetes:core/v1:Namespace";
+const QUOTA = "kubernetes:core/v1:ResourceQuota";
+const LIMITS = "kubernetes:core/v1:LimitRange";
+const NETPOL = "kubernetes:networking.k8s.io/v1:NetworkPolicy";
+const SA = "kubernetes:core/v1:ServiceAccount";
+const PODTEMPLATE = "kubernetes:core/v1:PodTemplate";
+const JOB = "kubernetes:batch/v1:Job";
+
+let registered: Registered[] = [];
+let project: SandboxProject;
+
+beforeAll(async () => {
+  const mocks = await recordingMocks({ stack: "staging" });
+  project = new SandboxProject("team", {
+    budget: { monthlyCapUsd: 300, maxConcurrentTasks: 20 },
+    templates: {
+      default: {
+        image: "runner:1",
+        resources: { vcpu: 2, memoryMb: 4096, pids: 256, tmpfsMb: 256, diskMb: 4096 },
+      },
+      web: {
+        image: "runner:1",
+        capDrop: "seed-six",
+        runtime: "runsc",
+        egress: { mode: "proxy", allow: ["pypi.org"] },
+        resources: { vcpu: 1, memoryMb: 2048 },
+      },
+    },
+  });
+  await outputValue(project.probeJobs);
+  registered = await mocks.settle();
+});
+
+describe("SandboxProject on Kubernetes", () => {
+  it("registers the namespace, quota, limits, policies, service account, one PodTemplate and probe Job per template", () => {
+    expect(registered.map((r) => `${r.type}/${r.name}`).sort()).toEqual(
+      [
+        "sandbox:kubernetes:SandboxProject/team",
+        `${NS}/team-ns`,
+        `${QUOTA}/team-quota`,
+        `${LIMITS}/team-limits`,
+        `${NETPOL}/team-default-deny`,
+        `${NETPOL}/team-egress-proxy`,
+        `${SA}/team-task-sa`,
+        `${PODTEMPLATE}/team-default`,
+        `${PODTEMPLATE}/team-web`,
+        `${JOB}/team-default-probe`,
+        `${JOB}/team-web-probe`,
+      ].sort(),
+    );
+    for (const r of registered.filter((x) => x.custom)) {
+      expect(r.urn).toContain("sandbox:kubernetes:SandboxProject$");
+    }
+  });
+
+  it("labels the namespace for Pod Security Admission restricted, pinned, and never uses default", () => {
+    expect(one(registered, NS, "team-ns").inputs.metadata).toEqual({
+      name: "team",
+      labels: {
+        "sandbox.managed-by": "sandbox-projects",
+        "sandbox.project": "team",
+        "sandbox.role": "network",
+        "pod-security.kubernetes.io/enforce": "restricted",
+        "pod-security.kubernetes.io/enforce-version": PSA_VERSION,
+        "pod-security.kubernetes.io/audit": "restricted",
+        "pod-security.kubernetes.io/audit-version": PSA_VERSION,
+        "pod-security.kubernetes.io/warn": "restricted",
+        "pod-security.kubernetes.io/warn-version": PSA_VERSION,
+      },
+    });
+  });
+
+  it("derives the quota from the budget: 20 tasks of the largest template", () => {
+    expect((one(registered, QUOTA, "team-quota").inputs.spec as { hard: unknown }).hard).toEqual({
+      "limits.cpu": "40000m",
+      "limits.memory": "81920Mi",
+      "limits.ephemeral-storage": "81920Mi",
+      "requests.cpu": "40000m",
+      "requests.memory": "81920Mi",
+      "requests.ephemeral-storage": "81920Mi",
+      pods: "20",
+      "count/pods": "20",
+      "count/jobs.batch": "20",
+    });
+  });
+
+  it("reports the quota's arithmetic as an output", async () => {
+    const quota = await outputValue(project.quota);
+    expect(quota.arithmetic).toBe(
+      "quota 20 tasks × (2 vCPU × $0.004 + 4 GB × $0.002) × 730 h = $233.60: limits.cpu 40, limits.memory 81920Mi ≤ cap $300.00",
+    );
+    expect(quota.worstCaseUsd).toBeCloseTo(233.6, 8);
+  });
+
+  it("gives a pod without limits the template defaults and rejects one above the largest template", () => {
+    expect(one(registered, LIMITS, "team-limits").inputs.spec).toEqual({
+      limits: [
+        {
+          type: "Container",
+          default: { cpu: "1000m", memory: "512Mi", "ephemeral-storage": "1024Mi" },
+          defaultRequest: { cpu: "1000m", memory: "512Mi", "ephemeral-storage": "1024Mi" },
+          max: { cpu: "2000m", memory: "4096Mi", "ephemeral-storage": "4096Mi" },
+        },
+        { type: "Pod", max: { cpu: "2000m", memory: "4096Mi", "ephemeral-storage": "4096Mi" } },
+      ],
+    });
+  });
+
+  it("denies all ingress and egress by default, and lets proxy-mode pods reach only the proxy's port", () => {
+    expect(one(registered, NETPOL, "team-default-deny").inputs.spec).toEqual({
+      podSelector: {},
+      policyTypes: ["Ingress", "Egress"],
+      ingress: [],
+      egress: [],
+    });
+    expect(one(registered, NETPOL, "team-egress-proxy").inputs.spec).toEqual({
+      podSelector: { matchLabels: { "sandbox.egress": "proxy" } },
+      policyTypes: ["Egress"],
+      egress: [
+        {
+          to: [{ podSelector: { matchLabels: { "sandbox.role": "proxy" } } }],
+          ports: [{ protocol: "TCP", port: 3128 }],
+        },
+      ],
+    });
+  });
+
+  it("gives tasks a service account without a token", () => {
+    expect(one(registered, SA, "team-task-sa").inputs).toMatchObject({
+      metadata: { name: "team-task", namespace: "team" },
+      automountServiceAccountToken: false,
+    });
+  });
+
+  it("stores each template as a PodTemplate with the hardened pod spec", () => {
+    const pt = one(registered, PODTEMPLATE, "team-default").inputs as {
+      metadata: { name: string; namespace: string };
+      template: { spec: Record<string, unknown> & { containers: Record<string, unknown>[] } };
+    };
+    expect(pt.metadata).toMatchObject({ name: "team-default", namespace: "team" });
+    const spec = pt.template.spec;
+    expect(spec).toMatchObject({
+      restartPolicy: "Never",
+      serviceAccountName: "team-task",
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      hostNetwork: false,
+      hostPID: false,
+      hostIPC: false,
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: 1000,
+        runAsGroup: 1000,
+        fsGroup: 1000,
+        seccompProfile: { type: "RuntimeDefault" },
+      },
+      volumes: [
+        { name: "tmp", emptyDir: { medium: "Memory", sizeLimit: "256Mi" } },
+        { name: "job", emptyDir: { sizeLimit: "4096Mi" } },
+      ],
+    });
+    expect(spec.runtimeClassName).toBeUndefined();
+    expect(spec.containers).toHaveLength(1);
+    expect(spec.containers[0]).toEqual({
+      name: "task",
+      image: "runner:1",
+      command: ["sh", "-c", 'timeout -s KILL 600 "$@" & wait $!', "sh", "sh", "/job/run.sh"],
+      workingDir: "/job",
+      env: [],
+      securityContext: {
+        allowPrivilegeEscalation: false,
+        privileged: false,
+        readOnlyRootFilesystem: true,
+        runAsNonRoot: true,
+        runAsUser: 1000,
+        runAsGroup: 1000,
+        capabilities: { drop: ["ALL"] },
+        seccompProfile: { type: "RuntimeDefault" },
+      },
+      resources: {
+        requests: { cpu: "2000m", memory: "4096Mi", "ephemeral-storage": "4096Mi" },
+        limits: { cpu: "2000m", memory: "4096Mi", "ephemeral-storage": "4096Mi" },
+      },
+      volumeMounts: [
+        { name: "tmp", mountPath: "/tmp" },
+        { name: "job", mountPath: "/job" },
+      ],
+    });
+  });
+
+  it("asks for gVisor's RuntimeClass, the seed-six drop set and the proxy label where the template does", () => {
+    const pt = one(registered, PODTEMPLATE, "team-web").inputs as {
+      template: {
+        metadata: { labels: Record<string, string> };
+        spec: {
+          runtimeClassName?: string;
+          containers: { securityContext: { capabilities: unknown }; env: unknown }[];
+        };
+      };
+    };
+    expect(pt.template.spec.runtimeClassName).toBe("gvisor");
+    expect(pt.template.spec.containers[0]?.securityContext.capabilities).toEqual({
+      drop: ["NET_RAW", "MKNOD", "SYS_CHROOT", "SETFCAP", "SETPCAP", "NET_ADMIN"],
+    });
+    expect(pt.template.metadata.labels["sandbox.egress"]).toBe("proxy");
+    expect(pt.template.spec.containers[0]?.env).toContainEqual({
+      name: "HTTPS_PROXY",
+      value: "http://team-proxy:3128",
+    });
+  });
+
+  it("runs a probe Job per template: one shot, never retried, with a deadline and a TTL", () => {
+    const job = one(registered, JOB, "team-default-probe").inputs as {
+      metadata: { name: string; annotations: Record<string, string>; labels: Record<string, string> };
+      spec: Record<string, unknown> & { template: { spec: { containers: { command: string[] }[] } } };
+    };
+    expect(job.metadata.name).toBe("team-default-probe");
+    expect(job.metadata.labels["sandbox.role"]).toBe("probe");
+    expect(job.metadata.annotations).toEqual({ "pulumi.com/skipAwait": "true" });
+    expect(job.spec).toMatchObject({
+      backoffLimit: 0,
+      parallelism: 1,
+      completions: 1,
+      activeDeadlineSeconds: 90,
+      ttlSecondsAfterFinished: 300,
+    });
+    expect(job.spec.template.spec.containers[0]?.command.at(-1)).toContain("/proc/self/status");
+  });
+
+  it("registers its outputs", () => {
+    const urn = registered.find((r) => r.type === "sandbox:kubernetes:SandboxProject")?.urn ?? "";
+    expect(Object.keys(registeredOutputs(urn) ?? {}).sort()).toEqual([
+      "budget",
+      "enabled",
+      "namespaceName",
+      "probeJobs",
+      "quota",
+      "templates",
+    ]);
+  });
+});
+
+describe("Kubernetes refusals and the hard stop", () => {
+  it("sets the quota to zero when disabled, keeps everything else, and runs no probe", async () => {
+    const mocks = await recordingMocks();
+    const off = new SandboxProject("off", {
+      enabled: false,
+      budget: { monthlyCapUsd: 300 },
+      templates: { default: { image: "runner:1" } },
+    });
+    await outputValue(off.quota);
+    const regs = await mocks.settle();
+    const hard = (one(regs, QUOTA, "off-quota").inputs.spec as { hard: Record<string, string> }).hard;
+    expect(Object.values(hard).every((v) => /^0(m|Mi)?$/.test(v))).toBe(true);
+    expect(hard["count/pods"]).toBe("0");
+    expect(regs.filter((r) => r.type === JOB)).toEqual([]);
+    expect(regs.filter((r) => r.type === PODTEMPLATE)).toHaveLength(1);
+    expect((await outputValue(off.quota)).arithmetic).toBe(
+      "quota 0 (the project is disabled or the cap admits no task) = $0.00 ≤ cap $300.00",
+    );
+  });
+
+  it("refuses a cap that admits zero tasks, with the arithmetic, and registers nothing", async () => {
+    const mocks = await recordingMocks();
+    expect(
+      () =>
+        new SandboxProject("broke", {
+          budget: { monthlyCapUsd: 5 },
+          templates: { default: { image: "runner:1", resources: { vcpu: 2, memoryMb: 4096 } } },
+        }),
+    ).toThrow(
+      'budget.monthlyCapUsd = 5: worst case 1 task × (2 vCPU × $0.004 + 4 GB × $0.002) × 730 h = $11.68 > cap $5.00 (not even one task fits), for a slot the size of template "default"',
+    );
+    expect(await mocks.settle()).toEqual([]);
+  });
+
+  it.each(["default", "kube-system"])("refuses the cluster namespace %s", async (name) => {
+    await recordingMocks();
+    expect(
+      () => new SandboxProject(name, { budget: { monthlyCapUsd: 10 }, templates: { t: { image: "x:1" } } }),
+    ).toThrow(SpecError);
+  });
+});

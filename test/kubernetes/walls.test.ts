@@ -1,0 +1,150 @@
+import { describe, expect, it } from "vitest";
+import { hardenedContainerArgs } from "../../components/docker/containerArgs";
+import { hardenedPodSpec, taskJob } from "../../components/kubernetes/manifests";
+import { launchSpec } from "../../components/spec/launch";
+import { resolveProject } from "../../components/spec/project";
+import { adaptResource } from "../../policy/adapters/subject";
+import { ALL_RULES, judge } from "../../policy/rules/registry";
+
+const project = resolveProject({
+  name: "parity",
+  budget: { monthlyCapUsd: 100 },
+  templates: {
+    default: { image: "runner:1" },
+    six: {
+      image: "runner:1",
+      capDrop: "seed-six",
+      runtime: "runsc",
+      user: "2000:3000",
+      resources: { vcpu: 0.5, memoryMb: 256, pids: 64, tmpfsMb: 32 },
+    },
+  },
+});
+
+type Docker = ReturnType<typeof hardenedContainerArgs>;
+type Pod = ReturnType<typeof hardenedPodSpec>;
+// biome-ignore lint/suspicious/noExplicitAny: the table reads plain nested values of both shapes
+const c0 = (p: Pod) => (p.containers as any[])[0];
+
+/** Each wall, read from the Docker container arguments and from the Kubernetes pod spec of the same template. */
+const WALLS: [string, (d: Docker) => unknown, (p: Pod) => unknown][] = [
+  [
+    "capability drop set",
+    (d) => (d.capabilities as { drops: string[] }).drops,
+    (p) => c0(p).securityContext.capabilities.drop,
+  ],
+  [
+    "no added capabilities",
+    (d) => (d.capabilities as { adds: string[] }).adds,
+    (p) => c0(p).securityContext.capabilities.add ?? [],
+  ],
+  [
+    "no privilege escalation",
+    (d) => (d.securityOpts as string[]).includes("no-new-privileges:true"),
+    (p) => c0(p).securityContext.allowPrivilegeEscalation === false,
+  ],
+  [
+    "seccomp runtime default",
+    (d) => !(d.securityOpts as string[]).some((o) => o.startsWith("seccomp")),
+    (p) => c0(p).securityContext.seccompProfile.type === "RuntimeDefault",
+  ],
+  ["not privileged", (d) => d.privileged, (p) => c0(p).securityContext.privileged],
+  ["read-only root", (d) => d.readOnly, (p) => c0(p).securityContext.readOnlyRootFilesystem],
+  ["user", (d) => d.user, (p) => `${c0(p).securityContext.runAsUser}:${c0(p).securityContext.runAsGroup}`],
+  ["memory limit (MiB)", (d) => d.memory, (p) => Number(c0(p).resources.limits.memory.replace("Mi", ""))],
+  [
+    "no swap / requests = limits",
+    (d) => d.memorySwap === d.memory,
+    (p) => c0(p).resources.requests.memory === c0(p).resources.limits.memory,
+  ],
+  [
+    "cpu limit (vCPU)",
+    (d) => Number(d.cpus),
+    (p) => Number(c0(p).resources.limits.cpu.replace("m", "")) / 1000,
+  ],
+  [
+    "/tmp size (MiB)",
+    (d) => Number(/size=(\d+)m/.exec((d.tmpfs as Record<string, string>)["/tmp"] ?? "")?.[1]),
+    (p) =>
+      Number(
+        (p.volumes as { emptyDir?: { sizeLimit?: string } }[])[0]?.emptyDir?.sizeLimit?.replace("Mi", ""),
+      ),
+  ],
+  [
+    "one writable job folder",
+    (d) => (d.mounts as { target: string }[]).map((m) => m.target),
+    (p) =>
+      (c0(p).volumeMounts as { mountPath: string }[])
+        .filter((m) => m.mountPath !== "/tmp")
+        .map((m) => m.mountPath),
+  ],
+  ["never restarted", (d) => d.restart === "no", (p) => p.restartPolicy === "Never"],
+  ["no ports", (d) => (d.ports as unknown[]).length, (p) => (c0(p).ports ?? []).length],
+  [
+    "no host namespaces",
+    (d) => d.ipcMode === "private" && d.networkMode !== "host",
+    (p) => !p.hostNetwork && !p.hostPID && !p.hostIPC,
+  ],
+  [
+    "deadline",
+    (d) => (d.command as string[]).slice(0, 4).join(" "),
+    (p) =>
+      /timeout -s KILL (\d+)/.exec(c0(p).command[2])?.[0] &&
+      `timeout -s KILL ${/KILL (\d+)/.exec(c0(p).command[2])?.[1]}`,
+  ],
+  [
+    "stronger runtime",
+    (d) => d.runtime ?? "runc",
+    (p) => (p.runtimeClassName === "gvisor" ? "runsc" : (p.runtimeClassName ?? "runc")),
+  ],
+  ["no environment secrets (template env only)", (d) => (d.envs as string[]).length, (p) => c0(p).env.length],
+];
+
+describe("one spec, two backends, the same walls", () => {
+  for (const template of ["default", "six"]) {
+    const spec = launchSpec(project, template, "none");
+    const docker = hardenedContainerArgs(spec, { type: "bind", source: "/jobs/x" });
+    const pod = hardenedPodSpec(spec, "parity-task");
+    it.each(WALLS.map(([wall, d, k]) => [wall, d, k] as const))(
+      `${template}: %s`,
+      (_wall, fromDocker, fromPod) => {
+        expect(fromPod(pod)).toEqual(fromDocker(docker));
+      },
+    );
+  }
+
+  it("the pids limit is the launcher's on Docker (PidsLimit) and the node's on Kubernetes (podPidsLimit)", () => {
+    const spec = launchSpec(project, "six", "none");
+    expect(spec.resources.pids).toBe(64);
+  });
+});
+
+describe("the toolkit's own output passes its own policy pack", () => {
+  const mandatoryFindings = (type: string, props: unknown) => {
+    const subject = adaptResource(type, props, "x");
+    if (subject === undefined) throw new Error(`no adapter for ${type}`);
+    return judge(subject, ALL_RULES)
+      .filter(({ rule }) => rule.enforcementLevel !== "advisory" && rule.enforcementLevel !== "disabled")
+      .flatMap(({ rule, findings }) =>
+        findings.filter((f) => !f.unchecked).map((f) => `${rule.id}: ${f.message}`),
+      );
+  };
+
+  it.each(["default", "six"])("the %s task Job and PodTemplate", (template) => {
+    const spec = launchSpec(project, template, "none");
+    const job = taskJob(spec, "parity", "t1", "parity-task");
+    expect(mandatoryFindings("kubernetes:batch/v1:Job", job)).toEqual([]);
+    expect(
+      mandatoryFindings("kubernetes:core/v1:PodTemplate", {
+        metadata: { name: "t" },
+        template: { spec: hardenedPodSpec(spec, "parity-task") },
+      }),
+    ).toEqual([]);
+  });
+
+  it.each(["default", "six"])("the %s Docker task container", (template) => {
+    const spec = launchSpec(project, template, "none");
+    const args = hardenedContainerArgs(spec, { type: "bind", source: "/var/lib/sandbox-projects/parity/t1" });
+    expect(mandatoryFindings("docker:index/container:Container", args)).toEqual([]);
+  });
+});
