@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { LocalWorkspace, PulumiCommand } from "@pulumi/pulumi/automation";
 import { sandboxProgram } from "../stacks/program";
@@ -14,11 +14,18 @@ export const DEV_PASSPHRASE = "sandbox-dev-passphrase";
  * The environment the engine runs with: the local file backend under the project, a dev passphrase unless one is
  * set, no update check, and no plugin downloads (a missing plugin is an error, never a download attempt).
  */
+/** The local file backend's folder, created on first use (the engine refuses a missing one). */
+export function stateDir(root: string): string {
+  const dir = join(root, ".sandbox", "state");
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
 export function engineEnv(root: string, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {
     PULUMI_SKIP_UPDATE_CHECK: "true",
     PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-    PULUMI_BACKEND_URL: env.PULUMI_BACKEND_URL || `file://${join(root, ".sandbox", "state")}`,
+    PULUMI_BACKEND_URL: env.PULUMI_BACKEND_URL || `file://${stateDir(root)}`,
   };
   if (!env.PULUMI_CONFIG_PASSPHRASE && !env.PULUMI_CONFIG_PASSPHRASE_FILE)
     out.PULUMI_CONFIG_PASSPHRASE = DEV_PASSPHRASE;
@@ -52,9 +59,24 @@ export async function runStackVerb(
   );
   const stack = await LocalWorkspace.createOrSelectStack(
     { stackName, projectName: "sandbox", program: sandboxProgram },
-    { workDir: root, pulumiHome: pulumiHome(root), pulumiCommand, envVars: engineEnv(root) },
+    {
+      workDir: root,
+      pulumiHome: pulumiHome(root),
+      pulumiCommand,
+      envVars: {
+        ...engineEnv(root),
+        // The local Docker provider (when chosen) must be the `pulumi-resource-docker` the engine finds first.
+        PATH: [...toolchain.pathPrepend, dirname(toolchain.pulumi.path), process.env.PATH ?? ""].join(":"),
+      },
+    },
   );
   const onOutput = (out: string) => print(out);
+  const docker = toolchain.plugins.docker;
+  if (docker !== undefined) {
+    print(
+      `docker provider: ${toolchain.pathPrepend.length > 0 ? "the toolkit's local provider (providers/docker)" : `the installed plugin at ${docker}`}\n`,
+    );
+  }
   const policyPacks = policyPackArg(root);
   switch (verb) {
     case "preview": {

@@ -8,13 +8,15 @@ sandbox_die() {
 
 sandbox_ensure_node() {
   local root="$1"
-  local stamp="$root/node_modules/.package-lock.json"
-  if [ ! -x "$root/node_modules/.bin/node" ] || [ ! -f "$stamp" ] || [ "$root/package-lock.json" -nt "$stamp" ] \
-    || [ "$root/package.json" -nt "$stamp" ]; then
+  # The lock file's hash, recorded after a successful install: a changed lock reinstalls, nothing else does.
+  local stamp="$root/node_modules/.sandbox-lock-hash" want
+  want="$(sha256sum "$root/package-lock.json" | cut -d' ' -f1)"
+  if [ ! -x "$root/node_modules/.bin/node" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     command -v npm >/dev/null 2>&1 || sandbox_die "sandbox: npm was not found. Install Node.js and npm (any version from 18; e.g. 'apt-get install -y nodejs npm'), then run this again. The project brings its own Node 24."
     printf 'sandbox: installing the project'"'"'s packages and Node 24 (npm ci)...\n' >&2
     (cd "$root" && npm ci --no-audit --no-fund --loglevel=error) >&2 \
       || sandbox_die "sandbox: 'npm ci' failed (see above). The npm registry must be reachable."
+    printf '%s\n' "$want" >"$stamp"
   fi
   local major
   major="$("$root/node_modules/.bin/node" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"

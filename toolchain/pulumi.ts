@@ -47,12 +47,23 @@ export function compareVersions(a: string, b: string): number {
   return 0;
 }
 
+/**
+ * The toolkit's own Docker provider (`providers/docker`), served as `pulumi-resource-docker` when the official plugin
+ * is not installed. `SANDBOX_DOCKER_PROVIDER=official` refuses the fallback; `=local` uses it even when the official
+ * plugin is there.
+ */
+export function localDockerProvider(root: string): string {
+  return join(root, "providers", "docker", "pulumi-resource-docker");
+}
+
 /** What was found of the Pulumi toolchain, and what is missing, in words a person can act on. */
 export interface ToolchainReport {
   /** Path of a usable Pulumi CLI, when there is one. */
   readonly pulumi?: { readonly path: string; readonly version: string };
   /** Where each required resource plugin was found, by package. */
   readonly plugins: Readonly<Record<string, string | undefined>>;
+  /** Folders to put first on the engine's PATH so it finds the plugins chosen here (the local Docker provider). */
+  readonly pathPrepend: readonly string[];
   /** One line per missing piece. */
   readonly missing: readonly string[];
 }
@@ -110,15 +121,24 @@ export function inspectToolchain(
   }
   const home = pulumiHome(root, env);
   const plugins: Record<string, string | undefined> = {};
+  const pathPrepend: string[] = [];
   for (const pkg of packages) {
-    plugins[pkg] = findResourcePlugin(pkg, home, env);
+    const choice = env.SANDBOX_DOCKER_PROVIDER;
+    plugins[pkg] = pkg === "docker" && choice === "local" ? undefined : findResourcePlugin(pkg, home, env);
+    if (pkg === "docker" && plugins[pkg] === undefined && choice !== "official") {
+      const local = localDockerProvider(root);
+      if (existsSync(local)) {
+        plugins[pkg] = local;
+        pathPrepend.push(join(root, "providers", "docker"));
+      }
+    }
     if (plugins[pkg] === undefined) {
       missing.push(
         `the Pulumi ${pkg} resource plugin: no \`pulumi-resource-${pkg}\` on PATH and none installed under ${join(home, "plugins")}`,
       );
     }
   }
-  return pulumi === undefined ? { plugins, missing } : { pulumi, plugins, missing };
+  return pulumi === undefined ? { plugins, pathPrepend, missing } : { pulumi, plugins, pathPrepend, missing };
 }
 
 /** The message the front prints when the engine cannot run: what is missing and how to get it. */

@@ -88,7 +88,9 @@ export class TaskTemplate extends pulumi.ComponentResource {
         { parent: this, deleteBeforeReplace: true },
       );
       this.probeLogs = container.containerLogs.apply((l) => l ?? "");
-      this.probeReport = this.probeLogs.apply((l) => judgeProbe(template, parseProbeOutput(l)));
+      this.probeReport = this.probeLogs.apply((l) =>
+        judgeProbe(template, parseProbeOutput(l), { pidsLimitApplied: false }),
+      );
     } else {
       this.probeLogs = pulumi.output("");
       this.probeReport = pulumi.output(undefined);

@@ -101,7 +101,18 @@ const denied = (observed: string | undefined) => (observed === undefined ? null 
  * Judges a probe's observations against its template. gVisor (`runsc`) is its own kernel: it shows no
  * NoNewPrivs line and `Seccomp: 0`, so those two walls are judged as held by the runtime itself there.
  */
-export function judgeProbe(template: Template, observed: Readonly<Record<string, string>>): ProbeReport {
+export function judgeProbe(
+  template: Template,
+  observed: Readonly<Record<string, string>>,
+  options: {
+    /**
+     * False when the probe ran in a container made by `@pulumi/docker`, which cannot express a process limit: the
+     * launcher sets it on every task (`PidsLimit`), so there an unlimited `pids.max` is reported as not observable
+     * rather than as a broken wall. Defaults to true.
+     */
+    readonly pidsLimitApplied?: boolean;
+  } = {},
+): ProbeReport {
   const gvisor = template.runtime === "runsc";
   const keptBound = effectiveCapabilities(templateDrops(template), []);
   const walls: WallReport[] = [];
@@ -128,12 +139,21 @@ export function judgeProbe(template: Template, observed: Readonly<Record<string,
     add("noNewPrivs", "1", observed.NoNewPrivs, observed.NoNewPrivs === "1");
     add("seccomp", "2", observed.Seccomp, observed.Seccomp === "2");
   }
-  add(
-    "pidsMax",
-    String(template.resources.pids),
-    observed.pidsMax,
-    observed.pidsMax === String(template.resources.pids),
-  );
+  if (options.pidsLimitApplied === false && observed.pidsMax === "max") {
+    walls.push({
+      wall: "pidsMax",
+      declared: `${template.resources.pids} (set on every task by the launcher; @pulumi/docker cannot express it)`,
+      observed: "max",
+      ok: null,
+    });
+  } else {
+    add(
+      "pidsMax",
+      String(template.resources.pids),
+      observed.pidsMax,
+      observed.pidsMax === String(template.resources.pids),
+    );
+  }
   add("rootReadOnly", "denied", observed.rootWrite, denied(observed.rootWrite));
   add("tmpWritable", "allowed", observed.tmpWrite, observed.tmpWrite === "allowed");
   add("jobWritable", "allowed", observed.jobWrite, observed.jobWrite === "allowed");

@@ -58,6 +58,28 @@ describe("finding the toolchain", () => {
     expect(findResourcePlugin("aws", home, env)).toBeUndefined();
   });
 
+  it("serves the toolkit's local Docker provider when no official plugin is installed, unless told not to", () => {
+    const repo = join(__dirname, "../..");
+    const empty = temp("sandbox-empty-");
+    const env = { PATH: empty, PULUMI_HOME: empty, XDG_CACHE_HOME: empty };
+    const local = inspectToolchain(repo, ["docker"], env);
+    expect(local.plugins.docker).toBe(join(repo, "providers", "docker", "pulumi-resource-docker"));
+    expect(local.pathPrepend).toEqual([join(repo, "providers", "docker")]);
+    const official = inspectToolchain(repo, ["docker"], { ...env, SANDBOX_DOCKER_PROVIDER: "official" });
+    expect(official.plugins.docker).toBeUndefined();
+    expect(official.missing).toContain(
+      `the Pulumi docker resource plugin: no \`pulumi-resource-docker\` on PATH and none installed under ${join(empty, "plugins")}`,
+    );
+    const bin = temp("sandbox-bin-");
+    fakeTool(bin, "pulumi-resource-docker", "x");
+    const forced = inspectToolchain(repo, ["docker"], {
+      ...env,
+      PATH: bin,
+      SANDBOX_DOCKER_PROVIDER: "local",
+    });
+    expect(forced.pathPrepend).toEqual([join(repo, "providers", "docker")]);
+  });
+
   it("refuses a CLI that is too old and says which", () => {
     const bin = temp("sandbox-bin-");
     fakeTool(bin, "pulumi", "v3.100.0");

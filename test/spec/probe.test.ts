@@ -178,6 +178,20 @@ describe("judgeProbe", () => {
     expect(judgeProbe(seedSix, parseProbeOutput(bad)).walls.find((w) => w.wall === "capBnd")?.ok).toBe(false);
   });
 
+  it("reports an unlimited pids.max as not observable when the probe ran in a container @pulumi/docker made", () => {
+    const logs = hardenedLogs.replace("probe.pidsMax=128", "probe.pidsMax=max");
+    const report = judgeProbe(template, parseProbeOutput(logs), { pidsLimitApplied: false });
+    expect(report.passed).toBe(true);
+    expect(report.walls.find((w) => w.wall === "pidsMax")).toEqual({
+      wall: "pidsMax",
+      declared: "128 (set on every task by the launcher; @pulumi/docker cannot express it)",
+      observed: "max",
+      ok: null,
+    });
+    // A launched task must show the limit itself.
+    expect(judgeProbe(template, parseProbeOutput(logs)).passed).toBe(false);
+  });
+
   it("judges NoNewPrivs and Seccomp as held by gVisor under runsc", () => {
     const gvisor = TemplateSchema.parse({ image: "x:1", runtime: "runsc" });
     const logs = hardenedLogs

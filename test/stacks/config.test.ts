@@ -92,7 +92,7 @@ describe("a malformed stack config fails with one clear message and registers no
     ],
     [
       "enabled: nope",
-      devWith("  sandbox:enabled: true", "  sandbox:enabled: nope"),
+      devWith('  sandbox:enabled: "true"', "  sandbox:enabled: nope"),
       '  - sandbox:enabled = "nope": enabled must be true or false',
     ],
     [
