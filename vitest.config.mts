@@ -6,7 +6,7 @@ export default defineConfig({
     // Pulumi's mock monitor is process-wide state: each test file gets its own process.
     pool: "forks",
     isolate: true,
-    testTimeout: 30_000,
+    testTimeout: 120_000,
     reporters: ["default"],
   },
 });

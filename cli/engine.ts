@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { LocalWorkspace, PulumiCommand } from "@pulumi/pulumi/automation";
 import { sandboxProgram } from "../stacks/program";
 import { onPath, pulumiHome, type ToolchainReport } from "../toolchain/pulumi";
+import { recoverInterruptedRun } from "./recover";
 
 /** The stack verbs the front runs through the Automation API. */
 export type StackVerb = "preview" | "up" | "refresh" | "destroy";
@@ -71,6 +72,9 @@ export async function runStackVerb(
     },
   );
   const onOutput = (out: string) => print(out);
+  const backend = engineEnv(root).PULUMI_BACKEND_URL ?? "";
+  if (backend.startsWith("file://"))
+    await recoverInterruptedRun(stack, backend.slice("file://".length), "sandbox", print);
   const docker = toolchain.plugins.docker;
   if (docker !== undefined) {
     print(

@@ -13,6 +13,12 @@ export const VOLUME = "docker:index/volume:Volume";
 type Label = { label: string; value: string };
 export type Props = Record<string, unknown>;
 
+/**
+ * The label that ties an object to the Pulumi resource that created it. After an interrupted `up` the engine
+ * creates the resource again; the provider then finds what the first attempt left instead of duplicating it.
+ */
+export const URN_LABEL = "sandbox.pulumi-urn";
+
 /** The properties each resource implements (inputs); the official plugin supports more. */
 export const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   [NETWORK]: ["name", "driver", "internal", "attachable", "options", "labels", "ipamConfigs", "ipamDriver"],
@@ -98,8 +104,10 @@ export function unsupportedProperties(type: string, news: Props): { property: st
 
 const labelsRecord = (labels: unknown): Record<string, string> =>
   Object.fromEntries(((labels as Label[] | undefined) ?? []).map((l) => [l.label, l.value]));
+/** Labels as `@pulumi/docker` lists them, without the provider's own bookkeeping label. */
 const labelsList = (labels: Record<string, string> | undefined): Label[] =>
   Object.entries(labels ?? {})
+    .filter(([k]) => k !== URN_LABEL)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([label, value]) => ({ label, value }));
 
@@ -124,7 +132,7 @@ export async function createNetwork(
     Internal: (p.internal as boolean | undefined) ?? false,
     Attachable: (p.attachable as boolean | undefined) ?? false,
     Options: (p.options as Record<string, string> | undefined) ?? {},
-    Labels: labelsRecord(p.labels),
+    Labels: { ...labelsRecord(p.labels), [URN_LABEL]: urn },
     CheckDuplicate: true,
     ...(ipam
       ? {
@@ -193,7 +201,7 @@ export async function createVolume(
     Name: name,
     Driver: (p.driver as string | undefined) ?? "local",
     DriverOpts: (p.driverOpts as Record<string, string> | undefined) ?? {},
-    Labels: labelsRecord(p.labels),
+    Labels: { ...labelsRecord(p.labels), [URN_LABEL]: urn },
   });
   const info = (await volume.inspect()) as unknown as { Name: string; Mountpoint: string };
   return { id: info.Name, outs: { ...p, name: info.Name, mountpoint: info.Mountpoint } };
@@ -240,8 +248,16 @@ export async function createContainer(
     if (isNotFound(e)) throw new Error(missingImageMessage(image));
     throw e;
   }
+  // A container an interrupted create left behind is not in the state: remove it rather than run a second one.
+  for (const left of await docker.listContainers({
+    all: true,
+    filters: { label: [`${URN_LABEL}=${urn}`] },
+  })) {
+    await removeContainer(docker, left.Id);
+  }
   const name = (p.name as string | undefined) ?? autoName(urn);
   const body = containerCreateBody(p as PlainContainerArgs, { name });
+  body.Labels = { ...body.Labels, [URN_LABEL]: urn };
   const container = await docker.createContainer(body);
   const outs: Props = { ...p, name };
   if (p.start === false) return { id: container.id, outs };
