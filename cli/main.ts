@@ -7,6 +7,7 @@ import { configMapFromStackYaml, projectFromConfig } from "../stacks/config";
 import { inspectToolchain, missingToolchainMessage } from "../toolchain/pulumi";
 import { runStackVerb } from "./engine";
 import { runTaskVerb, TASK_VERBS, type TaskVerb } from "./runtime";
+import { runScan } from "./scan";
 
 /** Exit codes: 0 done, 1 the engine or a deployment failed, 2 bad input, 3 a tool is missing. */
 export const EXIT = { ok: 0, failed: 1, badInput: 2, missingTool: 3 } as const;
@@ -26,6 +27,11 @@ task verbs, on the local Docker engine:
   escape <stack> [template...]             try the four escapes (env exfiltration, write outside the job
                                            folder, fork bomb, metadata address); each must be blocked
   off <stack>                              remove every container, network and volume of the project
+
+files, no stack:
+  scan [--format text|json|sarif] [--config f] <file|folder|->...
+           judge Kubernetes YAML, Compose files, pulumi preview --json / stack export and launch specs
+           with the policy pack's rules (exit 0 pass, 1 a mandatory rule fails, 2 bad input)
 
 other:
   test     run the test suite (type check, lint, tests)
@@ -96,6 +102,8 @@ export async function main(
   root = projectRoot(),
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
+  // `scan` takes files and folders, not a stack: it has its own arguments and never loads a stack config.
+  if (argv[0] === "scan") return runScan(argv.slice(1), io, { cwd: env.INIT_CWD ?? process.cwd() });
   const dash = argv.indexOf("--");
   const head = dash === -1 ? argv : argv.slice(0, dash);
   const json = head.includes("--json");

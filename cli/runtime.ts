@@ -1,9 +1,11 @@
+import { proxySpec } from "../components/spec/egress";
 import { launchSpec } from "../components/spec/launch";
 import type { ResolvedProject } from "../components/spec/project";
 import { dockerClient } from "../runtime/docker/client";
 import { Launcher, LaunchRefused } from "../runtime/launcher";
 import { offSwitch } from "../runtime/offSwitch";
 import { policyPreflight } from "../runtime/preflight";
+import { ensureProxy } from "../runtime/proxy";
 import { ESCAPE_CHECKS, runEscape, runProbe } from "../runtime/walls";
 
 /** The task verbs: they drive the local Docker engine directly, from the stack's validated templates. */
@@ -42,8 +44,11 @@ export async function runTaskVerb(
   await docker.ping();
   const name = project.spec.name;
   const networkName = `${name}-net`;
+  const proxy = proxySpec(project, networkName);
   const launcher = new Launcher(docker, {
     preflight: policyPreflight({}, (w) => io.err(`warning: ${w}\n`)),
+    // Proxy-mode tasks need the project's proxy: start it (or keep the one `up` started) on first use.
+    ...(proxy === undefined ? {} : { proxy: () => ensureProxy(docker, proxy) }),
     onEvent: (e) => io.err(`[${e.type}] task ${e.id} (${e.running} running)\n`),
   });
   const stop = async (signal: NodeJS.Signals) => {

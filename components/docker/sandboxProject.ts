@@ -1,11 +1,12 @@
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
-import type { Budget, BudgetPlan } from "../spec/budget";
+import type { BudgetPlan } from "../spec/budget";
+import { type ProxySpec, proxySpec } from "../spec/egress";
 import { SpecError } from "../spec/errors";
 import { type LaunchSpec, projectLabels } from "../spec/launch";
 import type { ProbeReport } from "../spec/probe";
-import { type ProjectInput, type ResolvedProject, resolveProject } from "../spec/project";
-import { dockerLabels } from "./containerArgs";
+import { budgetFacts, type ProjectInput, type ResolvedProject, resolveProject } from "../spec/project";
+import { dockerLabels, ICC_OPTION, type ProxyAttachment, proxyContainerArgs } from "./containerArgs";
 import { TaskTemplate } from "./taskTemplate";
 
 /**
@@ -17,10 +18,19 @@ export interface SandboxProjectArgs extends Omit<ProjectInput, "name" | "backend
   readonly name?: string;
   /** Must be `docker` when given; the Kubernetes backend has its own component. Defaults to `docker`. */
   readonly backend?: "docker";
+  /**
+   * The network the egress proxy reaches the outside through (created only when a template uses the proxy). In use a
+   * plain bridge (`internal: false`, the default); `internal: true` keeps even the proxy on the machine (tests).
+   */
+  readonly egressNetwork?: { readonly internal?: boolean; readonly subnet?: string };
 }
 
-/** Docker's bridge option that stops containers on one network from reaching each other. */
-export const ICC_OPTION = "com.docker.network.bridge.enable_icc";
+/** The network a template's probe runs on in proxy mode: its own, shared only with the proxy. */
+export function probeNetworkName(project: string, template: string): string {
+  return `${project}-probe-${template}-net`;
+}
+
+export { ICC_OPTION } from "./containerArgs";
 
 /**
  * A sandbox project on Docker: a private `internal` network with inter-container traffic disabled, and per task
@@ -40,11 +50,13 @@ export class SandboxProject extends pulumi.ComponentResource {
   public readonly probes: pulumi.Output<Record<string, ProbeReport | undefined>>;
   /** The labels every object of the project carries. */
   public readonly labels: Record<string, string>;
+  /** The egress proxy (name, listeners, generated configuration), or undefined when no template uses it. */
+  public readonly proxy: pulumi.Output<ProxySpec | undefined>;
 
   constructor(name: string, args: SandboxProjectArgs, opts?: pulumi.ComponentResourceOptions) {
     const resolved = resolveDockerProject(name, args);
     const spec = resolved.spec;
-    super("sandbox:docker:SandboxProject", name, componentInputs(resolved), opts);
+    super("sandbox:docker:SandboxProject", name, budgetFacts(resolved, "docker"), opts);
     this.resolved = resolved;
     this.labels = projectLabels(spec.name, "network");
 
@@ -64,13 +76,72 @@ export class SandboxProject extends pulumi.ComponentResource {
     );
     this.networkName = network.name;
 
+    // The egress proxy, when a template uses it: the only container on both the project network and an egress
+    // network. Each probe of a proxy-mode template gets a network of its own that holds the probe and the proxy.
+    const proxy = proxySpec(resolved, networkName);
+    this.proxy = pulumi.output(proxy);
+    const runProbes = spec.probe && spec.enabled;
+    const probeNetworks: Record<string, docker.Network> = {};
+    let proxyContainer: docker.Container | undefined;
+    if (proxy !== undefined) {
+      const egress = new docker.Network(
+        `${name}-egress`,
+        {
+          name: `${spec.name}-egress`,
+          driver: "bridge",
+          internal: args.egressNetwork?.internal ?? false,
+          attachable: false,
+          ipamConfigs:
+            args.egressNetwork?.subnet === undefined ? undefined : [{ subnet: args.egressNetwork.subnet }],
+          labels: dockerLabels(this.labels),
+        },
+        { parent: this, deleteBeforeReplace: true },
+      );
+      const attachments: ProxyAttachment[] = [{ name: network.name, aliases: [proxy.name] }];
+      if (runProbes) {
+        for (const l of proxy.listeners) {
+          probeNetworks[l.template] = new docker.Network(
+            `${name}-${l.template}-probe-net`,
+            {
+              name: probeNetworkName(spec.name, l.template),
+              driver: "bridge",
+              internal: true,
+              attachable: false,
+              labels: dockerLabels(projectLabels(spec.name, "network", l.template)),
+            },
+            { parent: this, deleteBeforeReplace: true },
+          );
+          attachments.push({ name: probeNetworkName(spec.name, l.template), aliases: [proxy.name] });
+        }
+      }
+      proxyContainer = new docker.Container(
+        `${name}-proxy`,
+        { ...proxyContainerArgs(proxy, egress.name, attachments), mustRun: true, start: true },
+        {
+          parent: this,
+          deleteBeforeReplace: true,
+          dependsOn: [network, egress, ...Object.values(probeNetworks)],
+        },
+      );
+    }
+
     const templates: Record<string, pulumi.Output<LaunchSpec>> = {};
     const probes: Record<string, pulumi.Output<ProbeReport | undefined>> = {};
     for (const template of Object.keys(spec.templates).sort()) {
+      const probeNetwork = probeNetworks[template];
       const tt = new TaskTemplate(
         `${name}-${template}`,
-        { project: resolved, template, networkName, probe: spec.probe },
-        { parent: this, dependsOn: [network] },
+        {
+          project: resolved,
+          template,
+          networkName,
+          probe: spec.probe,
+          ...(probeNetwork ? { probeNetwork: probeNetworkName(spec.name, template) } : {}),
+        },
+        {
+          parent: this,
+          dependsOn: [network, ...(probeNetwork && proxyContainer ? [probeNetwork, proxyContainer] : [])],
+        },
       );
       templates[template] = tt.spec;
       probes[template] = tt.probeReport;
@@ -84,6 +155,7 @@ export class SandboxProject extends pulumi.ComponentResource {
       budget: this.budget,
       templates: this.templates,
       probes: this.probes,
+      proxy: this.proxy,
       enabled: spec.enabled,
     });
   }
@@ -102,26 +174,4 @@ export function resolveDockerProject(name: string, args: SandboxProjectArgs): Re
     ]);
   }
   return resolveProject({ ...args, name: args.name ?? name, backend: "docker" });
-}
-
-/**
- * What the component registers as its own inputs: the facts a stack policy needs (the budget and its plan), as
- * known values, so `validateStack` can prove the budget without reading the component's code.
- */
-function componentInputs(p: ResolvedProject): {
-  project: string;
-  backend: "docker";
-  enabled: boolean;
-  budget: Budget;
-  maxConcurrentTasks: number;
-  worstCaseUsd: number;
-} {
-  return {
-    project: p.spec.name,
-    backend: "docker",
-    enabled: p.spec.enabled,
-    budget: p.spec.budget,
-    maxConcurrentTasks: p.budget.concurrency,
-    worstCaseUsd: p.budget.worstCaseUsd,
-  };
 }

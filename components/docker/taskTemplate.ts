@@ -21,6 +21,8 @@ export interface TaskTemplateArgs {
   readonly networkName: string;
   /** Run the template's self-check probe at `up`. Defaults to `true`. */
   readonly probe?: boolean;
+  /** Proxy mode: the probe's own network, which the project's proxy has joined. Required to probe such a template. */
+  readonly probeNetwork?: string;
 }
 
 /**
@@ -42,7 +44,11 @@ export class TaskTemplate extends pulumi.ComponentResource {
     const template = args.project.spec.templates[args.template];
     this.spec = pulumi.output(spec);
 
-    const runProbe = (args.probe ?? true) && args.project.spec.enabled && template !== undefined;
+    const runProbe =
+      (args.probe ?? true) &&
+      args.project.spec.enabled &&
+      template !== undefined &&
+      (template.egress.mode === "none" || args.probeNetwork !== undefined);
     if (runProbe && template !== undefined) {
       const labels = projectLabels(spec.project, "probe", spec.template, spec.specHash);
       // A tmpfs-backed volume owned by the task user stands in for the job folder: the probe needs one writable
@@ -77,7 +83,11 @@ export class TaskTemplate extends pulumi.ComponentResource {
           ...hardenedContainerArgs(
             probeSpec,
             { type: "volume", source: jobVolume.name },
-            { command: ["sh", "-c", script], labels },
+            {
+              command: ["sh", "-c", script],
+              labels,
+              ...(args.probeNetwork ? { network: args.probeNetwork } : {}),
+            },
           ),
           attach: true,
           logs: true,

@@ -6,6 +6,15 @@
 import type * as k8s from "@pulumi/kubernetes";
 import type { Budget } from "../spec/budget";
 import { budgetArithmetic, trimNumber, usd } from "../spec/budget";
+import {
+  allowEntry,
+  DEFAULT_PORTS,
+  PROXY_CONFIG_DIR,
+  PROXY_RUN_DIR,
+  type ProxyListener,
+  type ProxySpec,
+  REFUSED_DESTINATIONS,
+} from "../spec/egress";
 import { LABELS, type LaunchSpec, projectLabels } from "../spec/launch";
 
 /** The Pod Security Admission version the namespace pins (the cluster's own minor when it is older). */
@@ -76,7 +85,7 @@ export function quotaPlan(
   budget: Budget,
 ): QuotaPlan {
   // Millicores and MiB are what the API stores; round down so the quota never admits more than was priced.
-  const vcpu = Math.floor(tasks * largest.vcpu * 1000) / 1000;
+  const vcpu = Math.floor(Math.round(tasks * largest.vcpu * 1_000_000) / 1000) / 1000;
   const memoryMib = Math.floor(tasks * largest.memoryMb);
   const worstCaseUsd =
     (vcpu * budget.usdPerVcpuHour + (memoryMib / 1024) * budget.usdPerGbHour) * budget.hoursPerMonth;
@@ -87,17 +96,43 @@ export function quotaPlan(
   return { tasks, vcpu, memoryMib, diskMib: tasks * largest.diskMb, worstCaseUsd, arithmetic };
 }
 
-/** The ResourceQuota's `hard` map for a plan. */
-export function quotaHard(plan: QuotaPlan): Record<string, string> {
+/** What the always-on proxy pod takes from the namespace's quota (on top of the task slots). */
+export interface QuotaExtra {
+  readonly vcpu: number;
+  readonly memoryMib: number;
+  readonly diskMib: number;
+  readonly pods: number;
+}
+
+/** The proxy's share of the quota: one pod of its limits, so it never takes a task's slot. */
+export function proxyQuotaExtra(proxy: ProxySpec): QuotaExtra {
   return {
-    "limits.cpu": cpuQuantity(plan.vcpu),
-    "limits.memory": mibQuantity(plan.memoryMib),
-    "limits.ephemeral-storage": mibQuantity(plan.diskMib),
-    "requests.cpu": cpuQuantity(plan.vcpu),
-    "requests.memory": mibQuantity(plan.memoryMib),
-    "requests.ephemeral-storage": mibQuantity(plan.diskMib),
-    pods: String(plan.tasks),
-    "count/pods": String(plan.tasks),
+    vcpu: proxy.resources.vcpu,
+    memoryMib: proxy.resources.memoryMb,
+    diskMib: PROXY_DISK_MIB,
+    pods: 1,
+  };
+}
+
+/** Ephemeral storage of the proxy pod (it writes nothing but its runtime files, which are memory). */
+export const PROXY_DISK_MIB = 64;
+
+/**
+ * The ResourceQuota's `hard` map for a plan, plus the always-on proxy pod when the project has one (Jobs are only
+ * tasks: the proxy is a Deployment).
+ */
+export function quotaHard(plan: QuotaPlan, extra?: QuotaExtra): Record<string, string> {
+  const e = extra ?? { vcpu: 0, memoryMib: 0, diskMib: 0, pods: 0 };
+  const vcpu = Math.round((plan.vcpu + e.vcpu) * 1000) / 1000;
+  return {
+    "limits.cpu": cpuQuantity(vcpu),
+    "limits.memory": mibQuantity(plan.memoryMib + e.memoryMib),
+    "limits.ephemeral-storage": mibQuantity(plan.diskMib + e.diskMib),
+    "requests.cpu": cpuQuantity(vcpu),
+    "requests.memory": mibQuantity(plan.memoryMib + e.memoryMib),
+    "requests.ephemeral-storage": mibQuantity(plan.diskMib + e.diskMib),
+    pods: String(plan.tasks + e.pods),
+    "count/pods": String(plan.tasks + e.pods),
     "count/jobs.batch": String(plan.tasks),
   };
 }
@@ -130,18 +165,193 @@ export function defaultDenySpec() {
   return { podSelector: {}, policyTypes: ["Ingress", "Egress"], ingress: [], egress: [] };
 }
 
-/** Proxy mode: pods labelled for the proxy may reach the proxy's pods on its port, and nothing else. */
-export function proxyEgressSpec(proxyPort: number) {
+/**
+ * Proxy mode: a template's pods (labelled `sandbox.egress=proxy` and with the template's name) may reach the proxy's
+ * pods on that template's port, and nothing else: no DNS, no API server, no metadata, no other pod.
+ */
+export function proxyEgressSpec(listener: ProxyListener) {
   return {
-    podSelector: { matchLabels: { [EGRESS_LABEL]: "proxy" } },
+    podSelector: { matchLabels: { [EGRESS_LABEL]: "proxy", [LABELS.template]: listener.template } },
     policyTypes: ["Egress"],
     egress: [
       {
         to: [{ podSelector: { matchLabels: { [LABELS.role]: "proxy" } } }],
-        ports: [{ protocol: "TCP", port: proxyPort }],
+        ports: [{ protocol: "TCP", port: listener.port }],
       },
     ],
   };
+}
+
+/** The labels that select the proxy's pods. */
+export function proxySelector(project: string): Record<string, string> {
+  return { [LABELS.project]: project, [LABELS.role]: "proxy" };
+}
+
+/** Every port an allowlist entry of the proxy may be reached on outside: 80 and 443, plus entries' own ports. */
+export function proxyUpstreamPorts(proxy: ProxySpec): number[] {
+  const ports = new Set<number>([DEFAULT_PORTS.http, DEFAULT_PORTS.tls]);
+  for (const l of proxy.listeners)
+    for (const e of l.allow) {
+      const { port } = allowEntry(e);
+      if (port !== undefined) ports.add(port);
+    }
+  return [...ports].sort((a, b) => a - b);
+}
+
+/**
+ * The proxy's own policy: in, only proxy-mode task pods on the listener ports; out, the cluster's DNS (to resolve
+ * allowed names) and any address outside the refused ranges on the allowed ports. The refused ranges are also refused
+ * by the proxy itself after resolution; the policy is the second wall.
+ */
+export function proxyNetworkPolicySpec(proxy: ProxySpec) {
+  const v4 = REFUSED_DESTINATIONS.filter((c) => !c.includes(":"));
+  const v6 = REFUSED_DESTINATIONS.filter((c) => c.includes(":")).map((c) =>
+    c.includes("/") ? c : `${c}/128`,
+  );
+  return {
+    podSelector: { matchLabels: proxySelector(proxy.project) },
+    policyTypes: ["Ingress", "Egress"],
+    ingress: [
+      {
+        from: [{ podSelector: { matchLabels: { [EGRESS_LABEL]: "proxy" } } }],
+        ports: proxy.listeners.map((l) => ({ protocol: "TCP", port: l.port })),
+      },
+    ],
+    egress: [
+      {
+        to: [
+          {
+            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } },
+            podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
+          },
+        ],
+        ports: [
+          { protocol: "UDP", port: 53 },
+          { protocol: "TCP", port: 53 },
+        ],
+      },
+      {
+        to: [{ ipBlock: { cidr: "0.0.0.0/0", except: v4 } }, { ipBlock: { cidr: "::/0", except: v6 } }],
+        ports: proxyUpstreamPorts(proxy).map((port) => ({ protocol: "TCP", port })),
+      },
+    ],
+  };
+}
+
+/** The ConfigMap that holds the proxy's generated configuration (the image reads it from its config folder). */
+export function proxyConfigMap(proxy: ProxySpec) {
+  return {
+    metadata: { name: `${proxy.name}-config`, namespace: proxy.project, labels: { ...proxy.labels } },
+    data: { "squid.conf": proxy.config },
+  };
+}
+
+/** The proxy's Service: a cluster address for its listener ports, named `<project>-proxy`. */
+export function proxyServiceSpec(proxy: ProxySpec) {
+  return {
+    type: "ClusterIP",
+    selector: proxySelector(proxy.project),
+    ports: proxy.listeners.map((l) => ({
+      name: `t-${l.port}`,
+      protocol: "TCP",
+      port: l.port,
+      targetPort: l.port,
+    })),
+  };
+}
+
+/**
+ * The proxy's Deployment: one replica, hardened like a task pod (non-root 13:13, read-only root with a memory
+ * tmpfs for Squid's runtime files, every capability dropped, no escalation, RuntimeDefault seccomp, requests =
+ * limits, no service-account token). The configuration's hash is a pod annotation, so a changed allowlist rolls it.
+ */
+export function proxyDeploymentSpec(proxy: ProxySpec, serviceAccount: string, enabled = true) {
+  const [uid, gid] = proxy.user.split(":").map(Number) as [number, number];
+  const limits = {
+    cpu: cpuQuantity(proxy.resources.vcpu),
+    memory: mibQuantity(proxy.resources.memoryMb),
+    "ephemeral-storage": mibQuantity(PROXY_DISK_MIB),
+  };
+  const labels = { ...proxy.labels, ...proxySelector(proxy.project) };
+  return {
+    // A disabled project (the hard stop) runs no proxy either.
+    replicas: enabled ? 1 : 0,
+    selector: { matchLabels: proxySelector(proxy.project) },
+    template: {
+      metadata: { labels, annotations: { "sandbox.proxy/config-hash": proxy.configHash } },
+      spec: {
+        serviceAccountName: serviceAccount,
+        automountServiceAccountToken: false,
+        enableServiceLinks: false,
+        hostNetwork: false,
+        hostPID: false,
+        hostIPC: false,
+        securityContext: {
+          runAsNonRoot: true,
+          runAsUser: uid,
+          runAsGroup: gid,
+          fsGroup: gid,
+          seccompProfile: { type: "RuntimeDefault" },
+        },
+        containers: [
+          {
+            name: "proxy",
+            image: proxy.image,
+            ports: proxy.listeners.map((l) => ({
+              name: `t-${l.port}`,
+              containerPort: l.port,
+              protocol: "TCP",
+            })),
+            securityContext: {
+              allowPrivilegeEscalation: false,
+              privileged: false,
+              readOnlyRootFilesystem: true,
+              runAsNonRoot: true,
+              runAsUser: uid,
+              runAsGroup: gid,
+              capabilities: { drop: ["ALL"] },
+              seccompProfile: { type: "RuntimeDefault" },
+            },
+            resources: { requests: limits, limits },
+            readinessProbe: { tcpSocket: { port: proxy.listeners[0]?.port ?? 3128 }, periodSeconds: 5 },
+            volumeMounts: [
+              { name: "run", mountPath: PROXY_RUN_DIR },
+              { name: "tmp", mountPath: "/tmp" },
+              { name: "config", mountPath: PROXY_CONFIG_DIR, readOnly: true },
+            ],
+          },
+        ],
+        volumes: [
+          { name: "run", emptyDir: { medium: "Memory", sizeLimit: mibQuantity(proxy.resources.tmpfsMb) } },
+          { name: "tmp", emptyDir: { medium: "Memory", sizeLimit: mibQuantity(proxy.resources.tmpfsMb) } },
+          { name: "config", configMap: { name: `${proxy.name}-config` } },
+        ],
+      },
+    },
+  };
+}
+
+/**
+ * The variable kubelet sets in a pod for a Service of its namespace (service links): `demo-proxy` gives
+ * `DEMO_PROXY_SERVICE_HOST`, the Service's cluster address. Tasks name the proxy by it, so they need no DNS.
+ */
+export function serviceHostVariable(service: string): string {
+  return `${service.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_SERVICE_HOST`;
+}
+
+/**
+ * A task's environment on Kubernetes: the proxy variables name the proxy's Service by its cluster address
+ * (`$(…_SERVICE_HOST)`, expanded by kubelet), because the task's policy allows no DNS.
+ */
+export function podEnv(spec: LaunchSpec): { name: string; value: string }[] {
+  const host = spec.egress.proxyHost;
+  return Object.entries(spec.env).map(([name, value]) => ({
+    name,
+    value:
+      host !== undefined && spec.egress.mode === "proxy" && value.startsWith(`http://${host}:`)
+        ? value.replace(`http://${host}:`, `http://$(${serviceHostVariable(host)}):`)
+        : value,
+  }));
 }
 
 /**
@@ -165,13 +375,14 @@ export function hardenedPodSpec(
     memory: mibQuantity(spec.resources.memoryMb),
     "ephemeral-storage": mibQuantity(spec.resources.diskMb),
   };
-  // The proxy variables name the proxy's Service in the namespace (a Docker network alias on Docker).
-  const env = Object.entries(spec.env).map(([name, value]) => ({ name, value }));
+  // The proxy variables name the proxy's Service by its cluster address (a Docker network alias on Docker); in
+  // proxy mode service links are on for that (the namespace holds no other Service).
+  const env = podEnv(spec);
   const podSpec: k8s.types.input.core.v1.PodSpec = {
     restartPolicy: "Never",
     serviceAccountName: serviceAccount,
     automountServiceAccountToken: false,
-    enableServiceLinks: false,
+    enableServiceLinks: spec.egress.mode === "proxy",
     hostNetwork: false,
     hostPID: false,
     hostIPC: false,

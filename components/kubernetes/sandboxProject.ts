@@ -1,17 +1,23 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import type { Budget, BudgetPlan } from "../spec/budget";
+import type { BudgetPlan } from "../spec/budget";
+import { type ProxySpec, proxySpec } from "../spec/egress";
 import { SpecError } from "../spec/errors";
 import { type LaunchSpec, launchSpec, projectLabels } from "../spec/launch";
 import { PROBE_TIMEOUT_SECONDS, probeEgressUrl, probeScript } from "../spec/probe";
-import { type ProjectInput, type ResolvedProject, resolveProject } from "../spec/project";
+import { budgetFacts, type ProjectInput, type ResolvedProject, resolveProject } from "../spec/project";
 import { ResourcesSchema } from "../spec/template";
 import {
   defaultDenySpec,
   hardenedPodSpec,
   limitRangeSpec,
   namespaceLabels,
+  proxyConfigMap,
+  proxyDeploymentSpec,
   proxyEgressSpec,
+  proxyNetworkPolicySpec,
+  proxyQuotaExtra,
+  proxyServiceSpec,
   type QuotaPlan,
   quotaHard,
   quotaPlan,
@@ -52,13 +58,15 @@ export class SandboxProject extends pulumi.ComponentResource {
   public readonly templates: pulumi.Output<Record<string, LaunchSpec>>;
   /** Per template, the name of its probe Job (absent when the probe is off or the project disabled). */
   public readonly probeJobs: pulumi.Output<Record<string, string>>;
+  /** The egress proxy (Service name, listeners, generated configuration), or undefined when no template uses it. */
+  public readonly proxy: pulumi.Output<ProxySpec | undefined>;
 
   constructor(name: string, args: SandboxProjectArgs, opts?: pulumi.ComponentResourceOptions) {
     const resolved = resolveKubernetesProject(name, args);
     const spec = resolved.spec;
     const ns = spec.name;
     const plan = quotaPlan(resolved.budget.concurrency, resolved.slot, spec.budget);
-    super("sandbox:kubernetes:SandboxProject", name, componentInputs(resolved, plan), opts);
+    super("sandbox:kubernetes:SandboxProject", name, budgetFacts(resolved, "kubernetes", plan), opts);
     this.resolved = resolved;
     const child = { parent: this };
 
@@ -74,9 +82,14 @@ export class SandboxProject extends pulumi.ComponentResource {
       labels: projectLabels(ns, role),
     });
 
+    // The proxy (when a template uses it) is always on: the quota holds its pod on top of the task slots.
+    const proxy = proxySpec(resolved, ns);
     new k8s.core.v1.ResourceQuota(
       `${name}-quota`,
-      { metadata: meta(`${ns}-budget`), spec: { hard: quotaHard(plan) } },
+      {
+        metadata: meta(`${ns}-budget`),
+        spec: { hard: quotaHard(plan, proxy && spec.enabled ? proxyQuotaExtra(proxy) : undefined) },
+      },
       inNs,
     );
 
@@ -92,11 +105,44 @@ export class SandboxProject extends pulumi.ComponentResource {
       { metadata: meta(`${ns}-default-deny`), spec: defaultDenySpec() },
       inNs,
     );
-    if (Object.values(spec.templates).some((t) => t.egress.mode === "proxy")) {
+    // The egress proxy, when a template uses it: a Deployment and its Service, its configuration in a ConfigMap, its
+    // own policy (in from proxy-mode tasks only, out to DNS and the outside minus the refused ranges), and per
+    // proxy-mode template a policy that lets its pods reach that template's proxy port and nothing else.
+    this.proxy = pulumi.output(proxy);
+    const proxyReady: pulumi.Resource[] = [];
+    if (proxy !== undefined) {
+      for (const l of proxy.listeners) {
+        new k8s.networking.v1.NetworkPolicy(
+          `${name}-${l.template}-egress-proxy`,
+          { metadata: meta(`${ns}-${l.template}-egress-proxy`), spec: proxyEgressSpec(l) },
+          inNs,
+        );
+      }
       new k8s.networking.v1.NetworkPolicy(
-        `${name}-egress-proxy`,
-        { metadata: meta(`${ns}-egress-proxy`), spec: proxyEgressSpec(spec.network.proxyPort) },
+        `${name}-proxy-policy`,
+        { metadata: meta(`${proxy.name}-policy`, "proxy"), spec: proxyNetworkPolicySpec(proxy) },
         inNs,
+      );
+      const proxySa = new k8s.core.v1.ServiceAccount(
+        `${name}-proxy-sa`,
+        { metadata: meta(proxy.name, "proxy"), automountServiceAccountToken: false },
+        inNs,
+      );
+      const config = new k8s.core.v1.ConfigMap(`${name}-proxy-config`, proxyConfigMap(proxy), inNs);
+      proxyReady.push(
+        new k8s.core.v1.Service(
+          `${name}-proxy`,
+          { metadata: meta(proxy.name, "proxy"), spec: proxyServiceSpec(proxy) },
+          inNs,
+        ),
+        new k8s.apps.v1.Deployment(
+          `${name}-proxy`,
+          {
+            metadata: { ...meta(proxy.name, "proxy"), labels: { ...proxy.labels } },
+            spec: proxyDeploymentSpec(proxy, proxy.name, spec.enabled),
+          },
+          { parent: this, dependsOn: [namespace, config, proxySa] },
+        ),
       );
     }
 
@@ -134,10 +180,11 @@ export class SandboxProject extends pulumi.ComponentResource {
           labels: projectLabels(ns, "probe", template, launch.specHash),
         };
         const job = taskJob(probeSpec, ns, "probe", serviceAccount, ["sh", "-c", script]);
+        // A proxy-mode probe names the proxy's Service by its address (service links): it must exist first.
         const created = new k8s.batch.v1.Job(
           `${name}-${template}-probe`,
           { metadata: { ...job.metadata, annotations: SKIP_AWAIT }, spec: job.spec },
-          inNs,
+          launch.egress.mode === "proxy" ? { parent: this, dependsOn: [namespace, ...proxyReady] } : inNs,
         );
         probeJobs[template] = created.metadata.name;
       }
@@ -154,6 +201,7 @@ export class SandboxProject extends pulumi.ComponentResource {
       quota: this.quota,
       templates: this.templates,
       probeJobs: this.probeJobs,
+      proxy: this.proxy,
       enabled: spec.enabled,
     });
   }
@@ -183,25 +231,4 @@ export function resolveKubernetesProject(name: string, args: SandboxProjectArgs)
     ]);
   }
   return resolved;
-}
-
-function componentInputs(
-  p: ResolvedProject,
-  plan: QuotaPlan,
-): {
-  project: string;
-  backend: "kubernetes";
-  enabled: boolean;
-  budget: Budget;
-  maxConcurrentTasks: number;
-  worstCaseUsd: number;
-} {
-  return {
-    project: p.spec.name,
-    backend: "kubernetes",
-    enabled: p.spec.enabled,
-    budget: p.spec.budget,
-    maxConcurrentTasks: plan.tasks,
-    worstCaseUsd: plan.worstCaseUsd,
-  };
 }

@@ -3,6 +3,8 @@
  * generated from the spec, the proxy container's hardening, and the decision log's format and parser. Both backends
  * and the runtime take their proxy from here.
  */
+import { createHash } from "node:crypto";
+import { projectLabels } from "./launch";
 import type { ResolvedProject } from "./project";
 
 /** The offline image `toolchain/proxy-image.sh` builds from Debian's Squid. */
@@ -129,6 +131,8 @@ export function squidConfig(listeners: readonly ProxyListener[]): string {
     "forwarded_for delete",
     "httpd_suppress_version_string on",
     "shutdown_lifetime 1 seconds",
+    "pinger_enable off",
+    "visible_hostname sandbox-proxy",
     "connect_timeout 10 seconds",
     `logformat sandbox ${DECISION_TAG} %ts.%03tu listener=%>lp client=%>a method=%rm host=%>rd port=%>rP status=%>Hs squid=%Ss server=%<a`,
     "access_log stdio:/dev/stdout logformat=sandbox",
@@ -151,7 +155,7 @@ export function squidConfig(listeners: readonly ProxyListener[]): string {
       `acl host_${id} dstdomain -n ${dedupeDomains(l.allow.map((e) => allowEntry(e).domain)).join(" ")}`,
     );
     hostRules.push(`http_access deny via_${id} !host_${id}`);
-    const ports = [...groups.keys()].sort((a, b) => (a ?? 0) - (b ?? 0));
+    const ports = [...groups.keys()].sort((a, b) => (a ?? -1) - (b ?? -1));
     for (const port of ports) {
       const domains = dedupeDomains(groups.get(port) ?? []);
       const acl = port === undefined ? `allow_${id}` : `allow_${id}_${port}`;
@@ -222,4 +226,46 @@ export function parseDecisionLog(text: string): ProxyDecision[] {
     });
   }
   return out;
+}
+
+/**
+ * Everything a backend needs to run a project's proxy, decided once: its name (what tasks resolve), image, user,
+ * limits, listeners and the generated configuration with its hash (a changed configuration replaces the proxy).
+ */
+export interface ProxySpec {
+  readonly kind: "sandbox.proxy/v1";
+  readonly project: string;
+  /** The container's (Docker) or Service's (Kubernetes) name, and the alias tasks resolve: `<project>-proxy`. */
+  readonly name: string;
+  readonly image: string;
+  readonly user: string;
+  readonly resources: typeof PROXY_RESOURCES;
+  readonly listeners: readonly ProxyListener[];
+  readonly config: string;
+  readonly configHash: string;
+  /** The project's internal network, which the proxy joins (Docker). */
+  readonly projectNetwork: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** The proxy of a project, or undefined when no template sends traffic through it. */
+export function proxySpec(project: ResolvedProject, networkName: string): ProxySpec | undefined {
+  const listeners = proxyListeners(project);
+  if (listeners.length === 0) return undefined;
+  const config = squidConfig(listeners);
+  const configHash = createHash("sha256").update(config).digest("hex").slice(0, 16);
+  const name = project.spec.name;
+  return {
+    kind: "sandbox.proxy/v1",
+    project: name,
+    name: proxyHost(name),
+    image: PROXY_IMAGE,
+    user: PROXY_USER,
+    resources: PROXY_RESOURCES,
+    listeners,
+    config,
+    configHash,
+    projectNetwork: networkName,
+    labels: projectLabels(name, "proxy", undefined, configHash),
+  };
 }

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { proxyHost, proxyPortOf } from "./egress";
 import type { ResolvedProject } from "./project";
 import { deadlineCommand, type Template, templateCommand, templateDrops } from "./template";
 
@@ -9,6 +10,8 @@ export const LABELS = {
   role: "sandbox.role",
   managedBy: "sandbox.managed-by",
   specHash: "sandbox.spec-hash",
+  egress: "sandbox.egress",
+  task: "sandbox.task",
 } as const;
 
 /** The value of `sandbox.managed-by` on everything this toolkit creates. */
@@ -81,12 +84,21 @@ export interface LaunchSpec {
   readonly timeoutSeconds: number;
   readonly restart: "no";
   readonly runtime: "runc" | "runsc" | "kata";
-  /** `none`, or the name of the project's internal network (egress through the proxy only). */
+  /**
+   * `none` (no network at all), or {@link PER_TASK_NETWORK} in proxy mode: the launcher gives each task an internal
+   * network of its own that holds only the task and the proxy (see `taskNetworkName`).
+   */
   readonly network: string;
   readonly egress: {
     readonly mode: "none" | "proxy";
     readonly allow: readonly string[];
+    /** The proxy's URL as the task sees it (proxy mode). */
     readonly proxy?: string;
+    /** The name the task resolves the proxy by, and the port of this template's allowlist (proxy mode). */
+    readonly proxyHost?: string;
+    readonly proxyPort?: number;
+    /** The project's internal network, where the proxy sits (proxy mode). */
+    readonly projectNetwork?: string;
   };
   readonly jobFolder: { readonly containerPath: string; readonly hostRoot: string };
   readonly env: Readonly<Record<string, string>>;
@@ -95,9 +107,20 @@ export interface LaunchSpec {
   readonly maxConcurrentTasks: number;
 }
 
-/** The proxy's address inside the project network. */
+/**
+ * The `network` of a proxy-mode launch spec: not a network's name but the instruction to give the task an internal
+ * network of its own, shared only with the proxy. `hardenedContainerArgs` refuses it without that network's name.
+ */
+export const PER_TASK_NETWORK = "sandbox:per-task";
+
+/** The name of one task's own network (proxy mode): it holds the task and the proxy, nothing else. */
+export function taskNetworkName(project: string, taskId: string): string {
+  return `${project}-task-${taskId}-net`;
+}
+
+/** The proxy's address as a task sees it: the proxy's name on the task's network, and its template's port. */
 export function proxyUrl(project: string, port: number): string {
-  return `http://${project}-proxy:${port}`;
+  return `http://${proxyHost(project)}:${port}`;
 }
 
 /** The environment a task gets: the template's variables plus, in proxy mode, the proxy variables. */
@@ -126,6 +149,9 @@ export function launchSpec(project: ResolvedProject, template: string, networkNa
   }
   const name = project.spec.name;
   const hash = templateHash(t);
+  const port = proxyPortOf(project, template) ?? project.spec.network.proxyPort;
+  const labels = projectLabels(name, "task", template, hash);
+  if (t.egress.mode === "proxy") labels[LABELS.egress] = "proxy";
   return {
     kind: "sandbox.launch/v1",
     project: name,
@@ -150,14 +176,21 @@ export function launchSpec(project: ResolvedProject, template: string, networkNa
     timeoutSeconds: t.timeoutSeconds,
     restart: "no",
     runtime: t.runtime,
-    network: t.egress.mode === "none" ? "none" : networkName,
+    network: t.egress.mode === "none" ? "none" : PER_TASK_NETWORK,
     egress:
       t.egress.mode === "none"
         ? { mode: "none", allow: [] }
-        : { mode: "proxy", allow: t.egress.allow, proxy: proxyUrl(name, project.spec.network.proxyPort) },
+        : {
+            mode: "proxy",
+            allow: t.egress.allow,
+            proxy: proxyUrl(name, port),
+            proxyHost: proxyHost(name),
+            proxyPort: port,
+            projectNetwork: networkName,
+          },
     jobFolder: { containerPath: t.jobFolder.containerPath, hostRoot: project.jobRoot },
-    env: taskEnv(t, name, project.spec.network.proxyPort),
-    labels: projectLabels(name, "task", template, hash),
+    env: taskEnv(t, name, port),
+    labels: Object.fromEntries(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b))),
     maxConcurrentTasks: project.budget.concurrency,
   };
 }

@@ -44,7 +44,9 @@ export function probeScript(options: { jobFolder: string; egressUrl: string }): 
     "if chroot / true 2>/dev/null; then say chroot allowed; else say chroot denied; fi",
     "if ip link add probe0 type dummy 2>/dev/null; then ip link del probe0 2>/dev/null; say ipLinkAdd allowed; else say ipLinkAdd denied; fi",
     HTTP_GET,
-    `case "$(http_get ${url})" in HTTP/*) say egress allowed;; *) say egress denied;; esac`,
+    // A proxy that has just started may not answer yet: three tries. A 403 is the proxy's refusal, not a way out.
+    `n=1; [ -n "\${http_proxy:-}" ] && n=3; r=""; while [ "$n" -gt 0 ]; do r="$(http_get ${url})"; [ -n "$r" ] && break; n=$((n - 1)); [ "$n" -gt 0 ] && sleep 1; done`,
+    'case "$r" in "") say egress denied;; *" 403 "*) say egress refused;; HTTP/*) say egress allowed;; *) say egress denied;; esac',
     "say done 1",
   ].join("\n");
 }
@@ -52,16 +54,18 @@ export function probeScript(options: { jobFolder: string; egressUrl: string }): 
 /**
  * `http_get URL` prints the status line of a plain HTTP GET, or nothing. It speaks HTTP over `nc` (the static busybox's
  * `wget` crashes on every URL: its C library's address lookup needs modules a static binary does not have), and goes through `http_proxy` when
- * one is set, so "allowed" means a real HTTP answer came back, not merely that a connect succeeded.
+ * one is set, so "allowed" means a real HTTP answer came back, not merely that a connect succeeded. Through the proxy
+ * the request side stays open a moment: busybox's `nc` half-closes the connection at the end of its input, and Squid
+ * takes a half-closed client as gone (its `half_closed_clients on` crashes Squid 5.7) before the answer is back.
  */
 export const HTTP_GET = `http_get() {
   u="$1"; rest="\${u#http://}"; hostport="\${rest%%/*}"; path="/\${rest#*/}"; [ "$rest" = "$hostport" ] && path="/"
   host="\${hostport%%:*}"; port="\${hostport##*:}"; [ "$port" = "$hostport" ] && port=80
-  target="$host"; tport="$port"; req="$path"
+  target="$host"; tport="$port"; req="$path"; hold=0
   if [ -n "\${http_proxy:-}" ]; then
-    p="\${http_proxy#http://}"; p="\${p%%/*}"; target="\${p%%:*}"; tport="\${p##*:}"; req="$u"
+    p="\${http_proxy#http://}"; p="\${p%%/*}"; target="\${p%%:*}"; tport="\${p##*:}"; req="$u"; hold=2
   fi
-  printf 'GET %s HTTP/1.0\\r\\nHost: %s\\r\\nConnection: close\\r\\n\\r\\n' "$req" "$hostport" |
+  { printf 'GET %s HTTP/1.0\\r\\nHost: %s\\r\\nConnection: close\\r\\n\\r\\n' "$req" "$hostport"; sleep "$hold"; } |
     nc -w 3 "$target" "$tport" 2>/dev/null | head -n 1
 }`;
 

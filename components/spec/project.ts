@@ -102,3 +102,35 @@ export function resolveProject(input: unknown, keyPrefix = ""): ResolvedProject 
     jobRoot: spec.jobRoot ?? `/var/lib/sandbox-projects/${spec.name}`,
   };
 }
+
+/**
+ * The budget facts a component registers as its own inputs, as known values, so that a stack policy can prove the
+ * budget from what the engine shows it.
+ */
+export interface BudgetFacts {
+  readonly project: string;
+  readonly backend: "docker" | "kubernetes";
+  readonly enabled: boolean;
+  readonly budget: ProjectSpec["budget"];
+  readonly maxConcurrentTasks: number;
+  readonly worstCaseUsd: number;
+}
+
+/** The budget facts of a resolved project; a backend that admits less than the plan passes its own figures. */
+export function budgetFacts(
+  p: ResolvedProject,
+  backend: BudgetFacts["backend"],
+  admitted: { readonly tasks: number; readonly worstCaseUsd: number } = {
+    tasks: p.budget.concurrency,
+    worstCaseUsd: p.budget.worstCaseUsd,
+  },
+): BudgetFacts {
+  return {
+    project: p.spec.name,
+    backend,
+    enabled: p.spec.enabled,
+    budget: p.spec.budget,
+    maxConcurrentTasks: admitted.tasks,
+    worstCaseUsd: admitted.worstCaseUsd,
+  };
+}

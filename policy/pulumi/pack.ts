@@ -14,9 +14,10 @@ import {
   UnknownValueError,
 } from "@pulumi/policy";
 import { adaptResource } from "../adapters/subject";
+import { crosswalkTags } from "../report/tags";
 import { disallowSecretEnv } from "../rules/disallow-secret-env";
 import { type RuleSelection, selectRules } from "../rules/registry";
-import { type AnyRule, type ConfigSchema, type Crosswalk, type Finding, resolveConfig } from "../rules/types";
+import { type AnyRule, type ConfigSchema, type Finding, resolveConfig } from "../rules/types";
 import { ALL_STACK_RULES } from "../stack/registry";
 import type { AnyStackRule, StackResource, StackResourceRef } from "../stack/types";
 import type { Subject } from "../workload";
@@ -24,20 +25,8 @@ import { applyEdits, cloneRaw, redactionEdits, taintCheck, unwrapProps } from ".
 
 export const PACK_NAME = "sandbox-projects";
 
-/** `cis:5.4`, `psa:capabilities_restricted`, `kyverno:require-drop-all`, ... plus `mission` for the four walls. */
-export function crosswalkTags(crosswalk: Crosswalk, mission: boolean): string[] {
-  const tags: string[] = mission ? ["mission"] : [];
-  const prefixes: [keyof Crosswalk, string][] = [
-    ["cis", "cis-docker"],
-    ["psa", "psa"],
-    ["kyverno", "kyverno"],
-    ["checkov", "checkov"],
-    ["kubeLinter", "kube-linter"],
-    ["kubesec", "kubesec"],
-  ];
-  for (const [k, p] of prefixes) for (const id of crosswalk[k] ?? []) tags.push(`${p}:${id}`);
-  return tags;
-}
+/** The pack and the reports tag rules the same way. */
+export { crosswalkTags } from "../report/tags";
 
 function toPulumiSchema(s: ConfigSchema | undefined): PolicyConfigSchema | undefined {
   return s === undefined ? undefined : (JSON.parse(JSON.stringify(s)) as PolicyConfigSchema);

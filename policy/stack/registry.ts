@@ -1,6 +1,11 @@
 import { disallowSecretFlow } from "./disallow-secret-flow";
 import { requireBudgetBound } from "./require-budget-bound";
+import { requireProxyOnlyEgress } from "./require-proxy-only-egress";
 import type { AnyStackRule } from "./types";
 
 /** Every stack rule. */
-export const ALL_STACK_RULES: readonly AnyStackRule[] = [requireBudgetBound, disallowSecretFlow];
+export const ALL_STACK_RULES: readonly AnyStackRule[] = [
+  requireBudgetBound,
+  disallowSecretFlow,
+  requireProxyOnlyEgress,
+];

@@ -4,7 +4,12 @@
  */
 import type Dockerode from "dockerode";
 import { demuxLogs, isNotFound } from "../../runtime/docker/client";
-import { containerCreateBody, type PlainContainerArgs } from "../../runtime/docker/createBody";
+import {
+  additionalNetworks,
+  containerCreateBody,
+  MAPPED_CONTAINER_PROPERTIES,
+  type PlainContainerArgs,
+} from "../../runtime/docker/createBody";
 
 export const CONTAINER = "docker:index/container:Container";
 export const NETWORK = "docker:index/network:Network";
@@ -23,53 +28,7 @@ export const URN_LABEL = "sandbox.pulumi-urn";
 export const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   [NETWORK]: ["name", "driver", "internal", "attachable", "options", "labels", "ipamConfigs", "ipamDriver"],
   [VOLUME]: ["name", "driver", "driverOpts", "labels"],
-  [CONTAINER]: [
-    "image",
-    "name",
-    "command",
-    "entrypoints",
-    "user",
-    "envs",
-    "workingDir",
-    "hostname",
-    "labels",
-    "ports",
-    "publishAllPorts",
-    "capabilities",
-    "securityOpts",
-    "privileged",
-    "readOnly",
-    "tmpfs",
-    "networkMode",
-    "ipcMode",
-    "pidMode",
-    "usernsMode",
-    "restart",
-    "mounts",
-    "volumes",
-    "devices",
-    "sysctls",
-    "groupAdds",
-    "ulimits",
-    "shmSize",
-    "runtime",
-    "init",
-    "memory",
-    "memorySwap",
-    "cpus",
-    "cpuShares",
-    "stopSignal",
-    "stopTimeout",
-    "tty",
-    "stdinOpen",
-    "attach",
-    "logs",
-    "mustRun",
-    "rm",
-    "start",
-    "destroyGraceSeconds",
-    "removeVolumes",
-  ],
+  [CONTAINER]: MAPPED_CONTAINER_PROPERTIES,
 };
 
 /** Outputs a resource computes (never inputs). */
@@ -259,6 +218,11 @@ export async function createContainer(
   const body = containerCreateBody(p as PlainContainerArgs, { name });
   body.Labels = { ...body.Labels, [URN_LABEL]: urn };
   const container = await docker.createContainer(body);
+  for (const n of additionalNetworks(p as PlainContainerArgs)) {
+    await docker
+      .getNetwork(n.name)
+      .connect({ Container: container.id, EndpointConfig: { Aliases: n.aliases } });
+  }
   const outs: Props = { ...p, name };
   if (p.start === false) return { id: container.id, outs };
   await container.start();

@@ -115,11 +115,30 @@ export function containerCreateBody(
     HostConfig: dropUndefined(hostConfig),
   };
   if (extras.name !== undefined) body.name = extras.name;
+  // The create call joins one network (the network mode's); the others are connected before start.
+  const primary = (args.networksAdvanced ?? []).find((n) => n.name === hostConfig.NetworkMode);
+  if (primary !== undefined) {
+    body.NetworkingConfig = {
+      EndpointsConfig: { [primary.name]: { Aliases: [...(primary.aliases ?? [])] } },
+    };
+  }
   return dropUndefined(body);
 }
 
-/** Properties of `docker.ContainerArgs` the mapping understands (the rest must be unset). */
-const MAPPED = new Set<string>([
+/** The `networksAdvanced` entries to connect after create: every one but the network mode's. */
+export function additionalNetworks(args: PlainContainerArgs): { name: string; aliases: string[] }[] {
+  const mode = args.networkMode ?? "bridge";
+  return (args.networksAdvanced ?? [])
+    .filter((n) => n.name !== mode)
+    .map((n) => ({ name: n.name, aliases: [...(n.aliases ?? [])] }));
+}
+
+/**
+ * Properties of `docker.ContainerArgs` the mapping understands (the rest must be unset): the container body's, then
+ * the Pulumi resource's own lifecycle settings, which the local provider implements. The provider accepts exactly
+ * these.
+ */
+export const MAPPED_CONTAINER_PROPERTIES: readonly string[] = [
   "image",
   "command",
   "entrypoints",
@@ -136,6 +155,7 @@ const MAPPED = new Set<string>([
   "readOnly",
   "tmpfs",
   "networkMode",
+  "networksAdvanced",
   "ipcMode",
   "pidMode",
   "usernsMode",
@@ -164,11 +184,11 @@ const MAPPED = new Set<string>([
   "rm",
   "start",
   "name",
-  "wait",
   "waitTimeout",
   "destroyGraceSeconds",
   "removeVolumes",
-]);
+];
+const MAPPED = new Set<string>(MAPPED_CONTAINER_PROPERTIES);
 
 function dropUndefined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;

@@ -99,8 +99,33 @@ describe("SandboxProject variants on Docker", () => {
     expect(one(registered, "docker:index/network:Network", "px-net").inputs.ipamConfigs).toEqual([
       { subnet: "10.231.0.0/24" },
     ]);
+    // The probe runs on a network of its own that holds only it and the proxy; the proxy is on the project network
+    // (internal, icc off), an egress network and that probe network.
     const probe = one(registered, CONTAINER, "px-web-probe").inputs;
-    expect(probe.networkMode).toBe("px-net");
+    expect(probe.networkMode).toBe("px-probe-web-net");
+    expect(one(registered, "docker:index/network:Network", "px-web-probe-net").inputs).toMatchObject({
+      name: "px-probe-web-net",
+      internal: true,
+    });
+    expect(one(registered, "docker:index/network:Network", "px-egress").inputs).toMatchObject({
+      name: "px-egress",
+      internal: false,
+    });
+    const proxy = one(registered, CONTAINER, "px-proxy").inputs;
+    expect(proxy).toMatchObject({
+      name: "px-proxy",
+      image: "sandbox-proxy:1",
+      user: "13:13",
+      networkMode: "px-egress",
+      readOnly: true,
+      capabilities: { drops: ["ALL"], adds: [] },
+      securityOpts: ["no-new-privileges:true"],
+    });
+    expect(proxy.networksAdvanced).toEqual([
+      { name: "px-net", aliases: ["px-proxy"] },
+      { name: "px-probe-web-net", aliases: ["px-proxy"] },
+    ]);
+    expect((proxy.envs as string[])[0]).toContain("http_port 8080 name=t_web");
     expect(probe.runtime).toBe("runsc");
     expect(probe.envs).toEqual([
       "HTTPS_PROXY=http://px-proxy:8080",

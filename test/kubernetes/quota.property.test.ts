@@ -67,7 +67,7 @@ describe("the budget-derived quota (property)", () => {
           }
         },
       ),
-      { numRuns: 500 },
+      { numRuns: 3000 },
     );
   });
 

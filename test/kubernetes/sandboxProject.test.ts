@@ -11,6 +11,9 @@ const NETPOL = "kubernetes:networking.k8s.io/v1:NetworkPolicy";
 const SA = "kubernetes:core/v1:ServiceAccount";
 const PODTEMPLATE = "kubernetes:core/v1:PodTemplate";
 const JOB = "kubernetes:batch/v1:Job";
+const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
+const SERVICE = "kubernetes:core/v1:Service";
+const CONFIGMAP = "kubernetes:core/v1:ConfigMap";
 
 let registered: Registered[] = [];
 let project: SandboxProject;
@@ -46,8 +49,13 @@ describe("SandboxProject on Kubernetes", () => {
         `${QUOTA}/team-quota`,
         `${LIMITS}/team-limits`,
         `${NETPOL}/team-default-deny`,
-        `${NETPOL}/team-egress-proxy`,
+        `${NETPOL}/team-web-egress-proxy`,
+        `${NETPOL}/team-proxy-policy`,
         `${SA}/team-task-sa`,
+        `${SA}/team-proxy-sa`,
+        `${CONFIGMAP}/team-proxy-config`,
+        `${SERVICE}/team-proxy`,
+        `${DEPLOYMENT}/team-proxy`,
         `${PODTEMPLATE}/team-default`,
         `${PODTEMPLATE}/team-web`,
         `${JOB}/team-default-probe`,
@@ -76,16 +84,16 @@ describe("SandboxProject on Kubernetes", () => {
     });
   });
 
-  it("derives the quota from the budget: 20 tasks of the largest template", () => {
+  it("derives the quota from the budget: 20 tasks of the largest template, plus the always-on proxy pod", () => {
     expect((one(registered, QUOTA, "team-quota").inputs.spec as { hard: unknown }).hard).toEqual({
-      "limits.cpu": "40000m",
-      "limits.memory": "81920Mi",
-      "limits.ephemeral-storage": "81920Mi",
-      "requests.cpu": "40000m",
-      "requests.memory": "81920Mi",
-      "requests.ephemeral-storage": "81920Mi",
-      pods: "20",
-      "count/pods": "20",
+      "limits.cpu": "40500m",
+      "limits.memory": "82176Mi",
+      "limits.ephemeral-storage": "81984Mi",
+      "requests.cpu": "40500m",
+      "requests.memory": "82176Mi",
+      "requests.ephemeral-storage": "81984Mi",
+      pods: "21",
+      "count/pods": "21",
       "count/jobs.batch": "20",
     });
   });
@@ -112,6 +120,96 @@ describe("SandboxProject on Kubernetes", () => {
     });
   });
 
+  it("runs the proxy as a hardened one-replica Deployment behind a Service, configured from a ConfigMap", () => {
+    const dep = one(registered, DEPLOYMENT, "team-proxy").inputs as {
+      metadata: { name: string; namespace: string };
+      spec: {
+        replicas: number;
+        template: {
+          metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+          spec: Record<string, unknown> & {
+            containers: {
+              image: string;
+              securityContext: Record<string, unknown>;
+              resources: unknown;
+              volumeMounts: unknown;
+            }[];
+          };
+        };
+      };
+    };
+    expect(dep.metadata).toMatchObject({ name: "team-proxy", namespace: "team" });
+    expect(dep.spec.replicas).toBe(1);
+    expect(dep.spec.template.metadata.labels).toMatchObject({
+      "sandbox.role": "proxy",
+      "sandbox.project": "team",
+    });
+    expect(dep.spec.template.spec).toMatchObject({
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      hostNetwork: false,
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: 13,
+        runAsGroup: 13,
+        seccompProfile: { type: "RuntimeDefault" },
+      },
+    });
+    const c = dep.spec.template.spec.containers[0];
+    expect(c?.image).toBe("sandbox-proxy:1");
+    expect(c?.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ["ALL"] },
+    });
+    expect(c?.resources).toEqual({
+      requests: { cpu: "500m", memory: "256Mi", "ephemeral-storage": "64Mi" },
+      limits: { cpu: "500m", memory: "256Mi", "ephemeral-storage": "64Mi" },
+    });
+    expect(one(registered, SERVICE, "team-proxy").inputs.spec).toEqual({
+      type: "ClusterIP",
+      selector: { "sandbox.project": "team", "sandbox.role": "proxy" },
+      ports: [{ name: "t-3128", protocol: "TCP", port: 3128, targetPort: 3128 }],
+    });
+    const conf = (one(registered, CONFIGMAP, "team-proxy-config").inputs.data as Record<string, string>)[
+      "squid.conf"
+    ];
+    expect(conf).toContain("http_port 3128 name=t_web");
+    expect(conf).toContain("acl allow_web dstdomain -n pypi.org");
+    expect(conf).toContain("cache deny all");
+  });
+
+  it("lets the proxy take in only proxy-mode pods, and send out only DNS and the outside minus the refused ranges", () => {
+    const spec = one(registered, NETPOL, "team-proxy-policy").inputs.spec as {
+      podSelector: unknown;
+      ingress: unknown;
+      egress: { to: { ipBlock?: { cidr: string; except: string[] } }[]; ports: unknown }[];
+    };
+    expect(spec.podSelector).toEqual({ matchLabels: { "sandbox.project": "team", "sandbox.role": "proxy" } });
+    expect(spec.ingress).toEqual([
+      {
+        from: [{ podSelector: { matchLabels: { "sandbox.egress": "proxy" } } }],
+        ports: [{ protocol: "TCP", port: 3128 }],
+      },
+    ]);
+    const blocks = spec.egress[1]?.to.map((t) => t.ipBlock);
+    expect(blocks?.[0]?.except).toEqual(
+      expect.arrayContaining([
+        "10.0.0.0/8",
+        "169.254.0.0/16",
+        "172.16.0.0/12",
+        "192.168.0.0/16",
+        "127.0.0.0/8",
+      ]),
+    );
+    expect(blocks?.[1]?.except).toEqual(["::1/128", "fe80::/10", "fc00::/7"]);
+    expect(spec.egress[1]?.ports).toEqual([
+      { protocol: "TCP", port: 80 },
+      { protocol: "TCP", port: 443 },
+    ]);
+  });
+
   it("denies all ingress and egress by default, and lets proxy-mode pods reach only the proxy's port", () => {
     expect(one(registered, NETPOL, "team-default-deny").inputs.spec).toEqual({
       podSelector: {},
@@ -119,8 +217,8 @@ describe("SandboxProject on Kubernetes", () => {
       ingress: [],
       egress: [],
     });
-    expect(one(registered, NETPOL, "team-egress-proxy").inputs.spec).toEqual({
-      podSelector: { matchLabels: { "sandbox.egress": "proxy" } },
+    expect(one(registered, NETPOL, "team-web-egress-proxy").inputs.spec).toEqual({
+      podSelector: { matchLabels: { "sandbox.egress": "proxy", "sandbox.template": "web" } },
       policyTypes: ["Egress"],
       egress: [
         {
@@ -209,10 +307,12 @@ describe("SandboxProject on Kubernetes", () => {
       drop: ["NET_RAW", "MKNOD", "SYS_CHROOT", "SETFCAP", "SETPCAP", "NET_ADMIN"],
     });
     expect(pt.template.metadata.labels["sandbox.egress"]).toBe("proxy");
+    // No DNS for tasks: the proxy is named by its Service's cluster address, which kubelet sets (service links).
     expect(pt.template.spec.containers[0]?.env).toContainEqual({
       name: "HTTPS_PROXY",
-      value: "http://team-proxy:3128",
+      value: "http://$(TEAM_PROXY_SERVICE_HOST):3128",
     });
+    expect((pt.template.spec as { enableServiceLinks?: boolean }).enableServiceLinks).toBe(true);
   });
 
   it("runs a probe Job per template: one shot, never retried, with a deadline and a TTL", () => {
@@ -240,6 +340,7 @@ describe("SandboxProject on Kubernetes", () => {
       "enabled",
       "namespaceName",
       "probeJobs",
+      "proxy",
       "quota",
       "templates",
     ]);

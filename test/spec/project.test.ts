@@ -170,7 +170,7 @@ describe("launchSpec", () => {
     });
   });
 
-  it("puts a proxy-mode task on the internal network with the proxy variables", () => {
+  it("gives a proxy-mode task a network of its own (with the proxy) and the proxy variables", () => {
     const p = resolveProject({
       ...base,
       templates: {
@@ -178,8 +178,16 @@ describe("launchSpec", () => {
       },
     });
     const spec = launchSpec(p, "web", "demo-net");
-    expect(spec.network).toBe("demo-net");
-    expect(spec.egress).toEqual({ mode: "proxy", allow: ["pypi.org"], proxy: "http://demo-proxy:3128" });
+    expect(spec.network).toBe("sandbox:per-task");
+    expect(spec.egress).toEqual({
+      mode: "proxy",
+      allow: ["pypi.org"],
+      proxy: "http://demo-proxy:3128",
+      proxyHost: "demo-proxy",
+      proxyPort: 3128,
+      projectNetwork: "demo-net",
+    });
+    expect(spec.labels["sandbox.egress"]).toBe("proxy");
     expect(spec.env).toEqual({
       HTTPS_PROXY: "http://demo-proxy:3128",
       HTTP_PROXY: "http://demo-proxy:3128",

@@ -1,0 +1,294 @@
+/**
+ * A Compose service -> the props of a `docker.Container` (@pulumi/docker's names), so that the one Docker adapter
+ * (`adaptResource("docker:index/container:Container", ...)`) reads it and every rule judges it the way it judges a
+ * hand-written container. Only the mapping lives here; no rule logic.
+ *
+ * Compose spellings read (Compose specification): `image`, `command`, `entrypoint`, `user`, `privileged`, `read_only`,
+ * `cap_add`, `cap_drop`, `security_opt`, `ports` (short and long syntax), `volumes` (short and long syntax),
+ * `volumes_from`, `tmpfs`, `environment` (list and map), `network_mode`, `pid`, `ipc`, `userns_mode`, `cgroup`,
+ * `devices`, `device_cgroup_rules`, `gpus`, `sysctls` (list and map), `mem_limit`, `memswap_limit`, `cpus`,
+ * `cpu_quota`/`cpu_period`, `deploy.resources.limits`, `deploy.resources.reservations.devices`, `restart`,
+ * `deploy.restart_policy`, `runtime`, `init`, `group_add`, `labels`, `pids_limit` and `deploy.resources.limits.pids`.
+ */
+
+/** Keys of a service this converter reads; a finding on a Docker prop points at the Compose key that wrote it. */
+export const COMPOSE_KEY_OF_PROP: Readonly<Record<string, readonly string[]>> = {
+  image: ["image"],
+  command: ["command"],
+  entrypoints: ["entrypoint"],
+  user: ["user"],
+  privileged: ["privileged"],
+  readOnly: ["read_only"],
+  capabilities: ["cap_drop", "cap_add"],
+  securityOpts: ["security_opt"],
+  ports: ["ports"],
+  mounts: ["volumes"],
+  volumes: ["volumes_from", "volumes"],
+  tmpfs: ["tmpfs"],
+  envs: ["environment"],
+  networkMode: ["network_mode"],
+  pidMode: ["pid"],
+  ipcMode: ["ipc"],
+  usernsMode: ["userns_mode"],
+  cgroupnsMode: ["cgroup"],
+  devices: ["devices"],
+  deviceCgroupRules: ["device_cgroup_rules"],
+  deviceRequests: ["deploy"],
+  gpus: ["gpus"],
+  sysctls: ["sysctls"],
+  memory: ["mem_limit", "deploy"],
+  memorySwap: ["memswap_limit"],
+  cpus: ["cpus", "deploy"],
+  cpuQuota: ["cpu_quota"],
+  restart: ["restart", "deploy"],
+  runtime: ["runtime"],
+  groupAdds: ["group_add"],
+  labels: ["labels"],
+};
+
+const MB = 1024 * 1024;
+
+function isMap(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function asList(v: unknown): unknown[] {
+  if (v === undefined || v === null) return [];
+  return Array.isArray(v) ? v : [v];
+}
+
+function scalar(v: unknown): string | undefined {
+  if (typeof v === "string") return v;
+  if (typeof v === "number" || typeof v === "boolean") return String(v);
+  return undefined;
+}
+
+/** Compose byte values: `512m`, `1g`, `1.5gb`, `2048k`, `100000` (bytes). Undefined when unreadable. */
+export function composeBytes(v: unknown): number | undefined {
+  if (typeof v === "number") return Number.isFinite(v) ? v : undefined;
+  if (typeof v !== "string") return undefined;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([bkmgt]?)b?\s*$/i.exec(v);
+  if (m === null) return undefined;
+  const unit = (m[2] ?? "").toLowerCase();
+  const pow = { "": 0, b: 0, k: 1, m: 2, g: 3, t: 4 }[unit] ?? 0;
+  return Number(m[1]) * 1024 ** pow;
+}
+
+/** Bytes as @pulumi/docker's megabytes; a value that cannot be read is kept as written so nothing passes silently. */
+function megabytes(v: unknown): unknown {
+  if (v === undefined || v === null) return undefined;
+  if (v === -1 || v === "-1") return -1;
+  const b = composeBytes(v);
+  return b === undefined ? v : b / MB;
+}
+
+/** Splits a Compose command string the way a shell would for plain words (quotes kept together). */
+function words(v: unknown): string[] | undefined {
+  if (Array.isArray(v)) return v.map((x) => scalar(x) ?? "");
+  const s = scalar(v);
+  if (s === undefined) return undefined;
+  return (s.match(/"[^"]*"|'[^']*'|\S+/g) ?? []).map((w) => w.replace(/^(["'])(.*)\1$/, "$2"));
+}
+
+/** `environment` as a list (`A=1`, `B`) or a map (`A: 1`, `B:` passes B through from the host). */
+function envs(v: unknown): string[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (isMap(v)) {
+    return Object.entries(v).map(([k, x]) => {
+      const s = scalar(x);
+      return s === undefined ? k : `${k}=${s}`;
+    });
+  }
+  return asList(v).map((x) => scalar(x) ?? "");
+}
+
+/** `labels` as a list (`a=b`) or a map, in @pulumi/docker's `{label, value}` list. */
+function labels(v: unknown): { label: string; value: string }[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (isMap(v)) return Object.entries(v).map(([label, x]) => ({ label, value: scalar(x) ?? "" }));
+  return asList(v).map((x) => {
+    const s = scalar(x) ?? "";
+    const i = s.indexOf("=");
+    return i < 0 ? { label: s, value: "" } : { label: s.slice(0, i), value: s.slice(i + 1) };
+  });
+}
+
+/** Short port syntax: `80`, `8080:80`, `127.0.0.1:8080:80/udp`, `[::1]:8080:80`, `3000-3005`. */
+function port(v: unknown): Record<string, unknown> {
+  if (isMap(v)) {
+    const published = scalar(v.published);
+    return {
+      internal: scalar(v.target),
+      ...(published === undefined ? {} : { external: published.split("-")[0] }),
+      ...(scalar(v.host_ip) === undefined ? {} : { ip: scalar(v.host_ip) }),
+      ...(scalar(v.protocol) === undefined ? {} : { protocol: scalar(v.protocol) }),
+    };
+  }
+  const s = (scalar(v) ?? "").trim();
+  const [spec = "", protocol] = s.split("/");
+  let ip: string | undefined;
+  let rest = spec;
+  const v6 = /^\[([^\]]*)\]:(.*)$/.exec(spec);
+  if (v6 !== null) {
+    ip = v6[1];
+    rest = v6[2] ?? "";
+  }
+  const parts = rest.split(":");
+  if (v6 === null && parts.length === 3) ip = parts.shift();
+  const container = parts.pop() ?? "";
+  const host = parts.pop();
+  return {
+    internal: container.split("-")[0],
+    ...(host === undefined || host === "" ? {} : { external: host.split("-")[0] }),
+    ...(ip === undefined || ip === "" ? {} : { ip }),
+    ...(protocol === undefined ? {} : { protocol }),
+  };
+}
+
+/** A host path as Compose reads a volume source: absolute, `./`, `../`, `~`; anything else names a volume. */
+function isHostPath(source: string): boolean {
+  return (
+    source.startsWith("/") ||
+    source.startsWith(".") ||
+    source.startsWith("~") ||
+    /^[A-Za-z]:[\\/]/.test(source)
+  );
+}
+
+/** Short volume syntax: `/c`, `named:/c`, `./host:/c:ro,z`; long syntax `{type, source, target, read_only, bind}`. */
+function mount(v: unknown): Record<string, unknown> {
+  if (isMap(v)) {
+    const type = scalar(v.type) ?? "volume";
+    const propagation = isMap(v.bind) ? scalar(v.bind.propagation) : undefined;
+    return {
+      type,
+      ...(scalar(v.source) === undefined ? {} : { source: scalar(v.source) }),
+      target: scalar(v.target),
+      readOnly: v.read_only === true || v.read_only === "true",
+      ...(propagation === undefined ? {} : { bindOptions: { propagation } }),
+    };
+  }
+  const s = scalar(v) ?? "";
+  const parts = s.split(":");
+  if (parts.length === 1) return { type: "volume", target: s, readOnly: false };
+  const [source = "", target = "", opts = ""] = parts;
+  const flags = opts.split(",").map((o) => o.trim().toLowerCase());
+  const propagation = flags.find((f) => /^r?(?:shared|slave|private)$/.test(f));
+  return {
+    type: isHostPath(source) ? "bind" : "volume",
+    source,
+    target,
+    readOnly: flags.includes("ro"),
+    ...(propagation === undefined ? {} : { bindOptions: { propagation } }),
+  };
+}
+
+/** `devices`: `/dev/x`, `/dev/x:/dev/y:rwm`, or `{source, target, permissions}`. */
+function device(v: unknown): Record<string, unknown> {
+  if (isMap(v)) return { hostPath: scalar(v.source), containerPath: scalar(v.target) };
+  const [hostPath, containerPath] = (scalar(v) ?? "").split(":");
+  return { hostPath, ...(containerPath === undefined ? {} : { containerPath }) };
+}
+
+function sysctls(v: unknown): Record<string, string> | undefined {
+  if (v === undefined || v === null) return undefined;
+  const out: Record<string, string> = {};
+  if (isMap(v)) for (const [k, x] of Object.entries(v)) out[k] = scalar(x) ?? "";
+  else
+    for (const x of asList(v)) {
+      const s = scalar(x) ?? "";
+      const i = s.indexOf("=");
+      out[i < 0 ? s : s.slice(0, i)] = i < 0 ? "" : s.slice(i + 1);
+    }
+  return out;
+}
+
+function tmpfs(v: unknown): Record<string, string> | undefined {
+  if (v === undefined || v === null) return undefined;
+  const out: Record<string, string> = {};
+  for (const x of asList(v)) {
+    const s = scalar(x) ?? "";
+    const i = s.indexOf(":");
+    out[i < 0 ? s : s.slice(0, i)] = i < 0 ? "" : s.slice(i + 1);
+  }
+  return out;
+}
+
+/** `deploy.restart_policy.condition`: `none`, `on-failure`, `any` (Swarm's default when the block is present). */
+function restartPolicy(service: Record<string, unknown>): string | undefined {
+  const restart = scalar(service.restart);
+  if (restart !== undefined) return restart;
+  const deploy = isMap(service.deploy) ? service.deploy : undefined;
+  if (deploy === undefined || !isMap(deploy.restart_policy)) return undefined;
+  const condition = scalar(deploy.restart_policy.condition) ?? "any";
+  return condition === "any" ? "always" : condition === "none" ? "no" : condition;
+}
+
+function pick<T>(...vs: (T | undefined)[]): T | undefined {
+  return vs.find((v) => v !== undefined);
+}
+
+/** Converts one Compose service to `docker.Container` props. `name` is the service's key. */
+export function composeServiceToContainerProps(name: string, service: unknown): Record<string, unknown> {
+  const s = isMap(service) ? service : {};
+  const deploy = isMap(s.deploy) ? s.deploy : {};
+  const resources = isMap(deploy.resources) ? deploy.resources : {};
+  const limits = isMap(resources.limits) ? resources.limits : {};
+  const reservations = isMap(resources.reservations) ? resources.reservations : {};
+  const props: Record<string, unknown> = {
+    name: scalar(s.container_name) ?? name,
+    image: scalar(s.image) ?? (s.build === undefined ? undefined : `${name} (built from source)`),
+    command: words(s.command),
+    entrypoints: words(s.entrypoint),
+    user: scalar(s.user),
+    privileged: s.privileged,
+    readOnly: s.read_only,
+    securityOpts:
+      s.security_opt === undefined ? undefined : asList(s.security_opt).map((x) => scalar(x) ?? ""),
+    ports: s.ports === undefined ? undefined : asList(s.ports).map(port),
+    mounts: s.volumes === undefined ? undefined : asList(s.volumes).map(mount),
+    volumes:
+      s.volumes_from === undefined
+        ? undefined
+        : asList(s.volumes_from).map((x) => ({ fromContainer: scalar(x) ?? "" })),
+    tmpfs: tmpfs(s.tmpfs),
+    envs: envs(s.environment),
+    networkMode: scalar(s.network_mode),
+    pidMode: scalar(s.pid),
+    ipcMode: scalar(s.ipc),
+    usernsMode: scalar(s.userns_mode),
+    cgroupnsMode: scalar(s.cgroup),
+    devices: s.devices === undefined ? undefined : asList(s.devices).map(device),
+    deviceCgroupRules:
+      s.device_cgroup_rules === undefined
+        ? undefined
+        : asList(s.device_cgroup_rules).map((x) => scalar(x) ?? ""),
+    gpus: s.gpus === undefined ? undefined : (scalar(s.gpus) ?? "requested"),
+    deviceRequests:
+      reservations.devices === undefined
+        ? undefined
+        : asList(reservations.devices).map((d) => ({
+            driver: isMap(d) ? scalar(d.driver) : undefined,
+            capabilities: isMap(d) ? d.capabilities : undefined,
+          })),
+    sysctls: sysctls(s.sysctls),
+    memory: megabytes(pick(s.mem_limit, limits.memory)),
+    memorySwap: megabytes(s.memswap_limit),
+    cpus: scalar(pick(s.cpus, limits.cpus)),
+    cpuQuota: s.cpu_quota,
+    cpuPeriod: s.cpu_period,
+    restart: restartPolicy(s),
+    runtime: scalar(s.runtime),
+    init: s.init,
+    groupAdds: s.group_add === undefined ? undefined : asList(s.group_add).map((x) => scalar(x) ?? ""),
+    labels: labels(s.labels),
+    // @pulumi/docker has no PidsLimit and no rule reads it; kept for the report's readers.
+    pidsLimit: pick(s.pids_limit, limits.pids),
+  };
+  const caps: Record<string, unknown> = {};
+  if (s.cap_add !== undefined) caps.adds = asList(s.cap_add).map((x) => scalar(x) ?? "");
+  if (s.cap_drop !== undefined) caps.drops = asList(s.cap_drop).map((x) => scalar(x) ?? "");
+  if (Object.keys(caps).length > 0) props.capabilities = caps;
+  for (const [k, v] of Object.entries(props)) if (v === undefined) delete props[k];
+  return props;
+}

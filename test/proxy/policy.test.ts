@@ -1,0 +1,246 @@
+import { describe, expect, it } from "vitest";
+import { SandboxProject as DockerProject } from "../../components/docker/sandboxProject";
+import { SandboxProject as KubeProject } from "../../components/kubernetes/sandboxProject";
+import { requireProxyOnlyEgress } from "../../policy/stack/require-proxy-only-egress";
+import type { StackResource } from "../../policy/stack/types";
+import { outputValue, type Registered, recordingMocks } from "../helpers/pulumiMocks";
+import { copy, DOCKER, safeContainer } from "../policy/fixtures";
+import { type StackFixture, validateStack } from "../policy/harness";
+
+const RULE = "sandbox-require-proxy-only-egress";
+const NETWORK = "docker:index/network:Network";
+const NETPOL = "kubernetes:networking.k8s.io/v1:NetworkPolicy";
+const JOB = "kubernetes:batch/v1:Job";
+const CONFIGMAP = "kubernetes:core/v1:ConfigMap";
+
+const asStack = (rs: readonly Registered[]): StackResource[] =>
+  rs
+    .filter((r) => r.custom)
+    .map((r) => ({
+      type: r.type,
+      name: r.name,
+      urn: r.urn,
+      props: r.inputs,
+      subject: undefined,
+      additionalSecretOutputs: [],
+      propertyDependencies: {},
+    }));
+
+const check = (fixtures: readonly StackFixture[]) =>
+  requireProxyOnlyEgress
+    .check(
+      fixtures.map((f) => ({
+        type: f.type,
+        name: f.name,
+        urn: `urn:${f.name}`,
+        props: f.props,
+        subject: undefined,
+        additionalSecretOutputs: [],
+        propertyDependencies: {},
+      })),
+      {},
+    )
+    .map((f) => f.message);
+
+/** A proxy-mode Docker task on `networkMode`. */
+function dockerTask(networkMode: string, extra: Record<string, unknown> = {}): StackFixture {
+  const p = copy(safeContainer());
+  p.networkMode = networkMode;
+  p.envs = ["HTTP_PROXY=http://demo-proxy:3128", "HTTPS_PROXY=http://demo-proxy:3128"];
+  return { type: DOCKER, name: "task", props: { ...p, ...extra } };
+}
+
+const net = (name: string, internal: boolean): StackFixture => ({
+  type: NETWORK,
+  name,
+  props: { name, internal },
+});
+
+function dockerProxy(config: string): StackFixture {
+  const p = copy(safeContainer());
+  p.labels = [
+    { label: "sandbox.project", value: "demo" },
+    { label: "sandbox.role", value: "proxy" },
+  ];
+  p.envs = [`SANDBOX_PROXY_CONFIG=${config}`];
+  return { type: DOCKER, name: "proxy", props: p };
+}
+
+const PROXY_LABELS = { "sandbox.egress": "proxy", "sandbox.template": "web", "sandbox.role": "task" };
+
+function job(spec: Record<string, unknown> = {}): StackFixture {
+  return {
+    type: JOB,
+    name: "task-job",
+    props: {
+      metadata: { name: "t", namespace: "demo" },
+      spec: {
+        template: {
+          metadata: { labels: PROXY_LABELS },
+          spec: { containers: [{ name: "task", image: "x:1" }], ...spec },
+        },
+      },
+    },
+  };
+}
+
+const policy = (name: string, spec: Record<string, unknown>): StackFixture => ({
+  type: NETPOL,
+  name,
+  props: { metadata: { name, namespace: "demo" }, spec },
+});
+const toProxy = policy("to-proxy", {
+  podSelector: { matchLabels: { "sandbox.egress": "proxy" } },
+  policyTypes: ["Egress"],
+  egress: [{ to: [{ podSelector: { matchLabels: { "sandbox.role": "proxy" } } }], ports: [{ port: 3128 }] }],
+});
+
+describe(`${RULE}: the toolkit's own projects`, () => {
+  it("passes the Docker project with a proxy-mode template (probe on its own internal network)", async () => {
+    const mocks = await recordingMocks();
+    const p = new DockerProject("demo", {
+      budget: { monthlyCapUsd: 10 },
+      templates: {
+        web: { image: "x:1", egress: { mode: "proxy", allow: ["pypi.org", "*.github.com"] } },
+        closed: { image: "x:1" },
+      },
+    });
+    await outputValue(p.probes);
+    const rs = await mocks.settle();
+    expect(rs.some((r) => r.name === "demo-proxy")).toBe(true);
+    expect(requireProxyOnlyEgress.check(asStack(rs), {})).toEqual([]);
+  });
+
+  it("passes the Kubernetes project with a proxy-mode template", async () => {
+    const mocks = await recordingMocks();
+    const p = new KubeProject("demo", {
+      budget: { monthlyCapUsd: 100 },
+      templates: { web: { image: "x:1", egress: { mode: "proxy", allow: ["pypi.org"] } } },
+    });
+    await outputValue(p.probeJobs);
+    const rs = await mocks.settle();
+    expect(rs.some((r) => r.type === CONFIGMAP)).toBe(true);
+    expect(requireProxyOnlyEgress.check(asStack(rs), {})).toEqual([]);
+  });
+});
+
+describe(`${RULE}: Docker tasks with another route out`, () => {
+  it.each([
+    ["host", 'network "host" has a route out that bypasses the proxy'],
+    ["bridge", 'network "bridge" has a route out that bypasses the proxy'],
+    ["container:other", 'network "container:other" has a route out that bypasses the proxy'],
+  ])("fails networkMode %s", (mode, message) => {
+    expect(check([dockerTask(mode)])).toEqual([`proxy-mode task Container "task": ${message}`]);
+  });
+
+  it("fails a declared network that is not internal, and passes an internal one", () => {
+    expect(check([net("open", false), dockerTask("open")])).toEqual([
+      'proxy-mode task Container "task": network "open" is not internal (a route off the machine that bypasses the proxy)',
+    ]);
+    expect(check([net("closed", true), dockerTask("closed")])).toEqual([]);
+  });
+
+  it("fails a network the stack does not declare, and a second, open network in networksAdvanced", () => {
+    expect(check([dockerTask("elsewhere")])).toEqual([
+      'proxy-mode task Container "task": network "elsewhere" is not declared in this stack, so it cannot be shown to be internal',
+    ]);
+    expect(
+      check([
+        net("closed", true),
+        net("open", false),
+        dockerTask("closed", { networksAdvanced: [{ name: "open" }] }),
+      ]),
+    ).toEqual([
+      'proxy-mode task Container "task": network "open" is not internal (a route off the machine that bypasses the proxy)',
+    ]);
+  });
+
+  it("judges a task by its egress label too, and leaves tasks without the proxy alone", () => {
+    const labelled = dockerTask("bridge");
+    (labelled.props as { envs: string[] }).envs = [];
+    (labelled.props as { labels: unknown[] }).labels.push({ label: "sandbox.egress", value: "proxy" });
+    expect(check([labelled])).toHaveLength(1);
+    const plain = copy(safeContainer());
+    plain.networkMode = "bridge";
+    expect(check([{ type: DOCKER, name: "plain", props: plain }])).toEqual([]);
+  });
+});
+
+describe(`${RULE}: Kubernetes tasks with another route out`, () => {
+  const deny = policy("deny", {
+    podSelector: {},
+    policyTypes: ["Ingress", "Egress"],
+    ingress: [],
+    egress: [],
+  });
+
+  it("passes a proxy-mode pod under default deny plus egress to the proxy's pods only", () => {
+    expect(check([deny, toProxy, job()])).toEqual([]);
+  });
+
+  it("fails hostNetwork", () => {
+    expect(check([deny, toProxy, job({ hostNetwork: true })])).toEqual([
+      'proxy-mode task Job "task-job": hostNetwork bypasses the proxy',
+    ]);
+  });
+
+  it("fails a NetworkPolicy that opens egress: an ipBlock, a rule without `to`, another namespace", () => {
+    const wide = policy("wide", {
+      podSelector: { matchLabels: { "sandbox.template": "web" } },
+      policyTypes: ["Egress"],
+      egress: [{ to: [{ ipBlock: { cidr: "0.0.0.0/0" } }] }, {}, { to: [{ namespaceSelector: {} }] }],
+    });
+    expect(check([deny, toProxy, wide, job()])).toEqual([
+      'proxy-mode task Job "task-job": NetworkPolicy "wide" opens egress beyond the proxy (an ipBlock 0.0.0.0/0)',
+      'proxy-mode task Job "task-job": NetworkPolicy "wide" opens egress beyond the proxy (an egress rule without `to` (every destination))',
+      'proxy-mode task Job "task-job": NetworkPolicy "wide" opens egress beyond the proxy (a namespaceSelector (pods of other namespaces))',
+    ]);
+  });
+
+  it("fails a proxy-mode pod that no egress policy selects (everything allowed), ignoring other namespaces' policies", () => {
+    const elsewhere = {
+      ...deny,
+      props: { metadata: { name: "deny", namespace: "other" }, spec: (deny.props as { spec: unknown }).spec },
+    };
+    expect(check([elsewhere, job()])).toEqual([
+      'proxy-mode task Job "task-job": no NetworkPolicy in this stack restricts its egress (everything is allowed)',
+    ]);
+  });
+});
+
+describe(`${RULE}: the proxy's allowlist`, () => {
+  const good = "acl host_web dstdomain -n pypi.org .github.com\nhttp_access deny all";
+
+  it("passes an explicit list", () => {
+    expect(check([dockerProxy(good)])).toEqual([]);
+  });
+
+  it.each([
+    ["empty", "http_access deny all", "its allowlist is empty"],
+    ["*", "acl host_web dstdomain -n *\nhttp_access deny all", 'its allowlist contains "*" (every host)'],
+    ["everything", `${good}\nhttp_access allow all`, "it allows every request (`http_access allow all`)"],
+  ])("fails an allowlist that is %s (Docker and a ConfigMap)", (_what, config, message) => {
+    expect(check([dockerProxy(config)])).toEqual([`proxy Container "proxy": ${message}`]);
+    const cm: StackFixture = {
+      type: CONFIGMAP,
+      name: "proxy-config",
+      props: {
+        metadata: { name: "p", namespace: "demo", labels: { "sandbox.role": "proxy" } },
+        data: { "squid.conf": config },
+      },
+    };
+    expect(check([cm])).toEqual([`proxy ConfigMap "proxy-config": ${message}`]);
+  });
+});
+
+describe(`${RULE} in the policy pack`, () => {
+  it("is a mandatory stack policy the engine runs at preview", () => {
+    const o = validateStack([dockerTask("host")]);
+    expect(o.violations).toEqual([
+      {
+        policy: RULE,
+        message: 'proxy-mode task Container "task": network "host" has a route out that bypasses the proxy',
+      },
+    ]);
+  });
+});

@@ -1,0 +1,69 @@
+// Runs `scan` in-process the way the CLI does, and reads its JSON report.
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { runScan } from "../../cli/scan";
+import type { ReportFinding, ScanReport } from "../../policy/report/model";
+
+export const ROOT = resolve(__dirname, "..", "..");
+export const FIXTURES = join("test", "scan", "fixtures");
+
+export interface ScanRun {
+  readonly code: number;
+  readonly out: string;
+  readonly err: string;
+}
+
+/** `scan <args>` from the repository root (relative paths are reported as given). */
+export async function scan(args: readonly string[], stdin?: string, cwd = ROOT): Promise<ScanRun> {
+  let out = "";
+  let err = "";
+  const code = await runScan(
+    args,
+    {
+      out: (t) => {
+        out += t;
+      },
+      err: (t) => {
+        err += t;
+      },
+    },
+    { cwd, readStdin: () => stdin ?? "" },
+  );
+  return { code, out, err };
+}
+
+/** `scan --format json <args>`: the exit code and the report. */
+export async function scanJson(
+  args: readonly string[],
+  stdin?: string,
+  cwd = ROOT,
+): Promise<{ code: number; report: ScanReport; err: string }> {
+  const r = await scan(["--format", "json", ...args], stdin, cwd);
+  return { code: r.code, report: JSON.parse(r.out) as ScanReport, err: r.err };
+}
+
+/** `rule: message` of the violations (not notes, not exempted) on one resource, sorted. */
+export function violationsOf(report: ScanReport, name: string, file?: string): string[] {
+  return report.findings
+    .filter(
+      (f: ReportFinding) =>
+        f.resource.name === name && !f.unchecked && (file === undefined || f.resource.location.file === file),
+    )
+    .map((f) => `${f.ruleId}: ${f.message}`)
+    .sort();
+}
+
+export function rulesOf(report: ScanReport, name: string): string[] {
+  return [...new Set(violationsOf(report, name).map((v) => v.slice(0, v.indexOf(":"))))].sort();
+}
+
+/** A temporary folder with the given files. */
+export function tempFiles(files: Readonly<Record<string, string>>): string {
+  const dir = mkdtempSync(join(tmpdir(), "sandbox-scan-"));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  return dir;
+}
