@@ -10,6 +10,8 @@ mkdir -p .sandbox
 status=0
 echo "== Docker engine and the offline test image"
 bash toolchain/docker.sh || exit 3
+echo "== Pulumi engine and the local Kubernetes control plane (built from Go modules once, then cached)"
+bash toolchain/setup.sh || status=1
 echo "== type check"
 tsc --noEmit -p tsconfig.json || status=1
 echo "== lint"

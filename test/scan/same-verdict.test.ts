@@ -3,8 +3,7 @@
 // manifests, Compose services (against hand-written docker.Container equivalents), Engine API create bodies, and the
 // resources of a `pulumi preview --json` and a `pulumi stack export`, stack rules included.
 //
-// The same comparison through a real engine (`pulumi preview --policy-pack policy` on a program that registers these
-// fixtures) needs the Pulumi CLI and the resource plugins; see the report of issue 9 for what it needs.
+// The same comparison through a real engine preview is test/stacks-engine/same-verdict.test.ts.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";

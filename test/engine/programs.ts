@@ -1,0 +1,97 @@
+// The inline stack programs of the engine tests: a sandbox namespace (Pod Security "restricted" enforced), a
+// ResourceQuota as the task budget, and one task pod, hardened or (for the policy test) violating. The pods carry
+// `pulumi.com/skipAwait`: there is no kubelet, so they are admitted and stay Pending.
+import * as k8s from "@pulumi/kubernetes";
+import type { PulumiFn } from "@pulumi/pulumi/automation";
+
+/** The task budget: at most 2 pods, 1 CPU and 1 GiB of limits in the namespace. */
+export const BUDGET = { "count/pods": "2", "limits.cpu": "1", "limits.memory": "1Gi" } as const;
+export const QUOTA_NAME = "task-budget";
+export const TASK_POD = "task";
+/** What the task asks for: half the CPU budget. */
+export const TASK_LIMITS = { cpu: "500m", memory: "256Mi" } as const;
+
+/** A pod spec that passes Pod Security "restricted" and the sandbox policy pack. */
+export function hardenedPodSpec(limits: { cpu: string; memory: string } = TASK_LIMITS) {
+  return {
+    restartPolicy: "Never",
+    automountServiceAccountToken: false,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      runAsGroup: 1000,
+      seccompProfile: { type: "RuntimeDefault" },
+    },
+    containers: [
+      {
+        name: "task",
+        image: "busybox:1.36",
+        command: ["sleep", "3600"],
+        securityContext: {
+          privileged: false,
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          runAsNonRoot: true,
+          capabilities: { drop: ["ALL"] },
+        },
+        resources: { limits: { ...limits }, requests: { ...limits } },
+      },
+    ],
+  };
+}
+
+export interface TaskStack {
+  readonly kubeconfig: string;
+  readonly namespace: string;
+  /** Shares the host's network and keeps NET_ADMIN: what the policy pack must refuse. */
+  readonly violate?: boolean;
+}
+
+export function taskStackProgram(o: TaskStack): PulumiFn {
+  return async () => {
+    const provider = new k8s.Provider("local-apiserver", { kubeconfig: o.kubeconfig });
+    const ns = new k8s.core.v1.Namespace(
+      "sandbox",
+      {
+        metadata: {
+          name: o.namespace,
+          labels: {
+            "pod-security.kubernetes.io/enforce": "restricted",
+            "pod-security.kubernetes.io/enforce-version": "latest",
+          },
+        },
+      },
+      { provider },
+    );
+    const quota = new k8s.core.v1.ResourceQuota(
+      "budget",
+      { metadata: { name: QUOTA_NAME, namespace: ns.metadata.name }, spec: { hard: { ...BUDGET } } },
+      { provider },
+    );
+    const spec = hardenedPodSpec();
+    const podSpec = o.violate
+      ? {
+          ...spec,
+          hostNetwork: true,
+          containers: spec.containers.map((c) => ({
+            ...c,
+            securityContext: { ...c.securityContext, capabilities: { drop: [] } },
+          })),
+        }
+      : spec;
+    const pod = new k8s.core.v1.Pod(
+      "task",
+      {
+        metadata: {
+          name: TASK_POD,
+          namespace: ns.metadata.name,
+          annotations: { "pulumi.com/skipAwait": "true" },
+        },
+        spec: podSpec,
+      },
+      // The quota first: a pod created before the quota has a status is not counted against it.
+      { provider, dependsOn: [quota] },
+    );
+    return { namespace: ns.metadata.name, quota: quota.metadata.name, pod: pod.metadata.name };
+  };
+}
