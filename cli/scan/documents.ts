@@ -20,7 +20,7 @@ import { hardenedContainerArgs } from "../../components/docker/containerArgs";
 import { type LaunchSpec, PER_TASK_NETWORK, taskNetworkName } from "../../components/spec/launch";
 import { DOCKER_CONTAINER_TYPE } from "../../policy/adapters/docker";
 import { LAUNCH_TYPE } from "../../policy/adapters/launch";
-import { noTaint, REDACTED_SECRET, type TaintCheck } from "../../policy/adapters/read";
+import { noTaint, REDACTED_SECRET, type TaintCheck, taintCheck } from "../../policy/adapters/read";
 import type { InputError, InputFormat, Location, ResourceRef, Skipped } from "../../policy/report/model";
 import { pathSegments } from "../../policy/rules/helpers";
 import { UNKNOWN } from "../../policy/workload";
@@ -330,21 +330,6 @@ class DocumentReader {
       r.delete === true ? undefined : r,
     );
   }
-}
-
-/** Secret paths as the pack's taint check reads them (policy/pulumi/props.ts `taintCheck`). */
-function taintCheck(secretPaths: readonly string[]): TaintCheck {
-  if (secretPaths.length === 0) return noTaint;
-  return (path) =>
-    secretPaths.some(
-      (s) =>
-        s === "" ||
-        s === path ||
-        path.startsWith(`${s}.`) ||
-        path.startsWith(`${s}[`) ||
-        s.startsWith(`${path}.`) ||
-        s.startsWith(`${path}[`),
-    );
 }
 
 function childPath(base: string, key: string | number): string {

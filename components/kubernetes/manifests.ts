@@ -280,19 +280,7 @@ export function proxyDeploymentSpec(proxy: ProxySpec, serviceAccount: string, en
     template: {
       metadata: { labels, annotations: { "sandbox.proxy/config-hash": proxy.configHash } },
       spec: {
-        serviceAccountName: serviceAccount,
-        automountServiceAccountToken: false,
-        enableServiceLinks: false,
-        hostNetwork: false,
-        hostPID: false,
-        hostIPC: false,
-        securityContext: {
-          runAsNonRoot: true,
-          runAsUser: uid,
-          runAsGroup: gid,
-          fsGroup: gid,
-          seccompProfile: { type: "RuntimeDefault" },
-        },
+        ...restrictedPod(serviceAccount, uid, gid, false),
         containers: [
           {
             name: "proxy",
@@ -302,16 +290,7 @@ export function proxyDeploymentSpec(proxy: ProxySpec, serviceAccount: string, en
               containerPort: l.port,
               protocol: "TCP",
             })),
-            securityContext: {
-              allowPrivilegeEscalation: false,
-              privileged: false,
-              readOnlyRootFilesystem: true,
-              runAsNonRoot: true,
-              runAsUser: uid,
-              runAsGroup: gid,
-              capabilities: { drop: ["ALL"] },
-              seccompProfile: { type: "RuntimeDefault" },
-            },
+            securityContext: restrictedContainer(uid, gid, ["ALL"]),
             resources: { requests: limits, limits },
             readinessProbe: { tcpSocket: { port: proxy.listeners[0]?.port ?? 3128 }, periodSeconds: 5 },
             volumeMounts: [
@@ -363,6 +342,42 @@ export function podDeadlineCommand(spec: LaunchSpec, command: readonly string[] 
   return ["sh", "-c", `timeout -s KILL ${spec.timeoutSeconds} "$@" & wait $!`, "sh", ...command];
 }
 
+/**
+ * The pod-level walls every pod of a project gets: a dedicated service account without a token, no service links
+ * (unless the pod needs its proxy's Service address), no host namespaces, non-root ids, the runtime's seccomp profile.
+ */
+export function restrictedPod(serviceAccount: string, uid: number, gid: number, serviceLinks: boolean) {
+  return {
+    serviceAccountName: serviceAccount,
+    automountServiceAccountToken: false,
+    enableServiceLinks: serviceLinks,
+    hostNetwork: false,
+    hostPID: false,
+    hostIPC: false,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: uid,
+      runAsGroup: gid,
+      fsGroup: gid,
+      seccompProfile: { type: "RuntimeDefault" },
+    },
+  };
+}
+
+/** The container-level walls: no escalation, not privileged, read-only root, non-root, the drop set, seccomp. */
+export function restrictedContainer(uid: number, gid: number, drop: readonly string[]) {
+  return {
+    allowPrivilegeEscalation: false,
+    privileged: false,
+    readOnlyRootFilesystem: true,
+    runAsNonRoot: true,
+    runAsUser: uid,
+    runAsGroup: gid,
+    capabilities: { drop: [...drop] },
+    seccompProfile: { type: "RuntimeDefault" },
+  };
+}
+
 /** The hardened pod spec of one task of a template: every wall the Docker backend builds, as Kubernetes has it. */
 export function hardenedPodSpec(
   spec: LaunchSpec,
@@ -380,19 +395,7 @@ export function hardenedPodSpec(
   const env = podEnv(spec);
   const podSpec: k8s.types.input.core.v1.PodSpec = {
     restartPolicy: "Never",
-    serviceAccountName: serviceAccount,
-    automountServiceAccountToken: false,
-    enableServiceLinks: spec.egress.mode === "proxy",
-    hostNetwork: false,
-    hostPID: false,
-    hostIPC: false,
-    securityContext: {
-      runAsNonRoot: true,
-      runAsUser: uid,
-      runAsGroup: gid,
-      fsGroup: gid,
-      seccompProfile: { type: "RuntimeDefault" },
-    },
+    ...restrictedPod(serviceAccount, uid, gid, spec.egress.mode === "proxy"),
     containers: [
       {
         name: "task",
@@ -400,16 +403,7 @@ export function hardenedPodSpec(
         command: podDeadlineCommand(spec, command),
         workingDir: spec.jobFolder.containerPath,
         env,
-        securityContext: {
-          allowPrivilegeEscalation: false,
-          privileged: false,
-          readOnlyRootFilesystem: true,
-          runAsNonRoot: true,
-          runAsUser: uid,
-          runAsGroup: gid,
-          capabilities: { drop: [...spec.capDrop] },
-          seccompProfile: { type: "RuntimeDefault" },
-        },
+        securityContext: restrictedContainer(uid, gid, spec.capDrop),
         resources: { requests: limits, limits },
         volumeMounts: [
           { name: "tmp", mountPath: spec.tmpfs.path },

@@ -14,6 +14,21 @@ export type TaintCheck = (path: string) => boolean;
 /** No taint information (plain manifests, launch specs). */
 export const noTaint: TaintCheck = () => false;
 
+/** The taint check of a resource whose secrets sit at `secretPaths`: a path that is, contains or lies inside one. */
+export function taintCheck(secretPaths: readonly string[]): TaintCheck {
+  if (secretPaths.length === 0) return noTaint;
+  return (path) =>
+    secretPaths.some(
+      (s) =>
+        s === "" ||
+        s === path ||
+        path.startsWith(`${s}.`) ||
+        path.startsWith(`${s}[`) ||
+        s.startsWith(`${path}.`) ||
+        s.startsWith(`${path}[`),
+    );
+}
+
 /** Marker left in place of a Pulumi secret by the remediation (see policy/pulumi/props.ts). */
 export const REDACTED_SECRET = "[pulumi secret redacted by the sandbox policy pack]";
 

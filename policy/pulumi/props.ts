@@ -14,7 +14,7 @@
  * the remediated props, sees the marker and reports it.
  */
 import { Secret } from "@pulumi/policy";
-import { REDACTED_SECRET, type TaintCheck } from "../adapters/read";
+import { REDACTED_SECRET } from "../adapters/read";
 import type { Edit } from "../rules/types";
 import { UNKNOWN } from "../workload";
 
@@ -85,20 +85,8 @@ export function unwrapProps(props: unknown, secretOutputs: readonly string[] = [
   return { value: walk(props, ""), secretPaths };
 }
 
-/** True for a path that is, contains, or lies inside a secret path. */
-export function taintCheck(secretPaths: readonly string[]): TaintCheck {
-  if (secretPaths.length === 0) return () => false;
-  return (path) =>
-    secretPaths.some(
-      (s) =>
-        s === "" ||
-        s === path ||
-        path.startsWith(`${s}.`) ||
-        path.startsWith(`${s}[`) ||
-        s.startsWith(`${path}.`) ||
-        s.startsWith(`${path}[`),
-    );
-}
+/** The taint check lives with the adapters (pure); the pack and `scan` share it. */
+export { taintCheck } from "../adapters/read";
 
 /** A deep copy of raw props that keeps `Secret` wrappers (re-serialized as secrets) and unknown sentinels. */
 export function cloneRaw(v: unknown): unknown {

@@ -1,26 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { SandboxProject } from "../../components/docker/sandboxProject";
+import { HARDENED_PROBE_LOGS } from "../helpers/probeLogs";
 import { one, outputValue, recordingMocks } from "../helpers/pulumiMocks";
 
 const CONTAINER = "docker:index/container:Container";
 
-const hardenedLogs = [
-  "probe.id=1000:1000",
-  "probe.CapEff=0000000000000000",
-  "probe.CapBnd=0000000000000000",
-  "probe.NoNewPrivs=1",
-  "probe.Seccomp=2",
-  "probe.pidsMax=128",
-  "probe.rootWrite=denied",
-  "probe.tmpWrite=allowed",
-  "probe.jobWrite=allowed",
-  "probe.ping=denied",
-  "probe.mknod=denied",
-  "probe.chroot=denied",
-  "probe.ipLinkAdd=denied",
-  "probe.egress=denied",
-  "probe.done=1",
-].join("\n");
+const hardenedLogs = HARDENED_PROBE_LOGS;
 
 describe("SandboxProject variants on Docker", () => {
   it("exports the probe's walls report parsed from the container's logs", async () => {

@@ -11,28 +11,11 @@ const execFileAsync = promisify(execFile);
 
 import { HTTP_GET, judgeProbe, parseProbeOutput, probeScript } from "../../components/spec/probe";
 import { TemplateSchema } from "../../components/spec/template";
+import { HARDENED_PROBE_LOGS } from "../helpers/probeLogs";
 
 const script = probeScript({ jobFolder: "/job", egressUrl: "http://169.254.169.254/latest/meta-data/" });
 
-/** What a hardened default template shows inside Docker (measured with runc: CapEff 0, NoNewPrivs 1, Seccomp 2). */
-const hardenedLogs = [
-  "probe.id=1000:1000",
-  "probe.CapPrm=0000000000000000",
-  "probe.CapEff=0000000000000000",
-  "probe.CapBnd=0000000000000000",
-  "probe.NoNewPrivs=1",
-  "probe.Seccomp=2",
-  "probe.pidsMax=128",
-  "probe.rootWrite=denied",
-  "probe.tmpWrite=allowed",
-  "probe.jobWrite=allowed",
-  "probe.ping=denied",
-  "probe.mknod=denied",
-  "probe.chroot=denied",
-  "probe.ipLinkAdd=denied",
-  "probe.egress=denied",
-  "probe.done=1",
-].join("\n");
+const hardenedLogs = HARDENED_PROBE_LOGS;
 
 describe("the probe script", () => {
   it("is valid POSIX shell", () => {
