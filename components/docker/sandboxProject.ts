@@ -116,7 +116,12 @@ export class SandboxProject extends pulumi.ComponentResource {
       }
       proxyContainer = new docker.Container(
         `${name}-proxy`,
-        { ...proxyContainerArgs(proxy, egress.name, attachments), mustRun: true, start: true },
+        // A disabled project (the hard stop) keeps its proxy created but stopped: nothing can go out.
+        {
+          ...proxyContainerArgs(proxy, egress.name, attachments),
+          mustRun: spec.enabled,
+          start: spec.enabled,
+        },
         {
           parent: this,
           deleteBeforeReplace: true,

@@ -89,12 +89,32 @@ export function usd(n: number): string {
  * The worst-case arithmetic, as printed in refusals and outputs:
  * `3 tasks × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h = $13.14`.
  */
-export function budgetArithmetic(concurrency: number, size: TaskSize, budget: Budget): string {
-  const tasks = `${concurrency} ${concurrency === 1 ? "task" : "tasks"}`;
+export function budgetArithmetic(
+  concurrency: number,
+  size: TaskSize,
+  budget: Budget,
+  fixed?: FixedCost,
+): string {
+  const tasks = budgetTerm(`${concurrency} ${concurrency === 1 ? "task" : "tasks"}`, size, budget);
+  const total =
+    worstCaseMonthlyUsd(concurrency, size, budget) + (fixed ? taskMonthlyUsd(fixed.size, budget) : 0);
+  return fixed === undefined
+    ? `${tasks} = ${usd(total)}`
+    : `${tasks} + ${budgetTerm(fixed.label, fixed.size, budget)} = ${usd(total)}`;
+}
+
+/** `3 tasks × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h`: one term of the worst case. */
+function budgetTerm(what: string, size: TaskSize, budget: Budget): string {
   const cpu = `${trimNumber(size.vcpu)} vCPU × $${trimNumber(budget.usdPerVcpuHour)}`;
   const mem = `${trimNumber(memoryGb(size.memoryMb), 3)} GB × $${trimNumber(budget.usdPerGbHour)}`;
-  const total = usd(worstCaseMonthlyUsd(concurrency, size, budget));
-  return `${tasks} × (${cpu} + ${mem}) × ${trimNumber(budget.hoursPerMonth)} h = ${total}`;
+  return `${what} × (${cpu} + ${mem}) × ${trimNumber(budget.hoursPerMonth)} h`;
+}
+
+/** Something that runs all month whatever the tasks do (the egress proxy): priced before any task slot. */
+export interface FixedCost {
+  /** How the arithmetic names it, e.g. `1 proxy`. */
+  readonly label: string;
+  readonly size: TaskSize;
 }
 
 /** The budget a project runs under once checked: how many tasks at once, and what that costs at worst. */
@@ -117,6 +137,7 @@ export function planBudget(
   size: TaskSize,
   budget: Budget,
   enabled: boolean,
+  fixed?: FixedCost,
 ): BudgetPlan | { refusal: string } {
   if (!enabled) {
     return {
@@ -127,29 +148,31 @@ export function planBudget(
     };
   }
   const cap = usd(budget.monthlyCapUsd);
-  const affordable = maxAffordableConcurrency(size, budget);
+  // What is left for task slots once the always-on part is paid (never below zero).
+  const fixedUsd = fixed === undefined ? 0 : taskMonthlyUsd(fixed.size, budget);
+  const forTasks: Budget = { ...budget, monthlyCapUsd: Math.max(0, budget.monthlyCapUsd - fixedUsd) };
+  const fits = (n: number) =>
+    micro(worstCaseMonthlyUsd(n, size, budget) + fixedUsd) <= micro(budget.monthlyCapUsd);
+  let affordable = maxAffordableConcurrency(size, forTasks);
+  while (affordable > 0 && !fits(affordable)) affordable--;
+  const plan = (n: number): BudgetPlan => ({
+    concurrency: n,
+    worstCaseUsd: worstCaseMonthlyUsd(n, size, budget) + fixedUsd,
+    capUsd: budget.monthlyCapUsd,
+    arithmetic: budgetArithmetic(n, size, budget, fixed),
+  });
   if (budget.maxConcurrentTasks !== undefined) {
     const n = budget.maxConcurrentTasks;
-    if (!fitsCap(n, size, budget)) {
+    if (!fits(n)) {
       const hint = affordable === 0 ? "not even one task fits" : `at most ${affordable} fit`;
-      return { refusal: `worst case ${budgetArithmetic(n, size, budget)} > cap ${cap} (${hint})` };
+      return { refusal: `worst case ${budgetArithmetic(n, size, budget, fixed)} > cap ${cap} (${hint})` };
     }
-    return {
-      concurrency: n,
-      worstCaseUsd: worstCaseMonthlyUsd(n, size, budget),
-      capUsd: budget.monthlyCapUsd,
-      arithmetic: budgetArithmetic(n, size, budget),
-    };
+    return plan(n);
   }
   if (affordable === 0) {
     return {
-      refusal: `worst case ${budgetArithmetic(1, size, budget)} > cap ${cap} (not even one task fits)`,
+      refusal: `worst case ${budgetArithmetic(1, size, budget, fixed)} > cap ${cap} (not even one task fits)`,
     };
   }
-  return {
-    concurrency: affordable,
-    worstCaseUsd: worstCaseMonthlyUsd(affordable, size, budget),
-    capUsd: budget.monthlyCapUsd,
-    arithmetic: budgetArithmetic(affordable, size, budget),
-  };
+  return plan(affordable);
 }

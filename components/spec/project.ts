@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type BudgetPlan, BudgetSchema, planBudget, type TaskSize } from "./budget";
+import { PROXY_RESOURCES } from "./egress";
 import { joinKey, parseOrThrow, SpecError, strictObject } from "./errors";
 import { NetworkSchema } from "./network";
 import { type Template, TemplateSchema } from "./template";
@@ -82,7 +83,10 @@ export function slotSize(templates: Readonly<Record<string, Template>>): [string
 export function resolveProject(input: unknown, keyPrefix = ""): ResolvedProject {
   const spec = parseOrThrow(ProjectSchema, input, keyPrefix);
   const [largest, size] = slotSize(spec.templates);
-  const plan = planBudget(size, spec.budget, spec.enabled);
+  // The egress proxy runs all month whenever a template uses it: it is paid before any task slot.
+  const proxied = Object.values(spec.templates).some((t) => t.egress.mode === "proxy");
+  const fixed = proxied ? { label: "1 proxy", size: PROXY_RESOURCES } : undefined;
+  const plan = planBudget(size, spec.budget, spec.enabled, fixed);
   if ("refusal" in plan) {
     const key =
       spec.budget.maxConcurrentTasks === undefined ? "budget.monthlyCapUsd" : "budget.maxConcurrentTasks";

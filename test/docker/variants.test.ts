@@ -75,7 +75,7 @@ describe("SandboxProject variants on Docker", () => {
   it("puts a proxy-mode template on the internal network with the proxy variables, and sets a stronger runtime", async () => {
     const mocks = await recordingMocks();
     const project = new SandboxProject("px", {
-      budget: { monthlyCapUsd: 5 },
+      budget: { monthlyCapUsd: 10 },
       network: { subnet: "10.231.0.0/24", proxyPort: 8080 },
       templates: { web: { image: "x:1", runtime: "runsc", egress: { mode: "proxy", allow: ["pypi.org"] } } },
     });

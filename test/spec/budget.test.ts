@@ -109,6 +109,25 @@ describe("planBudget", () => {
     });
   });
 
+  it("pays an always-on part (the egress proxy) before any task slot, and shows it in the arithmetic", () => {
+    const proxy = { label: "1 proxy", size: { vcpu: 0.5, memoryMb: 256 } };
+    expect(planBudget(oneByOne, budget({ monthlyCapUsd: 10 }), true, proxy)).toEqual({
+      concurrency: 1,
+      worstCaseUsd: expect.closeTo(6.205, 10),
+      capUsd: 10,
+      arithmetic:
+        "1 task × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h + 1 proxy × (0.5 vCPU × $0.004 + 0.25 GB × $0.002) × 730 h = $6.21",
+    });
+    expect(planBudget(oneByOne, budget({ monthlyCapUsd: 10, maxConcurrentTasks: 2 }), true, proxy)).toEqual({
+      refusal:
+        "worst case 2 tasks × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h + 1 proxy × (0.5 vCPU × $0.004 + 0.25 GB × $0.002) × 730 h = $10.59 > cap $10.00 (at most 1 fit)",
+    });
+    expect(planBudget(oneByOne, budget({ monthlyCapUsd: 2 }), true, proxy)).toEqual({
+      refusal:
+        "worst case 1 task × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h + 1 proxy × (0.5 vCPU × $0.004 + 0.25 GB × $0.002) × 730 h = $6.21 > cap $2.00 (not even one task fits)",
+    });
+  });
+
   it("drops the allowance to zero when the project is disabled, whatever the cap", () => {
     expect(planBudget(oneByOne, budget({ monthlyCapUsd: 0, maxConcurrentTasks: 5 }), false)).toEqual({
       concurrency: 0,

@@ -75,6 +75,19 @@ describe("resolveProject", () => {
     expect(p.budget.arithmetic).toBe("4 tasks × (4 vCPU × $0.004 + 8 GB × $0.002) × 730 h = $93.44");
   });
 
+  it("counts the egress proxy when a template uses it: a cap that holds 2 tasks alone holds 1 with the proxy", () => {
+    expect(resolveProject({ ...base, budget: { monthlyCapUsd: 7.3 } }).budget.concurrency).toBe(2);
+    const p = resolveProject({
+      ...base,
+      budget: { monthlyCapUsd: 7.3 },
+      templates: { web: { image: "x:1", egress: { mode: "proxy", allow: ["pypi.org"] } } },
+    });
+    expect(p.budget.arithmetic).toBe(
+      "1 task × (1 vCPU × $0.004 + 0.5 GB × $0.002) × 730 h + 1 proxy × (0.5 vCPU × $0.004 + 0.25 GB × $0.002) × 730 h = $5.48",
+    );
+    expect(p.budget.concurrency).toBe(1);
+  });
+
   it("accepts a disabled project with a zero cap: the hard stop admits nothing", () => {
     const p = resolveProject({ ...base, enabled: false, budget: { monthlyCapUsd: 0 } });
     expect(p.budget.concurrency).toBe(0);
