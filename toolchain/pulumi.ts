@@ -149,7 +149,8 @@ export function missingToolchainMessage(verb: string, stack: string, report: Too
     "How to get it:",
     "  - with internet access: install the Pulumi CLI (https://www.pulumi.com/docs/install/), then",
     "    `pulumi plugin install resource docker` (and `kubernetes` for Kubernetes projects);",
-    '  - without downloads: build the CLI from Go modules and put `pulumi` on PATH (see the README, "Limits");',
+    "  - without downloads: `bash toolchain/setup.sh` builds the CLI and the Kubernetes plugin from the Go module",
+    "    proxy and caches them (it needs Go 1.26.6 or later); the toolkit's own Docker provider needs nothing;",
     "  - point PULUMI_HOME at a Pulumi home that already holds the plugins, or put `pulumi-resource-<pkg>` on PATH.",
     "Nothing was deployed.",
   ].join("\n");
