@@ -92,8 +92,8 @@ export function remediateWithRule(
   return applyEdits(clone, edits) > 0 ? clone : undefined;
 }
 
-export function resourcePolicy(rule: AnyRule): ResourceValidationPolicy {
-  const remediable = rule.remediate !== undefined || rule.id === disallowSecretEnv.id;
+/** What a CrossGuard policy says about itself, the same for resource and stack rules. */
+function policyMetadata(rule: AnyRule | AnyStackRule) {
   return {
     name: rule.id,
     description: rule.description,
@@ -102,6 +102,13 @@ export function resourcePolicy(rule: AnyRule): ResourceValidationPolicy {
     tags: crosswalkTags(rule.crosswalk, rule.mission),
     remediationSteps: rule.remediationSteps,
     ...(rule.configSchema === undefined ? {} : { configSchema: toPulumiSchema(rule.configSchema) }),
+  };
+}
+
+export function resourcePolicy(rule: AnyRule): ResourceValidationPolicy {
+  const remediable = rule.remediate !== undefined || rule.id === disallowSecretEnv.id;
+  return {
+    ...policyMetadata(rule),
     validateResource: (args, report) => validateWithRule(rule, args, report),
     ...(remediable
       ? { remediateResource: (args: ResourceValidationArgs) => remediateWithRule(rule, args) }
@@ -150,13 +157,7 @@ export function validateStackWithRule(
 
 export function stackPolicy(rule: AnyStackRule): StackValidationPolicy {
   return {
-    name: rule.id,
-    description: rule.description,
-    enforcementLevel: rule.enforcementLevel,
-    severity: rule.severity,
-    tags: crosswalkTags(rule.crosswalk, rule.mission),
-    remediationSteps: rule.remediationSteps,
-    ...(rule.configSchema === undefined ? {} : { configSchema: toPulumiSchema(rule.configSchema) }),
+    ...policyMetadata(rule),
     validateStack: (args, report) => validateStackWithRule(rule, args, report),
   };
 }
