@@ -14,7 +14,7 @@ import type { InputError, Skipped } from "../policy/report/model";
 import { formatSarif } from "../policy/report/sarif";
 import { formatText } from "../policy/report/text";
 import { ConfigError, readScanConfig, type ScanConfig } from "./scan/config";
-import { parseInput, type ScanItem } from "./scan/documents";
+import { type InputHost, parseInput, type ScanItem } from "./scan/documents";
 import { SCAN_RULES, scanItems } from "./scan/run";
 
 export const SCAN_USAGE = `usage: sandbox scan [options] <file | folder | ->...
@@ -45,6 +45,8 @@ export interface ScanEnv {
   readonly cwd?: string;
   /** Standard input, read only when `-` is given. */
   readonly readStdin?: () => string;
+  /** The environment Compose files are interpolated from (default: this process's). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 interface Options {
@@ -127,9 +129,14 @@ export function collect(
     const r = relative(cwd, abs);
     return r === "" ? "." : r.split("\\").join("/");
   };
-  const read = (name: string, text: string) => {
+  const host = (path: string | undefined): InputHost => ({
+    ...(path === undefined ? {} : { path }),
+    readFile: (p) => readFileSync(p, "utf8"),
+    env: env.env ?? process.env,
+  });
+  const read = (name: string, text: string, path?: string) => {
     inputs.push(name);
-    const parsed = parseInput(name, text);
+    const parsed = parseInput(name, text, host(path));
     items.push(...parsed.items);
     skipped.push(...parsed.skipped);
     errors.push(...parsed.errors);
@@ -155,7 +162,7 @@ export function collect(
         errors.push({ location: { file: show(f) }, message: `cannot be read: ${(e as Error).message}` });
         continue;
       }
-      read(show(f), text);
+      read(show(f), text, f);
     }
   }
   return { inputs, items, skipped, errors };

@@ -6,31 +6,21 @@
  * line.
  */
 import { join as joinPath } from "node:path";
-import {
-  type Document,
-  isMap,
-  isPair,
-  isScalar,
-  isSeq,
-  LineCounter,
-  parseAllDocuments,
-  type Node as YamlNode,
-} from "yaml";
+import { type Document, isMap, isScalar, LineCounter, parseAllDocuments } from "yaml";
 import { hardenedContainerArgs } from "../../components/docker/containerArgs";
 import { type LaunchSpec, PER_TASK_NETWORK, taskNetworkName } from "../../components/spec/launch";
 import { DOCKER_CONTAINER_TYPE } from "../../policy/adapters/docker";
 import { LAUNCH_TYPE } from "../../policy/adapters/launch";
-import { noTaint, REDACTED_SECRET, type TaintCheck, taintCheck } from "../../policy/adapters/read";
+import { noTaint, type TaintCheck, taintCheck } from "../../policy/adapters/read";
 import type { InputError, InputFormat, Location, ResourceRef, Skipped } from "../../policy/report/model";
 import { pathSegments } from "../../policy/rules/helpers";
-import { UNKNOWN } from "../../policy/workload";
 import { containerCreateBody, type PlainContainerArgs } from "../../runtime/docker/createBody";
 import { COMPOSE_KEY_OF_PROP, composeServiceToContainerProps } from "./compose";
+import { Lines } from "./lines";
+import { pulumiValue } from "./pulumi-json";
+import { kubeYamlToJson } from "./yaml-kube";
 
-/** The engine's unknown value on the wire (plugin.UnknownStringValue), as `pulumi preview --json` prints it. */
-export const PULUMI_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
-/** The key that marks a Pulumi secret object (`{ "4dabf...": "1b47...", "ciphertext" | "plaintext": ... }`). */
-const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+export { PULUMI_UNKNOWN } from "./pulumi-json";
 
 /** What a Pulumi document says about a resource beyond its props, for the stack rules. */
 export interface StackInfo {
@@ -68,42 +58,22 @@ function text(v: unknown): string | undefined {
   return typeof v === "string" && v !== "" ? v : undefined;
 }
 
-/** Lines of one YAML (or JSON) document, looked up by key path; best effort, never throws. */
-class Lines {
-  constructor(
-    private readonly doc: Document | undefined,
-    private readonly counter: LineCounter | undefined,
-  ) {}
-
-  /** The line of the deepest node of `segments` that exists (a key's own line for map entries). */
-  line(segments: readonly (string | number)[]): number | undefined {
-    if (this.doc === undefined || this.counter === undefined) return undefined;
-    let node: unknown = this.doc.contents;
-    let offset = (node as YamlNode | null)?.range?.[0];
-    for (const seg of segments) {
-      if (isMap(node)) {
-        const pair = node.items.find(
-          (p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(seg),
-        );
-        if (pair === undefined) break;
-        offset = (pair.key as YamlNode).range?.[0] ?? offset;
-        node = pair.value;
-      } else if (isSeq(node) && typeof seg === "number") {
-        const item = node.items[seg];
-        if (item === undefined) break;
-        offset = (item as YamlNode).range?.[0] ?? offset;
-        node = item;
-      } else break;
-    }
-    return offset === undefined ? undefined : this.counter.linePos(offset).line;
-  }
-}
-
 function kubeType(apiVersion: string, kind: string): string {
   const i = apiVersion.lastIndexOf("/");
   const group = i < 0 ? "core" : apiVersion.slice(0, i);
   const version = i < 0 ? apiVersion : apiVersion.slice(i + 1);
   return `kubernetes:${group}/${version}:${kind}`;
+}
+
+/**
+ * A Docker Engine API create body: the Engine matches its fields case-insensitively (Go's encoding/json), so
+ * `hostconfig` and `IMAGE` are the same fields as `HostConfig` and `Image`.
+ */
+function isEngineBody(value: Record<string, unknown>): boolean {
+  return Object.keys(value).some((k) => {
+    const f = k.toLowerCase().replace(/\u212a/g, "k").replace(/\u017f/g, "s");
+    return f === "hostconfig" || f === "image";
+  });
 }
 
 /** The name of the runtime's launch spec format (`components/spec/launch.ts`). */
@@ -136,13 +106,13 @@ class DocumentReader {
       this.out.skipped.push({ location: this.loc(at), kind: typeof value, reason: NOT_A_RESOURCE });
       return;
     }
-    if (Array.isArray(value.steps)) this.preview(value);
+    // A Kubernetes object is its apiVersion and kind, whatever else it carries (`steps`, `services`, `Image`...).
+    if (value.kind === LAUNCH_SPEC_KIND) this.launchSpec(value, lines, base);
+    else if (typeof value.kind === "string" && value.apiVersion !== undefined)
+      this.kubernetes(value, lines, base, index);
+    else if (Array.isArray(value.steps)) this.preview(value);
     else if (isObj(value.deployment) || isObj(value.checkpoint)) this.state(value);
-    else if (value.kind === LAUNCH_SPEC_KIND) this.launchSpec(value, lines, base);
-    else if (value.kind === undefined && (isObj(value.HostConfig) || typeof value.Image === "string"))
-      this.createBody(value, lines, base, index);
-    else if (value.kind === undefined && value.apiVersion === undefined && isObj(value.services))
-      this.compose(value, lines, base);
+    else if (value.kind === undefined && isEngineBody(value)) this.createBody(value, lines, base, index);
     else if (typeof value.kind === "string") this.kubernetes(value, lines, base, index);
     else this.out.skipped.push({ location: this.loc(at), kind: "unknown", reason: NOT_A_RESOURCE });
   }
@@ -197,7 +167,9 @@ class DocumentReader {
     );
   }
 
-  private compose(value: Record<string, unknown>, lines: Lines, base: readonly (string | number)[]): void {
+  /** A Compose file, loaded the way Compose loads it (cli/scan/compose.ts), each service judged as a container. */
+  compose(doc: Document, lines: Lines, base: readonly (string | number)[], _host: InputHost): void {
+    const value = doc.toJS({ maxAliasCount: 1000 }) as Record<string, unknown>;
     for (const [service, spec] of Object.entries(value.services as Record<string, unknown>)) {
       const sBase = [...base, "services", service];
       const at = lines.line(sBase);
@@ -332,57 +304,6 @@ class DocumentReader {
   }
 }
 
-function childPath(base: string, key: string | number): string {
-  if (typeof key === "number") return `${base}[${key}]`;
-  return base === "" ? key : `${base}.${key}`;
-}
-
-/**
- * A secret in a task's environment as the pack's secret-env remediation leaves it at preview (policy/pulumi/props.ts
- * `redactionEdits`): a Docker `NAME=value` entry becomes `NAME=<marker>`, a Kubernetes `env[i].value` the marker.
- * Other secrets keep their value (the pack's validation sees plain values) and stay marked as secret.
- */
-function redactEnv(path: string, plain: unknown): unknown {
-  if (/^(?:envs|Env)\[\d+\]$/.test(path)) {
-    const m = typeof plain === "string" ? /^([^=]+)=/.exec(plain) : null;
-    return m === null || plain === REDACTED_SECRET ? REDACTED_SECRET : `${m[1]}=${REDACTED_SECRET}`;
-  }
-  if (/(?:^|\.)env\[\d+\]\.value$/.test(path)) return REDACTED_SECRET;
-  return plain;
-}
-
-/**
- * A Pulumi JSON value as the adapters read it: the engine's unknown as UNKNOWN; a secret (`{4dabf...: ...}` in a
- * state, `"[secret]"` in a preview) as its plain text when the document shows it, else the pack's redaction marker,
- * with its path recorded so the rules see it as a Pulumi secret (what the pack's remediation does at preview).
- */
-function pulumiValue(v: unknown, path: string, secretPaths: string[]): unknown {
-  if (v === PULUMI_UNKNOWN) return UNKNOWN;
-  if (v === "[secret]") {
-    secretPaths.push(path);
-    return REDACTED_SECRET;
-  }
-  if (Array.isArray(v)) return v.map((x, i) => pulumiValue(x, childPath(path, i), secretPaths));
-  if (isObj(v)) {
-    if (SECRET_SIG in v) {
-      secretPaths.push(path);
-      let plain: unknown = REDACTED_SECRET;
-      if (typeof v.plaintext === "string") {
-        try {
-          plain = pulumiValue(JSON.parse(v.plaintext), path, []);
-        } catch {
-          plain = v.plaintext;
-        }
-      } else if ("value" in v) plain = pulumiValue(v.value, path, []);
-      return redactEnv(path, plain);
-    }
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = pulumiValue(x, childPath(path, k), secretPaths);
-    return out;
-  }
-  return v;
-}
-
 /** The 1-based line of a character offset. */
 function lineAt(src: string, offset: number): number {
   let line = 1;
@@ -390,8 +311,36 @@ function lineAt(src: string, offset: number): number {
   return line;
 }
 
+/**
+ * What a reader may see around an input: Compose reads `.env`, `env_file`, `extends` and `include` files next to the
+ * Compose file, and interpolates from the environment.
+ */
+export interface InputHost {
+  /** The input's absolute path, when it is a file (not standard input). */
+  readonly path?: string;
+  /** Reads another file (absolute path); throws when it cannot be read. */
+  readonly readFile: (absolutePath: string) => string;
+  /** The environment Compose interpolates from. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+export const NO_HOST: InputHost = {
+  readFile: (p) => {
+    throw new Error(`${p} cannot be read here`);
+  },
+  env: {},
+};
+
+/** A Compose file: a top-level `services` map and no Kubernetes `apiVersion`/`kind`. */
+function isComposeDocument(doc: Document): boolean {
+  const c = doc.contents;
+  if (!isMap(c)) return false;
+  const keys = new Set(c.items.map((p) => (isScalar(p.key) ? String(p.key.value) : "")));
+  return keys.has("services") && !(keys.has("apiVersion") && keys.has("kind")) && isMap(c.get("services", true));
+}
+
 /** Reads one input. `file` is the name to report; `source` its text. */
-export function parseInput(file: string, source: string): Parsed {
+export function parseInput(file: string, source: string, host: InputHost = NO_HOST): Parsed {
   const out: Parsed = { items: [], skipped: [], errors: [] };
   const reader = new DocumentReader(file, out);
   const trimmed = source.trimStart();
@@ -423,7 +372,13 @@ export function parseInput(file: string, source: string): Parsed {
     }
   }
   const counter = new LineCounter();
-  const docs = parseAllDocuments(source, { lineCounter: counter, merge: true, prettyErrors: true });
+  // Duplicate keys and merge keys are kept in the tree: each format's decoder applies its engine's rule for them.
+  const docs = parseAllDocuments(source, {
+    lineCounter: counter,
+    uniqueKeys: false,
+    merge: false,
+    prettyErrors: true,
+  });
   const list = Array.isArray(docs) ? docs : [];
   list.forEach((doc, i) => {
     if (doc.errors.length > 0) {
@@ -436,9 +391,14 @@ export function parseInput(file: string, source: string): Parsed {
       }
       return;
     }
+    const lines = new Lines(doc, counter);
     let value: unknown;
     try {
-      value = doc.toJS({ maxAliasCount: 1000 });
+      if (isComposeDocument(doc)) {
+        reader.compose(doc, lines, [], host);
+        return;
+      }
+      value = kubeYamlToJson(doc);
     } catch (e) {
       const line =
         doc.contents?.range?.[0] === undefined ? undefined : counter.linePos(doc.contents.range[0]).line;
@@ -448,7 +408,7 @@ export function parseInput(file: string, source: string): Parsed {
       });
       return;
     }
-    reader.read(value, new Lines(doc, counter), [], i);
+    reader.read(value, lines, [], i);
   });
   return out;
 }
