@@ -71,7 +71,10 @@ function kubeType(apiVersion: string, kind: string): string {
  */
 function isEngineBody(value: Record<string, unknown>): boolean {
   return Object.keys(value).some((k) => {
-    const f = k.toLowerCase().replace(/\u212a/g, "k").replace(/\u017f/g, "s");
+    const f = k
+      .toLowerCase()
+      .replace(/\u212a/g, "k")
+      .replace(/\u017f/g, "s");
     return f === "hostconfig" || f === "image";
   });
 }
@@ -336,7 +339,9 @@ function isComposeDocument(doc: Document): boolean {
   const c = doc.contents;
   if (!isMap(c)) return false;
   const keys = new Set(c.items.map((p) => (isScalar(p.key) ? String(p.key.value) : "")));
-  return keys.has("services") && !(keys.has("apiVersion") && keys.has("kind")) && isMap(c.get("services", true));
+  return (
+    keys.has("services") && !(keys.has("apiVersion") && keys.has("kind")) && isMap(c.get("services", true))
+  );
 }
 
 /** Reads one input. `file` is the name to report; `source` its text. */

@@ -31,4 +31,3 @@ export class Lines {
     return offset === undefined ? undefined : this.counter.linePos(offset).line;
   }
 }
-

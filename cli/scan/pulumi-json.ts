@@ -64,4 +64,3 @@ export function pulumiValue(v: unknown, path: string, secretPaths: string[]): un
   }
   return v;
 }
-

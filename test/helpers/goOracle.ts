@@ -21,7 +21,9 @@ function goBinary(): string {
     const r = spawnSync(candidate, ["version"], { encoding: "utf8" });
     if (r.status === 0) return candidate;
   }
-  throw new Error("the differential oracles need Go on PATH (or at /usr/local/go/bin), as toolchain/setup.sh does");
+  throw new Error(
+    "the differential oracles need Go on PATH (or at /usr/local/go/bin), as toolchain/setup.sh does",
+  );
 }
 
 function goEnv(go: string): NodeJS.ProcessEnv {
