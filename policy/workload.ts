@@ -11,12 +11,29 @@
 export const UNKNOWN: unique symbol = Symbol.for("sandbox.policy.unknown");
 export type Unknown = typeof UNKNOWN;
 
-/** A field as read from a resource: the value, absent (`undefined`), or not known yet. */
-export type Val<T> = T | undefined | Unknown;
+/**
+ * A value that is present in the input but cannot be read as its field's type: a binary value, a tagged scalar, an
+ * object where a flag belongs, a Pulumi secret whose value the document does not show. Unlike a preview unknown it
+ * will not become known later, so a rule that needs it fails closed: "cannot be checked" is a violation.
+ */
+export class Unreadable {
+  constructor(
+    /** Why, in the user's terms: `it is a Pulumi secret`, `a binary value`, `an object where a value belongs`. */
+    readonly reason: string,
+  ) {}
+}
 
-/** True when `v` is a preview unknown. */
-export function isUnknown(v: unknown): v is Unknown {
-  return v === UNKNOWN;
+/** A field as read from a resource: the value, absent (`undefined`), not known yet, or unreadable. */
+export type Val<T> = T | undefined | Unknown | Unreadable;
+
+/** True when `v` cannot be judged now: a preview unknown or an unreadable value. */
+export function isUnknown(v: unknown): v is Unknown | Unreadable {
+  return v === UNKNOWN || v instanceof Unreadable;
+}
+
+/** True when `v` is present but unreadable (the rules fail closed on it). */
+export function isUnreadable(v: unknown): v is Unreadable {
+  return v instanceof Unreadable;
 }
 
 /** Which front wrote the workload. */
@@ -229,6 +246,8 @@ export interface WorkloadView {
   readonly podPath: string;
   /** Parts that could not be read at all during preview (a whole container list), for the "not checked" note. */
   readonly unknownParts: readonly string[];
+  /** Parts present but unreadable as a whole (a pod spec that is a string): every rule fails closed on them. */
+  readonly unreadableParts: readonly { readonly path: string; readonly reason: string }[];
 }
 
 /** A Kubernetes Service, for the exposure rule. */

@@ -88,7 +88,7 @@ export function parseSecurityOpts(opts: Val<readonly Val<string>[]>): SecurityOp
       noNewPrivileges: nnp === true ? true : UNKNOWN,
       seccomp: seccomp === "Unconfined" ? seccomp : UNKNOWN,
       appArmor: appArmor === "Unconfined" ? appArmor : UNKNOWN,
-      seLinux: typeof seLinux === "object" && seLinux.disabled ? seLinux : UNKNOWN,
+      seLinux: typeof seLinux === "object" && "disabled" in seLinux && seLinux.disabled ? seLinux : UNKNOWN,
       procMount: procMount ?? UNKNOWN,
     };
   }

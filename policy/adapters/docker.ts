@@ -35,6 +35,7 @@ import {
   strList,
   type TaintCheck,
 } from "./read";
+import { findUnreadable } from "./unreadable";
 
 export const DOCKER_CONTAINER_TYPE = "docker:index/container:Container";
 
@@ -70,7 +71,8 @@ function dockerEnv(raw: unknown, tainted: TaintCheck): { env: EnvView[]; unknown
     if (s === undefined) return;
     const { name, value } = splitEnv(s);
     env.push({
-      name,
+      // `=<secret>`: the pack's redaction of a whole entry that was a secret; its name is not known.
+      name: name === "" ? undefined : name,
       value,
       from: value === undefined ? "host" : "literal",
       tainted: tainted(path) || isTaintedValue(value),
@@ -304,5 +306,6 @@ export function adaptDockerContainer(
     replicas: undefined,
     podPath: "",
     unknownParts: [],
+    unreadableParts: findUnreadable(props),
   };
 }

@@ -10,6 +10,7 @@ import {
   type ContainerView,
   type EnvView,
   isUnknown,
+  isUnreadable,
   type MountView,
   type PortView,
   type ProfileType,
@@ -21,6 +22,7 @@ import { normalizeRestart } from "./docker-common";
 import {
   at,
   bool,
+  carriesSecret,
   entries,
   field,
   isObj,
@@ -29,11 +31,11 @@ import {
   list,
   noTaint,
   num,
-  REDACTED_SECRET,
   str,
   strList,
   type TaintCheck,
 } from "./read";
+import { findUnreadable } from "./unreadable";
 
 /** A Pulumi Kubernetes type token split into group, version and Kind. */
 export interface KubeType {
@@ -268,7 +270,7 @@ function containerEnv(c: unknown, cPath: string, tainted: TaintCheck): { env: En
       value,
       from,
       ref,
-      tainted: tainted(path) || (typeof value === "string" && value.includes(REDACTED_SECRET)),
+      tainted: tainted(path) || carriesSecret(value),
       path,
     });
   });
@@ -317,7 +319,7 @@ function containerArgs(c: unknown, cPath: string, tainted: TaintCheck): ArgView[
       const value = str(a);
       out.push({
         value,
-        tainted: tainted(path) || (typeof value === "string" && value.includes(REDACTED_SECRET)),
+        tainted: tainted(path) || carriesSecret(value),
         path,
       });
     });
@@ -527,10 +529,17 @@ export function adaptKubernetesWorkload(
     ["ephemeralContainers", "ephemeral"],
   ];
   const unknownParts: string[] = [];
-  if (isUnknown(spec)) unknownParts.push(specPath);
+  // The whole resource but its status: a secret or binary value anywhere in what the kubelet reads fails closed.
+  const unreadableParts = findUnreadable(props, "", new Set(["status"]));
+  if (isUnreadable(spec)) unreadableParts.push({ path: specPath, reason: spec.reason });
+  else if (isUnknown(spec)) unknownParts.push(specPath);
   for (const [key, role] of lists) {
     const base = join(specPath, key);
     const l = list(field(spec, key));
+    if (isUnreadable(l)) {
+      if (!isUnknown(spec)) unreadableParts.push({ path: base, reason: l.reason });
+      continue;
+    }
     if (isUnknown(l)) {
       // The whole list is unknown: nothing in it can be judged yet; the pack says so instead of guessing.
       if (!isUnknown(spec)) unknownParts.push(base);
@@ -606,5 +615,6 @@ export function adaptKubernetesWorkload(
     replicas: carrier.replicas === undefined ? undefined : num(at(props, carrier.replicas)),
     podPath: specPath,
     unknownParts,
+    unreadableParts,
   };
 }

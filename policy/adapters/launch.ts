@@ -24,6 +24,7 @@ import {
   splitEnv,
 } from "./docker-common";
 import { bool, entries, field, items, join, noTaint, num, str, strList, type TaintCheck } from "./read";
+import { findUnreadable } from "./unreadable";
 
 export const LAUNCH_TYPE = "launch";
 
@@ -213,5 +214,6 @@ export function adaptLaunchSpec(body: unknown, name: string, tainted: TaintCheck
     replicas: undefined,
     podPath: "",
     unknownParts: [],
+    unreadableParts: findUnreadable(body),
   };
 }

@@ -3,7 +3,7 @@
  * fields as `null` and lists as a single value; each reader accepts those spellings and keeps preview unknowns as
  * {@link UNKNOWN} so rules can tell "absent" from "not known yet".
  */
-import { UNKNOWN, type Val } from "../workload";
+import { isUnreadable, UNKNOWN, Unreadable, type Val } from "../workload";
 
 /** A plain object (not an array), or nothing. */
 export type Obj = Readonly<Record<string, unknown>>;
@@ -33,13 +33,41 @@ export function taintCheck(secretPaths: readonly string[]): TaintCheck {
 export const REDACTED_SECRET = "[pulumi secret redacted by the sandbox policy pack]";
 
 export function isObj(v: unknown): v is Obj {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !isUnreadable(v) && !isBinary(v);
 }
 
-/** `o[key]`, unknown when `o` is unknown, undefined when `o` is not an object or the field is null. */
+function isBinary(v: unknown): boolean {
+  return v instanceof Uint8Array || v instanceof ArrayBuffer;
+}
+
+/** The reason given when a Pulumi secret stands where a rule needs the value. */
+export const SECRET_REASON = "it is a Pulumi secret, whose value the policy cannot see";
+
+/** What a value is, for "cannot be read" messages; never prints a value that could be a secret. */
+export function describeValue(v: unknown): string {
+  if (isBinary(v)) return "a binary value";
+  if (Array.isArray(v)) return "a list";
+  if (typeof v === "object" && v !== null) return "an object";
+  if (typeof v === "number") return `the number ${String(v)}`;
+  if (typeof v === "string") return v.length <= 24 ? `the text ${JSON.stringify(v)}` : "a text";
+  return `a ${typeof v} value`;
+}
+
+/** A present value of the wrong shape: carried as {@link Unreadable} so rules fail closed on it. */
+export function unreadable(v: unknown, wanted: string): Unreadable {
+  if (isUnreadable(v)) return v;
+  if (typeof v === "string" && v.includes(REDACTED_SECRET)) return new Unreadable(SECRET_REASON);
+  return new Unreadable(`${describeValue(v)} stands where ${wanted} belongs`);
+}
+
+/**
+ * `o[key]`: unknown when `o` is unknown; undefined when `o` is absent or the field is null; unreadable when `o` is
+ * present but not an object (a text or a list where an object belongs).
+ */
 export function field(o: unknown, key: string): unknown {
-  if (o === UNKNOWN) return UNKNOWN;
-  if (!isObj(o)) return undefined;
+  if (o === UNKNOWN || isUnreadable(o)) return o;
+  if (o === undefined || o === null) return undefined;
+  if (!isObj(o)) return unreadable(o, "an object");
   const v = o[key];
   return v === null ? undefined : v;
 }
@@ -54,50 +82,55 @@ export function at(o: unknown, path: string): unknown {
   return cur;
 }
 
+/** A flag: booleans, and the texts every engine's loose readers take (`true`, `yes`, `on`, `1`...). */
 export function bool(v: unknown): Val<boolean> {
-  if (v === UNKNOWN) return UNKNOWN;
+  if (v === UNKNOWN || isUnreadable(v)) return v;
+  if (v === undefined || v === null) return undefined;
   if (typeof v === "boolean") return v;
   if (typeof v === "string") {
     const s = v.trim().toLowerCase();
-    if (s === "true" || s === "yes" || s === "on") return true;
-    if (s === "false" || s === "no" || s === "off" || s === "") return false;
+    if (s === "true" || s === "yes" || s === "on" || s === "y" || s === "1") return true;
+    if (s === "false" || s === "no" || s === "off" || s === "n" || s === "0" || s === "") return false;
   }
-  if (typeof v === "number") return v !== 0;
-  return undefined;
+  if (typeof v === "number" && Number.isFinite(v)) return v !== 0;
+  return unreadable(v, "true or false");
 }
 
 export function num(v: unknown): Val<number> {
-  if (v === UNKNOWN) return UNKNOWN;
+  if (v === UNKNOWN || isUnreadable(v)) return v;
+  if (v === undefined || v === null) return undefined;
   if (typeof v === "number" && Number.isFinite(v)) return v;
   if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v.trim()))) return Number(v.trim());
-  return undefined;
+  return unreadable(v, "a number");
 }
 
 export function str(v: unknown): Val<string> {
-  if (v === UNKNOWN) return UNKNOWN;
-  if (typeof v === "string") return v;
+  if (v === UNKNOWN || isUnreadable(v)) return v;
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === "string") return v === REDACTED_SECRET ? new Unreadable(SECRET_REASON) : v;
   if (typeof v === "number" || typeof v === "boolean") return String(v);
-  return undefined;
+  return unreadable(v, "a text");
 }
 
 /** A list, or a single value as a one-element list; undefined when absent. */
 export function list(v: unknown): Val<readonly unknown[]> {
-  if (v === UNKNOWN) return UNKNOWN;
+  if (v === UNKNOWN || isUnreadable(v)) return v;
   if (v === undefined || v === null) return undefined;
   if (Array.isArray(v)) return v;
+  if (isBinary(v) || (typeof v === "string" && v.includes(REDACTED_SECRET))) return unreadable(v, "a list");
   return [v];
 }
 
 /** Like {@link list} but absent is the empty list. */
 export function items(v: unknown): readonly unknown[] {
   const l = list(v);
-  return l === undefined || l === UNKNOWN ? [] : l;
+  return l === undefined || l === UNKNOWN || isUnreadable(l) ? [] : l;
 }
 
 /** A list of strings (each element may be unknown). */
 export function strList(v: unknown): Val<readonly Val<string>[]> {
   const l = list(v);
-  if (l === undefined || l === UNKNOWN) return l;
+  if (l === undefined || l === UNKNOWN || isUnreadable(l)) return l;
   return l.map(str);
 }
 
@@ -112,7 +145,13 @@ export function join(base: string, key: string | number): string {
   return base === "" ? key : `${base}.${key}`;
 }
 
-/** Lower-cased string, or the unknown/absent marker. */
+/** Lower-cased string, or the unknown/absent/unreadable marker. */
 export function lower(v: Val<string>): Val<string> {
   return typeof v === "string" ? v.trim().toLowerCase() : v;
+}
+
+/** True when a value is, or holds, a Pulumi secret the input does not show (the pack's marker or its reading). */
+export function carriesSecret(v: unknown): boolean {
+  if (typeof v === "string") return v.includes(REDACTED_SECRET);
+  return isUnreadable(v) && v.reason === SECRET_REASON;
 }

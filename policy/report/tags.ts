@@ -11,6 +11,7 @@ export function crosswalkTags(crosswalk: Crosswalk, mission: boolean): string[] 
     ["checkov", "checkov"],
     ["kubeLinter", "kube-linter"],
     ["kubesec", "kubesec"],
+    ["cwe", "cwe"],
   ];
   for (const [k, p] of prefixes) for (const id of crosswalk[k] ?? []) tags.push(`${p}:${id}`);
   return tags;

@@ -38,7 +38,8 @@ export const disallowAddedCapabilities = defineRule({
       const extra = add.raw.filter((_, i) => !allowed.has(add.caps[i] ?? ""));
       if (extra.length > 0)
         out.push(violation(`${label(c)} adds capabilities ${showList(extra.map((x) => x.trim()))}`, c.path));
-      if (add.unknown) out.push(unchecked(`the added capabilities of ${label(c)}`, c.path));
+      if (add.unknown)
+        out.push(unchecked(`the added capabilities of ${label(c)}`, c.path, c.capabilities.add));
     }
     return out;
   },

@@ -36,7 +36,7 @@ export const disallowDevices = defineRule({
       for (const d of s.deviceRequests) out.push(violation(`the workload requests host devices (${d})`));
     for (const c of s.containers) {
       for (const d of c.devices) {
-        if (isUnknown(d)) out.push(unchecked(`a device of ${label(c)}`, c.path));
+        if (isUnknown(d)) out.push(unchecked(`a device of ${label(c)}`, c.path, d));
         else if (d !== undefined) out.push(violation(`${label(c)} gets the host device ${d}`, c.path));
       }
       if (!config.allowGpu) {

@@ -41,7 +41,7 @@ export const disallowExposedPorts = defineRule({
     }
     if (s.subject === "service") {
       const t = s.serviceType;
-      if (isUnknown(t)) out.push(unchecked("the Service type", "spec.type"));
+      if (isUnknown(t)) out.push(unchecked("the Service type", "spec.type", t));
       else if (typeof t === "string" && ["nodeport", "loadbalancer"].includes(t.trim().toLowerCase())) {
         out.push(
           violation(
@@ -51,7 +51,7 @@ export const disallowExposedPorts = defineRule({
         );
       }
       const ips = s.externalIPs;
-      if (isUnknown(ips)) out.push(unchecked("externalIPs", "spec.externalIPs"));
+      if (isUnknown(ips)) out.push(unchecked("externalIPs", "spec.externalIPs", ips));
       else if (ips !== undefined && ips.length > 0) {
         const shown = ips.filter((x): x is string => typeof x === "string");
         out.push(
@@ -69,17 +69,19 @@ export const disallowExposedPorts = defineRule({
           w.origin.backend === "kubernetes" ? `${w.podPath}.hostNetwork` : "networkMode",
         ),
       );
-    } else if (isUnknown(w.namespaces.hostNetwork)) out.push(unchecked("the network mode"));
+    } else if (isUnknown(w.namespaces.hostNetwork))
+      out.push(unchecked("the network mode", undefined, w.namespaces.hostNetwork));
     if (w.publishAllPorts === true)
       out.push(
         violation("publishAllPorts publishes every exposed port of the image on the host", "publishAllPorts"),
       );
-    else if (isUnknown(w.publishAllPorts)) out.push(unchecked("publishAllPorts", "publishAllPorts"));
+    else if (isUnknown(w.publishAllPorts))
+      out.push(unchecked("publishAllPorts", "publishAllPorts", w.publishAllPorts));
     for (const c of w.containers) {
       if (c.portsUnknown) out.push(unchecked(`the ports of ${label(c)}`, c.path));
       for (const p of c.ports) {
         if (isUnknown(p.published) || isUnknown(p.hostPort)) {
-          out.push(unchecked(`a host port of ${label(c)}`, p.path));
+          out.push(unchecked(`a host port of ${label(c)}`, p.path, p.published, p.hostPort));
           continue;
         }
         if (p.published !== true) continue;

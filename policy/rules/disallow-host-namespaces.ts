@@ -36,7 +36,7 @@ export const disallowHostNamespaces = defineRule({
     for (const [v, what, key] of ns) {
       const path = k8s ? `${s.podPath}.${key}` : key;
       if (v === true) out.push(violation(`the workload shares the host's ${what} namespace (${key})`, path));
-      else if (isUnknown(v)) out.push(unchecked(key, path));
+      else if (isUnknown(v)) out.push(unchecked(key, path, v));
     }
     for (const j of s.namespaces.joined) out.push(violation(`the workload joins another namespace (${j})`));
     return out;

@@ -55,6 +55,7 @@ export const disallowPrivilegeEscalation = defineRule({
           unchecked(
             docker ? `securityOpts of ${label(c)}` : `allowPrivilegeEscalation of ${label(c)}`,
             c.path,
+            ape,
           ),
         );
         continue;

@@ -26,7 +26,8 @@ export const disallowPrivileged = defineRule({
     const out: Finding[] = [];
     for (const c of s.containers) {
       if (c.privileged === true) out.push(violation(`${label(c)} runs privileged`, c.path));
-      else if (isUnknown(c.privileged)) out.push(unchecked(`privileged on ${label(c)}`, c.path));
+      else if (isUnknown(c.privileged))
+        out.push(unchecked(`privileged on ${label(c)}`, c.path, c.privileged));
     }
     return out;
   },

@@ -37,7 +37,7 @@ export const disallowRuntimeSocket = defineRule({
     const out: Finding[] = [];
     const judge = (m: MountView, who: string) => {
       if (isUnknown(m.source)) {
-        out.push(unchecked(`the host path mounted by ${who}`, m.path));
+        out.push(unchecked(`the host path mounted by ${who}`, m.path, m.source));
         return;
       }
       if (m.source === undefined) return;

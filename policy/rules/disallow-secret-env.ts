@@ -88,7 +88,7 @@ export const disallowSecretEnv = defineRule({
           if (byValue !== undefined)
             out.push(violation(`${who} sets ${what}: ${byValue} (the value is not shown)`, e.path));
         } else if (isUnknown(e.value) || isUnknown(e.name)) {
-          out.push(unchecked(`${what} of ${who}`, e.path));
+          out.push(unchecked(`${what} of ${who}`, e.path, e.value, e.name));
         }
       }
     }

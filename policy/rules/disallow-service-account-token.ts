@@ -23,7 +23,7 @@ export const disallowServiceAccountToken = defineRule({
     const out: Finding[] = [];
     const a = s.automountServiceAccountToken;
     const path = `${s.podPath}.automountServiceAccountToken`;
-    if (isUnknown(a)) out.push(unchecked("automountServiceAccountToken", path));
+    if (isUnknown(a)) out.push(unchecked("automountServiceAccountToken", path, a));
     else if (a !== false)
       out.push(
         violation("the pod mounts a service-account token (automountServiceAccountToken is not false)", path),

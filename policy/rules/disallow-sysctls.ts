@@ -28,7 +28,7 @@ export const disallowSysctls = defineRule({
     if (s.sysctlsUnknown) out.push(unchecked("sysctls"));
     for (const x of s.sysctls) {
       if (typeof x.name !== "string") {
-        out.push(unchecked("a sysctl name", x.path));
+        out.push(unchecked("a sysctl name", x.path, x.name));
         continue;
       }
       if (!config.allowed.includes(x.name.trim()))

@@ -41,10 +41,11 @@ export const disallowUnconfinedLsm = defineRule({
     for (const c of s.containers) {
       if (c.appArmor === "Unconfined")
         out.push(violation(`${label(c)} runs with AppArmor disabled (${c.appArmorSource})`, c.path));
-      else if (isUnknown(c.appArmor)) out.push(unchecked(`the AppArmor profile of ${label(c)}`, c.path));
+      else if (isUnknown(c.appArmor))
+        out.push(unchecked(`the AppArmor profile of ${label(c)}`, c.path, c.appArmor));
       const se = c.seLinux;
       if (isUnknown(se)) {
-        out.push(unchecked(`the SELinux options of ${label(c)}`, c.path));
+        out.push(unchecked(`the SELinux options of ${label(c)}`, c.path, se));
         continue;
       }
       if (se === undefined) continue;

@@ -40,7 +40,8 @@ export const disallowUnconfinedSeccomp = defineRule({
     for (const c of s.containers) {
       if (c.seccomp === "Unconfined")
         out.push(violation(`${label(c)} runs with seccomp disabled (${c.seccompSource})`, c.path));
-      else if (isUnknown(c.seccomp)) out.push(unchecked(`the seccomp profile of ${label(c)}`, c.path));
+      else if (isUnknown(c.seccomp))
+        out.push(unchecked(`the seccomp profile of ${label(c)}`, c.path, c.seccomp));
       else if (config.requireExplicit && (c.seccomp === undefined || c.seccomp === "Other")) {
         out.push(
           violation(`${label(c)} does not set a seccomp profile (RuntimeDefault or Localhost)`, c.path),

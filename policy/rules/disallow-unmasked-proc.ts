@@ -18,7 +18,7 @@ export const disallowUnmaskedProc = defineRule({
     const out: Finding[] = [];
     for (const c of s.containers) {
       const p = c.procMount;
-      if (isUnknown(p)) out.push(unchecked(`procMount of ${label(c)}`, c.path));
+      if (isUnknown(p)) out.push(unchecked(`procMount of ${label(c)}`, c.path, p));
       else if (typeof p === "string" && p.trim() !== "" && p.trim().toLowerCase() !== "default") {
         out.push(
           violation(`${label(c)} mounts /proc ${p.trim()}: the kernel's masked paths become visible`, c.path),

@@ -1,17 +1,39 @@
 /** Small pieces every rule uses: findings, capability lists, container field paths for fixes. */
 import { canonicalCapability } from "../../components/spec/capabilities";
-import { type ContainerView, containerLabel, isUnknown, type Val, type WorkloadView } from "../workload";
+import {
+  type ContainerView,
+  containerLabel,
+  isUnknown,
+  isUnreadable,
+  type Unreadable,
+  type Val,
+  type WorkloadView,
+} from "../workload";
 import type { Finding } from "./types";
 
 export function violation(message: string, path?: string): Finding {
   return path === undefined || path === "" ? { message } : { message, path };
 }
 
-export function unchecked(what: string, path?: string): Finding {
+/**
+ * What a rule says about a value it cannot judge. A preview unknown is a note ("not known until the update": the
+ * engine runs the policy again once it is known). A value that is present but unreadable (a Pulumi secret, a binary
+ * or tagged value, the wrong shape) will never become readable, so the rule fails closed: a violation.
+ */
+export function unchecked(what: string, path?: string, ...values: readonly unknown[]): Finding {
+  const bad = values.find(isUnreadable) ?? values.flatMap(unreadableIn).at(0);
+  if (bad !== undefined) {
+    return violation(`${what} cannot be checked: ${bad.reason}; the policy fails closed on it`, path);
+  }
   const message = `${what} could not be checked: the value is not known until the update`;
   return path === undefined || path === ""
     ? { message, unchecked: true }
     : { message, path, unchecked: true };
+}
+
+/** Unreadable entries of a list value (a capability list with one secret entry). */
+function unreadableIn(v: unknown): Unreadable[] {
+  return Array.isArray(v) ? v.filter(isUnreadable) : [];
 }
 
 /** `container "app"` plus, for Kubernetes, nothing else: the path goes into the finding. */

@@ -20,6 +20,7 @@ import { requireDropNetAdmin } from "./require-drop-net-admin";
 import { requireJobLifecycle } from "./require-job-lifecycle";
 import { requireNoRestart } from "./require-no-restart";
 import { requireNonRoot } from "./require-non-root";
+import { requireReadableValues } from "./require-readable-values";
 import { requireReadonlyRootfs } from "./require-readonly-rootfs";
 import { requireResourceLimits } from "./require-resource-limits";
 import { requireRuntimeClass } from "./require-runtime-class";
@@ -52,6 +53,7 @@ export const ALL_RULES: readonly AnyRule[] = [
   requireSingleJobMount,
   disallowServiceAccountToken,
   requireRuntimeClass,
+  requireReadableValues,
 ];
 
 /** Which rules a pack holds: all by default, or only the mission rules, minus any excluded ids. */

@@ -43,7 +43,7 @@ export const requireDropAll = defineRule({
       const missing = SEED_SIX.filter((x) => !drop.caps.includes(x));
       if (config.acceptSeedSix && missing.length === 0) continue;
       if (drop.unknown) {
-        out.push(unchecked(`the dropped capabilities of ${label(c)}`, c.path));
+        out.push(unchecked(`the dropped capabilities of ${label(c)}`, c.path, c.capabilities.drop));
         continue;
       }
       const tail = config.acceptSeedSix ? `; it keeps ${showList(missing)}` : "";

@@ -66,11 +66,12 @@ export const requireDropNetAdmin = defineRule({
         );
       }
       if (n.dropped) {
-        if (n.add.unknown) out.push(unchecked(`the added capabilities of ${label(c)}`, c.path));
+        if (n.add.unknown)
+          out.push(unchecked(`the added capabilities of ${label(c)}`, c.path, c.capabilities.add));
         continue;
       }
       if (n.drop.unknown) {
-        out.push(unchecked(`the dropped capabilities of ${label(c)}`, c.path));
+        out.push(unchecked(`the dropped capabilities of ${label(c)}`, c.path, c.capabilities.drop));
         continue;
       }
       const shown =

@@ -38,7 +38,7 @@ export const requireJobLifecycle = defineRule({
     const out: Finding[] = [];
     const judge = (v: Val<number>, key: string, max: number | undefined, absent: string) => {
       const path = `${job.path}.${key}`;
-      if (isUnknown(v)) out.push(unchecked(key, path));
+      if (isUnknown(v)) out.push(unchecked(key, path, v));
       else if (v === undefined) out.push(violation(absent, path));
       else if (max !== undefined && v > max)
         out.push(violation(`${key} is ${v}, above the maximum ${max}`, path));

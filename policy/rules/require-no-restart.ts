@@ -33,7 +33,7 @@ export const requireNoRestart = defineRule({
     if (l.restartForcedByController) return [];
     const out: Finding[] = [];
     const path = s.origin.backend === "kubernetes" ? `${s.podPath}.restartPolicy` : "restart";
-    if (isUnknown(l.restart)) out.push(unchecked("the restart policy", path));
+    if (isUnknown(l.restart)) out.push(unchecked("the restart policy", path, l.restart));
     else if (l.restart === undefined || l.restart === "never") return out;
     else if (l.restart === "on-failure" && config.allowOnFailure) return out;
     else {

@@ -50,7 +50,7 @@ export const requireNonRoot = defineRule({
       const who = label(c);
       const uid = c.runAsUser;
       if (isUnknown(uid) || isUnknown(c.runAsNonRoot) || isUnknown(c.userName)) {
-        out.push(unchecked(`the user of ${who}`, c.path));
+        out.push(unchecked(`the user of ${who}`, c.path, uid, c.runAsNonRoot, c.userName));
       } else if (uid === 0) {
         out.push(violation(`${who} runs as root (uid 0)`, c.path));
       } else if (uid === undefined) {
@@ -70,9 +70,9 @@ export const requireNonRoot = defineRule({
       }
       if (config.allowRootGroup) continue;
       if (c.runAsGroup === 0) out.push(violation(`${who} runs with the root group (gid 0)`, c.path));
-      else if (isUnknown(c.runAsGroup)) out.push(unchecked(`the group of ${who}`, c.path));
+      else if (isUnknown(c.runAsGroup)) out.push(unchecked(`the group of ${who}`, c.path, c.runAsGroup));
       const groups = c.extraGroups;
-      if (isUnknown(groups)) out.push(unchecked(`the extra groups of ${who}`, c.path));
+      if (isUnknown(groups)) out.push(unchecked(`the extra groups of ${who}`, c.path, groups));
       else {
         const bad = (groups ?? []).filter(
           (g) => g !== undefined && !isUnknown(g) && ROOT_GROUPS.has(String(g).trim().toLowerCase()),

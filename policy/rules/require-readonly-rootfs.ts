@@ -26,7 +26,7 @@ export const requireReadonlyRootfs = defineRule({
     for (const c of s.containers) {
       const ro = c.readOnlyRootFilesystem;
       if (ro === true) continue;
-      if (isUnknown(ro)) out.push(unchecked(`the root filesystem of ${label(c)}`, c.path));
+      if (isUnknown(ro)) out.push(unchecked(`the root filesystem of ${label(c)}`, c.path, ro));
       else out.push(violation(`${label(c)} has a writable root filesystem`, c.path));
     }
     return out;

@@ -54,7 +54,7 @@ export const requireResourceLimits = defineRule({
       const who = label(c);
       const mem = c.memoryLimitBytes === undefined ? s.podLimits.memoryBytes : c.memoryLimitBytes;
       const cpu = c.cpuLimit === undefined ? s.podLimits.cpu : c.cpuLimit;
-      if (isUnknown(mem)) out.push(unchecked(`the memory limit of ${who}`, c.path));
+      if (isUnknown(mem)) out.push(unchecked(`the memory limit of ${who}`, c.path, mem));
       else if (mem === undefined || mem <= 0) out.push(violation(`${who} has no memory limit`, c.path));
       else if (config.maxMemoryMb > 0 && mem > config.maxMemoryMb * MB) {
         out.push(
@@ -64,7 +64,7 @@ export const requireResourceLimits = defineRule({
           ),
         );
       }
-      if (isUnknown(cpu)) out.push(unchecked(`the CPU limit of ${who}`, c.path));
+      if (isUnknown(cpu)) out.push(unchecked(`the CPU limit of ${who}`, c.path, cpu));
       else if (cpu === undefined || cpu <= 0) out.push(violation(`${who} has no CPU limit`, c.path));
       else if (config.maxCpu > 0 && cpu > config.maxCpu) {
         out.push(
@@ -76,7 +76,7 @@ export const requireResourceLimits = defineRule({
       }
       if (config.requireNoSwap && typeof mem === "number" && mem > 0) {
         const swap = c.memorySwapBytes;
-        if (isUnknown(swap)) out.push(unchecked(`memorySwap of ${who}`, c.path));
+        if (isUnknown(swap)) out.push(unchecked(`memorySwap of ${who}`, c.path, swap));
         else if (swap !== mem && s.origin.backend !== "kubernetes")
           out.push(violation(`${who} may swap: memorySwap is not equal to memory`, c.path));
       }

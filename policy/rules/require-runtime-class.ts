@@ -32,7 +32,7 @@ export const requireRuntimeClass = defineRule({
     const r = s.runtimeClass;
     const key = s.origin.backend === "kubernetes" ? "runtimeClassName" : "runtime";
     const path = s.origin.backend === "kubernetes" ? `${s.podPath}.runtimeClassName` : "runtime";
-    if (isUnknown(r)) out.push(unchecked(key, path));
+    if (isUnknown(r)) out.push(unchecked(key, path, r));
     else if (r === undefined || !config.allowed.includes(r.trim())) {
       out.push(
         violation(

@@ -53,10 +53,10 @@ export const requireSingleJobMount = defineRule({
             ),
           );
         } else if (isUnknown(m.propagation))
-          out.push(unchecked(`the mount propagation of ${label(c)}`, m.path));
+          out.push(unchecked(`the mount propagation of ${label(c)}`, m.path, m.propagation));
         if (m.readOnly === true) continue;
         if (isUnknown(m.readOnly) || isUnknown(m.source)) {
-          out.push(unchecked(`a host mount of ${label(c)}`, m.path));
+          out.push(unchecked(`a host mount of ${label(c)}`, m.path, m.readOnly, m.source));
           continue;
         }
         const src = typeof m.source === "string" ? (normalizeHostPath(m.source) ?? m.source) : "?";

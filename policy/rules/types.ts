@@ -22,6 +22,8 @@ export interface Crosswalk {
   readonly kubeLinter?: readonly string[];
   /** kubesec rule ids. */
   readonly kubesec?: readonly string[];
+  /** CWE weakness ids (`636`: not failing securely), for rules that have no checklist entry. */
+  readonly cwe?: readonly string[];
 }
 
 /** One thing a rule found: a violation, or a note that something could not be checked (a preview unknown). */
