@@ -2,8 +2,9 @@
  * Pulumi JSON values as the rules read them: the engine's unknown value and Pulumi secrets in `pulumi preview --json`
  * and `pulumi stack export` documents.
  */
-import { REDACTED_SECRET } from "../../policy/adapters/read";
-import { UNKNOWN } from "../../policy/workload";
+import { REDACTED_SECRET, SECRET_REASON } from "../../policy/adapters/read";
+import { isEnvSecretPath } from "../../policy/adapters/secrets";
+import { UNKNOWN, Unreadable } from "../../policy/workload";
 
 /** The engine's unknown value on the wire (plugin.UnknownStringValue), as `pulumi preview --json` prints it. */
 export const PULUMI_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -22,27 +23,30 @@ function childPath(base: string, key: string | number): string {
 /**
  * A secret in a task's environment as the pack's secret-env remediation leaves it at preview (policy/pulumi/props.ts
  * `redactionEdits`): a Docker `NAME=value` entry becomes `NAME=<marker>`, a Kubernetes `env[i].value` the marker.
- * Other secrets keep their value (the pack's validation sees plain values) and stay marked as secret.
+ * A secret anywhere else is sealed as unreadable (policy/adapters/secrets.ts), as the pack seals it.
  */
-function redactEnv(path: string, plain: unknown): unknown {
+function redactSecret(path: string, plain: unknown): unknown {
+  if (!isEnvSecretPath(path)) return new Unreadable(SECRET_REASON);
+  // A whole list: its entries as what they are, each a secret the document does not show.
+  if (/(?:^|\.)(?:envs|Env|env)$/.test(path))
+    return Array.isArray(plain) ? plain.map((e, i) => redactSecret(`${path}[${i}]`, e)) : [REDACTED_SECRET];
   if (/^(?:envs|Env)\[\d+\]$/.test(path)) {
     const m = typeof plain === "string" ? /^([^=]+)=/.exec(plain) : null;
     return m === null || plain === REDACTED_SECRET ? REDACTED_SECRET : `${m[1]}=${REDACTED_SECRET}`;
   }
-  if (/(?:^|\.)env\[\d+\]\.value$/.test(path)) return REDACTED_SECRET;
-  return plain;
+  return REDACTED_SECRET;
 }
 
 /**
  * A Pulumi JSON value as the adapters read it: the engine's unknown as UNKNOWN; a secret (`{4dabf...: ...}` in a
- * state, `"[secret]"` in a preview) as its plain text when the document shows it, else the pack's redaction marker,
- * with its path recorded so the rules see it as a Pulumi secret (what the pack's remediation does at preview).
+ * state, `"[secret]"` in a preview) redacted in a task's environment and sealed as unreadable elsewhere, with its
+ * path recorded so the rules see it as a Pulumi secret (what the pack does at preview).
  */
 export function pulumiValue(v: unknown, path: string, secretPaths: string[]): unknown {
   if (v === PULUMI_UNKNOWN) return UNKNOWN;
   if (v === "[secret]") {
     secretPaths.push(path);
-    return REDACTED_SECRET;
+    return redactSecret(path, REDACTED_SECRET);
   }
   if (Array.isArray(v)) return v.map((x, i) => pulumiValue(x, childPath(path, i), secretPaths));
   if (isObj(v)) {
@@ -56,7 +60,7 @@ export function pulumiValue(v: unknown, path: string, secretPaths: string[]): un
           plain = v.plaintext;
         }
       } else if ("value" in v) plain = pulumiValue(v.value, path, []);
-      return redactEnv(path, plain);
+      return redactSecret(path, plain);
     }
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) out[k] = pulumiValue(x, childPath(path, k), secretPaths);

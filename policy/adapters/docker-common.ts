@@ -2,7 +2,7 @@
  * Docker spellings shared by the `docker.Container` adapter and the Engine API launch-spec adapter: security
  * options, users, restart policies and namespace modes mean the same in both.
  */
-import { isUnknown, type ProfileType, UNKNOWN, type Val } from "../workload";
+import { isUnknown, isUnreadable, type ProfileType, UNKNOWN, type Val } from "../workload";
 
 /** What a list of `--security-opt` strings says. Each field is absent when no option speaks to it. */
 export interface SecurityOpts {
@@ -12,49 +12,71 @@ export interface SecurityOpts {
   readonly seLinux: Val<{ disabled: boolean; type?: string; user?: string; role?: string }>;
   /** `systempaths=unconfined` unmasks /proc and /sys like Kubernetes `procMount: Unmasked`. */
   readonly procMount: Val<string>;
+  /** `writable-cgroups` (`=true`): the container may write its cgroup files. */
+  readonly writableCgroups: Val<boolean>;
+}
+
+/** Go's strconv.ParseBool, which the daemon uses for `no-new-privileges=` and `writable-cgroups=`. */
+export function goParseBool(v: string): boolean | undefined {
+  if (["1", "t", "T", "TRUE", "true", "True"].includes(v)) return true;
+  if (["0", "f", "F", "FALSE", "false", "False"].includes(v)) return false;
+  return undefined;
 }
 
 /**
- * Reads security options in every spelling Docker accepts: `no-new-privileges`, `no-new-privileges:true`,
- * `no-new-privileges=true`, `seccomp=unconfined`, `seccomp:unconfined`, `apparmor=unconfined`, `label=disable`,
- * `label:disable`, `label=type:spc_t`, `systempaths=unconfined`. Unknown entries make the affected answers unknown.
+ * Reads security options in every spelling the daemon accepts (docker v28.5.2 daemon.parseSecurityOpt): the bare
+ * `no-new-privileges`, `writable-cgroups` and `disable` (SELinux labels off), else `key=value`, else the old
+ * `key:value`; `no-new-privileges` and `writable-cgroups` values as Go's ParseBool reads them (`t`, `True`, `1`...).
+ * Spellings the daemon refuses (another case, spaces) are read leniently as what they seem to say: a refused body
+ * never runs, so reading them either way cannot pass a weaker wall. `systempaths=unconfined` is the CLI's and
+ * Compose's spelling of empty MaskedPaths and ReadonlyPaths. Unknown entries make the affected answers unknown.
  */
 export function parseSecurityOpts(opts: Val<readonly Val<string>[]>): SecurityOpts {
   if (isUnknown(opts)) {
     return {
-      noNewPrivileges: UNKNOWN,
-      seccomp: UNKNOWN,
-      appArmor: UNKNOWN,
-      seLinux: UNKNOWN,
-      procMount: UNKNOWN,
+      noNewPrivileges: opts,
+      seccomp: opts,
+      appArmor: opts,
+      seLinux: opts,
+      procMount: opts,
+      writableCgroups: opts,
     };
   }
+  let writableCgroups: Val<boolean>;
   let nnp: Val<boolean>;
   let seccomp: Val<ProfileType> = "RuntimeDefault"; // Docker applies its default profile unless told otherwise.
   let appArmor: Val<ProfileType>;
   let seLinux: Val<{ disabled: boolean; type?: string; user?: string; role?: string }>;
   let procMount: Val<string>;
-  let sawUnknown = false;
+  // The first option that cannot be judged (an unreadable one wins: the rules fail closed on it).
+  let sawUnknown: Val<never>;
   for (const raw of opts ?? []) {
     if (typeof raw !== "string") {
-      if (isUnknown(raw)) sawUnknown = true;
+      if (isUnknown(raw) && (sawUnknown === undefined || isUnreadable(raw))) sawUnknown = raw;
       continue;
     }
-    const s = raw.trim();
-    const m = /^([A-Za-z-]+)\s*(?:[:=]\s*(.*))?$/.exec(s);
+    const s = raw.trim() === "disable" ? "label=disable" : raw.trim();
+    // The daemon cuts at the first `=` when there is one, else at the first `:`.
+    const m = s.includes("=")
+      ? /^([A-Za-z-]+)\s*=\s*(.*)$/s.exec(s)
+      : /^([A-Za-z-]+)\s*(?::\s*(.*))?$/s.exec(s);
     if (m === null) continue;
     const key = (m[1] ?? "").toLowerCase();
     const value = (m[2] ?? "").trim();
     const v = value.toLowerCase();
+    const flag = m[2] === undefined ? true : (goParseBool(value) ?? (v === "" || v === "yes" || v === "on"));
     switch (key) {
       case "no-new-privileges":
-        nnp = v === "" || v === "true" || v === "1" || v === "yes";
+        nnp = flag;
+        break;
+      case "writable-cgroups":
+        writableCgroups = flag;
         break;
       case "seccomp":
         seccomp =
           v === "unconfined"
             ? "Unconfined"
-            : v === "builtin" || v === "runtime/default"
+            : v === "builtin" || v === "runtime/default" || v === ""
               ? "RuntimeDefault"
               : "Localhost";
         break;
@@ -82,17 +104,19 @@ export function parseSecurityOpts(opts: Val<readonly Val<string>[]>): SecurityOp
         break;
     }
   }
-  if (sawUnknown) {
+  if (sawUnknown !== undefined) {
     // An unknown option may be any of these: only a known, explicit answer stands.
     return {
-      noNewPrivileges: nnp === true ? true : UNKNOWN,
-      seccomp: seccomp === "Unconfined" ? seccomp : UNKNOWN,
-      appArmor: appArmor === "Unconfined" ? appArmor : UNKNOWN,
-      seLinux: typeof seLinux === "object" && "disabled" in seLinux && seLinux.disabled ? seLinux : UNKNOWN,
-      procMount: procMount ?? UNKNOWN,
+      noNewPrivileges: nnp === true ? true : sawUnknown,
+      seccomp: seccomp === "Unconfined" ? seccomp : sawUnknown,
+      appArmor: appArmor === "Unconfined" ? appArmor : sawUnknown,
+      seLinux:
+        typeof seLinux === "object" && "disabled" in seLinux && seLinux.disabled ? seLinux : sawUnknown,
+      procMount: procMount ?? sawUnknown,
+      writableCgroups: writableCgroups === true ? true : sawUnknown,
     };
   }
-  return { noNewPrivileges: nnp, seccomp, appArmor, seLinux, procMount };
+  return { noNewPrivileges: nnp, seccomp, appArmor, seLinux, procMount, writableCgroups };
 }
 
 /** A Docker `user` (`root`, `0`, `0:0`, `1000`, `1000:0`, `app`, `app:staff`) as uid, gid and names. */
@@ -103,19 +127,33 @@ export interface DockerUser {
   readonly name: Val<string>;
 }
 
+/** Go's strconv.Atoi: an optional sign and decimal digits (`+0`, `-0`, `007`), within int64. */
+export function goAtoi(s: string): number | undefined {
+  if (!/^[+-]?\d+$/.test(s)) return undefined;
+  const n = BigInt(s);
+  return n > 2n ** 63n - 1n || n < -(2n ** 63n) ? undefined : Number(n);
+}
+
+/**
+ * A user as the daemon resolves it at start (moby/sys/user GetExecUser): the spec splits at every `:` into user and
+ * group (parts past the second are ignored); a part Atoi reads is an id (`0`, `+0`, `-0`, `00`), else a name looked
+ * up in the image (`root` is 0 in every image); an empty user part is the lookup's default, uid 0, so `:1000` runs
+ * as root. An empty spec is the image's own user. Surrounding spaces are trimmed, which the daemon would refuse.
+ */
 export function parseDockerUser(user: Val<string>): DockerUser {
-  if (isUnknown(user)) return { uid: UNKNOWN, gid: UNKNOWN, name: UNKNOWN };
+  if (isUnknown(user)) return { uid: user, gid: user, name: user };
   if (user === undefined || user.trim() === "") return { uid: undefined, gid: undefined, name: undefined };
-  const [u = "", g] = user.trim().split(":", 2);
-  const numeric = (s: string) => (/^\d+$/.test(s.trim()) ? Number(s.trim()) : undefined);
-  const uid = numeric(u);
+  const [rawU = "", rawG] = user.trim().split(":");
+  const u = rawU.trim();
+  const g = rawG?.trim();
+  const uid = u === "" ? 0 : goAtoi(u);
   // A group given by name: `root` is gid 0; any other name cannot be resolved without the image.
   const gid =
-    g === undefined ? undefined : (numeric(g) ?? (g.trim().toLowerCase() === "root" ? 0 : undefined));
+    g === undefined || g === "" ? undefined : (goAtoi(g) ?? (g.toLowerCase() === "root" ? 0 : undefined));
   return {
-    uid: uid ?? (u.trim().toLowerCase() === "root" ? 0 : undefined),
+    uid: uid ?? (u.toLowerCase() === "root" ? 0 : undefined),
     gid,
-    name: uid === undefined ? u.trim() : undefined,
+    name: uid === undefined ? u : undefined,
   };
 }
 
@@ -132,7 +170,7 @@ export function normalizeRestart(raw: Val<string>): Val<string> {
 
 /** `host`, `container:<id>`, `shareable` and the others, as the namespace answers they give. */
 export function namespaceMode(raw: Val<string>): { host: Val<boolean>; joined: string | undefined } {
-  if (isUnknown(raw)) return { host: UNKNOWN, joined: undefined };
+  if (isUnknown(raw)) return { host: raw, joined: undefined };
   if (raw === undefined) return { host: undefined, joined: undefined };
   const s = raw.trim().toLowerCase();
   if (s === "host") return { host: true, joined: undefined };

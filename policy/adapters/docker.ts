@@ -177,7 +177,7 @@ function dockerPorts(props: unknown): { ports: PortView[]; unknown: boolean } {
 
 function cpuLimit(props: unknown): Val<number> {
   const cpus = num(field(props, "cpus"));
-  if (isUnknown(cpus)) return UNKNOWN;
+  if (isUnknown(cpus)) return cpus;
   if (cpus !== undefined && cpus > 0) return cpus;
   const quota = num(field(props, "cpuQuota"));
   const period = num(field(props, "cpuPeriod"));
@@ -211,6 +211,8 @@ export function adaptDockerContainer(
   const ipc = namespaceMode(ipcRaw);
   const userns = namespaceMode(str(field(props, "usernsMode")));
   const cgroupns = namespaceMode(str(field(props, "cgroupnsMode")));
+  // Not a @pulumi/docker input: Compose's `uts` is carried under the Engine's name so that it is judged.
+  const uts = namespaceMode(str(field(props, "utsMode")));
   const joined = [
     network.joined && `networkMode ${network.joined}`,
     pid.joined && `pidMode ${pid.joined}`,
@@ -241,7 +243,7 @@ export function adaptDockerContainer(
     image: str(field(props, "image")),
     privileged: bool(field(props, "privileged")),
     allowPrivilegeEscalation: isUnknown(sec.noNewPrivileges)
-      ? UNKNOWN
+      ? sec.noNewPrivileges
       : sec.noNewPrivileges === true
         ? false
         : undefined,
@@ -286,6 +288,7 @@ export function adaptDockerContainer(
       hostIPC: ipc.host,
       hostUsers: userns.host,
       hostCgroupns: cgroupns.host,
+      hostUTS: uts.host,
       joined,
     },
     networkMode: str(field(props, "networkMode")),

@@ -1,6 +1,6 @@
 /**
- * Every Kubernetes pod carrier -> workload view. The pod spec is found by Kind, whatever the API group or version
- * (`apps/v1`, `extensions/v1beta1`, `batch/v2alpha1`, agent-sandbox `agents.x-k8s.io`), and every container list
+ * Every Kubernetes pod carrier -> workload views, one per pod it runs. Where the pods are is carriers.ts's job
+ * (built-in kinds in any group, custom resources by group, anything else by shape); here every container list
  * (containers, initContainers, ephemeralContainers) is read with pod-level security settings inherited the way the
  * kubelet applies them.
  */
@@ -37,94 +37,10 @@ import {
 } from "./read";
 import { findUnreadable } from "./unreadable";
 
-/** A Pulumi Kubernetes type token split into group, version and Kind. */
-export interface KubeType {
-  readonly group: string;
-  readonly version: string;
-  readonly kind: string;
-}
+import { follow, type PodSite, parseKubeType, podSites } from "./carriers";
+import { remapView } from "./remap";
 
-/** Parses `kubernetes:<group>/<version>:<Kind>` (`kubernetes:core/v1:Pod`, `kubernetes:apps/v1beta2:DaemonSet`). */
-export function parseKubeType(type: string): KubeType | undefined {
-  const m = /^kubernetes:([^:/]+)\/([^:/]+):([A-Za-z0-9]+)$/.exec(type);
-  if (m === null) return undefined;
-  return { group: m[1] ?? "", version: m[2] ?? "", kind: m[3] ?? "" };
-}
-
-/** Where each pod carrier keeps its pod template, relative to the resource's props. */
-interface Carrier {
-  /** Path of the pod template (`metadata` + `spec`); "" for a Pod itself. */
-  readonly template: string;
-  /** Path of the Job spec, for Job and CronJob. */
-  readonly job?: string;
-  /** Path of the replica count, when the carrier has one. */
-  readonly replicas?: string;
-  /** True when the carrier restarts pods by design (the restart policy is not a choice). */
-  readonly controller: boolean;
-  /** True when an absent restartPolicy means Always (a bare Pod). */
-  readonly defaultAlways: boolean;
-}
-
-const CARRIERS: Readonly<Record<string, Carrier>> = {
-  Pod: { template: "", controller: false, defaultAlways: true },
-  PodTemplate: { template: "template", controller: false, defaultAlways: false },
-  Deployment: {
-    template: "spec.template",
-    replicas: "spec.replicas",
-    controller: true,
-    defaultAlways: false,
-  },
-  StatefulSet: {
-    template: "spec.template",
-    replicas: "spec.replicas",
-    controller: true,
-    defaultAlways: false,
-  },
-  DaemonSet: { template: "spec.template", controller: true, defaultAlways: false },
-  ReplicaSet: {
-    template: "spec.template",
-    replicas: "spec.replicas",
-    controller: true,
-    defaultAlways: false,
-  },
-  ReplicationController: {
-    template: "spec.template",
-    replicas: "spec.replicas",
-    controller: true,
-    defaultAlways: false,
-  },
-  Job: {
-    template: "spec.template",
-    job: "spec",
-    replicas: "spec.parallelism",
-    controller: false,
-    defaultAlways: false,
-  },
-  CronJob: {
-    template: "spec.jobTemplate.spec.template",
-    job: "spec.jobTemplate.spec",
-    replicas: "spec.jobTemplate.spec.parallelism",
-    controller: false,
-    defaultAlways: false,
-  },
-  // kubernetes-sigs/agent-sandbox: a Sandbox is a long-lived singleton pod managed by its controller.
-  Sandbox: {
-    template: "spec.podTemplate",
-    replicas: "spec.replicas",
-    controller: true,
-    defaultAlways: false,
-  },
-  SandboxTemplate: { template: "spec.podTemplate", controller: true, defaultAlways: false },
-};
-
-/** The Kinds this adapter reads, for the pack's wiring. */
-export const POD_CARRIER_KINDS: readonly string[] = Object.keys(CARRIERS);
-
-/** True when the type token is a pod carrier, matched by Kind whatever the group and version. */
-export function isPodCarrierType(type: string): boolean {
-  const t = parseKubeType(type);
-  return t !== undefined && Object.hasOwn(CARRIERS, t.kind);
-}
+export { isPodCarrierType, type KubeType, POD_CARRIER_KINDS, type PodSite, parseKubeType, podSites } from "./carriers";
 
 const SECCOMP_POD_ANNOTATION = "seccomp.security.alpha.kubernetes.io/pod";
 const SECCOMP_CONTAINER_ANNOTATION = "container.seccomp.security.alpha.kubernetes.io/";
@@ -142,7 +58,7 @@ function annotationProfile(v: Val<string>): Val<ProfileType> {
 
 /** A `seccompProfile` / `appArmorProfile` field's `type`. */
 function fieldProfile(p: unknown): Val<ProfileType> {
-  if (isUnknown(p)) return UNKNOWN;
+  if (isUnknown(p)) return p;
   const t = str(field(p, "type"));
   if (isUnknown(t) || t === undefined) return t;
   const s = t.trim().toLowerCase();
@@ -175,7 +91,7 @@ function podVolumes(spec: unknown, specPath: string): Map<string, PodVolume> {
     if (hp !== undefined) {
       out.set(name, {
         type: "hostPath",
-        hostPath: isUnknown(hp) ? UNKNOWN : str(field(hp, "path")),
+        hostPath: isUnknown(hp) ? hp : str(field(hp, "path")),
         hostPathType: str(field(hp, "type")),
         projectedSources: [],
         path,
@@ -202,7 +118,7 @@ function podVolumes(spec: unknown, specPath: string): Map<string, PodVolume> {
 }
 
 function joinSubPath(hostPath: Val<string>, subPath: Val<string>): Val<string> {
-  if (isUnknown(hostPath)) return UNKNOWN;
+  if (isUnknown(hostPath)) return hostPath;
   if (hostPath === undefined) return undefined;
   if (isUnknown(subPath)) return hostPath; // the folder itself is what could be exposed
   return subPath === undefined || subPath.trim() === "" ? hostPath : `${hostPath}/${subPath}`;
@@ -334,7 +250,7 @@ function containerPorts(c: unknown, cPath: string): { ports: PortView[]; unknown
     ports: (l ?? []).map((p, i) => {
       const hostPort = num(field(p, "hostPort"));
       // With hostNetwork every port is on the host; the exposure rule reports hostNetwork once instead.
-      const published: Val<boolean> = isUnknown(hostPort) ? UNKNOWN : hostPort !== undefined && hostPort > 0;
+      const published: Val<boolean> = isUnknown(hostPort) ? hostPort : hostPort !== undefined && hostPort > 0;
       return {
         containerPort: num(field(p, "containerPort")),
         hostPort,
@@ -367,7 +283,7 @@ function hostProbes(c: unknown, cPath: string): string[] {
 }
 
 function quantity(v: unknown): Val<number> {
-  if (isUnknown(v)) return UNKNOWN;
+  if (isUnknown(v)) return v;
   return parseQuantity(v);
 }
 
@@ -446,7 +362,7 @@ function adaptContainer(
           ? `annotation ${APPARMOR_CONTAINER_ANNOTATION}${cname}`
           : "pod securityContext.appArmorProfile",
     seLinux: isUnknown(seLinuxRaw)
-      ? UNKNOWN
+      ? seLinuxRaw
       : seLinuxRaw === undefined
         ? undefined
         : {
@@ -481,33 +397,50 @@ function labelsOf(...sources: unknown[]): Record<string, string> {
 }
 
 /**
- * Adapts a pod carrier's props (plain values; preview unknowns as {@link UNKNOWN}). Returns undefined when the
- * type is not a pod carrier.
+ * Adapts every pod a carrier runs (plain values; preview unknowns as {@link UNKNOWN}): one view per pod, named
+ * `<name>/<where>` when there are several. Returns undefined when the object runs no pod the rules can find.
  */
+export function adaptKubernetesWorkloads(
+  type: string,
+  props: unknown,
+  name: string,
+  tainted: TaintCheck = noTaint,
+): WorkloadView[] | undefined {
+  const t = parseKubeType(type);
+  const sites = podSites(type, props);
+  if (t === undefined || sites === undefined || sites.length === 0) return undefined;
+  return sites.map((site) => {
+    const own = sites.length > 1 ? `${name}/${site.where}` : name;
+    const remap = site.remap;
+    if (remap === undefined) return adaptPod(type, t.kind, site, own, tainted);
+    return remapView(adaptPod(type, t.kind, site, own, (p) => tainted(remap(p))), remap);
+  });
+}
+
+/** The first pod of a carrier, for callers that judge one view per resource. */
 export function adaptKubernetesWorkload(
   type: string,
   props: unknown,
   name: string,
   tainted: TaintCheck = noTaint,
 ): WorkloadView | undefined {
-  const t = parseKubeType(type);
-  if (t === undefined) return undefined;
-  const carrier = CARRIERS[t.kind];
-  if (carrier === undefined) return undefined;
-  const templatePath = carrier.template;
-  const specPath = templatePath === "" ? "spec" : `${templatePath}.spec`;
-  const metaPath = templatePath === "" ? "metadata" : `${templatePath}.metadata`;
-  const spec = at(props, specPath);
-  const meta = at(props, metaPath);
+  return adaptKubernetesWorkloads(type, props, name, tainted)?.[0];
+}
+
+function adaptPod(type: string, kind: string, site: PodSite, name: string, tainted: TaintCheck): WorkloadView {
+  const props = site.props;
+  const specPath = site.specPath;
+  const spec = follow(props, specPath);
+  const meta = site.metaPath === undefined ? undefined : follow(props, site.metaPath);
   const annotations = field(meta, "annotations");
   const psc = field(spec, "securityContext");
   const hostNetwork = bool(field(spec, "hostNetwork"));
   const supplemental = list(field(psc, "supplementalGroups"));
   const fsGroup = num(field(psc, "fsGroup"));
   const groups: Val<readonly Val<string | number>[]> = isUnknown(supplemental)
-    ? UNKNOWN
+    ? supplemental
     : [
-        ...(supplemental ?? []).map((g): Val<number> => (isUnknown(g) ? UNKNOWN : num(g))),
+        ...(supplemental ?? []).map((g): Val<number> => (isUnknown(g) ? g : num(g))),
         ...(fsGroup === undefined ? [] : [fsGroup as Val<number>]),
       ];
   const pod: PodSecurity = {
@@ -531,6 +464,7 @@ export function adaptKubernetesWorkload(
   const unknownParts: string[] = [];
   // The whole resource but its status: a secret or binary value anywhere in what the kubelet reads fails closed.
   const unreadableParts = findUnreadable(props, "", new Set(["status"]));
+  unreadableParts.push(...(site.unreadable ?? []));
   if (isUnreadable(spec)) unreadableParts.push({ path: specPath, reason: spec.reason });
   else if (isUnknown(spec)) unknownParts.push(specPath);
   for (const [key, role] of lists) {
@@ -569,10 +503,10 @@ export function adaptKubernetesWorkload(
   const restartRaw = normalizeRestart(str(field(spec, "restartPolicy")));
   const podLimits = at(spec, "resources.limits");
   const labels = labelsOf(at(props, "metadata.labels"), field(meta, "labels"));
-  const jobSpec = carrier.job === undefined ? undefined : at(props, carrier.job);
+  const jobSpec = site.jobPath === undefined ? undefined : follow(props, site.jobPath);
   return {
     subject: "workload",
-    origin: { backend: "kubernetes", type, kind: t.kind, name },
+    origin: { backend: "kubernetes", type, kind, name },
     labels,
     role: labels["sandbox.role"],
     project: labels["sandbox.project"],
@@ -582,6 +516,7 @@ export function adaptKubernetesWorkload(
       hostIPC: bool(field(spec, "hostIPC")),
       hostUsers: undefined,
       hostCgroupns: undefined,
+      hostUTS: undefined,
       joined: [],
     },
     networkMode: undefined,
@@ -596,23 +531,23 @@ export function adaptKubernetesWorkload(
     automountServiceAccountToken: bool(field(spec, "automountServiceAccountToken")),
     runtimeClass: str(field(spec, "runtimeClassName")),
     lifecycle: {
-      restart: restartRaw ?? (carrier.defaultAlways ? "always" : undefined),
-      restartForcedByController: carrier.controller,
+      restart: restartRaw ?? (site.defaultAlways ? "always" : undefined),
+      restartForcedByController: site.controller,
       job:
-        carrier.job === undefined
+        site.jobPath === undefined
           ? undefined
           : {
               backoffLimit: num(field(jobSpec, "backoffLimit")),
               activeDeadlineSeconds: num(field(jobSpec, "activeDeadlineSeconds")),
               ttlSecondsAfterFinished: num(field(jobSpec, "ttlSecondsAfterFinished")),
-              path: carrier.job,
+              path: site.jobPath,
             },
     },
     podLimits: { cpu: quantity(field(podLimits, "cpu")), memoryBytes: quantity(field(podLimits, "memory")) },
-    deviceRequests: [],
+    deviceRequests: site.devices ?? [],
     unmountedHostVolumes,
     containers,
-    replicas: carrier.replicas === undefined ? undefined : num(at(props, carrier.replicas)),
+    replicas: site.replicasPath === undefined ? undefined : num(follow(props, site.replicasPath)),
     podPath: specPath,
     unknownParts,
     unreadableParts,

@@ -3,6 +3,9 @@
  * launch spec is the body of `POST /containers/create` (Engine API v1.41+: `Image`, `User`, `Env`, `Cmd`,
  * `Labels`, `HostConfig.{CapAdd,CapDrop,SecurityOpt,Binds,Mounts,PortBindings,...}`). Judging that body with the
  * same rules means a template that passed `preview` cannot be launched looser than it was judged.
+ *
+ * The body is first read the way the daemon decodes it (engine-json.ts: field names in any case, repeated keys),
+ * so every field below is read by its canonical name.
  */
 import {
   type ArgView,
@@ -12,7 +15,7 @@ import {
   isUnknown,
   type MountView,
   type PortView,
-  UNKNOWN,
+  Unreadable,
   type Val,
   type WorkloadView,
 } from "../workload";
@@ -23,65 +26,70 @@ import {
   parseSecurityOpts,
   splitEnv,
 } from "./docker-common";
+import { engineBodyOf } from "./engine-json";
+import { readBind, readMount } from "./engine-mounts";
 import { bool, entries, field, items, join, noTaint, num, str, strList, type TaintCheck } from "./read";
 import { findUnreadable } from "./unreadable";
 
 export const LAUNCH_TYPE = "launch";
 
-/** `src:dst[:opts]` from `HostConfig.Binds`: a source starting with `/` is a host path, otherwise a volume name. */
-function parseBind(raw: string): { source: string; target: string; readOnly: boolean; propagation?: string } {
-  const [source = "", target = "", opts = ""] = raw.split(":");
-  const flags = opts.split(",").map((o) => o.trim().toLowerCase());
-  return {
-    source,
-    target,
-    readOnly: flags.includes("ro"),
-    propagation: flags.find((f) => /^r?(?:shared|slave|private)$/.test(f)),
-  };
+/** The daemon's default masked and read-only paths (docker v28.5.2 oci.DefaultSpec), which a list replaces. */
+const DEFAULT_MASKED = ["/proc/asound", "/proc/acpi", "/proc/interrupts", "/proc/kcore", "/proc/keys"];
+const DEFAULT_READONLY = ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"];
+
+/**
+ * `MaskedPaths`/`ReadonlyPaths`: absent keeps the daemon's defaults; a list replaces them, so one that leaves a
+ * default path out (`[]` is what `systempaths=unconfined` sends) unprotects it.
+ */
+function systemPathsWeakened(v: unknown, defaults: readonly string[], key: string): Val<string> | undefined {
+  const l = strList(v);
+  if (l === undefined) return undefined;
+  if (isUnknown(l)) return l;
+  if (l.some(isUnknown)) return l.find(isUnknown);
+  const missing = defaults.filter((d) => !l.includes(d));
+  return missing.length === 0 ? undefined : `${key} leaves out ${missing.join(", ")}`;
 }
 
-export function adaptLaunchSpec(body: unknown, name: string, tainted: TaintCheck = noTaint): WorkloadView {
+/** `VolumesFrom`: another container's mounts, which the body does not show: never read as "no mount". */
+function volumesFrom(hc: unknown): MountView[] {
+  return items(field(hc, "VolumesFrom")).map((v, i) => {
+    const s = str(v);
+    const path = join("HostConfig.VolumesFrom", i);
+    const why =
+      typeof s === "string"
+        ? new Unreadable(
+            `it takes every mount of container "${s.split(":")[0]}", which this body does not show`,
+          )
+        : s;
+    const ro = typeof s === "string" && s.split(":")[1] === "ro";
+    return {
+      type: "bind",
+      source: why,
+      target: why,
+      readOnly: ro,
+      propagation: undefined,
+      tainted: false,
+      path,
+    };
+  });
+}
+
+export function adaptLaunchSpec(raw: unknown, name: string, tainted: TaintCheck = noTaint): WorkloadView {
+  const body = engineBodyOf(raw);
   const hc = field(body, "HostConfig");
+  const volumeDriver = str(field(hc, "VolumeDriver"));
   const sec = parseSecurityOpts(strList(field(hc, "SecurityOpt")));
   const user = parseDockerUser(str(field(body, "User")));
   const mounts: MountView[] = [];
   items(field(hc, "Binds")).forEach((b, i) => {
-    const s = str(b);
     const path = join("HostConfig.Binds", i);
-    if (typeof s !== "string") return;
-    const bind = parseBind(s);
-    mounts.push({
-      type: bind.source.startsWith("/") ? "bind" : "volume",
-      source: bind.source,
-      target: bind.target,
-      readOnly: bind.readOnly,
-      propagation: bind.propagation,
-      tainted: tainted(path),
-      path,
-    });
+    mounts.push({ ...readBind(str(b)), tainted: tainted(path), path });
   });
   items(field(hc, "Mounts")).forEach((m, i) => {
-    const t = str(field(m, "Type"));
-    const type = typeof t === "string" ? t.toLowerCase() : t;
-    mounts.push({
-      type:
-        type === "bind"
-          ? "bind"
-          : type === "tmpfs"
-            ? "tmpfs"
-            : type === "volume"
-              ? "volume"
-              : isUnknown(type)
-                ? "bind"
-                : "other",
-      source: str(field(m, "Source")),
-      target: str(field(m, "Target")),
-      readOnly: bool(field(m, "ReadOnly")),
-      propagation: str(field(field(m, "BindOptions"), "Propagation")),
-      tainted: tainted(join("HostConfig.Mounts", i)),
-      path: join("HostConfig.Mounts", i),
-    });
+    const path = join("HostConfig.Mounts", i);
+    mounts.push({ ...readMount(m, volumeDriver), tainted: tainted(path), path });
   });
+  mounts.push(...volumesFrom(hc));
   for (const [target] of entries(field(hc, "Tmpfs"))) {
     mounts.push({
       type: "tmpfs",
@@ -111,7 +119,7 @@ export function adaptLaunchSpec(body: unknown, name: string, tainted: TaintCheck
   const quota = num(field(hc, "CpuQuota"));
   const period = num(field(hc, "CpuPeriod"));
   const cpu: Val<number> = isUnknown(nano)
-    ? UNKNOWN
+    ? nano
     : nano !== undefined && nano > 0
       ? nano / 1e9
       : typeof quota === "number" && quota > 0
@@ -142,6 +150,8 @@ export function adaptLaunchSpec(body: unknown, name: string, tainted: TaintCheck
   for (const [k, v] of entries(field(body, "Labels"))) if (typeof v === "string") labels[k] = v;
   const caps: CapabilitiesView = { add: strList(field(hc, "CapAdd")), drop: strList(field(hc, "CapDrop")) };
   const network = namespaceMode(str(field(hc, "NetworkMode")));
+  // Connecting to the network named `host` is host networking whatever NetworkMode says.
+  const endpoints = entries(field(field(body, "NetworkingConfig"), "EndpointsConfig")).map(([k]) => k);
   const pid = namespaceMode(str(field(hc, "PidMode")));
   const ipc = namespaceMode(str(field(hc, "IpcMode")));
   const container: ContainerView = {
@@ -150,7 +160,7 @@ export function adaptLaunchSpec(body: unknown, name: string, tainted: TaintCheck
     image: str(field(body, "Image")),
     privileged: bool(field(hc, "Privileged")),
     allowPrivilegeEscalation: isUnknown(sec.noNewPrivileges)
-      ? UNKNOWN
+      ? sec.noNewPrivileges
       : sec.noNewPrivileges === true
         ? false
         : undefined,
@@ -182,6 +192,26 @@ export function adaptLaunchSpec(body: unknown, name: string, tainted: TaintCheck
     devices: items(field(hc, "Devices")).map((d) => str(field(d, "PathOnHost"))),
     hostProbes: [],
     path: "",
+    weakenedSystemPaths: (
+      [
+        {
+          what: systemPathsWeakened(field(hc, "MaskedPaths"), DEFAULT_MASKED, "MaskedPaths"),
+          path: "HostConfig.MaskedPaths",
+        },
+        {
+          what: systemPathsWeakened(field(hc, "ReadonlyPaths"), DEFAULT_READONLY, "ReadonlyPaths"),
+          path: "HostConfig.ReadonlyPaths",
+        },
+        {
+          what: isUnknown(sec.writableCgroups)
+            ? sec.writableCgroups
+            : sec.writableCgroups === true
+              ? "writable-cgroups makes the cgroup files writable"
+              : undefined,
+          path: "HostConfig.SecurityOpt",
+        },
+      ] as { what: Val<string>; path: string }[]
+    ).filter((w) => w.what !== undefined),
   };
   return {
     subject: "workload",
@@ -190,11 +220,12 @@ export function adaptLaunchSpec(body: unknown, name: string, tainted: TaintCheck
     role: labels["sandbox.role"],
     project: labels["sandbox.project"],
     namespaces: {
-      hostNetwork: network.host,
+      hostNetwork: network.host === true || endpoints.includes("host") ? true : network.host,
       hostPID: pid.host,
       hostIPC: ipc.host,
       hostUsers: namespaceMode(str(field(hc, "UsernsMode"))).host,
       hostCgroupns: namespaceMode(str(field(hc, "CgroupnsMode"))).host,
+      hostUTS: namespaceMode(str(field(hc, "UTSMode"))).host,
       joined: [network.joined, pid.joined, ipc.joined].filter((x): x is string => typeof x === "string"),
     },
     networkMode: str(field(hc, "NetworkMode")),
@@ -208,7 +239,13 @@ export function adaptLaunchSpec(body: unknown, name: string, tainted: TaintCheck
       restartForcedByController: false,
     },
     podLimits: { cpu: undefined, memoryBytes: undefined },
-    deviceRequests: items(field(hc, "DeviceRequests")).map((_, i) => `HostConfig.DeviceRequests[${i}]`),
+    deviceRequests: [
+      ...items(field(hc, "DeviceRequests")).map((_, i) => `HostConfig.DeviceRequests[${i}]`),
+      ...items(field(hc, "DeviceCgroupRules")).map((r, i) => {
+        const rule = str(r);
+        return `HostConfig.DeviceCgroupRules[${i}]${typeof rule === "string" ? `: ${rule}` : ""}`;
+      }),
+    ],
     unmountedHostVolumes: [],
     containers: [container],
     replicas: undefined,

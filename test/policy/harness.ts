@@ -14,7 +14,7 @@ import {
   unknownCheckingProxy,
 } from "@pulumi/policy";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
-import { packArgs } from "../../policy/pulumi/pack";
+import { forgetRecordedSecrets, packArgs } from "../../policy/pulumi/pack";
 import type { RuleSelection } from "../../policy/rules/registry";
 
 // @pulumi/policy's deserializer is internal; the harness uses it so args match what the engine's RPC produces.
@@ -89,7 +89,13 @@ function resourcePolicies(selection?: RuleSelection): ResourceValidationPolicy[]
 }
 
 /** Validates one resource with every resource policy, like `pulumi preview` (no remediation). */
+/** Validation alone, as the engine runs it when no remediation ran before it in this run. */
 export function validate(type: string, props: object, opts: RunOptions = {}): Outcome {
+  forgetRecordedSecrets();
+  return validateAfter(type, props, opts);
+}
+
+function validateAfter(type: string, props: object, opts: RunOptions): Outcome {
   const violations: { policy: string; message: string }[] = [];
   const notes: { policy: string; message: string }[] = [];
   const notApplicable: string[] = [];
@@ -120,6 +126,7 @@ export function remediateThenValidate(
   props: object,
   opts: RunOptions = {},
 ): { props: object; outcome: Outcome } {
+  forgetRecordedSecrets();
   let current: object = props;
   for (const policy of resourcePolicies(opts.selection)) {
     if (policy.remediateResource === undefined) continue;
@@ -127,7 +134,26 @@ export function remediateThenValidate(
     const result = policy.remediateResource(args) as Record<string, unknown> | undefined;
     if (result !== undefined) current = serialize(result);
   }
-  return { props: current, outcome: validate(type, current, opts) };
+  return { props: current, outcome: validateAfter(type, current, opts) };
+}
+
+/**
+ * What the engine does for one resource: the remediations of the policies at level `remediate` (@pulumi/policy
+ * server.js Remediate), then every validation on the result, in one pack process.
+ */
+export function engineRun(
+  type: string,
+  props: object,
+  opts: RunOptions = {},
+): { props: object; outcome: Outcome } {
+  const remediating = packArgs(opts.selection)
+    .policies.filter((p) => p.enforcementLevel === "remediate")
+    .map((p) => p.name);
+  const { props: remediated } = remediateThenValidate(type, props, {
+    ...opts,
+    selection: { ...opts.selection, only: remediating },
+  });
+  return { props: remediated, outcome: validateAfter(type, remediated, opts) };
 }
 
 /** The SDK's serializeProperties, synchronously for plain values: `Secret` back to the engine's secret shape. */
