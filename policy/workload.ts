@@ -183,6 +183,11 @@ export interface ContainerView {
   readonly hostProbes: readonly string[];
   /** Where this container sits in the resource, e.g. `spec.template.spec.initContainers[0]`. */
   readonly path: string;
+  /**
+   * Docker settings that take away the kernel's protected paths (`MaskedPaths: []`, `ReadonlyPaths: []`,
+   * `writable-cgroups`), each with where it was written; absent where the front has none.
+   */
+  readonly weakenedSystemPaths?: readonly { readonly what: Val<string>; readonly path: string }[];
 }
 
 /** Host namespaces and their sharing modes. */
@@ -193,6 +198,8 @@ export interface NamespacesView {
   /** Host user namespace (Docker `usernsMode: host`; Kubernetes `hostUsers` stays default and is not judged). */
   readonly hostUsers: Val<boolean>;
   readonly hostCgroupns: Val<boolean>;
+  /** Host UTS namespace (Docker `utsMode`/`UTSMode: host`, Compose `uts: host`); Kubernetes has none. */
+  readonly hostUTS: Val<boolean>;
   /** Docker modes that join another container's namespace (`container:<id>`), as written. */
   readonly joined: readonly string[];
 }
@@ -269,7 +276,15 @@ export interface IngressView {
 }
 
 /** Everything a rule may be asked to judge. */
-export type Subject = WorkloadView | ServiceView | IngressView;
+/** An object that may create workloads the rules cannot see inside (a Helm release, an unknown pod-like kind). */
+export interface UnjudgedView {
+  readonly subject: "unjudged";
+  readonly origin: Origin;
+  /** Why it may run something and why the rules cannot read what, for the message. */
+  readonly reason: string;
+}
+
+export type Subject = WorkloadView | ServiceView | IngressView | UnjudgedView;
 
 /** A container's display name in messages: `container "app"`, `init container "setup"`. */
 export function containerLabel(c: ContainerView): string {

@@ -8,7 +8,9 @@
  * `volumes_from`, `tmpfs`, `environment` (list and map), `network_mode`, `pid`, `ipc`, `userns_mode`, `cgroup`,
  * `devices`, `device_cgroup_rules`, `gpus`, `sysctls` (list and map), `mem_limit`, `memswap_limit`, `cpus`,
  * `cpu_quota`/`cpu_period`, `deploy.resources.limits`, `deploy.resources.reservations.devices`, `restart`,
- * `deploy.restart_policy`, `runtime`, `init`, `group_add`, `labels`, `pids_limit` and `deploy.resources.limits.pids`.
+ * `deploy.restart_policy`, `runtime`, `init`, `group_add`, `labels`, `pids_limit` and `deploy.resources.limits.pids`,
+ * `uts`. A loaded project's own parts (named volumes, secrets, configs, `volumes_from`, networks) are added by
+ * `compose/project.ts`; the loader (`compose/load.ts`) hands this the long syntax compose-go writes.
  */
 
 /** Keys of a service this converter reads; a finding on a Docker prop points at the Compose key that wrote it. */
@@ -22,11 +24,12 @@ export const COMPOSE_KEY_OF_PROP: Readonly<Record<string, readonly string[]>> = 
   capabilities: ["cap_drop", "cap_add"],
   securityOpts: ["security_opt"],
   ports: ["ports"],
-  mounts: ["volumes"],
+  mounts: ["volumes", "secrets", "configs", "volumes_from"],
   volumes: ["volumes_from", "volumes"],
   tmpfs: ["tmpfs"],
-  envs: ["environment"],
-  networkMode: ["network_mode"],
+  envs: ["environment", "env_file"],
+  networkMode: ["network_mode", "networks"],
+  utsMode: ["uts"],
   pidMode: ["pid"],
   ipcMode: ["ipc"],
   usernsMode: ["userns_mode"],
@@ -164,7 +167,8 @@ function mount(v: unknown): Record<string, unknown> {
       type,
       ...(scalar(v.source) === undefined ? {} : { source: scalar(v.source) }),
       target: scalar(v.target),
-      readOnly: v.read_only === true || v.read_only === "true",
+      // Kept as written when it is not a plain flag, so the adapter fails closed on it instead of reading "no".
+      readOnly: v.read_only === undefined || v.read_only === null ? false : v.read_only,
       ...(propagation === undefined ? {} : { bindOptions: { propagation } }),
     };
   }
@@ -257,6 +261,8 @@ export function composeServiceToContainerProps(name: string, service: unknown): 
     pidMode: scalar(s.pid),
     ipcMode: scalar(s.ipc),
     usernsMode: scalar(s.userns_mode),
+    // Not a @pulumi/docker input: the Docker adapter reads it under the Engine's name.
+    utsMode: scalar(s.uts),
     cgroupnsMode: scalar(s.cgroup),
     devices: s.devices === undefined ? undefined : asList(s.devices).map(device),
     deviceCgroupRules:

@@ -10,12 +10,14 @@ import { type Document, isMap, isScalar, LineCounter, parseAllDocuments } from "
 import { hardenedContainerArgs } from "../../components/docker/containerArgs";
 import { type LaunchSpec, PER_TASK_NETWORK, taskNetworkName } from "../../components/spec/launch";
 import { DOCKER_CONTAINER_TYPE } from "../../policy/adapters/docker";
+import { engineBody, engineBodyOf, foldKey, fromYaml } from "../../policy/adapters/engine-json";
 import { LAUNCH_TYPE } from "../../policy/adapters/launch";
 import { noTaint, type TaintCheck, taintCheck } from "../../policy/adapters/read";
 import type { InputError, InputFormat, Location, ResourceRef, Skipped } from "../../policy/report/model";
 import { pathSegments } from "../../policy/rules/helpers";
 import { containerCreateBody, type PlainContainerArgs } from "../../runtime/docker/createBody";
-import { COMPOSE_KEY_OF_PROP, composeServiceToContainerProps } from "./compose";
+import { COMPOSE_KEY_OF_PROP } from "./compose";
+import { loadComposeServices } from "./compose/services";
 import { Lines } from "./lines";
 import { pulumiValue } from "./pulumi-json";
 import { kubeYamlToJson } from "./yaml-kube";
@@ -30,6 +32,8 @@ export interface StackInfo {
   readonly parent?: string;
   readonly propertyDependencies: Readonly<Record<string, readonly string[]>>;
   readonly additionalSecretOutputs: readonly string[];
+  /** False for a component resource (`custom: false` in the document): it runs nothing itself. */
+  readonly custom?: boolean;
 }
 
 /** One resource to judge. */
@@ -42,6 +46,8 @@ export interface ScanItem {
   /** Where a finding at a resource path (`spec.containers[0].securityContext`) points. */
   readonly locate: (path: string | undefined) => Location;
   readonly stack?: StackInfo;
+  /** Values the reading assumed (Compose: variables taken from the environment or `.env`, or unset). */
+  readonly assumptions?: readonly string[];
 }
 
 export interface Parsed {
@@ -71,11 +77,8 @@ function kubeType(apiVersion: string, kind: string): string {
  */
 function isEngineBody(value: Record<string, unknown>): boolean {
   return Object.keys(value).some((k) => {
-    const f = k
-      .toLowerCase()
-      .replace(/\u212a/g, "k")
-      .replace(/\u017f/g, "s");
-    return f === "hostconfig" || f === "image";
+    const f = foldKey(k);
+    return f === "HOSTCONFIG" || f === "IMAGE";
   });
 }
 
@@ -84,6 +87,9 @@ const LAUNCH_SPEC_KIND = "sandbox.launch/v1";
 
 const NOT_A_RESOURCE =
   "not a Kubernetes object, Compose file, Pulumi preview or stack export, launch spec or Engine API create body";
+
+/** The inputs whose Compose project is already loaded (compose-go loads every document of a file as one). */
+const composeLoaded = new WeakSet<Parsed>();
 
 /** Builds resources from one parsed document of a file. */
 class DocumentReader {
@@ -170,13 +176,33 @@ class DocumentReader {
     );
   }
 
-  /** A Compose file, loaded the way Compose loads it (cli/scan/compose.ts), each service judged as a container. */
-  compose(doc: Document, lines: Lines, base: readonly (string | number)[], _host: InputHost): void {
-    const value = doc.toJS({ maxAliasCount: 1000 }) as Record<string, unknown>;
-    for (const [service, spec] of Object.entries(value.services as Record<string, unknown>)) {
+  /**
+   * A Compose file, loaded the way `docker compose config` loads it (cli/scan/compose/load.ts: every document of the
+   * file, `.env`, interpolation, `include`, `extends`, `!reset`/`!override`), each service judged as a container.
+   * Standard input is read as a file in the working directory. Runs once per file: compose-go merges all documents.
+   */
+  compose(
+    _doc: Document,
+    lines: Lines,
+    base: readonly (string | number)[],
+    host: InputHost,
+    source = String(_doc),
+  ): void {
+    if (composeLoaded.has(this.out)) return;
+    composeLoaded.add(this.out);
+    const loaded = loadComposeServices(host.path ?? joinPath(process.cwd(), "compose.yaml"), source, host);
+    if ("error" in loaded) {
+      const e = loaded.error;
+      const line = e.file === undefined || e.file === host.path ? e.line : undefined;
+      this.out.errors.push({
+        location: line === undefined ? this.loc(undefined) : this.loc(line),
+        message: `Compose file cannot be loaded: ${e.message}${e.file !== undefined && e.file !== host.path ? ` (in ${e.file}${e.line === undefined ? "" : `, line ${e.line}`})` : ""}`,
+      });
+      return;
+    }
+    for (const { name: service, props, spec } of loaded.services) {
       const sBase = [...base, "services", service];
       const at = lines.line(sBase);
-      const props = composeServiceToContainerProps(service, spec);
       const locate = (path: string | undefined): Location => {
         if (path === undefined) return this.loc(at);
         const [first] = pathSegments(path);
@@ -193,6 +219,8 @@ class DocumentReader {
         `${this.file}:service/${service}`,
         locate,
       );
+      const last = this.out.items.pop();
+      if (last !== undefined) this.out.items.push({ ...last, assumptions: loaded.assumptions });
     }
   }
 
@@ -235,12 +263,17 @@ class DocumentReader {
     index: number,
   ): void {
     const at = lines.line(base);
-    const labels = isObj(value.Labels) ? value.Labels : {};
+    // The body as the daemon decodes it (policy/adapters/engine-json.ts): from the document tree when there is one,
+    // where repeated keys keep their order, else from the value.
+    const node = lines.node(base);
+    const body = node === undefined ? engineBodyOf(value) : engineBody(fromYaml(node));
+    const decoded = isObj(body) ? body : {};
+    const labels = isObj(decoded.Labels) ? decoded.Labels : {};
     const name = text(value.name) ?? text(labels["sandbox.template"]) ?? `container#${index + 1}`;
     this.item(
       "engine-create-body",
       LAUNCH_TYPE,
-      value,
+      body,
       "launch",
       name,
       `${this.file}:launch/${name}`,
@@ -282,6 +315,7 @@ class DocumentReader {
           ...(parent === undefined ? {} : { parent }),
           propertyDependencies: deps,
           additionalSecretOutputs: secretOutputs,
+          ...(typeof r.custom === "boolean" ? { custom: r.custom } : {}),
         },
       });
     }
@@ -400,7 +434,7 @@ export function parseInput(file: string, source: string, host: InputHost = NO_HO
     let value: unknown;
     try {
       if (isComposeDocument(doc)) {
-        reader.compose(doc, lines, [], host);
+        reader.compose(doc, lines, [], host, source);
         return;
       }
       value = kubeYamlToJson(doc);

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { loadStack } from "../../cli/main";
 import { composeServiceToContainerProps } from "../../cli/scan/compose";
+import { loadComposeServices } from "../../cli/scan/compose/services";
 import { hardenedContainerArgs } from "../../components/docker/containerArgs";
 import { type LaunchSpec, launchSpec, PER_TASK_NETWORK, taskNetworkName } from "../../components/spec/launch";
 import { blocks, type ReportFinding, type ScanReport } from "../../policy/report/model";
@@ -148,7 +149,8 @@ describe("the pack and scan agree", () => {
         ports: [{ internal: 80, external: 8080, ip: "127.0.0.1" }],
         mounts: [
           { type: "bind", source: "/var/run/docker.sock", target: "/var/run/docker.sock" },
-          { type: "bind", source: "./cache", target: "/cache" },
+          // Compose resolves `./cache` against the Compose file's folder.
+          { type: "bind", source: join(ROOT, FIXTURES, "compose", "cache"), target: "/cache" },
         ],
         envs: ["OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD", "LANG=C.UTF-8"],
         pidMode: "host",
@@ -158,13 +160,21 @@ describe("the pack and scan agree", () => {
         restart: "always",
       },
     };
-    const services = (manifests(file)[0] as { services: Record<string, unknown> }).services;
+    const loaded = Object.fromEntries(
+      (() => {
+        const r = loadComposeServices(join(ROOT, file), readFileSync(file, "utf8"), {
+          readFile: (p) => readFileSync(p, "utf8"),
+          env: {},
+        });
+        return "error" in r ? [] : r.services.map((s) => [s.name, s.spec]);
+      })(),
+    );
     for (const [name, props] of Object.entries(handWritten)) {
       const fromHand = packVerdict(validate(DOCKER, props, { name }));
       expect(scanVerdict(report, file, name), name).toEqual(fromHand);
       // And the converted props, through the pack, give the same again.
       const converted = packVerdict(
-        validate(DOCKER, composeServiceToContainerProps(name, services[name]), { name }),
+        validate(DOCKER, composeServiceToContainerProps(name, loaded[name]), { name }),
       );
       expect(converted, name).toEqual(fromHand);
     }

@@ -1,0 +1,308 @@
+/**
+ * Loads a Compose project the way `docker compose config` does (compose-go v2 `cli.ProjectFromOptions`): the
+ * environment, then `.env` next to the Compose file (the environment wins); every YAML document of the file merged
+ * in turn with `!reset` / `!override`; interpolation; `include` (each its own project folder and `.env`, the
+ * including file's definitions win); `extends` (same file and `file:`, cycles refused); relative paths resolved
+ * against the file that wrote them; `env_file` read into `environment`. Every value taken from outside the file
+ * (a variable from the environment or `.env`, an unset variable read as its default) is reported as an assumption.
+ */
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { parseDotenv } from "./dotenv";
+import { interpolateModel, type Lookup } from "./interpolate";
+import { applyResets, canonical, clone, isMap, type Model, mergeYaml } from "./merge";
+import { ComposeError, type ModelPath, parseComposeYaml } from "./yaml";
+
+/** What the loader may read. */
+export interface ComposeHost {
+  readonly readFile: (absolutePath: string) => string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+export interface LoadedProject {
+  readonly model: Model;
+  /** Values the scan assumed, e.g. `TAG: taken from the environment`. Never a value (it may be a secret). */
+  readonly assumptions: readonly string[];
+}
+
+/** The project environment: the caller's environment, then `.env` files; where each name came from. */
+class Environment {
+  readonly values = new Map<string, string>();
+  readonly origin = new Map<string, string>();
+  readonly used = new Map<string, string>();
+
+  static fromHost(env: ComposeHost["env"]): Environment {
+    const e = new Environment();
+    for (const [k, v] of Object.entries(env))
+      if (v !== undefined) {
+        e.values.set(k, v);
+        e.origin.set(k, "the environment");
+      }
+    return e;
+  }
+
+  clone(): Environment {
+    const e = new Environment();
+    for (const [k, v] of this.values) e.values.set(k, v);
+    for (const [k, v] of this.origin) e.origin.set(k, v);
+    return e;
+  }
+
+  /** Adds an env file's names that the environment does not already set. */
+  addFile(host: ComposeHost, path: string, display: string, required: boolean): void {
+    let text: string;
+    try {
+      text = host.readFile(path);
+    } catch {
+      if (required) throw new ComposeError(`couldn't find env file: ${display}`);
+      return;
+    }
+    const read = new Map<string, string>();
+    parseDotenv(text, display, (k) => this.values.get(k), read);
+    for (const [k, v] of read)
+      if (!this.values.has(k)) {
+        this.values.set(k, v);
+        this.origin.set(k, display);
+      }
+  }
+
+  lookup(used: Map<string, string>): Lookup {
+    return (name) => {
+      const v = this.values.get(name);
+      if (!used.has(name))
+        used.set(
+          name,
+          v === undefined
+            ? `\${${name}} is not set: read as its default or an empty string`
+            : `\${${name}} taken from ${this.origin.get(name) ?? "the environment"}`,
+        );
+      return v;
+    };
+  }
+}
+
+/** Expands `~` with HOME (compose-go ExpandUser: `~x` is `$HOME/x` too). */
+function expandUser(p: string, env: Environment): string {
+  if (!p.startsWith("~")) return p;
+  const home = env.values.get("HOME");
+  return home === undefined ? p : join(home, p.slice(1));
+}
+
+function absPath(p: unknown, dir: string, env: Environment): unknown {
+  if (typeof p !== "string" || p === "") return p;
+  const x = expandUser(p, env);
+  return isAbsolute(x) ? x : join(dir, x);
+}
+
+/** Host paths of a model resolved against `dir` (compose-go paths.ResolveRelativePaths, for the fields read). */
+function resolvePaths(model: Model, dir: string, env: Environment): void {
+  if (isMap(model.services))
+    for (const s of Object.values(model.services)) {
+      if (!isMap(s)) continue;
+      if (Array.isArray(s.volumes))
+        for (const v of s.volumes)
+          if (isMap(v) && v.type === "bind" && typeof v.source === "string")
+            v.source = absPath(v.source, dir, env);
+      if (Array.isArray(s.env_file))
+        for (const f of s.env_file) if (isMap(f)) f.path = absPath(f.path, dir, env);
+      if (isMap(s.extends) && typeof s.extends.file === "string")
+        s.extends.file = absPath(s.extends.file, dir, env);
+    }
+  for (const key of ["secrets", "configs"]) {
+    const defs = model[key];
+    if (isMap(defs))
+      for (const d of Object.values(defs))
+        if (isMap(d) && d.file !== undefined) d.file = absPath(d.file, dir, env);
+  }
+  if (isMap(model.volumes))
+    for (const v of Object.values(model.volumes)) {
+      // The local driver binds `device` when its options say bind (compose-go resolves `o: bind` exactly; the
+      // engine also binds `rbind` and `bind,ro`, so those are resolved here too).
+      if (!isMap(v) || !isMap(v.driver_opts)) continue;
+      const o = String(v.driver_opts.o ?? "").split(",");
+      if (o.includes("bind") || o.includes("rbind"))
+        v.driver_opts.device = absPath(v.driver_opts.device, dir, env);
+    }
+}
+
+interface LoadContext {
+  readonly host: ComposeHost;
+  readonly env: Environment;
+  readonly used: Map<string, string>;
+  /** Files being included, outermost first (an include cycle is refused). */
+  readonly including: readonly string[];
+}
+
+function readSource(ctx: LoadContext, path: string): string {
+  try {
+    return ctx.host.readFile(path);
+  } catch (e) {
+    throw new ComposeError(`cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** Loads the services of an `extends.file` (interpolated, long form, paths against its own folder). */
+function loadExtendsBase(ctx: LoadContext, file: string): Model {
+  const docs = parseComposeYaml(readSource(ctx, file), file);
+  let model: Model = {};
+  for (const d of docs) {
+    if (!isMap(d.value)) throw new ComposeError("top-level object must be a mapping", undefined, file);
+    applyResets(model, [...d.resets, ...d.overrides]);
+    model = mergeYaml(
+      model,
+      canonical(interpolateModel(d.value, ctx.env.lookup(ctx.used)) as Model),
+      [],
+    ) as Model;
+  }
+  resolvePaths(model, dirname(file), ctx.env);
+  if (!isMap(model.services))
+    throw new ComposeError(`cannot extend a service from ${file}: no services section`);
+  return model.services;
+}
+
+/** Applies `extends` to every service of `model` (a file's model, not yet merged). */
+function applyExtends(
+  ctx: LoadContext,
+  model: Model,
+  file: string,
+  dir: string,
+  resets: readonly ModelPath[],
+): void {
+  if (!isMap(model.services)) return;
+  const services = model.services;
+  const resolving = (
+    name: string,
+    pool: Model,
+    poolFile: string,
+    poolDir: string,
+    chain: readonly string[],
+  ): Model => {
+    const s = pool[name];
+    if (!isMap(s)) throw new ComposeError(`services.${name} must be a mapping`);
+    const ext = s.extends;
+    if (ext === undefined || ext === null) return s;
+    const ref = typeof ext === "string" ? ext : isMap(ext) ? ext.service : undefined;
+    if (typeof ref !== "string") throw new ComposeError(`extends.${name}.service is required`);
+    const key = `${poolFile}#${name}`;
+    if (chain.includes(key))
+      throw new ComposeError(`Circular reference with extends: ${[...chain, key].join(" -> ")}`);
+    let basePool = pool;
+    let baseFile = poolFile;
+    let baseDir = poolDir;
+    if (isMap(ext) && typeof ext.file === "string") {
+      baseFile = resolve(poolDir, expandUser(ext.file, ctx.env));
+      baseDir = dirname(baseFile);
+      basePool = loadExtendsBase(ctx, baseFile);
+    }
+    if (!isMap(basePool[ref]))
+      throw new ComposeError(`cannot extend service "${name}" in ${poolFile}: service "${ref}" not found`);
+    const base = clone(resolving(ref, basePool, baseFile, baseDir, [...chain, key]));
+    // The extending file's `!reset` / `!override` paths drop what the base says there (compose-go post.Apply).
+    applyResets({ services: { [name]: base } }, resets);
+    const merged = mergeYaml(base, s, ["services", "x"]) as Model;
+    delete merged.extends;
+    pool[name] = merged;
+    return merged;
+  };
+  for (const name of Object.keys(services)) resolving(name, services, file, dir, []);
+}
+
+/** `include` entries: each a project of its own, imported under what this file says. */
+function applyInclude(ctx: LoadContext, model: Model, dir: string): Model {
+  const inc = model.include;
+  delete model.include;
+  if (inc === undefined || inc === null) return model;
+  if (!Array.isArray(inc)) throw new ComposeError("`include` must be a list");
+  let imported: Model = {};
+  for (const raw of inc) {
+    const entry = typeof raw === "string" ? { path: raw } : isMap(raw) ? raw : {};
+    const paths = (Array.isArray(entry.path) ? entry.path : [entry.path]).map((p) =>
+      resolve(dir, expandUser(String(p), ctx.env)),
+    );
+    const first = paths[0];
+    if (first === undefined) continue;
+    if (ctx.including.includes(first))
+      throw new ComposeError(`include cycle detected:\n${[...ctx.including, first].join("\n include ")}`);
+    const projectDir =
+      typeof entry.project_directory === "string"
+        ? resolve(dir, expandUser(entry.project_directory, ctx.env))
+        : dirname(first);
+    const env = ctx.env.clone();
+    const envFiles =
+      entry.env_file === undefined
+        ? [{ path: join(projectDir, ".env"), required: false }]
+        : (Array.isArray(entry.env_file) ? entry.env_file : [entry.env_file])
+            .filter((f) => f !== "/dev/null")
+            .map((f) => ({ path: resolve(dir, String(f)), required: true }));
+    for (const f of envFiles) env.addFile(ctx.host, f.path, f.path, f.required);
+    const sub: LoadContext = { ...ctx, env, including: [...ctx.including, first] };
+    const m = loadModel(sub, paths, projectDir);
+    for (const key of ["services", "volumes", "networks", "secrets", "configs"]) {
+      const from = m[key];
+      if (!isMap(from)) continue;
+      imported[key] = { ...(isMap(imported[key]) ? imported[key] : {}), ...from };
+    }
+  }
+  // What this file says itself wins over what it includes.
+  imported = mergeYaml(imported, model, []) as Model;
+  return imported;
+}
+
+/** Loads files (the first is the main one) into one model, as compose-go's loadYamlModel. */
+function loadModel(ctx: LoadContext, files: readonly string[], workingDir: string, first?: string): Model {
+  let model: Model = {};
+  files.forEach((file, i) => {
+    const source = i === 0 && first !== undefined ? first : readSource(ctx, file);
+    for (const d of parseComposeYaml(source, file)) {
+      if (!isMap(d.value)) throw new ComposeError("top-level object must be a mapping", undefined, file);
+      let cfg = interpolateModel(d.value, ctx.env.lookup(ctx.used)) as Model;
+      cfg = applyInclude({ ...ctx, including: [...ctx.including, file] }, cfg, dirname(file));
+      applyResets(model, [...d.resets, ...d.overrides]);
+      applyExtends(ctx, cfg, file, dirname(file), [...d.resets, ...d.overrides]);
+      model = canonical(mergeYaml(model, canonical(cfg), []) as Model);
+    }
+  });
+  resolvePaths(model, workingDir, ctx.env);
+  return model;
+}
+
+/** Reads `env_file` entries into `environment` (the service's own entries win) and bare names from the env. */
+function resolveEnvironment(ctx: LoadContext, model: Model): void {
+  if (!isMap(model.services)) return;
+  for (const s of Object.values(model.services)) {
+    if (!isMap(s)) continue;
+    const env: Model = {};
+    if (Array.isArray(s.env_file))
+      for (const f of s.env_file) {
+        if (!isMap(f) || typeof f.path !== "string") continue;
+        const required = f.required !== false && f.required !== "false";
+        let text: string;
+        try {
+          text = ctx.host.readFile(f.path);
+        } catch {
+          if (required) throw new ComposeError(`env file ${f.path} not found`);
+          continue;
+        }
+        const read = new Map<string, string>();
+        parseDotenv(text, f.path, (k) => ctx.env.lookup(ctx.used)(k), read);
+        for (const [k, v] of read) env[k] = v;
+      }
+    const own = isMap(s.environment) ? s.environment : {};
+    for (const [k, v] of Object.entries(own)) {
+      if (v !== null && v !== undefined) env[k] = v;
+      else if (ctx.env.values.has(k)) env[k] = ctx.env.lookup(ctx.used)(k);
+      else if (!(k in env)) env[k] = null;
+    }
+    if (Object.keys(env).length > 0 || s.environment !== undefined) s.environment = env;
+  }
+}
+
+/** Loads the project whose main file is `mainPath` (its text is `source`). Throws {@link ComposeError}. */
+export function loadComposeProject(mainPath: string, source: string, host: ComposeHost): LoadedProject {
+  const workingDir = dirname(mainPath);
+  const env = Environment.fromHost(host.env);
+  env.addFile(host, join(workingDir, ".env"), ".env", false);
+  const ctx: LoadContext = { host, env, used: new Map(), including: [] };
+  const model = loadModel(ctx, [mainPath], workingDir, source);
+  resolveEnvironment(ctx, model);
+  return { model, assumptions: [...ctx.used.values()] };
+}

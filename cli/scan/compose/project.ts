@@ -1,0 +1,112 @@
+/**
+ * What a Compose service gets from the rest of its project, as `docker.Container` props: named volumes whose local
+ * driver binds a host path (bind mounts of that path), secrets and configs with a `file:` source (read-only bind
+ * mounts of that host file), `volumes_from` a service (its mounts), `network_mode: service:x` (x's network), and
+ * networks whose driver is `host` (host networking whatever the network is called) or `none`.
+ */
+import { composeServiceToContainerProps } from "../compose";
+import { isMap, type Model } from "./merge";
+
+type Props = Record<string, unknown>;
+
+/** The host path a top-level named volume binds, when its local driver options say bind. */
+function volumeBindDevice(def: unknown): string | undefined {
+  if (!isMap(def) || !isMap(def.driver_opts)) return undefined;
+  const driver = def.driver === undefined || def.driver === null ? "local" : String(def.driver);
+  if (driver !== "local") return undefined;
+  const o = String(def.driver_opts.o ?? "")
+    .split(",")
+    .map((x) => x.trim());
+  const device = def.driver_opts.device;
+  return (o.includes("bind") || o.includes("rbind")) && typeof device === "string" ? device : undefined;
+}
+
+/** Secrets and configs with a host file source, as the bind mounts Compose makes of them. */
+function fileMounts(service: Model, project: Model): Props[] {
+  const out: Props[] = [];
+  for (const [key, dir] of [
+    ["secrets", "/run/secrets"],
+    ["configs", ""],
+  ] as const) {
+    const defs = isMap(project[key]) ? project[key] : {};
+    for (const ref of Array.isArray(service[key]) ? service[key] : []) {
+      const source = isMap(ref) ? String(ref.source ?? "") : String(ref);
+      const def = defs[source];
+      if (!isMap(def) || typeof def.file !== "string") continue;
+      const t = isMap(ref) && typeof ref.target === "string" ? ref.target : source;
+      const target = t.startsWith("/") ? t : `${dir}/${t}`;
+      out.push({ type: "bind", source: def.file, target, readOnly: true });
+    }
+  }
+  return out;
+}
+
+/** The service's network mode, following `service:x` and network drivers. */
+function networkMode(name: string, services: Model, project: Model, seen: Set<string>): string | undefined {
+  const s = services[name];
+  if (!isMap(s)) return undefined;
+  const mode = typeof s.network_mode === "string" ? s.network_mode : undefined;
+  if (mode?.startsWith("service:")) {
+    const target = mode.slice("service:".length);
+    if (seen.has(target)) return mode;
+    seen.add(target);
+    const joined = networkMode(target, services, project, seen);
+    // Joining a service that runs in the host's namespace is the host's namespace.
+    return joined === "host" ? "host" : mode;
+  }
+  if (mode !== undefined) return mode;
+  const nets = isMap(project.networks) ? project.networks : {};
+  const attached = isMap(s.networks) ? Object.keys(s.networks) : [];
+  for (const n of attached) {
+    const def = nets[n];
+    const driver = isMap(def) && typeof def.driver === "string" ? def.driver.trim().toLowerCase() : "";
+    if (driver === "host") return "host";
+  }
+  for (const n of attached) {
+    const def = nets[n];
+    if (isMap(def) && typeof def.driver === "string" && def.driver.trim().toLowerCase() === "none")
+      return "none";
+  }
+  return undefined;
+}
+
+/** Mounts a service has, after its named volumes and file sources are resolved (for itself and volumes_from). */
+function mountsOf(name: string, services: Model, project: Model): Props[] {
+  const s = services[name];
+  if (!isMap(s)) return [];
+  const props = composeServiceToContainerProps(name, s);
+  const vols = isMap(project.volumes) ? project.volumes : {};
+  const mounts = (Array.isArray(props.mounts) ? props.mounts : []).map((m: Props) => {
+    if (m.type !== "volume" || typeof m.source !== "string") return m;
+    const device = volumeBindDevice(vols[m.source]);
+    return device === undefined ? m : { ...m, type: "bind", source: device };
+  });
+  return [...mounts, ...fileMounts(s, project)];
+}
+
+/** A service of a loaded project as `docker.Container` props. */
+export function projectServiceProps(name: string, project: Model): Props {
+  const services = isMap(project.services) ? project.services : {};
+  const s = isMap(services[name]) ? services[name] : {};
+  const props = composeServiceToContainerProps(name, s);
+  const mounts = mountsOf(name, services, project);
+  const volumesFrom: Props[] = [];
+  for (const raw of Array.isArray(s.volumes_from) ? s.volumes_from : []) {
+    const spec = String(raw);
+    const parts = spec.split(":");
+    const isContainer = parts[0] === "container";
+    const ref = isContainer ? (parts[1] ?? "") : parts[0] === "service" ? (parts[1] ?? "") : (parts[0] ?? "");
+    const ro = parts[parts.length - 1] === "ro";
+    if (!isContainer && isMap(services[ref]) && ref !== name) {
+      // Every mount of that service, read-only when `:ro` says so.
+      for (const m of mountsOf(ref, services, project)) mounts.push(ro ? { ...m, readOnly: true } : m);
+    } else volumesFrom.push({ fromContainer: ref, readOnly: ro });
+  }
+  if (mounts.length > 0) props.mounts = mounts;
+  else delete props.mounts;
+  if (volumesFrom.length > 0) props.volumes = volumesFrom;
+  else delete props.volumes;
+  const mode = networkMode(name, services, project, new Set([name]));
+  if (mode !== undefined) props.networkMode = mode;
+  return props;
+}
