@@ -3,6 +3,8 @@
  * `/var/run/../run/docker.sock/` or by mounting `/run` whole; these functions judge the path, not its spelling.
  */
 
+import { windowsPath, windowsRuntimeReason, windowsSensitiveReason } from "./paths-windows";
+
 /**
  * Normalizes a host path: collapses `//`, resolves `.` and `..` (never above `/`), drops the trailing `/`.
  * A relative path is read from `/` (Docker and Kubernetes refuse relative bind sources; reading it as absolute
@@ -40,19 +42,36 @@ export function isWithin(child: string, parent: string): boolean {
   return child === parent || child.startsWith(`${parent}/`);
 }
 
-/** Container runtime API sockets: whoever reaches one controls every container on the host. */
+/**
+ * Container runtime API sockets, and the host's own control sockets that start processes outside any container
+ * (systemd's private bus, D-Bus, LXD/Incus, the kubelet's pod-resources and device-plugin APIs): whoever reaches
+ * one controls the host. Rootful locations; rootless ones live under /run/user/<uid> and in home folders (below).
+ */
 export const RUNTIME_SOCKETS: readonly string[] = [
   "/run/docker.sock",
   "/run/docker.sock.raw",
   "/run/dockershim.sock",
+  "/run/balena-engine.sock",
+  "/run/balena.sock",
   "/run/containerd/containerd.sock",
   "/run/containerd/containerd.sock.ttrpc",
   "/run/k3s/containerd/containerd.sock",
+  "/run/k0s/containerd.sock",
   "/run/crio/crio.sock",
   "/run/cri-dockerd.sock",
   "/run/podman/podman.sock",
   "/run/buildkit/buildkitd.sock",
+  "/run/systemd/private",
+  "/run/systemd/notify",
+  "/run/systemd/journal/socket",
+  "/run/systemd/journal/stdout",
+  "/run/dbus/system_bus_socket",
   "/var/snap/microk8s/common/run/containerd.sock",
+  "/var/snap/lxd/common/lxd/unix.socket",
+  "/var/lib/lxd/unix.socket",
+  "/var/lib/incus/unix.socket",
+  "/var/lib/kubelet/pod-resources/kubelet.sock",
+  "/var/lib/kubelet/device-plugins/kubelet.sock",
 ];
 
 /** Folders that hold only runtime sockets and state: anything under them is the runtime's. */
@@ -61,21 +80,54 @@ export const RUNTIME_SOCKET_FOLDERS: readonly string[] = [
   "/run/crio",
   "/run/docker",
   "/run/podman",
-  "/run/k3s/containerd",
+  "/run/containers",
+  "/run/k3s",
+  "/run/k0s",
   "/run/buildkit",
   "/run/cri-dockerd",
+  "/run/balena-engine",
+  "/run/snap.docker",
+  "/run/kata-containers",
+  "/run/runc",
+  "/run/crun",
+  "/run/runsc",
+  "/run/systemd",
+  "/run/dbus",
+  "/run/lxd",
+  "/run/incus",
   "/var/snap/microk8s/common/run",
+  "/var/snap/lxd/common/lxd",
+  "/var/snap/docker",
+  "/var/lib/lxd",
+  "/var/lib/incus",
+  "/var/lib/kubelet/pod-resources",
+  "/var/lib/kubelet/device-plugins",
 ];
+
+/**
+ * Per-user folders of desktop and rootless runtimes, wherever the home is (`~`, /home/<user>, /Users/<user>):
+ * Docker Desktop `~/.docker/run/docker.sock`, Colima `~/.colima/<profile>/docker.sock`, Rancher Desktop
+ * `~/.rd/docker.sock`, OrbStack `~/.orbstack/run/docker.sock`, Lima `~/.lima`, rootless Podman's
+ * `~/.local/share/containers`. Compose resolves `~` to the home of whoever runs it; the daemon refuses a relative
+ * source, so a `~` that reaches here is read as the home folder either way.
+ */
+const USER_RUNTIME_DIRS =
+  /(?:^|\/)(?:\.docker|\.colima|\.rd|\.orbstack|\.lima|\.local\/share\/containers)(?:\/|$)/;
+
+/** A home folder, or the folder of homes, which holds the per-user runtime folders above. */
+const HOME_FOLDER = /^\/(?:~|home|Users|var\/home)(?:\/[^/]+)?$/;
 
 /** Socket file names that are a runtime API wherever they live (rootless Docker, Docker Desktop, Colima). */
 const SOCKET_NAMES =
-  /^(?:docker|dockershim|containerd|crio|cri-dockerd|podman|buildkitd)\.sock(?:\.raw|\.ttrpc)?$/;
+  /^(?:docker|dockershim|containerd|crio|cri-dockerd|podman|buildkitd|balena-engine|balena|kubelet)\.sock(?:\.raw|\.ttrpc)?$|^system_bus_socket$/;
 
 /**
  * Why a host path exposes a container runtime socket, or undefined. Catches the socket itself in any spelling,
  * a folder that contains one (`/run`, `/var/run`, `/var`, `/`), and anything under a runtime's socket folder.
  */
 export function runtimeSocketReason(raw: string): string | undefined {
+  const w = windowsPath(raw);
+  if (w !== undefined) return windowsRuntimeReason(w);
   const p = normalizeHostPath(raw);
   if (p === undefined) return undefined;
   const base = p.slice(p.lastIndexOf("/") + 1);
@@ -95,11 +147,17 @@ export function runtimeSocketReason(raw: string): string | undefined {
       }
     }
   }
-  // Rootless Docker and Podman keep their sockets under /run/user/<uid>.
+  // Rootless Docker and Podman keep their sockets under /run/user/<uid> ($XDG_RUNTIME_DIR).
   for (const s of spellings(p)) {
     if (s === "/run/user" || /^\/run\/user\/[^/]+$/.test(s))
       return "the folder contains per-user runtime sockets";
+    if (/^\/run\/user\/[^/]+\/(?:docker|podman|containerd|buildkit|containers)(?:\/|$)/.test(s))
+      return "it is inside a rootless runtime's folder";
   }
+  if (USER_RUNTIME_DIRS.test(p))
+    return "it is inside a per-user runtime folder (Docker Desktop, Colima, Rancher Desktop, OrbStack, Lima, Podman)";
+  if (HOME_FOLDER.test(p))
+    return "the folder contains per-user runtime folders (~/.docker, ~/.colima, ~/.rd, ~/.orbstack)";
   return undefined;
 }
 
@@ -119,8 +177,16 @@ export const SENSITIVE_HOST_PATHS: readonly string[] = [
   "/root",
   "/var/lib/docker",
   "/var/lib/containerd",
+  "/var/lib/containers",
+  "/var/lib/balena-engine",
   "/var/lib/kubelet",
   "/var/lib/rancher",
+  "/var/lib/k0s",
+  "/var/lib/etcd",
+  "/var/lib/lxd",
+  "/var/lib/incus",
+  "/var/snap/lxd",
+  "/var/snap/docker",
   "/var/log",
   "/etc/kubernetes",
 ];
@@ -130,6 +196,8 @@ export const SENSITIVE_HOST_PATHS: readonly string[] = [
  * folder (such as `/`, `/var` or `/var/lib`) that contains one.
  */
 export function sensitiveHostPathReason(raw: string): string | undefined {
+  const w = windowsPath(raw);
+  if (w !== undefined) return windowsSensitiveReason(w);
   const p = normalizeHostPath(raw);
   if (p === undefined) return undefined;
   if (p === "/") return "it is the host's root folder";

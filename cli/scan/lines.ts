@@ -8,6 +8,18 @@ export class Lines {
     private readonly counter: LineCounter | undefined,
   ) {}
 
+  /** The node at `segments` (the first pair with each key), or undefined when the path is not in the document. */
+  node(segments: readonly (string | number)[]): unknown {
+    let node: unknown = this.doc?.contents;
+    for (const seg of segments) {
+      if (isMap(node))
+        node = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(seg))?.value;
+      else if (isSeq(node) && typeof seg === "number") node = node.items[seg];
+      else return undefined;
+    }
+    return node ?? undefined;
+  }
+
   /** The line of the deepest node of `segments` that exists (a key's own line for map entries). */
   line(segments: readonly (string | number)[]): number | undefined {
     if (this.doc === undefined || this.counter === undefined) return undefined;

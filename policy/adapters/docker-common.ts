@@ -183,3 +183,12 @@ export function splitEnv(entry: string): { name: string; value: string | undefin
   const i = entry.indexOf("=");
   return i < 0 ? { name: entry, value: undefined } : { name: entry.slice(0, i), value: entry.slice(i + 1) };
 }
+
+/** `writable-cgroups` as a weakened system path (ContainerView.weakenedSystemPaths), where it was written. */
+export function writableCgroupsWeakening(
+  flag: Val<boolean>,
+  path: string,
+): { readonly what: Val<string>; readonly path: string }[] {
+  if (isUnknown(flag)) return [{ what: flag, path }];
+  return flag === true ? [{ what: "writable-cgroups makes the cgroup files writable", path }] : [];
+}

@@ -19,6 +19,7 @@ import {
   parseDockerUser,
   parseSecurityOpts,
   splitEnv,
+  writableCgroupsWeakening,
 } from "./docker-common";
 import {
   bool,
@@ -275,6 +276,7 @@ export function adaptDockerContainer(
     devices,
     hostProbes: [],
     path: "",
+    weakenedSystemPaths: writableCgroupsWeakening(sec.writableCgroups, "securityOpts"),
   };
   return {
     subject: "workload",

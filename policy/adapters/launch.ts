@@ -25,6 +25,7 @@ import {
   parseDockerUser,
   parseSecurityOpts,
   splitEnv,
+  writableCgroupsWeakening,
 } from "./docker-common";
 import { engineBodyOf } from "./engine-json";
 import { readBind, readMount } from "./engine-mounts";
@@ -192,26 +193,21 @@ export function adaptLaunchSpec(raw: unknown, name: string, tainted: TaintCheck 
     devices: items(field(hc, "Devices")).map((d) => str(field(d, "PathOnHost"))),
     hostProbes: [],
     path: "",
-    weakenedSystemPaths: (
-      [
-        {
-          what: systemPathsWeakened(field(hc, "MaskedPaths"), DEFAULT_MASKED, "MaskedPaths"),
-          path: "HostConfig.MaskedPaths",
-        },
-        {
-          what: systemPathsWeakened(field(hc, "ReadonlyPaths"), DEFAULT_READONLY, "ReadonlyPaths"),
-          path: "HostConfig.ReadonlyPaths",
-        },
-        {
-          what: isUnknown(sec.writableCgroups)
-            ? sec.writableCgroups
-            : sec.writableCgroups === true
-              ? "writable-cgroups makes the cgroup files writable"
-              : undefined,
-          path: "HostConfig.SecurityOpt",
-        },
-      ] as { what: Val<string>; path: string }[]
-    ).filter((w) => w.what !== undefined),
+    weakenedSystemPaths: [
+      ...(
+        [
+          {
+            what: systemPathsWeakened(field(hc, "MaskedPaths"), DEFAULT_MASKED, "MaskedPaths"),
+            path: "HostConfig.MaskedPaths",
+          },
+          {
+            what: systemPathsWeakened(field(hc, "ReadonlyPaths"), DEFAULT_READONLY, "ReadonlyPaths"),
+            path: "HostConfig.ReadonlyPaths",
+          },
+        ] as { what: Val<string>; path: string }[]
+      ).filter((w) => w.what !== undefined),
+      ...writableCgroupsWeakening(sec.writableCgroups, "HostConfig.SecurityOpt"),
+    ],
   };
   return {
     subject: "workload",

@@ -6,7 +6,7 @@ import { defineRule, type Finding } from "./types";
 export const disallowHostNamespaces = defineRule({
   id: "sandbox-disallow-host-namespaces",
   description:
-    "No workload shares the host's network, PID, IPC, user or cgroup namespace, or joins another container's.",
+    "No workload shares the host's network, PID, IPC, user, cgroup or UTS namespace, or joins another container's.",
   mission: false,
   enforcementLevel: "mandatory",
   severity: "critical",
@@ -21,7 +21,7 @@ export const disallowHostNamespaces = defineRule({
   subjects: ["workload"],
   defaults: {},
   remediationSteps:
-    "Remove hostNetwork/hostPID/hostIPC (Kubernetes) or the host/container: modes (Docker networkMode, pidMode, ipcMode, usernsMode, cgroupnsMode).",
+    "Remove hostNetwork/hostPID/hostIPC (Kubernetes) or the host/container: modes (Docker networkMode, pidMode, ipcMode, usernsMode, cgroupnsMode, utsMode; a network named host).",
   check(s) {
     if (s.subject !== "workload") return [];
     const out: Finding[] = [];
@@ -32,6 +32,7 @@ export const disallowHostNamespaces = defineRule({
       [s.namespaces.hostIPC, "IPC", k8s ? "hostIPC" : "ipcMode"],
       [s.namespaces.hostUsers, "user", "usernsMode"],
       [s.namespaces.hostCgroupns, "cgroup", "cgroupnsMode"],
+      [s.namespaces.hostUTS, "UTS", k8s ? "hostUTS" : "utsMode"],
     ];
     for (const [v, what, key] of ns) {
       const path = k8s ? `${s.podPath}.${key}` : key;

@@ -1,0 +1,261 @@
+/**
+ * A Docker Engine API create body as the daemon reads it. The daemon decodes the body with Go's encoding/json into
+ * `container.CreateRequest` (runconfig.decodeContainerConfig: a plain json.Decoder, unknown fields ignored), so:
+ *
+ * - an object key names a struct field case-insensitively: the exact name first, else the name under Unicode simple
+ *   folding (`privileged`, `PRIVILEGED`, `ſecurityOpt` with U+017F, `Kernel…` with U+212A are the same fields);
+ * - keys repeat, and each one decodes in document order into what the earlier ones left: a scalar is replaced, a
+ *   struct or pointed-to struct is merged, a map gains entries, a list decodes element by element into the list it
+ *   had (a shorter list keeps the longer one's old elements past its length for a later list to reuse);
+ * - `null` empties a pointer, map or list and leaves a scalar or struct as it was;
+ * - a value of the wrong type makes the daemon refuse the whole body (kept here as {@link Unreadable}, so the rules
+ *   fail closed on it rather than reading it as absent);
+ * - map keys are data (labels, sysctls, ports) and keep their spelling.
+ *
+ * A JavaScript object has lost the order of repeated keys, so scan reads bodies from the parsed document tree.
+ */
+import { isAlias, isMap, isScalar, isSeq, type Node as YamlNode } from "yaml";
+import { isUnreadable, Unreadable } from "../workload";
+import { CREATE_REQUEST, type Shape } from "./engine-schema";
+
+/** A JSON value as its document wrote it: object members in order, repeated keys kept. */
+export type JsonNode =
+  | { readonly t: "object"; readonly members: readonly (readonly [string, JsonNode])[] }
+  | { readonly t: "array"; readonly items: readonly JsonNode[] }
+  | { readonly t: "string"; readonly v: string }
+  | { readonly t: "number"; readonly v: number; readonly text: string }
+  | { readonly t: "bool"; readonly v: boolean }
+  | { readonly t: "null" }
+  /** A value no JSON document holds (a preview unknown, an unreadable value): carried through as it is. */
+  | { readonly t: "opaque"; readonly v: unknown };
+
+/** A parsed `yaml` node (JSON is YAML) as a {@link JsonNode}, repeated keys in order. */
+export function fromYaml(node: unknown): JsonNode {
+  if (isMap(node)) {
+    return {
+      t: "object",
+      members: node.items.map((p) => {
+        const k = isScalar(p.key) ? p.key.value : p.key;
+        return [typeof k === "string" ? k : String(k), fromYaml(p.value)] as const;
+      }),
+    };
+  }
+  if (isSeq(node)) return { t: "array", items: node.items.map(fromYaml) };
+  if (isAlias(node)) return { t: "opaque", v: new Unreadable("a YAML alias stands where a value belongs") };
+  if (isScalar(node)) {
+    const v = node.value;
+    if (v === null || v === undefined) return { t: "null" };
+    if (typeof v === "string") return { t: "string", v };
+    if (typeof v === "boolean") return { t: "bool", v };
+    if (typeof v === "number") {
+      const src = (node as YamlNode & { source?: unknown }).source;
+      return { t: "number", v, text: typeof src === "string" ? src : String(v) };
+    }
+    return { t: "opaque", v: new Unreadable("a tagged or binary value stands where a JSON value belongs") };
+  }
+  return node === null || node === undefined ? { t: "null" } : { t: "opaque", v: node };
+}
+
+/** A plain JavaScript value as a {@link JsonNode}; markers (unknown, unreadable) stay opaque. */
+export function fromValue(v: unknown): JsonNode {
+  if (v === null || v === undefined) return { t: "null" };
+  if (typeof v === "string") return { t: "string", v };
+  if (typeof v === "boolean") return { t: "bool", v };
+  if (typeof v === "number")
+    return Number.isFinite(v) ? { t: "number", v, text: String(v) } : { t: "opaque", v };
+  if (Array.isArray(v)) return { t: "array", items: v.map(fromValue) };
+  const proto = typeof v === "object" ? Object.getPrototypeOf(v) : undefined;
+  if (proto === Object.prototype || proto === null)
+    return { t: "object", members: Object.entries(v).map(([k, x]) => [k, fromValue(x)] as const) };
+  return { t: "opaque", v };
+}
+
+/** A key under Go's case folding, for the ASCII field names of the API: only `ſ` and `K` fold into ASCII. */
+export function foldKey(k: string): string {
+  let out = "";
+  for (const ch of k) {
+    if (ch === "\u017f") out += "S";
+    else if (ch === "\u212a") out += "K";
+    else if (ch >= "a" && ch <= "z") out += ch.toUpperCase();
+    else out += ch;
+  }
+  return out;
+}
+
+/** The struct field a key decodes into: its exact name, else the one equal under folding. */
+export function matchField(fields: Readonly<Record<string, Shape>>, key: string): string | undefined {
+  if (Object.hasOwn(fields, key)) return key;
+  const f = foldKey(key);
+  return Object.keys(fields).find((name) => foldKey(name) === f);
+}
+
+/** What a Go value holds while the body decodes. */
+type GoVal =
+  | undefined
+  | string
+  | number
+  | boolean
+  | { readonly g: "struct"; readonly fields: Map<string, GoVal> }
+  | { readonly g: "map"; readonly entries: Map<string, GoVal> }
+  | { readonly g: "slice"; readonly backing: GoVal[]; len: number }
+  | { readonly g: "refused"; readonly reason: string }
+  | { readonly g: "opaque"; readonly v: unknown };
+
+/** Why the daemon refuses the body being decoded (encoding/json reports the first type error after decoding all). */
+let refusals: string[] = [];
+
+function refusal(reason: string): GoVal {
+  refusals.push(reason);
+  return { g: "refused", reason };
+}
+
+function refused(what: string, n: JsonNode): GoVal {
+  const got = n.t === "object" ? "an object" : n.t === "array" ? "a list" : `a ${n.t}`;
+  return refusal(`the Engine refuses the body: ${got} stands where ${what} belongs`);
+}
+
+function describe(s: Shape): string {
+  switch (s.k) {
+    case "string":
+      return "a text";
+    case "bool":
+      return "true or false";
+    case "int":
+    case "float":
+      return "a number";
+    case "ptr":
+      return describe(s.to);
+    case "struct":
+    case "map":
+      return "an object";
+    default:
+      return "a list";
+  }
+}
+
+/** Go's strconv parse of a JSON number literal into an integer field of `bits` (no fraction, no exponent). */
+function goInt(text: string, bits: number, unsigned: boolean): number | undefined {
+  if (!(unsigned ? /^\d+$/ : /^-?\d+$/).test(text)) return undefined;
+  const n = BigInt(text);
+  const max = unsigned ? 2n ** BigInt(bits) - 1n : 2n ** BigInt(bits - 1) - 1n;
+  const min = unsigned ? 0n : -(2n ** BigInt(bits - 1));
+  return n < min || n > max ? undefined : Number(n);
+}
+
+function decodeSlice(n: JsonNode, of: Shape, prev: GoVal): GoVal {
+  if (n.t !== "array") return refused("a list", n);
+  // encoding/json keeps the old backing array: element i decodes into what was there.
+  const backing = typeof prev === "object" && prev.g === "slice" ? prev.backing : [];
+  n.items.forEach((item, i) => {
+    backing[i] = decode(item, of, backing[i]);
+  });
+  return { g: "slice", backing, len: n.items.length };
+}
+
+/** Decodes `n` into a Go value of shape `s` that held `prev`, as encoding/json does. */
+export function decode(n: JsonNode, s: Shape, prev: GoVal): GoVal {
+  if (n.t === "opaque") return { g: "opaque", v: n.v };
+  // The daemon refuses a body with any value of the wrong type, whatever later keys say.
+  if (typeof prev === "object" && prev.g === "refused") return prev;
+  if (n.t === "null") {
+    // null empties what can be nil and leaves everything else alone.
+    return s.k === "ptr" || s.k === "map" || s.k === "slice" || s.k === "strslice" ? undefined : prev;
+  }
+  switch (s.k) {
+    case "ptr":
+      return decode(n, s.to, prev);
+    case "string":
+      return n.t === "string" ? n.v : refused(describe(s), n);
+    case "bool":
+      return n.t === "bool" ? n.v : refused(describe(s), n);
+    case "float":
+      return n.t === "number" ? n.v : refused(describe(s), n);
+    case "int": {
+      if (n.t !== "number") return refused(describe(s), n);
+      const v = goInt(n.text, s.bits, s.unsigned);
+      return v === undefined
+        ? refusal(`the Engine refuses the body: ${n.text} is not a whole number it takes here`)
+        : v;
+    }
+    case "strslice":
+      if (n.t === "string") return { g: "slice", backing: [n.v], len: 1 };
+      if (n.t !== "array") return refused("a list of texts", n);
+      // StrSlice's own UnmarshalJSON decodes into a fresh list.
+      return decodeSlice(n, { k: "string" }, undefined);
+    case "slice":
+      return decodeSlice(n, s.of, prev);
+    case "array": {
+      if (n.t !== "array") return refused("a list", n);
+      const backing = n.items.slice(0, s.len).map((item) => decode(item, s.of, undefined));
+      return { g: "slice", backing, len: backing.length };
+    }
+    case "map": {
+      if (n.t !== "object") return refused("an object", n);
+      const entries = typeof prev === "object" && prev.g === "map" ? prev.entries : new Map<string, GoVal>();
+      // Each entry decodes into a fresh element: a repeated map key replaces, it never merges.
+      for (const [k, v] of n.members) entries.set(k, decode(v, s.of, undefined));
+      return { g: "map", entries };
+    }
+    case "struct": {
+      if (n.t !== "object") return refused("an object", n);
+      const fields = typeof prev === "object" && prev.g === "struct" ? prev.fields : new Map<string, GoVal>();
+      for (const [k, v] of n.members) {
+        const name = matchField(s.fields, k);
+        const fs = name === undefined ? undefined : s.fields[name];
+        if (name === undefined || fs === undefined) continue; // unknown fields are ignored
+        fields.set(name, decode(v, fs, fields.get(name)));
+      }
+      return { g: "struct", fields };
+    }
+  }
+}
+
+function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
+  Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+}
+
+/** The decoded value as plain JavaScript with canonical field names; nil and untouched fields are absent. */
+export function materialize(v: GoVal): unknown {
+  if (v === undefined || typeof v !== "object") return v;
+  switch (v.g) {
+    case "opaque":
+      return v.v;
+    case "refused":
+      return new Unreadable(v.reason);
+    case "slice":
+      return v.backing.slice(0, v.len).map(materialize);
+    case "map":
+    case "struct": {
+      const o: Record<string, unknown> = {};
+      for (const [k, x] of v.g === "map" ? v.entries : v.fields) {
+        const m = materialize(x);
+        if (m !== undefined) setOwn(o, k, m);
+      }
+      return o;
+    }
+  }
+}
+
+/**
+ * The create body the daemon would decode from `n`, with canonical field names at every level. A body that is not
+ * an object is refused by the daemon: it comes back {@link Unreadable}; a preview unknown stays unknown.
+ */
+export function engineBody(n: JsonNode): unknown {
+  if (n.t === "opaque") return n.v;
+  refusals = [];
+  const body = materialize(decode(n, CREATE_REQUEST, undefined));
+  const [first] = refusals;
+  refusals = [];
+  // A later key may hide the value the daemon choked on; the body as a whole is still refused.
+  if (first !== undefined && typeof body === "object" && body !== null && !isUnreadable(body))
+    setOwn(body as Record<string, unknown>, REFUSED_KEY, new Unreadable(first));
+  return body;
+}
+
+/** Where a body the daemon refuses says why (no API field has this name). */
+export const REFUSED_KEY = "(refused by the Engine)";
+
+/** {@link engineBody} of a plain value (a body built in code, a Pulumi input). */
+export function engineBodyOf(v: unknown): unknown {
+  return engineBody(fromValue(v));
+}
