@@ -437,7 +437,7 @@ export function parseInput(file: string, source: string, host: InputHost = NO_HO
         reader.compose(doc, lines, [], host, source);
         return;
       }
-      value = kubeYamlToJson(doc);
+      value = kubeYamlToJson(doc, source);
     } catch (e) {
       const line =
         doc.contents?.range?.[0] === undefined ? undefined : counter.linePos(doc.contents.range[0]).line;
