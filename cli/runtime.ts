@@ -1,12 +1,17 @@
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import type Dockerode from "dockerode";
 import { proxySpec } from "../components/spec/egress";
 import { launchSpec } from "../components/spec/launch";
 import type { ResolvedProject } from "../components/spec/project";
 import { dockerClient } from "../runtime/docker/client";
-import { Launcher, LaunchRefused } from "../runtime/launcher";
+import { copyTree, removeJobFolder } from "../runtime/jobs";
+import { ImageMissing, isImageMissing, Launcher, LaunchRefused } from "../runtime/launcher";
 import { offSwitch } from "../runtime/offSwitch";
 import { policyPreflight } from "../runtime/preflight";
 import { ensureProxy } from "../runtime/proxy";
 import { ESCAPE_CHECKS, runEscape, runProbe } from "../runtime/walls";
+import { parseRunArgs, RunUsageError, runExitCode } from "./run-options";
 
 /** The task verbs: they drive the local Docker engine directly, from the stack's validated templates. */
 export const TASK_VERBS = ["run", "probe", "escape", "off"] as const;
@@ -15,6 +20,53 @@ export type TaskVerb = (typeof TASK_VERBS)[number];
 interface Io {
   out: (text: string) => void;
   err: (text: string) => void;
+}
+
+/**
+ * Exit codes of the task verbs. `run` exits with the task's own code (0–255) when the task ran; 124 when the
+ * template's deadline killed it (as `timeout` does); a task the memory limit killed exits 137 (SIGKILL), the
+ * engine's own code. A task can itself exit 1, 2 or 3: with `--json` the document's `error` says whether the
+ * toolkit (not the task) failed. `probe` and `escape`: 0 when every wall held, 1 otherwise. 130/143 after
+ * SIGINT/SIGTERM (running tasks removed first).
+ */
+export const TASK_EXIT = { failed: 1, badInput: 2, missing: 3, timeout: 124 } as const;
+
+/** What went wrong, in the user's terms; `kind` is stable for `--json` readers. */
+type Failure = { kind: "bad-input" | "refused" | "image-missing" | "no-engine" | "engine"; message: string };
+
+const FAILURE_CODE: Record<Failure["kind"], number> = {
+  "bad-input": TASK_EXIT.badInput,
+  refused: TASK_EXIT.badInput,
+  "image-missing": TASK_EXIT.missing,
+  "no-engine": TASK_EXIT.missing,
+  engine: TASK_EXIT.failed,
+};
+
+/** Prints one failure once (one JSON document on stdout with --json) and returns its exit code. */
+function report(verb: string, f: Failure, io: Io, json: boolean): number {
+  const code = FAILURE_CODE[f.kind];
+  if (json) io.out(`${JSON.stringify({ verb, ok: false, exitCode: code, error: f })}\n`);
+  else io.err(`${f.message}\n`);
+  return code;
+}
+
+/** Classifies an error thrown by a task verb; anything unexpected is the engine's answer, named as such. */
+function failureOf(verb: string, e: unknown): Failure {
+  if (e instanceof RunUsageError) return { kind: "bad-input", message: e.message };
+  if (e instanceof LaunchRefused) return { kind: "refused", message: e.message };
+  if (e instanceof ImageMissing) return { kind: "image-missing", message: e.message };
+  const detail = e instanceof Error ? e.message : String(e);
+  if (isImageMissing(e)) {
+    return {
+      kind: "image-missing",
+      message: `${verb}: an image is not on the local Docker engine (${detail.replace(/^\(HTTP code 404\)[^-]*- /, "").trim()}); the toolkit never pulls one. Build the offline images with \`bash toolchain/docker.sh\`.`,
+    };
+  }
+  const fromEngine = typeof (e as { statusCode?: unknown }).statusCode === "number";
+  return {
+    kind: "engine",
+    message: `${verb} failed: ${fromEngine ? "the Docker engine answered: " : ""}${detail}`,
+  };
 }
 
 function templatesOf(project: ResolvedProject, names: readonly string[]): string[] {
@@ -28,10 +80,58 @@ function templatesOf(project: ResolvedProject, names: readonly string[]): string
   return names.length > 0 ? [...names] : all;
 }
 
+/** The local engine, or undefined after one message saying how to start it. */
+async function connect(verb: string, io: Io, json: boolean): Promise<Dockerode | number> {
+  try {
+    const docker = dockerClient();
+    await docker.ping();
+    return docker;
+  } catch (e) {
+    return report(
+      verb,
+      {
+        kind: "no-engine",
+        message: `${verb}: no Docker engine answers (${e instanceof Error ? e.message : String(e)}); start one with \`bash toolchain/docker.sh\` (as root on Debian it installs and starts Debian's docker.io).`,
+      },
+      io,
+      json,
+    );
+  }
+}
+
+/** Where the off switch looks: the project's name and the job root its job folders live under. */
+export interface OffTarget {
+  readonly name: string;
+  readonly jobRoot: string;
+}
+
 /**
- * Runs a task verb. `run <template> [-- command...]` launches one task; `probe [templates]` proves every wall;
- * `escape [templates]` tries the four escapes; `off` removes everything labelled with the project.
- * Returns the exit code: 0 when every wall held (or the task exited 0), 1 otherwise.
+ * The off switch: every container, network and volume labelled with the project, then its job folders. Needs only
+ * the name and the job root, so it also runs when the config is no longer valid (`note` says so).
+ */
+export async function runOff(target: OffTarget, io: Io, json: boolean, note?: string): Promise<number> {
+  const docker = await connect("off", io, json);
+  if (typeof docker === "number") return docker;
+  if (note !== undefined) io.err(`${note}\n`);
+  try {
+    const r = await offSwitch(docker, target.name, { jobRoot: target.jobRoot });
+    const folders = r.jobFolders ?? [];
+    io.out(
+      json
+        ? `${JSON.stringify({ verb: "off", ok: true, exitCode: 0, ...r, jobFolders: folders })}\n`
+        : `off switch for ${target.name}: removed ${r.containers.length} container(s), ${r.networks.length} network(s), ${r.volumes.length} volume(s), ${folders.length} job folder(s)\n` +
+            [...r.containers, ...r.networks, ...r.volumes, ...folders].map((n) => `  - ${n}\n`).join(""),
+    );
+    return 0;
+  } catch (e) {
+    return report("off", failureOf("off", e), io, json);
+  }
+}
+
+/**
+ * Runs a task verb. `run <template> [options] [-- command...]` launches one task (see cli/run-options.ts);
+ * `probe [templates]` proves every wall; `escape [templates]` tries the four escapes; `off` removes everything of
+ * the project. Returns the exit code ({@link TASK_EXIT}); never throws.
  */
 export async function runTaskVerb(
   verb: TaskVerb,
@@ -40,8 +140,15 @@ export async function runTaskVerb(
   io: Io,
   json: boolean,
 ): Promise<number> {
-  const docker = dockerClient();
-  await docker.ping();
+  if (verb === "off") return runOff({ name: project.spec.name, jobRoot: project.jobRoot }, io, json);
+  let run: ReturnType<typeof parseRunArgs> | undefined;
+  try {
+    if (verb === "run") run = parseRunArgs(rest, process.env.INIT_CWD ?? process.cwd());
+  } catch (e) {
+    return report(verb, failureOf(verb, e), io, json);
+  }
+  const docker = await connect(verb, io, json);
+  if (typeof docker === "number") return docker;
   const name = project.spec.name;
   const networkName = `${name}-net`;
   const proxy = proxySpec(project, networkName);
@@ -51,9 +158,12 @@ export async function runTaskVerb(
     ...(proxy === undefined ? {} : { proxy: () => ensureProxy(docker, proxy) }),
     onEvent: (e) => io.err(`[${e.type}] task ${e.id} (${e.running} running)\n`),
   });
+  // `run` names its task up front, so an interrupted run can also remove its job folder.
+  const taskId = `${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
   const stop = async (signal: NodeJS.Signals) => {
     io.err(`\n${signal}: stopping; removing running tasks...\n`);
     const removed = await launcher.shutdown();
+    if (run !== undefined && !run.keep) removeJobFolder(project.jobRoot, taskId);
     io.err(`removed ${removed.length} task container(s): ${removed.join(", ") || "none"}\n`);
     process.exit(signal === "SIGINT" ? 130 : 143);
   };
@@ -63,39 +173,8 @@ export async function runTaskVerb(
   process.once("SIGTERM", onTerm);
   try {
     switch (verb) {
-      case "off": {
-        const report = await offSwitch(docker, name);
-        io.out(
-          json
-            ? `${JSON.stringify(report)}\n`
-            : `off switch for ${name}: removed ${report.containers.length} container(s), ${report.networks.length} network(s), ${report.volumes.length} volume(s)\n` +
-                [...report.containers, ...report.networks, ...report.volumes]
-                  .map((n) => `  - ${n}\n`)
-                  .join(""),
-        );
-        return 0;
-      }
-      case "run": {
-        const dash = rest.indexOf("--");
-        const names = dash === -1 ? rest : rest.slice(0, dash);
-        const command = dash === -1 ? undefined : rest.slice(dash + 1);
-        if (names.length !== 1)
-          throw new LaunchRefused("", [
-            "run takes exactly one template: run <stack> <template> [-- command...]",
-          ]);
-        const [template] = templatesOf(project, names);
-        const spec = launchSpec(project, template ?? "", networkName);
-        const result = await launcher.run(spec, command && command.length > 0 ? { command } : {});
-        if (json) io.out(`${JSON.stringify(result)}\n`);
-        else {
-          io.out(result.stdout);
-          io.err(result.stderr);
-          io.err(
-            `task ${result.id}: exit ${result.exitCode}${result.limits.length ? `, limits hit: ${result.limits.join(", ")}` : ""}; job folder ${result.jobDir}\n`,
-          );
-        }
-        return result.exitCode === 0 ? 0 : 1;
-      }
+      case "run":
+        return await runOne(launcher, project, run ?? parseRunArgs(rest, process.cwd()), taskId, io, json);
       case "probe": {
         let ok = true;
         const reports: Record<string, unknown> = {};
@@ -140,13 +219,67 @@ export async function runTaskVerb(
       }
     }
   } catch (e) {
-    if (e instanceof LaunchRefused) {
-      io.err(`${e.message}\n`);
-      return 2;
-    }
-    throw e;
+    return report(verb, failureOf(verb, e), io, json);
   } finally {
     process.removeListener("SIGINT", onInt);
     process.removeListener("SIGTERM", onTerm);
   }
+}
+
+/**
+ * One task: seeds its job folder, runs it, copies its outputs to `--out`, removes the job folder unless `--keep`,
+ * and returns the task's own exit code. With `--json`, one document on stdout:
+ * `{verb, ok, exitCode, task: {id, template, container, exitCode, stdout, stderr, limits, killedByLauncher,
+ * durationMs, egress?}, jobFolder: {path, kept}, out: path | null, skipped: [paths not copied]}`.
+ */
+async function runOne(
+  launcher: Launcher,
+  project: ResolvedProject,
+  run: ReturnType<typeof parseRunArgs>,
+  taskId: string,
+  io: Io,
+  json: boolean,
+): Promise<number> {
+  const [template = ""] = templatesOf(project, [run.template]);
+  const spec = launchSpec(project, template, `${project.spec.name}-net`);
+  let result: Awaited<ReturnType<Launcher["run"]>>;
+  try {
+    result = await launcher.run(spec, {
+      id: taskId,
+      ...(run.command === undefined ? {} : { command: run.command }),
+      seeds: run.seeds,
+    });
+  } catch (e) {
+    // A launch that failed after its folder was made leaves nothing behind unless the user asked to keep it.
+    if (!run.keep) removeJobFolder(project.jobRoot, taskId);
+    throw e;
+  }
+  const skipped = run.out === undefined ? [] : copyTree(result.jobDir, run.out);
+  if (!run.keep) removeJobFolder(project.jobRoot, taskId);
+  const code = runExitCode(result);
+  const { jobDir: _jobDir, ...task } = result;
+  if (json) {
+    const doc = {
+      verb: "run",
+      ok: code === 0,
+      exitCode: code,
+      task: { ...task, template },
+      jobFolder: { path: join(project.jobRoot, taskId), kept: run.keep },
+      out: run.out ?? null,
+      skipped,
+    };
+    io.out(`${JSON.stringify(doc)}\n`);
+    return code;
+  }
+  io.out(result.stdout);
+  io.err(result.stderr);
+  const limits = result.limits.length ? `, limits hit: ${result.limits.join(", ")}` : "";
+  const deadline = result.limits.includes("timeout")
+    ? ` (killed at its ${spec.timeoutSeconds} s deadline: exit 124)`
+    : "";
+  const copied = run.out === undefined ? "" : `; outputs copied to ${run.out}`;
+  const skip = skipped.length ? ` (not copied, not a file, folder or link: ${skipped.join(", ")})` : "";
+  const folder = `job folder ${result.jobDir} ${run.keep ? "kept" : "removed"}`;
+  io.err(`task ${result.id}: exit ${result.exitCode}${deadline}${limits}${copied}${skip}; ${folder}\n`);
+  return code;
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type Dockerode from "dockerode";
 import { hardenedContainerArgs } from "../components/docker/containerArgs";
 import type { ProxyDecision } from "../components/spec/egress";
@@ -13,6 +13,7 @@ import {
 } from "../components/spec/launch";
 import { demuxLogs, isNotFound } from "./docker/client";
 import { containerCreateBody, type PlainContainerArgs } from "./docker/createBody";
+import { type JobSeed, prepareJobFolder, removeJobFolder } from "./jobs";
 import { findProxy, taskDecisions } from "./proxy";
 
 /** One task to run from a template. */
@@ -23,6 +24,8 @@ export interface TaskRequest {
   readonly command?: readonly string[];
   /** Files to put in the job folder before the task starts (name → content). */
   readonly files?: Readonly<Record<string, string>>;
+  /** Host files and folders copied into the job folder before the task starts (`run --file`, `--dir`). */
+  readonly seeds?: readonly JobSeed[];
   /** Remove the job folder after the task (for checks whose output is only their logs). Defaults to false. */
   readonly removeJobDir?: boolean;
 }
@@ -57,6 +60,26 @@ export class LaunchRefused extends Error {
     this.name = "LaunchRefused";
     this.violations = violations;
   }
+}
+
+/** The template's image is not on the engine: nothing is ever pulled, so the launch cannot happen. */
+export class ImageMissing extends Error {
+  constructor(
+    readonly image: string,
+    readonly template: string,
+  ) {
+    super(
+      `image "${image}" of template "${template}" is not on the local Docker engine, and the toolkit never pulls ` +
+        "one. Build the offline images with `bash toolchain/docker.sh`, or build or load your own image and name it " +
+        `in the template (sandbox:templates.${template}.image). Nothing was started.`,
+    );
+    this.name = "ImageMissing";
+  }
+}
+
+/** True for the engine's answer to a create or start whose image is not there. */
+export function isImageMissing(e: unknown): boolean {
+  return isNotFound(e) && /no such image/i.test(String((e as { message?: unknown }).message ?? e));
 }
 
 /** Judges the exact container arguments before launch; returns the violation messages (empty when clean). */
@@ -185,6 +208,7 @@ export class Launcher {
     ) as PlainContainerArgs;
     const violations = this.options.preflight(args, spec);
     if (violations.length > 0) throw new LaunchRefused(spec.template, violations);
+    await this.requireImage(spec);
 
     const slots = this.slotsFor(spec);
     await slots.acquire();
@@ -193,9 +217,22 @@ export class Launcher {
     let taskNet: TaskNetwork | undefined;
     try {
       if (network !== undefined) taskNet = await this.openTaskNetwork(spec, id, network);
-      prepareJobDir(jobDir, spec.user, request.files ?? {});
+      prepareJobFolder(
+        spec.jobFolder.hostRoot,
+        id,
+        spec.project,
+        spec.user,
+        request.files ?? {},
+        request.seeds,
+      );
       const body = containerCreateBody(args, { name, pidsLimit: spec.resources.pids });
-      container = await this.docker.createContainer(body);
+      try {
+        container = await this.docker.createContainer(body);
+      } catch (e) {
+        // Removed between the check and the create: the same answer as before the slot.
+        if (isImageMissing(e)) throw new ImageMissing(spec.image, spec.template);
+        throw e;
+      }
       this.live.set(name, container);
       this.options.onEvent?.({ type: "start", id, running: slots.active });
       await container.start();
@@ -206,9 +243,19 @@ export class Launcher {
     } finally {
       if (container) await this.remove(name, container);
       if (taskNet) await closeTaskNetwork(this.docker, taskNet);
-      if (request.removeJobDir) rmSync(jobDir, { recursive: true, force: true });
+      if (request.removeJobDir) removeJobFolder(spec.jobFolder.hostRoot, id);
       slots.release();
       this.options.onEvent?.({ type: "end", id, running: slots.active });
+    }
+  }
+
+  /** Refuses a launch whose image is not on the engine before anything is created (no pull, no 404 later). */
+  private async requireImage(spec: LaunchSpec): Promise<void> {
+    try {
+      await this.docker.getImage(spec.image).inspect();
+    } catch (e) {
+      if (isNotFound(e)) throw new ImageMissing(spec.image, spec.template);
+      throw e;
     }
   }
 
@@ -336,35 +383,6 @@ async function closeTaskNetwork(docker: Dockerode, net: TaskNetwork): Promise<vo
     } catch (e) {
       if (isNotFound(e)) return;
       await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-}
-
-/** Creates the job folder owned by the task's user and writes the task's files into it. */
-export function prepareJobDir(jobDir: string, user: string, files: Readonly<Record<string, string>>): void {
-  const [uid, gid] = user.split(":").map(Number);
-  mkdirSync(jobDir, { recursive: true, mode: 0o750 });
-  for (const [file, content] of Object.entries(files)) {
-    if (file.includes("..") || file.startsWith("/"))
-      throw new Error(`job file "${file}" must be a relative path`);
-    const path = join(jobDir, file);
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, content, { mode: 0o640 });
-  }
-  if (process.getuid?.() === 0 && uid !== undefined && gid !== undefined) {
-    chownTree(jobDir, uid, gid, Object.keys(files));
-  } else if (!existsSync(jobDir)) {
-    throw new Error(`job folder ${jobDir} could not be created`);
-  }
-}
-
-function chownTree(root: string, uid: number, gid: number, files: readonly string[]): void {
-  chownSync(root, uid, gid);
-  for (const f of files) {
-    let p = join(root, f);
-    while (p !== root && p.startsWith(root)) {
-      chownSync(p, uid, gid);
-      p = dirname(p);
     }
   }
 }

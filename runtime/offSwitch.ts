@@ -1,6 +1,7 @@
 import type Dockerode from "dockerode";
 import { LABELS } from "../components/spec/launch";
 import { isNotFound } from "./docker/client";
+import { removeProjectJobFolders } from "./jobs";
 
 /** What the off switch removed, by kind. */
 export interface OffReport {
@@ -8,6 +9,10 @@ export interface OffReport {
   readonly containers: readonly string[];
   readonly networks: readonly string[];
   readonly volumes: readonly string[];
+  /**
+   * With a job root: the job folders removed from it (only those the toolkit's marker names as the project's).
+   */
+  readonly jobFolders?: readonly string[];
 }
 
 const byProject = (project: string) => ({ label: [`${LABELS.project}=${project}`] });
@@ -15,9 +20,14 @@ const byProject = (project: string) => ({ label: [`${LABELS.project}=${project}`
 /**
  * The off switch: removes every container (running or not), then every network and volume, that carries the
  * project's label. Safe to run twice (the second run removes nothing) and safe while tasks are mid-run: running
- * containers are killed and removed, so nothing of the project is left behind.
+ * containers are killed and removed, so nothing of the project is left behind. With `jobRoot`, the project's job
+ * folders there go too, after the containers that had them mounted.
  */
-export async function offSwitch(docker: Dockerode, project: string): Promise<OffReport> {
+export async function offSwitch(
+  docker: Dockerode,
+  project: string,
+  options: { readonly jobRoot?: string } = {},
+): Promise<OffReport> {
   const containers: string[] = [];
   for (const c of await docker.listContainers({ all: true, filters: byProject(project) })) {
     try {
@@ -46,7 +56,14 @@ export async function offSwitch(docker: Dockerode, project: string): Promise<Off
       if (!isNotFound(e)) throw e;
     }
   }
-  return { project, containers: containers.sort(), networks: networks.sort(), volumes: volumes.sort() };
+  const report = {
+    project,
+    containers: containers.sort(),
+    networks: networks.sort(),
+    volumes: volumes.sort(),
+  };
+  if (options.jobRoot === undefined) return report;
+  return { ...report, jobFolders: removeProjectJobFolders(options.jobRoot, project) };
 }
 
 /** Everything of the project that still exists on the engine (for checks after the off switch). */

@@ -8,6 +8,7 @@ import {
   SpecError,
   strictObject,
 } from "../components/spec";
+import { closestKey, nearNamespaceProblems } from "./near-keys";
 
 /** The Pulumi config namespace of the sandbox project (the `name` in Pulumi.yaml). */
 export const CONFIG_NAMESPACE = "sandbox";
@@ -68,19 +69,28 @@ export function projectFromConfig(all: Readonly<Record<string, string>>, stack: 
   const prefix = `${CONFIG_NAMESPACE}:`;
   const raw: Record<string, unknown> = {};
   const unknown: string[] = [];
+  const allowed: readonly string[] = [...CONFIG_KEYS, ...BACKEND_KEYS];
   for (const [fullKey, value] of Object.entries(all)) {
     if (!fullKey.startsWith(prefix)) continue;
     const key = fullKey.slice(prefix.length);
     if ((CONFIG_KEYS as readonly string[]).includes(key)) raw[key] = decodeConfigValue(value);
     else if (!(BACKEND_KEYS as readonly string[]).includes(key)) unknown.push(key);
   }
-  if (unknown.length > 0) {
+  // Keys meant for the project but outside its namespace would be ignored without a word: refuse them too.
+  const outside = nearNamespaceProblems(Object.keys(all), CONFIG_NAMESPACE, allowed);
+  if (unknown.length > 0 || outside.length > 0) {
     throw new SpecError(
-      unknown.sort().map((k) => ({
-        key: joinKey(prefix, k),
-        value: undefined,
-        message: `unknown config key; allowed keys: ${[...CONFIG_KEYS, ...BACKEND_KEYS].map((c) => prefix + c).join(", ")}`,
-      })),
+      [
+        ...unknown.sort().map((k) => {
+          const near = closestKey(k.split(".")[0] ?? k, allowed);
+          return {
+            key: joinKey(prefix, k),
+            value: undefined,
+            message: `unknown config key${near === undefined ? "" : ` (did you mean "${prefix}${near}"?)`}; allowed keys: ${allowed.map((c) => prefix + c).join(", ")}`,
+          };
+        }),
+        ...outside,
+      ],
       "invalid sandbox project config",
     );
   }
@@ -124,4 +134,26 @@ export function configMapFromStackYaml(text: string, file: string): Record<strin
     out[key] = typeof value === "string" ? value : JSON.stringify(value);
   }
   return out;
+}
+
+/**
+ * The project name and job root the off switch needs, read from a config that may no longer be valid (a budget
+ * that no longer fits must never keep the off switch from running). Each falls back to its default when its own
+ * value is unusable: `sandbox:name` must be a valid project name, `sandbox:jobRoot` an absolute path without `..`.
+ */
+export function offTargetFromConfig(
+  all: Readonly<Record<string, string>>,
+  stack: string,
+): { name: string; jobRoot: string } {
+  const rawName = all[`${CONFIG_NAMESPACE}:name`];
+  const name =
+    rawName !== undefined && /^[a-z](?:[a-z0-9-]{0,30}[a-z0-9])?$/.test(rawName)
+      ? rawName
+      : defaultProjectName(stack);
+  const rawRoot = all[`${CONFIG_NAMESPACE}:jobRoot`];
+  const jobRoot =
+    rawRoot !== undefined && /^\/./.test(rawRoot) && !rawRoot.split("/").includes("..")
+      ? rawRoot
+      : `/var/lib/sandbox-projects/${name}`;
+  return { name, jobRoot };
 }

@@ -6,6 +6,8 @@
 #   toolchain/docker.sh image      the test image only
 # Needs: a reachable engine, or root on Debian (it then installs Debian's docker.io and starts dockerd).
 # No image is ever pulled: the image is made from Debian's busybox-static and `docker import`ed.
+# The hot path (engine answers, image current) asks no package manager anything: the image's label holds the hash
+# of what it was built from (this script and the busybox binary), compared with a hash of the local files.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,6 +19,26 @@ say() { printf 'docker: %s\n' "$*" >&2; }
 die() {
   printf 'docker: %s\n' "$*" >&2
   exit 3
+}
+
+# with_lock NAME CMD...: runs CMD holding <cache>/locks/NAME.lock; one lock per engine start and per image, never
+# one for everything, and the fast paths above take none.
+with_lock() {
+  local name="$1" fd rc=0
+  shift
+  if ! command -v flock >/dev/null 2>&1; then
+    "$@"
+    return
+  fi
+  mkdir -p "$cache/locks"
+  exec {fd}>"$cache/locks/$name.lock"
+  if ! flock -n "$fd"; then
+    say "another set-up holds $name; waiting for it..."
+    flock "$fd"
+  fi
+  "$@" || rc=$?
+  exec {fd}>&-
+  return "$rc"
 }
 
 engine_answers() {
@@ -35,6 +57,12 @@ apt_install() {
 }
 
 ensure_engine() {
+  if engine_answers; then return 0; fi
+  with_lock docker-engine start_engine
+}
+
+start_engine() {
+  # The set-up this one waited for may have started it.
   if engine_answers; then return 0; fi
   if ! command -v dockerd >/dev/null 2>&1; then
     can_install || die "no Docker engine answers and none is installed. Install Docker (on Debian: apt-get install -y docker.io), start it, and run this again."
@@ -65,21 +93,44 @@ recipe_hash() {
   { cat "${BASH_SOURCE[0]}"; sha256sum "$busybox" | cut -d' ' -f1; } | sha256sum | cut -c1-16
 }
 
+image_recipe() {
+  docker image inspect --format '{{ index .Config.Labels "sandbox.image-recipe" }}' "$image" 2>/dev/null || true
+}
+
+busybox=/bin/busybox
+
 ensure_image() {
-  busybox=/bin/busybox
-  if ! [ -x "$busybox" ] || ! "$busybox" --list 2>/dev/null | grep -qx ip || ! file_is_static "$busybox"; then
+  # Hot path: the image was built from exactly this script and this busybox (checked when it was built).
+  if [ -x "$busybox" ] && [ "$(image_recipe)" = "$(recipe_hash)" ]; then return 0; fi
+  with_lock "image-${image//[^A-Za-z0-9._-]/_}" build_image
+}
+
+# usable_busybox: the static busybox with the applets the walls need. Reads whole outputs and files (no `cmd |
+# grep -q` under pipefail, where grep's early exit could fail the pipeline by SIGPIPE now and then).
+usable_busybox() {
+  [ -x "$busybox" ] || return 1
+  local applets
+  applets="$("$busybox" --list 2>/dev/null || true)"
+  grep -qx ip <<<"$applets" || return 1
+  file_is_static "$busybox"
+}
+
+build_image() {
+  if ! usable_busybox; then
     can_install || die "the test image needs Debian's busybox-static (apt-get install -y busybox-static)"
     say "installing Debian's busybox-static"
     apt_install busybox-static
+    usable_busybox || die "$busybox is not Debian's busybox-static with the ip applet; apt-get install -y busybox-static"
   fi
-  local want have
+  local want
   want="$(recipe_hash)"
-  have="$(docker image inspect --format '{{ index .Config.Labels "sandbox.image-recipe" }}' "$image" 2>/dev/null || true)"
-  if [ "$have" = "$want" ]; then return 0; fi
+  # The set-up this one waited for may have built it.
+  if [ "$(image_recipe)" = "$want" ]; then return 0; fi
   say "building $image offline from busybox-static"
   local rootfs
   rootfs="$(mktemp -d)"
-  trap 'rm -rf "$rootfs"' RETURN
+  # Cleared once it ran: a RETURN trap set here would also fire when the callers return.
+  trap 'rm -rf "$rootfs"; trap - RETURN' RETURN
   mkdir -p "$rootfs"/{bin,etc,tmp,job,proc,sys,dev,root}
   cp "$busybox" "$rootfs/bin/busybox"
   for applet in $("$busybox" --list); do
@@ -101,11 +152,17 @@ ensure_image() {
 }
 
 file_is_static() {
-  # Debian's busybox (dynamic) and busybox-static both install /bin/busybox; only the static one runs in an
-  # image that has no C library.
-  dpkg-query -W -f '${Status}' busybox-static 2>/dev/null | grep -q "install ok installed" || {
-    command -v dpkg-query >/dev/null 2>&1 || [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = "177ELF" ]
-  }
+  # Debian's busybox (dynamic) and busybox-static both install /bin/busybox; only the static one runs in an image
+  # that has no C library. dpkg's own record of the package's files says which one this is; without dpkg, an ELF
+  # file that names no program interpreter (the dynamic loader) is static.
+  local list=/var/lib/dpkg/info/busybox-static.list
+  if [ -d /var/lib/dpkg/info ]; then
+    [ -f "$list" ] && grep -qxF "$1" "$list"
+    return
+  fi
+  local head
+  head="$(head -c 4 "$1" | od -An -c | tr -d ' \n')"
+  [ "$head" = "177ELF" ] && ! grep -q "ld-linux" "$1"
 }
 
 case "${1:-all}" in

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Builds the egress proxy's image offline from Debian's Squid: nothing is pulled. Idempotent: the image carries the
-# hash of its recipe (this script, the Squid packages' versions and the files copied in) as a label and is rebuilt
-# only when that changes.
-#   toolchain/proxy-image.sh        the image sandbox-proxy:1 (SANDBOX_PROXY_IMAGE overrides the name)
+# hash of its recipe (this script and the busybox binary copied in) as the label sandbox.image-recipe, and the
+# versions of the Squid packages it was built from as sandbox.image-packages. The hot path compares the recipe
+# label with a hash of those local files and nothing else: no package manager is asked (an `apt-cache policy` on
+# every verb was slow and now and then wrong). Newer Squid packages are picked up by a rebuild, or on request:
+#   toolchain/proxy-image.sh           the image sandbox-proxy:1 (SANDBOX_PROXY_IMAGE overrides the name)
+#   toolchain/proxy-image.sh --update  also rebuild when apt offers other Squid versions than the image's
 # Needs: a Docker engine (toolchain/docker.sh starts one), and Debian's apt for the packages: `apt-get download`
 # fetches squid, squid-common and squid-langpack without installing them (no service is started); the two libraries Squid needs
 # that a minimal Debian lacks (libecap3, libltdl7) are installed as plain libraries.
@@ -24,8 +27,36 @@ die() {
 
 bash "$root/toolchain/docker.sh" engine
 
-command -v apt-get >/dev/null 2>&1 || die "the proxy image is built from Debian's squid package; apt-get is needed"
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/sandbox-projects"
+update=false
+case "${1:-}" in
+  --update) update=true ;;
+  "") ;;
+  *) die "usage: toolchain/proxy-image.sh [--update]" ;;
+esac
+
 [ -x /bin/busybox ] || bash "$root/toolchain/docker.sh" image
+
+label() {
+  docker image inspect --format "{{ index .Config.Labels \"$1\" }}" "$image" 2>/dev/null || true
+}
+
+want="$({
+  cat "${BASH_SOURCE[0]}"
+  sha256sum /bin/busybox | cut -d' ' -f1
+} | sha256sum | cut -c1-16)"
+
+# apt's candidate versions of the Squid packages, one line (only on a build or --update: never on the hot path).
+candidates() {
+  local out
+  out="$(apt-cache policy squid squid-common squid-langpack 2>/dev/null || true)"
+  awk '/Candidate:/ {print $2}' <<<"$out" | tr '\n' ' ' | sed 's/ $//'
+}
+
+if [ "$(label sandbox.image-recipe)" = "$want" ]; then
+  [ "$update" = true ] || exit 0
+  if [ "$(candidates)" = "$(label sandbox.image-packages)" ]; then exit 0; fi
+fi
 
 apt_quiet() {
   DEBIAN_FRONTEND=noninteractive apt-get "$@" -y -qq >/dev/null 2>&1 || {
@@ -34,7 +65,11 @@ apt_quiet() {
   }
 }
 
-versions="$(apt-cache policy squid squid-common squid-langpack 2>/dev/null | awk '/Candidate:/ {print $2}' | tr '\n' ' ')"
+build() {
+# The set-up this one waited for may have built it.
+if [ "$(label sandbox.image-recipe)" = "$want" ] && [ "$update" = false ]; then return 0; fi
+command -v apt-get >/dev/null 2>&1 || die "the proxy image is built from Debian's squid package; apt-get is needed"
+versions="$(candidates)"
 case "$versions" in *none* | "") die "Debian's squid package is not available from apt (apt-get update, then retry)" ;; esac
 
 entry='#!/bin/sh
@@ -53,14 +88,6 @@ fi
 /usr/sbin/squid -k parse -f "$conf" >/dev/null 2>&1 || { /usr/sbin/squid -k parse -f "$conf"; exit 2; }
 exec /usr/sbin/squid -N -f "$conf"
 '
-
-want="$({
-  cat "${BASH_SOURCE[0]}"
-  echo "$versions"
-  sha256sum /bin/busybox | cut -d' ' -f1
-} | sha256sum | cut -c1-16)"
-have="$(docker image inspect --format '{{ index .Config.Labels "sandbox.image-recipe" }}' "$image" 2>/dev/null || true)"
-if [ "$have" = "$want" ]; then exit 0; fi
 
 say "building $image offline from Debian's squid $versions"
 work="$(mktemp -d)"
@@ -107,6 +134,19 @@ tar --numeric-owner -C "$rootfs" -c . |
     -c 'ENV PATH=/usr/local/bin:/usr/sbin:/bin' \
     -c 'USER 13:13' \
     -c 'ENTRYPOINT ["/usr/local/bin/sandbox-proxy"]' \
-    -c "LABEL sandbox.image-recipe=$want sandbox.managed-by=sandbox-projects" \
+    -c "LABEL sandbox.image-recipe=$want sandbox.image-packages=\"$versions\" sandbox.managed-by=sandbox-projects" \
     - "$image" >/dev/null
-say "built $image ($want)"
+say "built $image ($want; squid packages $versions)"
+}
+
+# One lock per image, never one for every set-up: a verb whose images are current never gets here.
+lock="$cache/locks/image-${image//[^A-Za-z0-9._-]/_}.lock"
+mkdir -p "$(dirname "$lock")"
+if command -v flock >/dev/null 2>&1; then
+  exec 8>"$lock"
+  flock -n 8 || {
+    say "another set-up is building $image; waiting for it..."
+    flock 8
+  }
+fi
+build

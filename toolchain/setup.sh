@@ -106,6 +106,28 @@ module_field() {
   printf '%s\n' "$value"
 }
 
+# with_lock TOOL CMD...: runs CMD holding the lock of one tool (<cache>/locks/TOOL.lock), so that two set-ups never
+# build the same tool at once, and a set-up whose tools are cached never waits: the fast paths (on PATH, cached)
+# take no lock at all, and a build holds only its own tool's lock. CMD re-checks the cache once it has the lock:
+# the set-up it waited for may have built the tool.
+with_lock() {
+  local tool="$1" fd rc=0
+  shift
+  if ! command -v flock >/dev/null 2>&1; then
+    "$@"
+    return
+  fi
+  mkdir -p "$cache/locks"
+  exec {fd}>"$cache/locks/$tool.lock"
+  if ! flock -n "$fd"; then
+    say "another set-up is building $tool; waiting for it (other tools are not held up)..."
+    flock "$fd"
+  fi
+  "$@" || rc=$?
+  exec {fd}>&-
+  return "$rc"
+}
+
 # install_bin SRC DEST: moves a fresh build into the cache atomically.
 install_bin() {
   mkdir -p "$(dirname "$2")"
@@ -147,6 +169,16 @@ EOF
   say "built $pulumi_bin in $(elapsed "$t") ($(size_of "$pulumi_bin"))"
 }
 
+pulumi_cached() { [ -x "$pulumi_bin" ] && [ "$(pulumi_version_of "$pulumi_bin")" = "$PULUMI_VERSION" ]; }
+
+locked_build_pulumi() {
+  if pulumi_cached; then
+    say "pulumi: v$PULUMI_VERSION built by the set-up this one waited for ($pulumi_bin)"
+    return 0
+  fi
+  find_go && build_pulumi
+}
+
 ensure_pulumi() {
   local found v
   found="$(command -v pulumi || true)"
@@ -158,11 +190,11 @@ ensure_pulumi() {
     fi
     say "pulumi on PATH ($found) is ${v:+v}${v:-not runnable}; the toolkit needs v$MIN_PULUMI_VERSION or later: using the cache"
   fi
-  if [ -x "$pulumi_bin" ] && [ "$(pulumi_version_of "$pulumi_bin")" = "$PULUMI_VERSION" ]; then
+  if pulumi_cached; then
     say "pulumi: v$PULUMI_VERSION cached ($pulumi_bin)"
     return 0
   fi
-  if find_go && build_pulumi; then return 0; fi
+  if with_lock pulumi locked_build_pulumi; then return 0; fi
   missing+=("the Pulumi CLI v$PULUMI_VERSION: the build from github.com/pulumi/pulumi/pkg/v3 failed (see above); install the official CLI (https://www.pulumi.com/docs/install/) or make the Go module proxy reachable")
 }
 
@@ -204,14 +236,21 @@ link_kubernetes_plugin() {
   : >"$dest.lock"
 }
 
+locked_build_kubernetes_plugin() {
+  [ -x "$k8s_plugin_bin" ] && return 0
+  find_go && build_kubernetes_plugin
+}
+
 ensure_kubernetes_plugin() {
   if [ -x "$k8s_plugin_bin" ]; then
     say "pulumi-resource-kubernetes: v$K8S_PLUGIN_VERSION cached ($k8s_plugin_bin)"
-  elif ! { find_go && build_kubernetes_plugin; }; then
+  elif ! with_lock kubernetes-plugin locked_build_kubernetes_plugin; then
     missing+=("the Pulumi kubernetes resource plugin v$K8S_PLUGIN_VERSION: the build from github.com/pulumi/pulumi-kubernetes/provider/v4@$K8S_PLUGIN_MODULE_VERSION failed (see above)")
     return 0
   fi
-  link_kubernetes_plugin
+  # Per Pulumi home (one per checkout unless PULUMI_HOME says otherwise), not per machine.
+  with_lock "pulumi-home-$(printf '%s' "${PULUMI_HOME:-$root/.sandbox/pulumi-home}" | cksum | cut -d' ' -f1)" \
+    link_kubernetes_plugin
 }
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -237,7 +276,12 @@ ensure_etcd() {
     missing+=("etcd: not on PATH and no apt-get here; install etcd 3.4 or later and put \`etcd\` on PATH")
     return 0
   fi
-  local t
+  with_lock etcd install_etcd "$sudo"
+}
+
+install_etcd() {
+  local sudo="$1" t
+  if command -v etcd >/dev/null 2>&1; then return 0; fi
   t="$(now)"
   say "installing etcd from Debian (apt-get install -y etcd-server)..."
   # The package would start a system etcd on the default ports: the tests start their own, so keep it off.
@@ -291,12 +335,17 @@ build_kube() {
   say "built kube-apiserver ($(size_of "$kube_dir/kube-apiserver")) and kube-controller-manager ($(size_of "$kube_dir/kube-controller-manager")) in $(elapsed "$t")"
 }
 
+locked_build_kube() {
+  [ -x "$kube_dir/kube-apiserver" ] && [ -x "$kube_dir/kube-controller-manager" ] && return 0
+  find_go && build_kube
+}
+
 ensure_kube() {
   if [ -x "$kube_dir/kube-apiserver" ] && [ -x "$kube_dir/kube-controller-manager" ]; then
     say "kube-apiserver, kube-controller-manager: v$KUBE_VERSION cached ($kube_dir)"
     return 0
   fi
-  if find_go && build_kube; then return 0; fi
+  if with_lock kube locked_build_kube; then return 0; fi
   missing+=("kube-apiserver and kube-controller-manager v$KUBE_VERSION: the build from k8s.io/kubernetes@v$KUBE_VERSION failed (see above)")
 }
 
@@ -311,15 +360,8 @@ main() {
   local parts=("$@") part started m
   [ "${#parts[@]}" -eq 0 ] && parts=(pulumi kubernetes-plugin etcd kube)
   started="$(now)"
-  # One set-up at a time per user: a second one waits, then finds the first one's builds in the cache.
+  # No set-up-wide lock: each build holds only its own tool's lock (with_lock), so a cached tool never waits.
   mkdir -p "$cache"
-  if command -v flock >/dev/null 2>&1; then
-    exec 9>"$cache/.setup.lock"
-    flock -n 9 || {
-      say "another toolchain set-up is running; waiting for it..."
-      flock 9
-    }
-  fi
   for part in "${parts[@]}"; do
     case "$part" in
       pulumi) ensure_pulumi ;;

@@ -1,0 +1,137 @@
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import { isSafeJobName, type JobSeed } from "../runtime/jobs";
+import type { TaskResult } from "../runtime/launcher";
+
+/**
+ * `run <stack> <template> [options] [-- command...]`: what the options mean, checked before anything starts.
+ *
+ *   --file name=path   copy the host file `path` into the job folder as `name` (repeatable)
+ *   --dir path         copy the contents of the host folder `path` into the job folder (repeatable)
+ *   --out dir          after the task, copy the job folder's contents to `dir` (new, or an empty folder)
+ *   --keep             keep the job folder on the host (by default it is removed after the copy to --out)
+ */
+export interface RunOptions {
+  readonly template: string;
+  readonly command?: readonly string[];
+  readonly seeds: readonly JobSeed[];
+  readonly out?: string;
+  readonly keep: boolean;
+}
+
+/** Bad `run` arguments: one message naming the option, the value and what is allowed. */
+export class RunUsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "RunUsageError";
+  }
+}
+
+export const RUN_USAGE =
+  "run <stack> <template> [--file name=path]... [--dir path]... [--out dir] [--keep] [--json] [-- command...]";
+
+/** The exit code of `run` when the task ran: its own, or 124 when its deadline killed it (as `timeout` does). */
+export function runExitCode(result: TaskResult): number {
+  if (result.limits.includes("timeout")) return 124;
+  return result.exitCode ?? 1;
+}
+
+/** Parses `run`'s arguments after the stack; paths are relative to `cwd` (where the user typed the command). */
+export function parseRunArgs(rest: readonly string[], cwd: string): RunOptions {
+  const dash = rest.indexOf("--");
+  const head = dash === -1 ? rest : rest.slice(0, dash);
+  const command = dash === -1 ? undefined : rest.slice(dash + 1);
+  const positional: string[] = [];
+  const seeds: JobSeed[] = [];
+  let out: string | undefined;
+  let keep = false;
+  for (let i = 0; i < head.length; i++) {
+    const arg = head[i] ?? "";
+    const eq = arg.indexOf("=");
+    const flag = arg.startsWith("--") && eq !== -1 ? arg.slice(0, eq) : arg;
+    const takesValue = ["--file", "--dir", "--out"].includes(flag);
+    let value: string | undefined;
+    if (takesValue) {
+      value = flag !== arg ? arg.slice(eq + 1) : head[++i];
+      if (value === undefined || value === "") throw new RunUsageError(`${flag} needs a value: ${RUN_USAGE}`);
+    }
+    if (flag === "--keep") keep = true;
+    else if (flag === "--file") seeds.push(fileSeed(value ?? "", cwd));
+    else if (flag === "--dir") seeds.push({ kind: "dir", source: existingDir("--dir", value ?? "", cwd) });
+    else if (flag === "--out") {
+      if (out !== undefined)
+        throw new RunUsageError(`--out is given twice ("${out}", "${value}"); name one folder`);
+      out = outDir(value ?? "", cwd);
+    } else if (arg.startsWith("-")) {
+      throw new RunUsageError(
+        `unknown option "${arg}" for run; allowed: --file name=path, --dir path, --out dir, --keep, --json (a task's own arguments go after --)`,
+      );
+    } else positional.push(arg);
+  }
+  if (positional.length !== 1) {
+    throw new RunUsageError(
+      `run takes exactly one template${positional.length > 1 ? ` (got ${positional.map((p) => `"${p}"`).join(", ")})` : ""}: ${RUN_USAGE}`,
+    );
+  }
+  const names = seeds.flatMap((s) => (s.kind === "file" ? [s.name] : []));
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice !== undefined) throw new RunUsageError(`--file names "${twice}" twice; each name once`);
+  return {
+    template: positional[0] ?? "",
+    ...(command !== undefined && command.length > 0 ? { command } : {}),
+    seeds,
+    ...(out === undefined ? {} : { out }),
+    keep,
+  };
+}
+
+function fileSeed(value: string, cwd: string): JobSeed {
+  const eq = value.indexOf("=");
+  if (eq <= 0) {
+    throw new RunUsageError(
+      `--file "${value}": expected name=path (the name in the job folder, then the host file), e.g. --file run.sh=./task.sh`,
+    );
+  }
+  const name = value.slice(0, eq);
+  if (!isSafeJobName(name)) {
+    throw new RunUsageError(
+      `--file "${value}": the name "${name}" must be a relative path inside the job folder (no leading /, no ..)`,
+    );
+  }
+  const source = resolve(cwd, value.slice(eq + 1));
+  let ok = false;
+  try {
+    ok = statSync(source).isFile();
+  } catch {
+    // reported below
+  }
+  if (!ok) throw new RunUsageError(`--file "${value}": ${source} is not a readable file`);
+  return { kind: "file", name, source };
+}
+
+function existingDir(flag: string, value: string, cwd: string): string {
+  const path = resolve(cwd, value);
+  let ok = false;
+  try {
+    ok = statSync(path).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!ok) throw new RunUsageError(`${flag} "${value}": ${path} is not a folder`);
+  return path;
+}
+
+/** The result folder must be new or empty: the toolkit never overwrites a user's files. */
+function outDir(value: string, cwd: string): string {
+  const path = isAbsolute(value) ? value : resolve(cwd, value);
+  if (!existsSync(path)) return path;
+  let empty = false;
+  try {
+    empty = statSync(path).isDirectory() && readdirSync(path).length === 0;
+  } catch {
+    // reported below
+  }
+  if (!empty)
+    throw new RunUsageError(`--out "${value}": ${path} exists and is not an empty folder; name a new one`);
+  return path;
+}

@@ -1,0 +1,163 @@
+import {
+  copyFileSync,
+  existsSync,
+  lchownSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { MANAGED_BY } from "../components/spec/launch";
+
+/**
+ * Job folders on the host: one per task under the project's job root. Each gets a marker beside it (never inside,
+ * where the task could forge or delete it), so the off switch removes only folders the toolkit made.
+ */
+
+/** What a job folder is seeded with before its task starts. */
+export type JobSeed =
+  | { readonly kind: "file"; readonly name: string; readonly source: string }
+  | { readonly kind: "dir"; readonly source: string };
+
+/** `<root>/.<id>.sandbox-job`: outside the folder the task can write to. */
+export function jobMarkerPath(jobRoot: string, id: string): string {
+  return join(jobRoot, `.${id}.sandbox-job`);
+}
+
+interface Marker {
+  readonly managedBy: string;
+  readonly project: string;
+  readonly id: string;
+}
+
+/** True for a relative name that stays inside the job folder. */
+export function isSafeJobName(name: string): boolean {
+  return name !== "" && !name.startsWith("/") && !name.split(/[\\/]/).some((s) => s === ".." || s === "");
+}
+
+/**
+ * Creates the job folder, owned by the task's user when the launcher is root, with the given files and seeds in it.
+ * The marker is written first, so a launcher killed half-way still leaves a folder the off switch recognizes.
+ */
+export function prepareJobFolder(
+  jobRoot: string,
+  id: string,
+  project: string,
+  user: string,
+  files: Readonly<Record<string, string>>,
+  seeds: readonly JobSeed[] = [],
+): string {
+  const jobDir = join(jobRoot, id);
+  mkdirSync(jobRoot, { recursive: true, mode: 0o755 });
+  const marker: Marker = { managedBy: MANAGED_BY, project, id };
+  writeFileSync(jobMarkerPath(jobRoot, id), `${JSON.stringify(marker)}\n`, { mode: 0o644 });
+  mkdirSync(jobDir, { recursive: true, mode: 0o750 });
+  for (const seed of seeds) {
+    if (seed.kind === "dir") copyTree(seed.source, jobDir);
+    else {
+      if (!isSafeJobName(seed.name)) throw new Error(`job file "${seed.name}" must be a relative path`);
+      const dest = join(jobDir, seed.name);
+      mkdirSync(dirname(dest), { recursive: true });
+      copyFileSync(seed.source, dest);
+    }
+  }
+  for (const [file, content] of Object.entries(files)) {
+    if (!isSafeJobName(file)) throw new Error(`job file "${file}" must be a relative path`);
+    const path = join(jobDir, file);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, content, { mode: 0o640 });
+  }
+  const [uid, gid] = user.split(":").map(Number);
+  // The task runs as its template's user: it must own what it was given. lchown never follows a seeded symlink.
+  if (process.getuid?.() === 0 && uid !== undefined && gid !== undefined) chownTree(jobDir, uid, gid);
+  if (!existsSync(jobDir)) throw new Error(`job folder ${jobDir} could not be created`);
+  return jobDir;
+}
+
+function chownTree(path: string, uid: number, gid: number): void {
+  lchownSync(path, uid, gid);
+  if (lstatSync(path).isDirectory()) for (const e of readdirSync(path)) chownTree(join(path, e), uid, gid);
+}
+
+/**
+ * Copies the contents of `src` into `dest` without following any symlink: links are copied as links, so a task
+ * that left `out -> /root/.ssh/id_rsa` gets a link, never the host's file. Sockets, FIFOs and devices are skipped.
+ * Returns the relative paths skipped.
+ */
+export function copyTree(src: string, dest: string): string[] {
+  const skipped: string[] = [];
+  const walk = (from: string, to: string): void => {
+    mkdirSync(to, { recursive: true });
+    for (const entry of readdirSync(from)) {
+      const a = join(from, entry);
+      const b = join(to, entry);
+      const st = lstatSync(a);
+      if (st.isSymbolicLink()) symlinkSync(readlinkSync(a), b);
+      else if (st.isDirectory()) walk(a, b);
+      else if (st.isFile()) copyFileSync(a, b);
+      else skipped.push(relative(src, a));
+    }
+  };
+  walk(src, dest);
+  return skipped;
+}
+
+/** Removes one job folder and its marker (the folder's links are removed, never followed). */
+export function removeJobFolder(jobRoot: string, id: string): void {
+  rmSync(join(jobRoot, id), { recursive: true, force: true });
+  rmSync(jobMarkerPath(jobRoot, id), { force: true });
+}
+
+/**
+ * The off switch's part on the host: removes every job folder of `project` directly under `jobRoot` that carries
+ * the toolkit's marker. A folder without one, a marker of another project, and anything that is a symlink (the
+ * folder or the marker) are left alone. Returns the folders removed.
+ */
+export function removeProjectJobFolders(jobRoot: string, project: string): string[] {
+  let root: string;
+  try {
+    if (!lstatSync(jobRoot).isDirectory() && !lstatSync(jobRoot).isSymbolicLink()) return [];
+    // The root itself is the user's configuration (it may be a link); below it nothing is followed.
+    root = realpathSync(jobRoot);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const entry of readdirSync(root)) {
+    const m = /^\.([a-z0-9][a-z0-9-]{0,62})\.sandbox-job$/.exec(entry);
+    if (m?.[1] === undefined) continue;
+    const id = m[1];
+    const markerPath = join(root, entry);
+    let marker: Partial<Marker>;
+    try {
+      if (!lstatSync(markerPath).isFile()) continue;
+      marker = JSON.parse(readFileSync(markerPath, "utf8")) as Partial<Marker>;
+    } catch {
+      continue;
+    }
+    if (marker.managedBy !== MANAGED_BY || marker.project !== project || marker.id !== id) continue;
+    const folder = join(root, id);
+    const st = lstatSafe(folder);
+    if (st !== undefined && !st.isDirectory()) continue;
+    if (st !== undefined) {
+      rmSync(folder, { recursive: true, force: true });
+      removed.push(folder);
+    }
+    rmSync(markerPath, { force: true });
+  }
+  return removed.sort();
+}
+
+function lstatSafe(path: string) {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,272 @@
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type Dockerode from "dockerode";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { main } from "../../cli/main";
+import { offSwitch, projectLeftovers } from "../../runtime/offSwitch";
+import { requireDocker, TEST_IMAGE } from "../helpers/docker";
+
+// `./sandbox run` through the front, on the real engine, with a stack of its own (unique project name, job root in
+// a temp folder) so that nothing here touches another test's objects.
+let docker: Dockerode;
+const name = `rv-${Math.random().toString(36).slice(2, 8)}`;
+const root = mkdtempSync(join(tmpdir(), `${name}-root-`));
+const jobRoot = join(root, "jobs");
+const host = mkdtempSync(join(tmpdir(), `${name}-host-`));
+
+beforeAll(async () => {
+  docker = await requireDocker();
+  mkdirSync(join(root, "stacks"));
+  writeFileSync(
+    join(root, "stacks", "Pulumi.rv.yaml"),
+    [
+      "config:",
+      `  sandbox:name: ${name}`,
+      `  sandbox:jobRoot: ${jobRoot}`,
+      "  sandbox:budget:",
+      "    monthlyCapUsd: 100",
+      "  sandbox:templates:",
+      "    default:",
+      `      image: ${TEST_IMAGE}`,
+      "    short:",
+      `      image: ${TEST_IMAGE}`,
+      "      timeoutSeconds: 2",
+      "    ghost:",
+      "      image: sandbox-no-such-image:0",
+      "",
+    ].join("\n"),
+  );
+});
+afterAll(async () => {
+  if (docker) await offSwitch(docker, name, { jobRoot });
+  rmSync(root, { recursive: true, force: true });
+  rmSync(host, { recursive: true, force: true });
+});
+
+async function front(...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, { out: (t) => out.push(t), err: (t) => err.push(t) }, root);
+  return { code, out: out.join(""), err: err.join("") };
+}
+
+/** A file on the host to seed a job folder with. */
+function hostFile(file: string, content: string): string {
+  const path = join(host, file);
+  mkdirSync(join(path, ".."), { recursive: true });
+  writeFileSync(path, content);
+  return path;
+}
+
+const jobEntries = () => (existsSync(jobRoot) ? readdirSync(jobRoot).sort() : []);
+
+describe("run: seeding the job folder, the task's exit code, the result folder", () => {
+  it("runs the default command on a --file run.sh and exits with the task's own code", async () => {
+    const script = hostFile("task.sh", 'echo "hello $(id -u)"; echo result > out.txt; exit 7\n');
+    const out = join(host, "result-1");
+    const r = await front("run", "rv", "default", "--file", `run.sh=${script}`, "--out", out);
+    expect(r.out).toBe("hello 1000\n");
+    expect(r.code).toBe(7);
+    expect(r.err).toMatch(
+      new RegExp(
+        `task [a-z0-9-]+: exit 7; outputs copied to ${out}; job folder ${jobRoot}/[a-z0-9-]+ removed\\n$`,
+      ),
+    );
+    expect(readFileSync(join(out, "out.txt"), "utf8")).toBe("result\n");
+    expect(readFileSync(join(out, "run.sh"), "utf8")).toContain("exit 7");
+    // The job folder and its marker are gone; nothing of the task is left on the engine.
+    expect(jobEntries()).toEqual([]);
+    expect(await projectLeftovers(docker, name)).toEqual([]);
+  });
+
+  it("seeds a whole --dir, keeps the job folder with --keep, and runs the command after --", async () => {
+    const dir = join(host, "input");
+    hostFile("input/data/a.txt", "A\n");
+    hostFile("input/b.txt", "B\n");
+    const r = await front(
+      "run",
+      "rv",
+      "default",
+      "--dir",
+      dir,
+      "--keep",
+      "--",
+      "sh",
+      "-c",
+      "cat data/a.txt b.txt; touch made",
+    );
+    expect(r.code).toBe(0);
+    expect(r.out).toBe("A\nB\n");
+    const kept = new RegExp(`job folder (${jobRoot}/[a-z0-9-]+) kept`).exec(r.err)?.[1] ?? "";
+    expect(readdirSync(kept).sort()).toEqual(["b.txt", "data", "made"]);
+    // The seeded files belong to the task's user, so the task could read and write beside them.
+    expect(lstatSync(join(kept, "data", "a.txt")).uid).toBe(1000);
+    const id = kept.slice(jobRoot.length + 1);
+    expect(jobEntries()).toEqual([`.${id}.sandbox-job`, id]);
+  });
+
+  it("writes one JSON document with --json, and copies links as links, never what they point at", async () => {
+    const out = join(host, "result-json");
+    const r = await front(
+      "run",
+      "rv",
+      "default",
+      "--json",
+      "--out",
+      out,
+      "--",
+      "sh",
+      "-c",
+      "ln -s /etc/shadow leak; echo hi; exit 5",
+    );
+    expect(r.code).toBe(5);
+    const doc = JSON.parse(r.out) as Record<string, unknown> & { task: Record<string, unknown> };
+    expect(doc).toMatchObject({ verb: "run", ok: false, exitCode: 5, out, skipped: [] });
+    expect(doc.task).toMatchObject({
+      template: "default",
+      exitCode: 5,
+      stdout: "hi\n",
+      stderr: "",
+      limits: [],
+    });
+    expect(doc.jobFolder).toMatchObject({ kept: false });
+    expect(lstatSync(join(out, "leak")).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(join(out, "leak"))).toBe("/etc/shadow");
+  });
+
+  it("exits 124 when the template's deadline kills the task", async () => {
+    const r = await front("run", "rv", "short", "--", "sleep", "30");
+    expect(r.code).toBe(124);
+    expect(r.err).toContain("(killed at its 2 s deadline: exit 124), limits hit: timeout;");
+  });
+});
+
+describe("run: what it refuses, once, in the user's terms", () => {
+  it("gives exit 3 and one message naming a missing image and how to build it; nothing is created", async () => {
+    const before = jobEntries();
+    const r = await front("run", "rv", "ghost", "--", "true");
+    expect(r.code).toBe(3);
+    expect(r.out).toBe("");
+    expect(r.err).toBe(
+      'image "sandbox-no-such-image:0" of template "ghost" is not on the local Docker engine, and the toolkit never pulls one. Build the offline images with `bash toolchain/docker.sh`, or build or load your own image and name it in the template (sandbox:templates.ghost.image). Nothing was started.\n',
+    );
+    expect(jobEntries()).toEqual(before);
+    const json = await front("run", "rv", "ghost", "--json");
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.out)).toMatchObject({
+      verb: "run",
+      ok: false,
+      exitCode: 3,
+      error: { kind: "image-missing" },
+    });
+    expect(json.err).toBe("");
+    expect(await projectLeftovers(docker, name)).toEqual([]);
+  });
+
+  it.each([
+    [
+      ["--bogus"],
+      'unknown option "--bogus" for run; allowed: --file name=path, --dir path, --out dir, --keep, --json (a task\'s own arguments go after --)',
+    ],
+    [
+      ["--file", "run.sh"],
+      '--file "run.sh": expected name=path (the name in the job folder, then the host file), e.g. --file run.sh=./task.sh',
+    ],
+    [
+      ["--file", "../x=/etc/hostname"],
+      '--file "../x=/etc/hostname": the name "../x" must be a relative path inside the job folder (no leading /, no ..)',
+    ],
+    [
+      ["--file", "a=/nonexistent/file"],
+      '--file "a=/nonexistent/file": /nonexistent/file is not a readable file',
+    ],
+    [["--dir", "/nonexistent"], '--dir "/nonexistent": /nonexistent is not a folder'],
+    [
+      ["--out"],
+      "--out needs a value: run <stack> <template> [--file name=path]... [--dir path]... [--out dir] [--keep] [--json] [-- command...]",
+    ],
+  ])("refuses %j with exit 2 and one message", async (args, message) => {
+    const r = await front("run", "rv", "default", ...args);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(`${message}\n`);
+    expect(r.out).toBe("");
+  });
+
+  it("never writes into a result folder that holds files", async () => {
+    const full = join(host, "full");
+    hostFile("full/keep.txt", "mine\n");
+    const r = await front("run", "rv", "default", "--out", full, "--", "true");
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(`--out "${full}": ${full} exists and is not an empty folder; name a new one\n`);
+    expect(readdirSync(full)).toEqual(["keep.txt"]);
+  });
+});
+
+describe("off removes the project's job folders and nothing else", () => {
+  it("removes marked folders of this project only, follows no link, and removes nothing the second time", async () => {
+    const kept = await front(
+      "run",
+      "rv",
+      "default",
+      "--keep",
+      "--",
+      "sh",
+      "-c",
+      "mkdir -p deep/er && echo x > deep/er/f",
+    );
+    const id = new RegExp(`job folder ${jobRoot}/([a-z0-9-]+) kept`).exec(kept.err)?.[1] ?? "";
+    expect(id).not.toBe("");
+    // Every folder the earlier tests kept is this project's too.
+    const ours = jobEntries()
+      .filter((e) => !e.startsWith("."))
+      .map((e) => join(jobRoot, e));
+    expect(ours).toContain(join(jobRoot, id));
+    // What off must leave: a folder without a marker, another project's marked folder, and a link named like a
+    // job folder (with a forged marker) that points at a folder outside the root.
+    const outside = mkdtempSync(join(tmpdir(), `${name}-outside-`));
+    writeFileSync(join(outside, "precious"), "keep me\n");
+    mkdirSync(join(jobRoot, "by-hand"));
+    mkdirSync(join(jobRoot, "other-task"));
+    writeFileSync(
+      join(jobRoot, ".other-task.sandbox-job"),
+      JSON.stringify({ managedBy: "sandbox-projects", project: "someone-else", id: "other-task" }),
+    );
+    symlinkSync(outside, join(jobRoot, "linked"));
+    writeFileSync(
+      join(jobRoot, ".linked.sandbox-job"),
+      JSON.stringify({ managedBy: "sandbox-projects", project: name, id: "linked" }),
+    );
+
+    const r = await front("off", "rv", "--json");
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toMatchObject({ verb: "off", ok: true, project: name, jobFolders: ours });
+    expect(jobEntries()).toEqual([
+      ".linked.sandbox-job",
+      ".other-task.sandbox-job",
+      "by-hand",
+      "linked",
+      "other-task",
+    ]);
+    expect(readFileSync(join(outside, "precious"), "utf8")).toBe("keep me\n");
+
+    const again = await front("off", "rv");
+    expect(again.code).toBe(0);
+    expect(again.out).toBe(
+      `off switch for ${name}: removed 0 container(s), 0 network(s), 0 volume(s), 0 job folder(s)\n`,
+    );
+    rmSync(outside, { recursive: true, force: true });
+    for (const e of jobEntries()) rmSync(join(jobRoot, e), { recursive: true, force: true });
+  });
+});
