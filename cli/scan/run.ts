@@ -2,7 +2,8 @@
  * The scan itself: resources from the inputs, judged by the CrossGuard pack's rules (`judge`, the stack rules) with
  * the pack's config, into a {@link ScanReport}. Pure apart from what the caller reads; no output here.
  */
-import { adaptResource } from "../../policy/adapters/subject";
+import { hostVolumes } from "../../policy/adapters/claims";
+import { adaptResources } from "../../policy/adapters/subject";
 import {
   blocks,
   type InputError,
@@ -13,8 +14,10 @@ import {
   type Skipped,
 } from "../../policy/report/model";
 import { crosswalkTags } from "../../policy/report/tags";
+import { disallowUnjudgedWorkloads } from "../../policy/rules/disallow-unjudged-workloads";
 import { ALL_RULES, judge } from "../../policy/rules/registry";
 import { type AnyRule, type Finding, resolveConfig } from "../../policy/rules/types";
+import { checkHostPathClaims, disallowHostPathClaims } from "../../policy/stack/disallow-host-path-claims";
 import { ALL_STACK_RULES } from "../../policy/stack/registry";
 import type { AnyStackRule, StackResource, StackResourceRef } from "../../policy/stack/types";
 import { findExemption, type ScanConfig } from "./config";
@@ -50,13 +53,47 @@ export interface ScanInputs {
   readonly errors: readonly InputError[];
 }
 
+/** How a scan treats what it cannot judge. */
+export interface ScanOptions {
+  /**
+   * An object that may create workloads the rules cannot read fails the scan (the pack's level, mandatory); off,
+   * it is reported at advisory level (a level configured lower than that stays).
+   */
+  readonly failOnUnjudged?: boolean;
+}
+
+/** Pulumi plumbing that runs nothing itself: the stack, providers, components, plain networks and namespaces. */
+function isPlumbing(item: ScanItem): boolean {
+  if (item.stack === undefined) return false;
+  if (item.stack.custom === false) return true;
+  return (
+    item.type === "pulumi:pulumi:Stack" ||
+    item.type.startsWith("pulumi:providers:") ||
+    /^docker:index\/network:Network$/.test(item.type) ||
+    /^kubernetes:core\/v1:Namespace$/.test(item.type)
+  );
+}
+
+/** A view of an item: the item's own ref, or, for one of several pods, `<name>/<where>` under the same id. */
+function refFor(item: ScanItem, name: string): ResourceRef {
+  if (name === item.name) return item.resource;
+  return { ...item.resource, id: `${item.resource.id}${name.slice(item.name.length)}`, name };
+}
+
 /** Judges every item with the pack's rules and config. */
 export function scanItems(
   input: ScanInputs,
   config: ScanConfig,
   tool: { name: string; version: string },
+  options: ScanOptions = {},
 ): ScanReport {
-  const rules = SCAN_RULES.map((r) => ruleInfo(r, config));
+  const rules = SCAN_RULES.map((r) => {
+    const info = ruleInfo(r, config);
+    // Without --fail-on-unjudged an unjudged object is reported but does not fail; a lower configured level stays.
+    if (r.id !== disallowUnjudgedWorkloads.id || options.failOnUnjudged === true) return info;
+    const blocking = info.enforcementLevel === "mandatory" || info.enforcementLevel === "remediate";
+    return blocking ? { ...info, enforcementLevel: "advisory" as const } : info;
+  });
   const level = (id: string) => rules.find((r) => r.id === id)?.enforcementLevel ?? "mandatory";
   const active = ALL_RULES.filter((r) => level(r.id) !== "disabled");
   const findings: ReportFinding[] = [];
@@ -81,8 +118,12 @@ export function scanItems(
     });
   };
   const stacks = new Map<string, { item: ScanItem; resource: StackResource }[]>();
+  // PersistentVolumes that are host folders are judged with the claims that mount them (all documents together).
+  const plain = input.items.filter((i) => i.stack === undefined);
+  const judgedVolumes = new Set(hostVolumes(plain).map((v) => v.resource));
   for (const item of input.items) {
-    const subject = adaptResource(item.type, item.props, item.name, item.taint);
+    const subjects = adaptResources(item.type, item.props, item.name, item.taint);
+    const subject = subjects[0];
     if (item.stack !== undefined) {
       const list = stacks.get(item.stack.stack) ?? [];
       list.push({
@@ -101,23 +142,36 @@ export function scanItems(
       stacks.set(item.stack.stack, list);
     }
     if (subject === undefined) {
-      // Pulumi stacks hold many resources no rule judges (providers, networks, components): not worth listing.
-      if (item.stack === undefined)
+      // Everything no rule judged is listed, but the plumbing of a Pulumi stack, which runs nothing itself.
+      if (!isPlumbing(item) && !judgedVolumes.has(item))
         skipped.push({
           location: item.resource.location,
           kind: item.resource.kind,
           name: item.name,
-          reason: `no rule judges ${item.resource.kind} (${item.type})`,
+          reason: `no rule judges ${item.resource.kind} (${item.type}), and it names no container image`,
         });
       continue;
     }
     resources.push(item.resource);
-    for (const { rule, findings: fs } of judge(subject, active, config.settings)) {
-      for (const f of fs) add(rule.id, f, item, item.resource);
-      // Like the pack, every rule notes the parts of a workload that could not be read at all (an unknown list).
-      if (subject.subject === "workload")
-        for (const p of subject.unknownParts)
-          add(rule.id, { message: `${p} could not be checked`, unchecked: true }, item, item.resource);
+    for (const s of subjects) {
+      const ref = refFor(item, s.origin.name);
+      for (const { rule, findings: fs } of judge(s, active, config.settings)) {
+        for (const f of fs) add(rule.id, f, item, ref);
+        // Like the pack, every rule notes the parts of a workload that could not be read at all (an unknown list).
+        if (s.subject === "workload")
+          for (const p of s.unknownParts)
+            add(rule.id, { message: `${p} could not be checked`, unchecked: true }, item, ref);
+      }
+    }
+  }
+  if (level(disallowHostPathClaims.id) !== "disabled") {
+    const byId = new Map(plain.map((i) => [i.resource.id, i]));
+    const claims = plain.map((i) => ({ type: i.type, name: i.name, props: i.props, urn: i.resource.id }));
+    for (const f of checkHostPathClaims(claims)) {
+      const item = f.urn === undefined ? undefined : byId.get(f.urn);
+      if (item === undefined) continue;
+      if (!resources.includes(item.resource)) resources.push(item.resource);
+      add(disallowHostPathClaims.id, f, item, item.resource);
     }
   }
   // Stack rules: one Pulumi stack per input document, as the engine hands them to the pack after a preview.

@@ -18,7 +18,9 @@ import {
   type Val,
   type WorkloadView,
 } from "../workload";
+import { follow, type PodSite, parseKubeType, podSites } from "./carriers";
 import { normalizeRestart } from "./docker-common";
+import { downwardValue } from "./downward";
 import {
   at,
   bool,
@@ -35,12 +37,17 @@ import {
   strList,
   type TaintCheck,
 } from "./read";
+import { remapView } from "./remap";
 import { findUnreadable } from "./unreadable";
 
-import { follow, type PodSite, parseKubeType, podSites } from "./carriers";
-import { remapView } from "./remap";
-
-export { isPodCarrierType, type KubeType, POD_CARRIER_KINDS, type PodSite, parseKubeType, podSites } from "./carriers";
+export {
+  isPodCarrierType,
+  type KubeType,
+  POD_CARRIER_KINDS,
+  type PodSite,
+  parseKubeType,
+  podSites,
+} from "./carriers";
 
 const SECCOMP_POD_ANNOTATION = "seccomp.security.alpha.kubernetes.io/pod";
 const SECCOMP_CONTAINER_ANNOTATION = "container.seccomp.security.alpha.kubernetes.io/";
@@ -99,10 +106,13 @@ function podVolumes(spec: unknown, specPath: string): Map<string, PodVolume> {
       return;
     }
     const projected = field(v, "projected");
+    // The Secrets Store CSI driver mounts secrets from an external vault: a Secret volume by another road.
+    const csiDriver = str(field(field(v, "csi"), "driver"));
+    const secretsStore = typeof csiDriver === "string" && csiDriver.trim() === "secrets-store.csi.k8s.io";
     const kind: MountView["type"] =
       field(v, "emptyDir") !== undefined
         ? "emptyDir"
-        : field(v, "secret") !== undefined
+        : field(v, "secret") !== undefined || secretsStore
           ? "secret"
           : field(v, "configMap") !== undefined
             ? "configMap"
@@ -156,7 +166,12 @@ function containerMounts(
   return { mounts, unknown: false };
 }
 
-function containerEnv(c: unknown, cPath: string, tainted: TaintCheck): { env: EnvView[]; unknown: boolean } {
+function containerEnv(
+  c: unknown,
+  cPath: string,
+  tainted: TaintCheck,
+  annotations?: unknown,
+): { env: EnvView[]; unknown: boolean } {
   const env: EnvView[] = [];
   let unknown = false;
   const l = list(field(c, "env"));
@@ -164,7 +179,7 @@ function containerEnv(c: unknown, cPath: string, tainted: TaintCheck): { env: En
   (isUnknown(l) ? [] : (l ?? [])).forEach((e, i) => {
     const path = join(join(cPath, "env"), i);
     const valueFrom = field(e, "valueFrom");
-    const value = str(field(e, "value"));
+    let value = str(field(e, "value"));
     let from: EnvView["from"] = "literal";
     let ref: Val<string>;
     if (isUnknown(valueFrom)) from = "other";
@@ -174,11 +189,12 @@ function containerEnv(c: unknown, cPath: string, tainted: TaintCheck): { env: En
         from = "secretKeyRef";
         ref = str(field(secretRef, "name"));
       } else if (field(valueFrom, "configMapKeyRef") !== undefined) from = "configMapKeyRef";
-      else if (
-        field(valueFrom, "fieldRef") !== undefined ||
-        field(valueFrom, "resourceFieldRef") !== undefined
-      )
+      else if (field(valueFrom, "fieldRef") !== undefined) {
+        // The kubelet copies an annotation's text into the variable: judge that text (see ./downward.ts).
         from = "fieldRef";
+        ref = str(field(field(valueFrom, "fieldRef"), "fieldPath"));
+        value = downwardValue(ref, "annotations", annotations);
+      } else if (field(valueFrom, "resourceFieldRef") !== undefined) from = "fieldRef";
       else from = "other";
     }
     env.push({
@@ -316,7 +332,7 @@ function adaptContainer(
   const caps = field(sc, "capabilities");
   const limits = at(c, "resources.limits");
   const requests = at(c, "resources.requests");
-  const { env, unknown: envUnknown } = containerEnv(c, cPath, tainted);
+  const { env, unknown: envUnknown } = containerEnv(c, cPath, tainted, annotations);
   const { mounts, unknown: mountsUnknown } = containerMounts(c, cPath, volumes, used, tainted);
   // Ephemeral containers may not declare ports or resources (the API refuses them), so they are not read.
   const { ports, unknown: portsUnknown } =
@@ -413,7 +429,10 @@ export function adaptKubernetesWorkloads(
     const own = sites.length > 1 ? `${name}/${site.where}` : name;
     const remap = site.remap;
     if (remap === undefined) return adaptPod(type, t.kind, site, own, tainted);
-    return remapView(adaptPod(type, t.kind, site, own, (p) => tainted(remap(p))), remap);
+    return remapView(
+      adaptPod(type, t.kind, site, own, (p) => tainted(remap(p))),
+      remap,
+    );
   });
 }
 
@@ -427,7 +446,13 @@ export function adaptKubernetesWorkload(
   return adaptKubernetesWorkloads(type, props, name, tainted)?.[0];
 }
 
-function adaptPod(type: string, kind: string, site: PodSite, name: string, tainted: TaintCheck): WorkloadView {
+function adaptPod(
+  type: string,
+  kind: string,
+  site: PodSite,
+  name: string,
+  tainted: TaintCheck,
+): WorkloadView {
   const props = site.props;
   const specPath = site.specPath;
   const spec = follow(props, specPath);

@@ -1,20 +1,42 @@
-/** One entry point: a resource's type token and props -> the view the rules judge, or nothing to judge. */
+/** One entry point: a resource's type token and props -> the views the rules judge (none: nothing to judge). */
 import type { Subject } from "../workload";
+import { parseKubeType } from "./carriers";
 import { adaptDockerContainer, DOCKER_CONTAINER_TYPE } from "./docker";
-import { adaptKubernetesWorkload } from "./kubernetes";
+import { adaptKubernetesWorkloads } from "./kubernetes";
 import { adaptLaunchSpec, LAUNCH_TYPE } from "./launch";
 import { noTaint, type TaintCheck } from "./read";
-import { adaptIngress, adaptService, isIngressType, isServiceType } from "./service";
+import { adaptIngress, adaptService, isEntryPoint, isServiceType } from "./service";
+import { unjudgedReason } from "./unjudged";
 
+/**
+ * Every view of a resource: a container, a Service, each pod a carrier runs, its entry point (a Knative Service is
+ * both), or, for an object that may create workloads no adapter reads, an unjudged view that fails closed.
+ */
+export function adaptResources(
+  type: string,
+  props: unknown,
+  name: string,
+  tainted: TaintCheck = noTaint,
+): Subject[] {
+  if (type === DOCKER_CONTAINER_TYPE) return [adaptDockerContainer(props, name, tainted)];
+  if (type === LAUNCH_TYPE) return [adaptLaunchSpec(props, name, tainted)];
+  if (isServiceType(type)) return [adaptService(type, props, name)];
+  const out: Subject[] = [...(adaptKubernetesWorkloads(type, props, name, tainted) ?? [])];
+  if (isEntryPoint(type, props)) out.push(adaptIngress(type, props, name));
+  if (out.length > 0) return out;
+  const reason = unjudgedReason(type, props);
+  if (reason === undefined) return [];
+  const kind = parseKubeType(type)?.kind ?? type.slice(type.lastIndexOf(":") + 1);
+  const backend = type.startsWith("docker:") ? "docker" : "kubernetes";
+  return [{ subject: "unjudged", origin: { backend, type, kind, name }, reason }];
+}
+
+/** The first view, for callers that judge one view per resource (benchmarks, the toolkit's own parity tests). */
 export function adaptResource(
   type: string,
   props: unknown,
   name: string,
   tainted: TaintCheck = noTaint,
 ): Subject | undefined {
-  if (type === DOCKER_CONTAINER_TYPE) return adaptDockerContainer(props, name, tainted);
-  if (type === LAUNCH_TYPE) return adaptLaunchSpec(props, name, tainted);
-  if (isServiceType(type)) return adaptService(type, props, name);
-  if (isIngressType(type)) return adaptIngress(type, props, name);
-  return adaptKubernetesWorkload(type, props, name, tainted);
+  return adaptResources(type, props, name, tainted)[0];
 }

@@ -60,6 +60,7 @@ export const disallowExposedPorts = defineRule({
       }
       return out;
     }
+    if (s.subject !== "workload") return out;
     const w = s;
     if (w.namespaces.hostNetwork === true) {
       const how = w.origin.backend === "kubernetes" ? "hostNetwork: true" : "networkMode host";

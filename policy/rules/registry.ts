@@ -24,6 +24,7 @@ import { requireReadableValues } from "./require-readable-values";
 import { requireReadonlyRootfs } from "./require-readonly-rootfs";
 import { requireResourceLimits } from "./require-resource-limits";
 import { requireRuntimeClass } from "./require-runtime-class";
+import { disallowUnjudgedWorkloads } from "./disallow-unjudged-workloads";
 import { requireSingleJobMount } from "./require-single-job-mount";
 import type { AnyRule, Finding } from "./types";
 import { resolveConfig } from "./types";
@@ -54,6 +55,7 @@ export const ALL_RULES: readonly AnyRule[] = [
   disallowServiceAccountToken,
   requireRuntimeClass,
   requireReadableValues,
+  disallowUnjudgedWorkloads,
 ];
 
 /** Which rules a pack holds: all by default, or only the mission rules, minus any excluded ids. */

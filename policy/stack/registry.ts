@@ -1,3 +1,4 @@
+import { disallowHostPathClaims } from "./disallow-host-path-claims";
 import { disallowSecretFlow } from "./disallow-secret-flow";
 import { requireBudgetBound } from "./require-budget-bound";
 import { requireProxyOnlyEgress } from "./require-proxy-only-egress";
@@ -8,4 +9,5 @@ export const ALL_STACK_RULES: readonly AnyStackRule[] = [
   requireBudgetBound,
   disallowSecretFlow,
   requireProxyOnlyEgress,
+  disallowHostPathClaims,
 ];

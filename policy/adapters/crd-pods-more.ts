@@ -1,0 +1,149 @@
+/**
+ * Rebuilt pods of the Spark operator and KubeVirt (see crd-pods.ts for the approach).
+ *
+ * - Spark operator (sparkoperator.k8s.io SparkApplication; ScheduledSparkApplication under `spec.template`): a
+ *   driver pod and the executors' pod (`executor.instances` copies). Each role writes one container's settings
+ *   (`image` else the app's, `securityContext`, `env`, `envFrom`, `volumeMounts`, `ports`, `coreLimit` as the CPU
+ *   limit, `gpu`), the pod's (`podSecurityContext`, `hostNetwork`), `sidecars` and `initContainers`; `spec.volumes`
+ *   go to both pods; a role's `template` (operator v2) is the pod the operator starts from. Spark always sets the
+ *   memory limit to the role's memory plus overhead (spark.kubernetes.memoryOverheadFactor, 10%, at least 384 MiB);
+ *   JVM sizes (`512m`, `2g`) are binary units (kubeflow.org/docs/components/spark-operator/user-guide).
+ * - KubeVirt (kubevirt.io VirtualMachine `spec.template.spec`, VirtualMachineInstance `spec`,
+ *   VirtualMachineInstanceReplicaSet `spec.template.spec`; pool.kubevirt.io VirtualMachinePool
+ *   `spec.virtualMachineTemplate.spec.template.spec`): a VM is no container, but its launcher pod mounts each
+ *   `hostDisk` volume from the host and hands `domain.devices.hostDevices`/`gpus` to the guest
+ *   (kubevirt.io user guide, Disks and Volumes, Host Devices). Claims and DataVolumes stay claims, so a claim bound
+ *   to a hostPath PersistentVolume is resolved like a pod's.
+ */
+import { isUnknown } from "../workload";
+import type { PodSite } from "./carriers";
+import { partsOf, putField, putList, rebuilt, unknownSite } from "./crd-pods";
+import { PathMapper, strategicMerge } from "./pod-merge";
+import { at, field, isObj, items, join, str } from "./read";
+
+type Obj = Record<string, unknown>;
+
+const MIB = 1024 * 1024;
+const UNITS: Readonly<Record<string, number>> = { k: 1024, m: MIB, g: 1024 * MIB, t: 1024 * 1024 * MIB };
+
+/** A JVM size (`512m`, `2g`, `1024`) in bytes; undefined when it is not one. */
+export function jvmBytes(v: unknown): number | undefined {
+  const s = typeof v === "number" ? String(v) : typeof v === "string" ? v.trim().toLowerCase() : undefined;
+  const m = s === undefined ? null : /^(\d+)([kmgt])?b?$/.exec(s);
+  if (m === null) return undefined;
+  return Number(m[1]) * (m[2] === undefined ? MIB : (UNITS[m[2]] ?? 1));
+}
+
+function sparkRole(props: unknown, appPath: string, role: "driver" | "executor"): PodSite {
+  const app = at(props, appPath);
+  const rPath = join(appPath, role);
+  const r = field(app, role);
+  const mapper = new PathMapper(rPath);
+  const memory = jvmBytes(field(r, "memory") ?? "1g");
+  const limits: Obj = {};
+  if (memory !== undefined) limits.memory = String(memory + Math.max(Math.round(memory * 0.1), 384 * MIB));
+  if (field(r, "coreLimit") !== undefined) limits.cpu = field(r, "coreLimit");
+  const gpu = field(r, "gpu");
+  const gpuName = str(field(gpu, "name"));
+  if (typeof gpuName === "string") limits[gpuName] = field(gpu, "quantity") ?? 1;
+  const main: Obj = { name: role === "driver" ? "spark-kubernetes-driver" : "spark-kubernetes-executor" };
+  main.image = field(r, "image") ?? field(app, "image");
+  for (const key of ["securityContext", "env", "envFrom", "volumeMounts", "ports"])
+    if (field(r, key) !== undefined) main[key] = field(r, key);
+  main.resources = { limits };
+  const spec: Obj = { restartPolicy: "Never" };
+  putList(
+    spec,
+    "containers",
+    [{ value: main, path: rPath }, ...partsOf(field(r, "sidecars"), join(rPath, "sidecars"))],
+    mapper,
+  );
+  putList(spec, "initContainers", partsOf(field(r, "initContainers"), join(rPath, "initContainers")), mapper);
+  putField(
+    spec,
+    "securityContext",
+    [{ value: field(r, "podSecurityContext"), path: join(rPath, "podSecurityContext") }],
+    mapper,
+  );
+  putField(
+    spec,
+    "hostNetwork",
+    [{ value: field(r, "hostNetwork"), path: join(rPath, "hostNetwork") }],
+    mapper,
+  );
+  putList(spec, "volumes", partsOf(field(app, "volumes"), join(appPath, "volumes")), mapper);
+  const template = field(r, "template");
+  const base = field(template, "spec");
+  const merged = isObj(base) ? (strategicMerge(base, spec) as Obj) : spec;
+  const metadata = (field(template, "metadata") as Obj | undefined) ?? {
+    labels: field(r, "labels"),
+    annotations: field(r, "annotations"),
+  };
+  const replicas = role === "executor" ? { replicas: field(r, "instances") } : {};
+  return rebuilt({ spec: merged, metadata }, rPath, mapper, {
+    props: { metadata, spec: merged, ...replicas },
+    ...(role === "executor" ? { replicasPath: "replicas" } : {}),
+  });
+}
+
+export function sparkSites(kind: string, props: unknown): PodSite[] | undefined {
+  const appPath =
+    kind === "SparkApplication" ? "spec" : kind === "ScheduledSparkApplication" ? "spec.template" : undefined;
+  if (appPath === undefined) return undefined;
+  if (isUnknown(at(props, appPath))) return unknownSite(props, appPath);
+  return [sparkRole(props, appPath, "driver"), sparkRole(props, appPath, "executor")];
+}
+
+const VMI_PATHS: Readonly<Record<string, string>> = {
+  VirtualMachine: "spec.template.spec",
+  VirtualMachineInstance: "spec",
+  VirtualMachineInstanceReplicaSet: "spec.template.spec",
+  VirtualMachinePool: "spec.virtualMachineTemplate.spec.template.spec",
+};
+
+/** A VM's volume as its launcher pod has it: host disks are host paths, claims stay claims, the rest is not the host's. */
+function launcherVolume(v: unknown): unknown {
+  if (!isObj(v)) return v;
+  const hostDisk = field(v, "hostDisk");
+  if (hostDisk !== undefined)
+    return { name: v.name, hostPath: isUnknown(hostDisk) ? hostDisk : { path: field(hostDisk, "path") } };
+  if (field(v, "persistentVolumeClaim") !== undefined)
+    return { name: v.name, persistentVolumeClaim: field(v, "persistentVolumeClaim") };
+  const dv = field(v, "dataVolume");
+  if (dv !== undefined) return { name: v.name, persistentVolumeClaim: { claimName: field(dv, "name") } };
+  return { name: v.name, emptyDir: {} };
+}
+
+export function kubevirtSites(kind: string, props: unknown): PodSite[] | undefined {
+  const vmiPath = VMI_PATHS[kind];
+  if (vmiPath === undefined || !Object.hasOwn(VMI_PATHS, kind)) return undefined;
+  const vmi = at(props, vmiPath);
+  if (isUnknown(vmi)) return unknownSite(props, vmiPath);
+  const mapper = new PathMapper(vmiPath);
+  const volumes = partsOf(field(vmi, "volumes"), join(vmiPath, "volumes"));
+  // The launcher pod mounts a service-account token only for a `serviceAccount` volume.
+  const spec: Obj = {
+    restartPolicy: "Never",
+    automountServiceAccountToken: volumes.some((p) => field(p.value, "serviceAccount") !== undefined),
+  };
+  putList(
+    spec,
+    "volumes",
+    volumes.map((p) => ({ ...p, value: launcherVolume(p.value) })),
+    mapper,
+  );
+  const devices: string[] = [];
+  for (const key of ["hostDevices", "gpus"])
+    for (const d of items(at(vmi, `domain.devices.${key}`))) {
+      const name = str(field(d, "deviceName"));
+      devices.push(`${key === "gpus" ? "GPU" : "host device"} ${typeof name === "string" ? name : "?"}`);
+    }
+  const metaPath = vmiPath === "spec" ? "metadata" : `${vmiPath.slice(0, -".spec".length)}.metadata`;
+  return [
+    rebuilt({ spec, metadata: (at(props, metaPath) as Obj | undefined) ?? {} }, vmiPath, mapper, {
+      vm: true,
+      devices,
+      controller: kind !== "VirtualMachineInstance",
+    }),
+  ];
+}

@@ -1,0 +1,106 @@
+/**
+ * Tools for pods rebuilt from custom resources (crd-pods.ts): a path map from the rebuilt pod back to the
+ * resource, and the strategic merge that Argo's `podSpecPatch`, Tekton's `stepTemplate` and Spark's pod
+ * `template` use, for the keys a pod spec merges by name.
+ */
+import { parse as parseYaml } from "yaml";
+import { isUnknown } from "../workload";
+import type { PathMap } from "./carriers";
+import { entries, isObj } from "./read";
+
+/** Builds a {@link PathMap}: the longest rebuilt prefix wins; paths under none map to `fallback`. */
+export class PathMapper {
+  private readonly pairs: [string, string][] = [];
+  constructor(private readonly fallback: string) {}
+
+  add(rebuilt: string, real: string): void {
+    this.pairs.push([rebuilt, real]);
+  }
+
+  map(): PathMap {
+    const pairs = [...this.pairs].sort((a, b) => b[0].length - a[0].length);
+    const fallback = this.fallback;
+    return (p) => {
+      for (const [s, r] of pairs) {
+        if (p === s) return r;
+        if (p.startsWith(`${s}.`) || p.startsWith(`${s}[`)) return r + p.slice(s.length);
+      }
+      if (p === "spec" || p.startsWith("spec.") || p.startsWith("spec[")) return fallback;
+      return p;
+    };
+  }
+}
+
+/** List keys of a pod spec and a container that strategic merge merges by a key (k8s.io/api patchMergeKey). */
+const MERGE_KEYS: Readonly<Record<string, string>> = {
+  containers: "name",
+  initContainers: "name",
+  ephemeralContainers: "name",
+  volumes: "name",
+  env: "name",
+  volumeMounts: "mountPath",
+  ports: "containerPort",
+  volumeDevices: "devicePath",
+};
+
+/** Strategic merge of `patch` over `base` for the pod spec's merge keys; objects merge, anything else is replaced. */
+export function strategicMerge(base: unknown, patch: unknown, key?: string): unknown {
+  if (patch === undefined) return base;
+  if (isUnknown(patch) || isUnknown(base)) return patch;
+  const mergeKey = key === undefined ? undefined : MERGE_KEYS[key];
+  if (mergeKey !== undefined && Array.isArray(base) && Array.isArray(patch)) {
+    const out = [...base];
+    for (const p of patch) {
+      const id = isObj(p) ? p[mergeKey] : undefined;
+      const i = id === undefined ? -1 : out.findIndex((b) => isObj(b) && b[mergeKey] === id);
+      if (i < 0) out.push(p);
+      else out[i] = strategicMerge(out[i], p);
+    }
+    return out;
+  }
+  if (isObj(base) && isObj(patch)) {
+    const out: Record<string, unknown> = { ...base };
+    for (const [k, v] of entries(patch)) out[k] = strategicMerge(base[k], v, k);
+    return out;
+  }
+  return patch;
+}
+
+/** What a patch string holds: the object, or why the rules cannot read it (they then fail closed). */
+export type ParsedPatch = { readonly value: Record<string, unknown> } | { readonly reason: string };
+
+/**
+ * A pod spec patch written as a string (JSON or YAML, as Argo accepts). A workflow parameter (`{{...}}`) is only
+ * known when the workflow runs, and patch directives (`$patch`, `$retainKeys`...) change what merges: both make
+ * the pod unreadable here rather than guessed.
+ */
+export function parsePatch(raw: unknown): ParsedPatch | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== "string")
+    return isObj(raw) ? { value: raw } : { reason: "a podSpecPatch that is not a string" };
+  if (raw.includes("{{"))
+    return { reason: "a podSpecPatch with workflow parameters, only known when it runs" };
+  let v: unknown;
+  try {
+    v = parseYaml(raw, { uniqueKeys: false });
+  } catch {
+    return { reason: "a podSpecPatch that does not parse" };
+  }
+  if (v === null || v === undefined) return undefined;
+  if (!isObj(v)) return { reason: "a podSpecPatch that is not an object" };
+  if (JSON.stringify(v).includes('"$')) return { reason: "a podSpecPatch with patch directives" };
+  return { value: v };
+}
+
+/** The containers of a merged list: where each one is written (its original path, or the patch's). */
+export function listPaths(
+  merged: unknown,
+  original: readonly { readonly name: unknown; readonly path: string }[],
+  patchPath: string,
+): string[] {
+  if (!Array.isArray(merged)) return [];
+  return merged.map((m) => {
+    const name = isObj(m) ? m.name : undefined;
+    return original.find((o) => o.name !== undefined && o.name === name)?.path ?? patchPath;
+  });
+}

@@ -1,0 +1,104 @@
+/**
+ * Host folders handed out through PersistentVolumes. A `hostPath` (or `local`) PersistentVolume gives a host folder
+ * to whichever pod claims it, so the volume itself is a violation, and a pod that mounts a claim bound to one is
+ * judged as mounting that host path by the mount rules (runtime socket, sensitive folders, single job mount,
+ * devices). It needs every resource of one input set: a stack in the pack, every document scanned together in scan.
+ */
+import { type ClaimResource, claimResolver, hostVolumes, resolveClaims } from "../adapters/claims";
+import { adaptResources } from "../adapters/subject";
+import { runtimeSocketReason, sensitiveHostPathReason } from "../paths";
+import { disallowDevices } from "../rules/disallow-devices";
+import { disallowRuntimeSocket } from "../rules/disallow-runtime-socket";
+import { disallowSensitiveHostMounts } from "../rules/disallow-sensitive-host-mounts";
+import { unchecked, violation } from "../rules/helpers";
+import { requireSingleJobMount } from "../rules/require-single-job-mount";
+import { type AnyRule, resolveConfig } from "../rules/types";
+import { isUnknown } from "../workload";
+import { defineStackRule, type StackFinding } from "./types";
+
+/** The rules that judge what a pod mounts from the host. */
+const MOUNT_RULES: readonly AnyRule[] = [
+  disallowRuntimeSocket,
+  disallowSensitiveHostMounts,
+  requireSingleJobMount,
+  disallowDevices,
+];
+
+/** Resources with an id that findings name (a URN, or a scan's resource id). */
+export interface ClaimInput extends ClaimResource {
+  readonly urn: string;
+}
+
+function findingsOf(
+  r: ClaimResource,
+  props: unknown,
+): Map<string, { rule: string; message: string; path?: string }> {
+  const out = new Map<string, { rule: string; message: string; path?: string }>();
+  for (const s of adaptResources(r.type, props, r.name))
+    for (const rule of MOUNT_RULES) {
+      if (!rule.subjects.includes(s.subject)) continue;
+      for (const f of rule.check(s, resolveConfig(rule, undefined))) {
+        if (f.unchecked) continue;
+        out.set(`${rule.id}\0${f.message}\0${f.path ?? ""}`, {
+          rule: rule.id,
+          message: f.message,
+          ...(f.path === undefined ? {} : { path: f.path }),
+        });
+      }
+    }
+  return out;
+}
+
+/** The check, over any set of resources (the stack rule and the scan run it). */
+export function checkHostPathClaims(resources: readonly ClaimInput[]): StackFinding[] {
+  const out: StackFinding[] = [];
+  for (const v of hostVolumes(resources)) {
+    const urn = (v.resource as ClaimInput).urn;
+    if (isUnknown(v.path) || v.path === undefined) {
+      const f = unchecked(`the host path of PersistentVolume "${v.name}"`, v.at, v.path);
+      if (v.path !== undefined) out.push({ ...f, urn });
+      continue;
+    }
+    const why = runtimeSocketReason(v.path) ?? sensitiveHostPathReason(v.path);
+    out.push({
+      ...violation(
+        `PersistentVolume "${v.name}" hands the host folder ${v.path} to whichever pod claims it${why === undefined ? "" : `: ${why}`}`,
+        v.at,
+      ),
+      urn,
+    });
+  }
+  const resolve = claimResolver(resources);
+  for (const r of resources) {
+    const { props, used } = resolveClaims(r, resolve);
+    if (used.length === 0) continue;
+    const before = findingsOf(r, r.props);
+    const through = used
+      .map((u) => `claim "${u.claim}" is bound to PersistentVolume "${u.volume.name}"`)
+      .join("; ");
+    for (const [key, f] of findingsOf(r, props)) {
+      if (before.has(key)) continue;
+      out.push({
+        ...violation(`${f.rule}: ${f.message} (the ${through}, a host folder)`, f.path),
+        urn: r.urn,
+      });
+    }
+  }
+  return out;
+}
+
+export const disallowHostPathClaims = defineStackRule({
+  id: "sandbox-disallow-host-path-claims",
+  description:
+    "No PersistentVolume is a host folder (hostPath, local), and no pod reaches a host folder through a claim bound to one.",
+  mission: false,
+  enforcementLevel: "mandatory",
+  severity: "high",
+  crosswalk: { cis: ["5.6"], psa: ["hostPathVolumes"], kyverno: ["disallow-host-path"] },
+  defaults: {},
+  remediationSteps:
+    "Back the claim with a storage class that is not the node's disk (no hostPath or local PersistentVolume); a task's only host folder is its job folder.",
+  check(resources) {
+    return checkHostPathClaims(resources);
+  },
+});
