@@ -2,10 +2,15 @@ import { canonicalCapability } from "../../components/spec/capabilities";
 import { capabilityList, label, showList, unchecked, violation } from "./helpers";
 import { defineRule, type Finding } from "./types";
 
-/** Containers add no capability beyond an allowed set (empty by default: the hardened template adds nothing). */
+/**
+ * Containers add no capability beyond an allowed set. By default the set is Pod Security `restricted`'s:
+ * NET_BIND_SERVICE only (binding a port below 1024, which an unprivileged process inside its own network namespace
+ * cannot abuse); `allowed: []` refuses every add, as the hardened template adds nothing.
+ */
 export const disallowAddedCapabilities = defineRule({
   id: "sandbox-disallow-added-capabilities",
-  description: "No container adds a Linux capability outside the allowed set (none by default).",
+  description:
+    "No container adds a Linux capability outside the allowed set (NET_BIND_SERVICE by default, as PSA restricted).",
   mission: false,
   enforcementLevel: "mandatory",
   severity: "high",
@@ -22,12 +27,13 @@ export const disallowAddedCapabilities = defineRule({
       allowed: {
         type: "array",
         items: { type: "string" },
-        description: "Capabilities a container may add (any case, CAP_ optional), e.g. [NET_BIND_SERVICE].",
-        default: [],
+        description:
+          "Capabilities a container may add (any case, CAP_ optional). Default [NET_BIND_SERVICE], as Pod Security restricted; [] allows none.",
+        default: ["NET_BIND_SERVICE"],
       },
     },
   },
-  defaults: { allowed: [] as string[] },
+  defaults: { allowed: ["NET_BIND_SERVICE"] as string[] },
   remediationSteps: "Remove the capability from the add list; a task that needs it is not a sandbox task.",
   check(s, config) {
     if (s.subject !== "workload") return [];

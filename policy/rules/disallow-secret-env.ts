@@ -1,6 +1,7 @@
 import { secretNameReason, secretValueReason } from "../../components/spec/secrets";
 import { isUnknown } from "../workload";
 import { label, unchecked, violation } from "./helpers";
+import { argFindings, envReason, mountFindings, visibleValue } from "./secret-carriers";
 import { defineRule, type Finding } from "./types";
 
 /** The variable's name for a message, unless the "name" is itself a credential (`envs: ["ghp_..."]`). */
@@ -10,8 +11,10 @@ function shownName(name: string, path: string): string {
 
 /**
  * Mission rule: the task's environment carries no credential. Catches Kubernetes `secretKeyRef` and
- * `envFrom.secretRef`, names that say key/token/secret/password/credential, values shaped like credentials, and
- * Pulumi secrets (see policy/pulumi/props.ts for how secretness is read). Messages never print a value.
+ * `envFrom.secretRef`, names that say key/token/secret/password/credential (confirmed by the value's shape, see
+ * components/spec/secret-names.ts), values shaped like credentials, annotations and labels copied in through the
+ * downward API, credentials on the command line, Secret volumes a container mounts, and Pulumi secrets (see
+ * policy/pulumi/props.ts for how secretness is read). Messages never print a value.
  */
 export const disallowSecretEnv = defineRule({
   id: "sandbox-disallow-secret-env",
@@ -78,19 +81,24 @@ export const disallowSecretEnv = defineRule({
           out.push(violation(`${who} has ${what}, which looks like a credential (not shown)`, e.path));
           continue;
         }
-        const byName = name === undefined ? undefined : secretNameReason(name);
-        if (byName !== undefined) {
-          out.push(violation(`${who} sets ${what}: ${byName} (the value is not shown)`, e.path));
+        // The name is confirmed by the value the container really gets (a literal, an annotation's text) and its
+        // shape: `PASSWORD_MIN_LENGTH=12` and `POSTGRES_PASSWORD_FILE=/run/secrets/db` are not credentials.
+        const value = visibleValue(s, e);
+        const byName = name === undefined || !isUnknown(value) ? undefined : secretNameReason(name);
+        const reason = isUnknown(value) || isUnknown(e.name) ? byName : envReason(name, value);
+        if (reason !== undefined) {
+          out.push(violation(`${who} sets ${what}: ${reason} (the value is not shown)`, e.path));
           continue;
         }
-        if (typeof e.value === "string") {
-          const byValue = secretValueReason(e.value);
-          if (byValue !== undefined)
-            out.push(violation(`${who} sets ${what}: ${byValue} (the value is not shown)`, e.path));
-        } else if (isUnknown(e.value) || isUnknown(e.name)) {
+        if (isUnknown(value) || isUnknown(e.name)) {
           out.push(unchecked(`${what} of ${who}`, e.path, e.value, e.name));
         }
       }
+      // Credentials on the command line and Secret volumes reach the task as surely as its environment.
+      for (const a of c.args)
+        if (isUnknown(a.value) && !a.tainted)
+          out.push(unchecked(`the command line of ${label(c)}`, a.path, a.value));
+      out.push(...argFindings(c), ...mountFindings(c));
     }
     return out;
   },

@@ -30,6 +30,7 @@ describe("exit codes", () => {
         "        runAsNonRoot: true",
         "        runAsUser: 1000",
         "        allowPrivilegeEscalation: false",
+        "        seccompProfile: { type: RuntimeDefault }",
         "        capabilities: { drop: [NET_ADMIN] }",
         "",
       ].join("\n"),
@@ -164,18 +165,20 @@ describe("exemptions", () => {
       "sandbox-disallow-privilege-escalation": {
         exemptions: [{ resource: "Pod/debug", reason: "debug only" }],
       },
+      "sandbox-disallow-unconfined-seccomp": { exemptions: [{ resource: "Pod/debug", reason: "debug only" }] },
     });
     const { code, report } = await scanJson([LIST, "--config", cfg]);
     const exempted = report.findings.filter((f) => f.exemption !== undefined);
     expect(exempted.map((f) => `${f.ruleId}: ${f.exemption?.reason}`).sort()).toEqual([
       "sandbox-disallow-privilege-escalation: debug only",
+      "sandbox-disallow-unconfined-seccomp: debug only",
       "sandbox-require-drop-net-admin: debug only",
       `sandbox-require-non-root: ${rootExemption.reason}`,
       "sandbox-require-resource-limits: limits come from the namespace's LimitRange",
       "sandbox-require-resource-limits: limits come from the namespace's LimitRange",
     ]);
     expect(report.summary.mandatory).toBe(0);
-    expect(report.summary.exempted).toBe(5);
+    expect(report.summary.exempted).toBe(6);
     expect(code).toBe(0);
     const text = (await scan([LIST, "--config", cfg])).out;
     expect(text).toContain(`exempted: ${rootExemption.reason}`);

@@ -1,0 +1,183 @@
+/**
+ * Credentials on a command line: the argv of a container (Kubernetes `command`/`args`, Docker `entrypoints`/
+ * `command`, Engine `Entrypoint`/`Cmd`), including shell scripts passed as one argument (`sh -c "..."`).
+ *
+ * Read the way the programs read them: long options `--password=x` and `--password x` (getopt_long), `NAME=value`
+ * words (`env PGPASSWORD=x psql`), and the short options whose meaning depends on the program: MySQL and MariaDB
+ * clients take a password only glued to `-p` (`-pSECRET`; `-p SECRET` prompts and `SECRET` is the database), curl
+ * `-u user:password`, sshpass `-p`, redis-cli `-a`, mongosh `-p`, sqlcmd `-P`, zip `-P`, 7z `-p...`, smbclient
+ * `-U user%password`, lftp `-u user,password`, openssl `-pass`, `-passin`, `-passout` with `pass:...`, keytool `-storepass`/
+ * `-keypass`, `docker login -p`. Known credential formats count anywhere in an argument.
+ */
+import { credentialNameReason, credentialWords, isSwitchName } from "./secret-names";
+import { isKeyShaped, isOnlyReferences } from "./secret-shapes";
+import { knownFormat } from "./secret-values";
+
+/** One word of the command line and the argument it came from. */
+interface Word {
+  readonly text: string;
+  readonly arg: number;
+}
+
+/** Splits a script-like argument into words (quotes removed); a plain argument is one word. */
+function wordsOf(arg: string): string[] {
+  if (!/\s/.test(arg)) return [arg];
+  return (arg.match(/(?:[^\s"']+|"(?:[^"\\]|\\.)*"|'[^']*')+/g) ?? []).map((w) =>
+    w.replace(
+      /"((?:[^"\\]|\\.)*)"|'([^']*)'/g,
+      (_m, a: string | undefined, b: string | undefined) => a ?? b ?? "",
+    ),
+  );
+}
+
+const SEPARATOR = /^(?:;|&&|\|\||\||&)$/;
+
+/** How a program takes a password through a short option. */
+interface ShortOption {
+  readonly flag: string;
+  /** `-pSECRET` */
+  readonly glued: boolean;
+  /** `-p SECRET` */
+  readonly separate: boolean;
+  /** The value holds `user<sep>password`; only the part after the separator is the password. */
+  readonly userSep?: string;
+  /** A subcommand that must come first (`docker login -p`; `docker run -p` publishes a port). */
+  readonly after?: string;
+}
+
+const MYSQL: ShortOption[] = [{ flag: "-p", glued: true, separate: false }];
+const SHORT_OPTIONS: Readonly<Record<string, readonly ShortOption[]>> = {
+  mysql: MYSQL,
+  mysqldump: MYSQL,
+  mysqladmin: MYSQL,
+  mysqlimport: MYSQL,
+  mysqlshow: MYSQL,
+  mysqlcheck: MYSQL,
+  mysqlpump: MYSQL,
+  mysqlslap: MYSQL,
+  mariadb: MYSQL,
+  "mariadb-dump": MYSQL,
+  "mariadb-admin": MYSQL,
+  curl: [
+    { flag: "-u", glued: true, separate: true, userSep: ":" },
+    { flag: "--user", glued: false, separate: true, userSep: ":" },
+    { flag: "-U", glued: true, separate: true, userSep: ":" },
+    { flag: "--proxy-user", glued: false, separate: true, userSep: ":" },
+  ],
+  sshpass: [{ flag: "-p", glued: true, separate: true }],
+  "redis-cli": [{ flag: "-a", glued: false, separate: true }],
+  mongosh: [{ flag: "-p", glued: false, separate: true }],
+  mongo: [{ flag: "-p", glued: false, separate: true }],
+  mongodump: [{ flag: "-p", glued: false, separate: true }],
+  mongorestore: [{ flag: "-p", glued: false, separate: true }],
+  sqlcmd: [{ flag: "-P", glued: false, separate: true }],
+  bcp: [{ flag: "-P", glued: false, separate: true }],
+  zip: [{ flag: "-P", glued: false, separate: true }],
+  unzip: [{ flag: "-P", glued: false, separate: true }],
+  "7z": [{ flag: "-p", glued: true, separate: false }],
+  "7za": [{ flag: "-p", glued: true, separate: false }],
+  smbclient: [{ flag: "-U", glued: false, separate: true, userSep: "%" }],
+  lftp: [{ flag: "-u", glued: false, separate: true, userSep: "," }],
+  docker: [{ flag: "-p", glued: false, separate: true, after: "login" }],
+  podman: [{ flag: "-p", glued: false, separate: true, after: "login" }],
+  buildah: [{ flag: "-p", glued: false, separate: true, after: "login" }],
+  keytool: ["-storepass", "-keypass", "-srcstorepass", "-deststorepass", "-srckeypass", "-destkeypass"].map(
+    (flag) => ({ flag, glued: false, separate: true }),
+  ),
+};
+
+/** Programs whose `--password` without `=` prompts instead of taking the next word. */
+const PROMPTING = new Set(Object.keys(SHORT_OPTIONS).filter((p) => SHORT_OPTIONS[p] === MYSQL));
+
+function programName(word: string): string {
+  return (word.split("/").at(-1) ?? word).toLowerCase();
+}
+
+/** Why a value given to a password option is a credential: anything literal and not empty. */
+function literalPassword(value: string, userSep?: string): boolean {
+  let v = value;
+  if (userSep !== undefined) {
+    const i = v.indexOf(userSep);
+    if (i < 0) return false; // `-u user`: the program asks for the password
+    v = v.slice(i + userSep.length);
+  }
+  return v.trim() !== "" && !isOnlyReferences(v);
+}
+
+/** A long option's name and its glued value: `--db-password=x` -> [`db-password`, `x`]. */
+function longOption(word: string): { flag: string; name: string; value: string | undefined } | undefined {
+  const m = /^(--?([A-Za-z][A-Za-z0-9_.-]*))(?:=(.*))?$/s.exec(word);
+  if (m === null) return undefined;
+  return { flag: m[1] ?? "", name: m[2] ?? "", value: m[3] };
+}
+
+/** Why an option's value is a credential, judged by the option's name the way a variable's name is. */
+function optionReason(flagName: string, name: string, value: string): string | undefined {
+  if (value.trim() === "" || isOnlyReferences(value)) return undefined;
+  // openssl `pass:x` is literal; `env:VAR`, `file:path`, `fd:3` and `stdin` are references.
+  const v = value.replace(/^pass:/, "");
+  if (/^(?:env|file|fd):|^stdin$/.test(value)) return undefined;
+  // A lone `auth` option usually names a method (`--auth basic`): only a key or `user:pass` is a credential.
+  const words = credentialWords(name);
+  if (words.length > 0 && words.every((w) => w === "AUTH") && !isKeyShaped(v) && !/.:./.test(v))
+    return undefined;
+  const byName = credentialNameReason(name, v);
+  return byName === undefined ? undefined : `option ${flagName} is given a credential`;
+}
+
+/** Reasons by argument index: which arguments carry a credential, and why (never the value). */
+export function secretArgReasons(argv: readonly (string | undefined)[]): Map<number, string> {
+  const out = new Map<number, string>();
+  const flag = (arg: number, reason: string) => {
+    if (!out.has(arg)) out.set(arg, reason);
+  };
+  const words: Word[] = [];
+  argv.forEach((a, arg) => {
+    if (a === undefined) return;
+    const what = knownFormat(a);
+    if (what !== undefined) flag(arg, `it contains ${what}`);
+    for (const w of wordsOf(a)) {
+      const trimmed = w.replace(/;+$/, "");
+      if (trimmed !== "") words.push({ text: trimmed, arg });
+      if (trimmed !== w) words.push({ text: ";", arg });
+    }
+  });
+  let programs = new Set<string>();
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i] as Word;
+    const next = words[i + 1];
+    if (SEPARATOR.test(w.text)) {
+      programs = new Set();
+      continue;
+    }
+    const options = [...programs]
+      .flatMap((p) => SHORT_OPTIONS[p] ?? [])
+      .filter((o) => o.after === undefined || programs.has(o.after));
+    for (const o of options) {
+      if (o.separate && w.text === o.flag && next !== undefined && literalPassword(next.text, o.userSep))
+        flag(next.arg, `${o.flag} is given a password`);
+      else if (o.glued && w.text.length > o.flag.length && w.text.startsWith(o.flag)) {
+        if (literalPassword(w.text.slice(o.flag.length), o.userSep))
+          flag(w.arg, `${o.flag} is given a password`);
+      }
+    }
+    const opt = longOption(w.text);
+    if (opt !== undefined && opt.name.length > 1) {
+      if (opt.value !== undefined) {
+        const r = optionReason(opt.flag, opt.name, opt.value);
+        if (r !== undefined) flag(w.arg, r);
+      } else if (
+        next !== undefined &&
+        !next.text.startsWith("-") &&
+        !isSwitchName(opt.name) &&
+        credentialWords(opt.name).length > 0 &&
+        ![...programs].some((p) => PROMPTING.has(p))
+      ) {
+        const r = optionReason(opt.flag, opt.name, next.text);
+        if (r !== undefined) flag(next.arg, r);
+      }
+    }
+    programs.add(programName(w.text));
+  }
+  return out;
+}
