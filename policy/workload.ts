@@ -233,6 +233,15 @@ export interface WorkloadView {
   readonly networkMode: Val<string>;
   /** Docker `publishAllPorts`. */
   readonly publishAllPorts: Val<boolean>;
+  /**
+   * Networks that give the workload an address of its own on the host's network (Docker `macvlan`, `ipvlan`),
+   * reachable from outside the machine without a published port.
+   */
+  readonly hostLanNetworks?: readonly {
+    readonly name: string;
+    readonly driver: string;
+    readonly path: string;
+  }[];
   readonly sysctls: readonly { readonly name: Val<string>; readonly path: string }[];
   readonly sysctlsUnknown: boolean;
   /** Kubernetes only: undefined when absent (the default mounts a token). */

@@ -21,6 +21,8 @@ export interface HostVolume {
   /** Where the host path is written in the PersistentVolume (`spec.hostPath.path`, `spec.local.path`). */
   readonly at: string;
   readonly claim?: { readonly namespace?: string; readonly name: string };
+  /** `spec.storageClassName`; "" when the volume has none. */
+  readonly storageClass: string;
   readonly resource: ClaimResource;
 }
 
@@ -59,6 +61,7 @@ export function hostVolumes(resources: readonly ClaimResource[]): HostVolume[] {
       name: objectName(r),
       path: isUnknown(src) ? src : str(field(src, "path")),
       at: `spec.${where}.path`,
+      storageClass: text(field(spec, "storageClassName")) ?? "",
       ...(claimName === undefined
         ? {}
         : { claim: { name: claimName, ...(ns === undefined ? {} : { namespace: ns }) } }),
@@ -82,6 +85,8 @@ export function claimResolver(resources: readonly ClaimResource[]) {
       name: objectName(r),
       namespace: text(at(r.props, "metadata.namespace")),
       volumeName: text(at(r.props, "spec.volumeName")),
+      // Unset: the default class is filled in at admission, which a manifest cannot see.
+      storageClass: str(at(r.props, "spec.storageClassName")),
     }));
   return (namespace: string | undefined, claim: string): HostVolume | undefined => {
     const byRef = volumes.find(
@@ -89,7 +94,15 @@ export function claimResolver(resources: readonly ClaimResource[]) {
     );
     if (byRef !== undefined) return byRef;
     const pvc = claims.find((c) => c.name === claim && sameNamespace(c.namespace, namespace));
-    return pvc?.volumeName === undefined ? undefined : volumes.find((v) => v.name === pvc.volumeName);
+    if (pvc === undefined) return undefined;
+    if (pvc.volumeName !== undefined) return volumes.find((v) => v.name === pvc.volumeName);
+    // Dynamic binding: the binder may give the claim any available volume of its class (a volume no other claim
+    // reserved). Which one it picks cannot be known here, so any host volume it may pick counts.
+    return volumes.find(
+      (v) =>
+        v.claim === undefined &&
+        (typeof pvc.storageClass !== "string" || pvc.storageClass === v.storageClass),
+    );
   };
 }
 

@@ -10,6 +10,7 @@ import {
   type MountView,
   type PortView,
   UNKNOWN,
+  Unreadable,
   type Val,
   type WorkloadView,
 } from "../workload";
@@ -109,8 +110,15 @@ function dockerMounts(props: unknown, tainted: TaintCheck): { mounts: MountView[
     const path = join("mounts", i);
     const t = str(field(m, "type"));
     const type = typeof t === "string" ? t.trim().toLowerCase() : t;
+    // A named pipe (`npipe`) is a host endpoint, like a bind of a socket.
     const kind =
-      type === "bind" ? "bind" : type === "tmpfs" ? "tmpfs" : type === "volume" ? "volume" : "other";
+      type === "bind" || type === "npipe"
+        ? "bind"
+        : type === "tmpfs"
+          ? "tmpfs"
+          : type === "volume"
+            ? "volume"
+            : "other";
     mounts.push({
       type: isUnknown(type) ? "bind" : kind, // an unknown type may be a bind: judge its source
       source: str(field(m, "source")),
@@ -137,8 +145,14 @@ function dockerMounts(props: unknown, tainted: TaintCheck): { mounts: MountView[
             ? "other"
             : "volume";
     mounts.push({
-      type,
-      source: hostPath,
+      // `volumes_from`: every mount of another container, which the policy cannot see: judged as unreadable.
+      type: fromContainer !== undefined && hostPath === undefined ? "bind" : type,
+      source:
+        fromContainer !== undefined && hostPath === undefined
+          ? new Unreadable(
+              `it is every mount of container ${JSON.stringify(String(fromContainer))}, which the policy cannot see`,
+            )
+          : hostPath,
       target: str(field(v, "containerPath")),
       readOnly: bool(field(v, "readOnly")),
       propagation: undefined,
@@ -192,6 +206,25 @@ function mbToBytes(v: Val<number>): Val<number> {
   if (isUnknown(v) || v === undefined) return v;
   if (v < 0) return -1;
   return v === 0 ? undefined : v * MB;
+}
+
+/**
+ * `networksAdvanced` entries whose network driver is known to put the container on the host's own network
+ * (the scanner's Compose reader writes the driver it read from the project's network definitions).
+ */
+function hostLanNetworks(props: unknown): { name: string; driver: string; path: string }[] {
+  const out: { name: string; driver: string; path: string }[] = [];
+  items(field(props, "networksAdvanced")).forEach((n, i) => {
+    const driver = str(field(n, "driver"));
+    const name = str(field(n, "name"));
+    if (typeof driver === "string" && /^(?:macvlan|ipvlan)$/i.test(driver.trim()))
+      out.push({
+        name: typeof name === "string" ? name : `#${i}`,
+        driver: driver.trim(),
+        path: join("networksAdvanced", i),
+      });
+  });
+  return out;
 }
 
 /** Adapts a `docker.Container`'s props (plain values; preview unknowns as {@link UNKNOWN}). */
@@ -295,6 +328,7 @@ export function adaptDockerContainer(
     },
     networkMode: str(field(props, "networkMode")),
     publishAllPorts: bool(field(props, "publishAllPorts")),
+    hostLanNetworks: hostLanNetworks(props),
     sysctls: entries(sysctlsRaw).map(([k]) => ({ name: k, path: join("sysctls", k) })),
     sysctlsUnknown: isUnknown(sysctlsRaw),
     automountServiceAccountToken: false, // Docker containers get no Kubernetes token.

@@ -72,14 +72,25 @@ export function field(o: unknown, key: string): unknown {
   return v === null ? undefined : v;
 }
 
-/** Follows a dotted key path such as `spec.template.spec`. */
+/** Follows a display path such as `spec.template.spec` or `spec.tasks[0].taskSpec` (list indexes included). */
 export function at(o: unknown, path: string): unknown {
   let cur = o;
-  for (const k of path.split(".")) {
-    if (k === "") continue;
-    cur = field(cur, k);
+  for (const part of path.split(".")) {
+    const m = /^([^[]*)((?:\[\d+\])*)$/.exec(part);
+    const key = m === null ? part : (m[1] ?? "");
+    if (key !== "") cur = field(cur, key);
+    for (const idx of m === null ? [] : (m[2] ?? "").matchAll(/\[(\d+)\]/g)) cur = index(cur, Number(idx[1]));
   }
   return cur;
+}
+
+/** `l[i]`: unknown or unreadable as `l` is, undefined when absent or out of range, unreadable when not a list. */
+function index(l: unknown, i: number): unknown {
+  if (l === UNKNOWN || isUnreadable(l)) return l;
+  if (l === undefined || l === null) return undefined;
+  if (!Array.isArray(l)) return unreadable(l, "a list");
+  const v = l[i];
+  return v === null ? undefined : v;
 }
 
 /** A flag: booleans, and the texts every engine's loose readers take (`true`, `yes`, `on`, `1`...). */

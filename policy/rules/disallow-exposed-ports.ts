@@ -72,6 +72,13 @@ export const disallowExposedPorts = defineRule({
       );
     } else if (isUnknown(w.namespaces.hostNetwork))
       out.push(unchecked("the network mode", undefined, w.namespaces.hostNetwork));
+    for (const n of w.hostLanNetworks ?? [])
+      out.push(
+        violation(
+          `the workload is on ${n.driver} network "${n.name}": it gets an address of its own on the host's network, reachable from outside`,
+          n.path,
+        ),
+      );
     if (w.publishAllPorts === true)
       out.push(
         violation("publishAllPorts publishes every exposed port of the image on the host", "publishAllPorts"),

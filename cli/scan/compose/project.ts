@@ -41,6 +41,33 @@ function fileMounts(service: Model, project: Model): Props[] {
   return out;
 }
 
+/** The networks a service joins: its `networks`, or the project's `default` network when it names none. */
+function attachedNetworks(s: Model): string[] {
+  if (isMap(s.networks)) return Object.keys(s.networks);
+  if (Array.isArray(s.networks)) return s.networks.map(String);
+  return s.network_mode === undefined ? ["default"] : [];
+}
+
+/**
+ * The engine's name of a project network: its `name:` when set; the key itself for an external network; otherwise
+ * Compose prefixes the project's name (`<project>_<key>`), which is never one of the engine's own networks.
+ */
+function realName(key: string, def: unknown): string | undefined {
+  if (isMap(def) && typeof def.name === "string") return def.name.trim().toLowerCase();
+  const external = isMap(def) && (def.external === true || isMap(def.external));
+  return external ? key.toLowerCase() : undefined;
+}
+
+/** The service's networks whose driver gives it an address on the host's network (macvlan, ipvlan). */
+function hostLanNetworks(s: Model, project: Model): Props[] {
+  const nets = isMap(project.networks) ? project.networks : {};
+  return attachedNetworks(s).flatMap((n) => {
+    const def = nets[n];
+    const driver = isMap(def) && typeof def.driver === "string" ? def.driver.trim().toLowerCase() : "";
+    return driver === "macvlan" || driver === "ipvlan" ? [{ name: n, driver }] : [];
+  });
+}
+
 /** The service's network mode, following `service:x` and network drivers. */
 function networkMode(name: string, services: Model, project: Model, seen: Set<string>): string | undefined {
   const s = services[name];
@@ -56,15 +83,18 @@ function networkMode(name: string, services: Model, project: Model, seen: Set<st
   }
   if (mode !== undefined) return mode;
   const nets = isMap(project.networks) ? project.networks : {};
-  const attached = isMap(s.networks) ? Object.keys(s.networks) : [];
-  for (const n of attached) {
+  for (const n of attachedNetworks(s)) {
     const def = nets[n];
     const driver = isMap(def) && typeof def.driver === "string" ? def.driver.trim().toLowerCase() : "";
-    if (driver === "host") return "host";
+    // The engine's network named `host` is host networking, whatever the project calls it (`external: true`).
+    if (driver === "host" || realName(n, def) === "host") return "host";
   }
-  for (const n of attached) {
+  for (const n of attachedNetworks(s)) {
     const def = nets[n];
-    if (isMap(def) && typeof def.driver === "string" && def.driver.trim().toLowerCase() === "none")
+    if (
+      (isMap(def) && typeof def.driver === "string" && def.driver.trim().toLowerCase() === "none") ||
+      realName(n, def) === "none"
+    )
       return "none";
   }
   return undefined;
@@ -108,5 +138,7 @@ export function projectServiceProps(name: string, project: Model): Props {
   else delete props.volumes;
   const mode = networkMode(name, services, project, new Set([name]));
   if (mode !== undefined) props.networkMode = mode;
+  const lan = mode === undefined ? hostLanNetworks(s, project) : [];
+  if (lan.length > 0) props.networksAdvanced = lan;
   return props;
 }
