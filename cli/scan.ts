@@ -7,21 +7,24 @@
  *   npm run scan -- k8s/ compose.yaml preview.json --format sarif --output scan.sarif
  *   helm template chart | npm run scan -- - --stdin-name chart/rendered.yaml
  */
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
+import { readFileSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { isPreset, PRESETS, type Preset } from "../policy/presets";
 import { formatJson } from "../policy/report/json";
-import type { InputError, Skipped } from "../policy/report/model";
 import { formatSarif } from "../policy/report/sarif";
 import { formatText } from "../policy/report/text";
-import { ConfigError, readScanConfig, type ScanConfig } from "./scan/config";
-import { type InputHost, parseInput, type ScanItem } from "./scan/documents";
-import { SCAN_RULES, scanItems } from "./scan/run";
+import { collect, internalError, judgeIsolating, parseSize } from "./scan/collect";
+import { ConfigError, readScanConfig, type ScanConfig, toPackConfig } from "./scan/config";
+import { MIB } from "./scan/files";
+import { DEFAULT_MAX_DEPTH } from "./scan/limits";
+import { SCAN_RULES, scanItems as scanAll } from "./scan/run";
 
 export const SCAN_USAGE = `usage: sandbox scan [options] <file | folder | ->...
 
 Judges Kubernetes manifests (multi-document YAML, List kinds), Compose files, \`pulumi preview --json\`,
 \`pulumi stack export\`, the runtime's launch spec and Docker Engine API create bodies with the policy pack's rules.
-A folder is read recursively (*.yaml, *.yml, *.json); - reads standard input (e.g. \`helm template\` output).
+A folder is read recursively (*.yaml, *.yml, *.json in any case, hidden folders too; .git and node_modules are
+listed as skipped, as are other files); - reads standard input (e.g. \`helm template\` output).
 
 options:
   --format text|json|sarif   report format (default text)
@@ -30,6 +33,18 @@ options:
                              plus exemptions: [{ rule, resource, reason }]; every exemption needs a reason
   --stdin-name <name>        the file name to report for standard input (default <stdin>)
   --category <id>            SARIF automation id, GitHub's upload category (default sandbox-projects-scan/)
+  --preset <name>            start every rule's level from a preset: baseline, restricted or sandbox (strictest);
+                             the config's own levels still win
+  --print-pack-config        print the config (preset, levels, exemptions) as \`--policy-pack-config\` takes it, and
+                             scan nothing
+  --max-file-size <size>     refuse a file larger than this (default 32M; bytes, or with K, M, G)
+  --max-total-size <size>    stop reading once the inputs reach this (default 256M)
+  --max-depth <n>            refuse YAML or JSON nested deeper than this, aliases expanded (default ${DEFAULT_MAX_DEPTH})
+  --verbose                  with an internal error, print its stack trace
+  --fail-on-unjudged         an object that may create workloads the rules cannot read (a Helm release or chart,
+                             a config group, a patch, an unknown kind naming an image) fails the scan; default on
+                             with --ci or CI=true in the environment; --no-fail-on-unjudged turns it off
+  --ci                       run as in CI (turns --fail-on-unjudged on)
 
 exit codes: 0 no mandatory rule fails, 1 a mandatory rule fails, 2 bad input`;
 
@@ -55,11 +70,27 @@ interface Options {
   config?: string;
   stdinName: string;
   category?: string;
+  preset?: Preset;
+  printPackConfig?: boolean;
+  maxFileBytes: number;
+  maxTotalBytes: number;
+  maxDepth: number;
+  verbose?: boolean;
+  /** undefined: on when CI (`--ci` or CI=true). */
+  failOnUnjudged?: boolean;
+  ci?: boolean;
   paths: string[];
 }
 
 function parseArgs(argv: readonly string[]): Options | string {
-  const o: Options = { format: "text", stdinName: "<stdin>", paths: [] };
+  const o: Options = {
+    format: "text",
+    stdinName: "<stdin>",
+    paths: [],
+    maxFileBytes: 32 * MIB,
+    maxTotalBytes: 256 * MIB,
+    maxDepth: DEFAULT_MAX_DEPTH,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? "";
     const [flag, inline] =
@@ -87,6 +118,44 @@ function parseArgs(argv: readonly string[]): Options | string {
         else o.category = v;
         break;
       }
+      case "--fail-on-unjudged":
+      case "--no-fail-on-unjudged":
+      case "--ci":
+        if (inline !== undefined) return `${flag} takes no value`;
+        if (flag === "--ci") o.ci = true;
+        else o.failOnUnjudged = flag === "--fail-on-unjudged";
+        break;
+      case "--preset": {
+        const v = value();
+        if (!isPreset(v)) return `--preset must be one of ${PRESETS.join(", ")}, not ${JSON.stringify(v)}`;
+        o.preset = v;
+        break;
+      }
+      case "--max-file-size":
+      case "--max-total-size": {
+        const v = value();
+        const n = parseSize(v);
+        if (n === undefined)
+          return `${flag} must be a size in bytes, or with K, M or G (1024-based), not ${JSON.stringify(v)}`;
+        if (flag === "--max-file-size") o.maxFileBytes = n;
+        else o.maxTotalBytes = n;
+        break;
+      }
+      case "--max-depth": {
+        const v = value();
+        const n = v !== undefined && /^\d+$/.test(v) ? Number(v) : Number.NaN;
+        // Past about 10000 levels the readers' recursion itself is at risk: the cap exists to keep them safe.
+        if (!(n >= 1 && n <= 10_000))
+          return `--max-depth must be a whole number from 1 to 10000, not ${JSON.stringify(v)}`;
+        o.maxDepth = n;
+        break;
+      }
+      case "--print-pack-config":
+      case "--verbose":
+        if (inline !== undefined) return `${flag} takes no value`;
+        if (flag === "--verbose") o.verbose = true;
+        else o.printPackConfig = true;
+        break;
       case "--":
         o.paths.push(...argv.slice(i + 1));
         i = argv.length;
@@ -96,76 +165,9 @@ function parseArgs(argv: readonly string[]): Options | string {
         o.paths.push(a);
     }
   }
-  if (o.paths.length === 0) return "name at least one file or folder to scan (- for standard input)";
+  if (o.paths.length === 0 && o.printPackConfig !== true)
+    return "name at least one file or folder to scan (- for standard input)";
   return o;
-}
-
-const EXTENSIONS = [".yaml", ".yml", ".json"];
-
-/** Files of a folder, recursively, in a stable order; hidden folders and node_modules are left out. */
-function walk(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    const p = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (!entry.name.startsWith(".") && entry.name !== "node_modules") out.push(...walk(p));
-    } else if (EXTENSIONS.some((e) => entry.name.endsWith(e))) out.push(p);
-  }
-  return out;
-}
-
-/** Reads every input into resources; missing paths and unreadable files are errors, never a crash. */
-export function collect(
-  paths: readonly string[],
-  env: ScanEnv,
-  stdinName = "<stdin>",
-): { inputs: string[]; items: ScanItem[]; skipped: Skipped[]; errors: InputError[] } {
-  const cwd = env.cwd ?? process.cwd();
-  const inputs: string[] = [];
-  const items: ScanItem[] = [];
-  const skipped: Skipped[] = [];
-  const errors: InputError[] = [];
-  const show = (abs: string) => {
-    const r = relative(cwd, abs);
-    return r === "" ? "." : r.split("\\").join("/");
-  };
-  const host = (path: string | undefined): InputHost => ({
-    ...(path === undefined ? {} : { path }),
-    readFile: (p) => readFileSync(p, "utf8"),
-    env: env.env ?? process.env,
-  });
-  const read = (name: string, text: string, path?: string) => {
-    inputs.push(name);
-    const parsed = parseInput(name, text, host(path));
-    items.push(...parsed.items);
-    skipped.push(...parsed.skipped);
-    errors.push(...parsed.errors);
-  };
-  for (const p of paths) {
-    if (p === "-") {
-      read(stdinName, env.readStdin === undefined ? readFileSync(0, "utf8") : env.readStdin());
-      continue;
-    }
-    const abs = resolve(cwd, p);
-    let files: string[];
-    try {
-      files = statSync(abs).isDirectory() ? walk(abs) : [abs];
-    } catch {
-      errors.push({ location: { file: p }, message: "no such file or folder" });
-      continue;
-    }
-    for (const f of files) {
-      let text: string;
-      try {
-        text = readFileSync(f, "utf8");
-      } catch (e) {
-        errors.push({ location: { file: show(f) }, message: `cannot be read: ${(e as Error).message}` });
-        continue;
-      }
-      read(show(f), text, f);
-    }
-  }
-  return { inputs, items, skipped, errors };
 }
 
 /** The toolkit's version, for the report. */
@@ -181,8 +183,9 @@ export function toolVersion(): string {
 }
 
 /** Loads `--config`: JSON (or YAML, which JSON is part of). */
-function loadConfig(path: string | undefined, cwd: string): ScanConfig {
-  if (path === undefined) return readScanConfig({}, SCAN_RULES, "(none)");
+function loadConfig(path: string | undefined, cwd: string, preset: Preset | undefined): ScanConfig {
+  const options = preset === undefined ? {} : { preset };
+  if (path === undefined) return readScanConfig({}, SCAN_RULES, "(none)", options);
   let raw: unknown;
   try {
     const text = readFileSync(resolve(cwd, path), "utf8");
@@ -190,11 +193,23 @@ function loadConfig(path: string | undefined, cwd: string): ScanConfig {
   } catch (e) {
     throw new ConfigError([`cannot be read as JSON: ${(e as Error).message}`], path);
   }
-  return readScanConfig(raw, SCAN_RULES, path);
+  return readScanConfig(raw, SCAN_RULES, path, options);
 }
 
-/** Runs `scan` with its arguments (after the verb). Returns the exit code; never throws for bad input. */
+/**
+ * Runs `scan` with its arguments (after the verb). Returns the exit code; never throws: bad input is 2, and so is an
+ * internal error, reported in one line (its stack only with --verbose), never as 1, which means a rule failed.
+ */
 export async function runScan(argv: readonly string[], io: Io, env: ScanEnv = {}): Promise<number> {
+  try {
+    return await scanCommand(argv, io, env);
+  } catch (e) {
+    io.err(`${internalError("scanning", e, argv.includes("--verbose"))}\n`);
+    return 2;
+  }
+}
+
+async function scanCommand(argv: readonly string[], io: Io, env: ScanEnv): Promise<number> {
   if (argv.includes("--help") || argv.includes("-h")) {
     io.out(`${SCAN_USAGE}\n`);
     return 0;
@@ -205,9 +220,11 @@ export async function runScan(argv: readonly string[], io: Io, env: ScanEnv = {}
     return 2;
   }
   const cwd = env.cwd ?? process.cwd();
+  // Judging, with resources whose judging crashes reported as internal errors (the others are still judged).
+  const scanItems = (...args: Parameters<typeof scanAll>) => judgeIsolating(scanAll, opts.verbose, ...args);
   let config: ScanConfig;
   try {
-    config = loadConfig(opts.config, cwd);
+    config = loadConfig(opts.config, cwd, opts.preset);
   } catch (e) {
     if (e instanceof ConfigError) {
       io.err(`${e.message}\nNothing was scanned.\n`);
@@ -215,8 +232,18 @@ export async function runScan(argv: readonly string[], io: Io, env: ScanEnv = {}
     }
     throw e;
   }
-  const input = collect(opts.paths, env, opts.stdinName);
-  const report = scanItems(input, config, { name: "sandbox-projects-scan", version: toolVersion() });
+  if (opts.printPackConfig === true) {
+    io.out(`${JSON.stringify(toPackConfig(config, SCAN_RULES), null, 2)}\n`);
+    return 0;
+  }
+  const input = collect(opts.paths, env, opts.stdinName, opts);
+  const ci = opts.ci === true || (env.env ?? process.env).CI === "true";
+  const report = scanItems(
+    input,
+    config,
+    { name: "sandbox-projects-scan", version: toolVersion() },
+    { failOnUnjudged: opts.failOnUnjudged ?? ci },
+  );
   const body =
     opts.format === "json"
       ? formatJson(report)
@@ -244,7 +271,7 @@ if (require.main === module) {
       process.exitCode = code;
     },
     (e: unknown) => {
-      process.stderr.write(`internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+      process.stderr.write(`${internalError("scanning", e, process.argv.includes("--verbose"))}\n`);
       process.exitCode = 2;
     },
   );

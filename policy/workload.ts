@@ -165,6 +165,8 @@ export interface ContainerView {
   readonly memoryLimitBytes: Val<number>;
   /** Memory plus swap in bytes (Docker `memorySwap`); -1 means unlimited swap. */
   readonly memorySwapBytes: Val<number>;
+  /** Docker's process limit (`PidsLimit`, Compose `pids_limit`): 0 or less is unlimited. Kubernetes sets it per node. */
+  readonly pidsLimit?: Val<number>;
   /** True when the API gives this container no resources field (ephemeral containers). */
   readonly resourcesNotSupported: boolean;
   /** Extended resources requested as limits (`nvidia.com/gpu`), by name. */

@@ -3,11 +3,19 @@
  * `{ "all": "<level>" | { "enforcementLevel": ... }, "<rule id>": "<level>" | { "enforcementLevel"?, ...settings } }`,
  * plus exemptions, which must each give a reason:
  *   `{ "exemptions": [{ "rule": "<id>", "resource": "<urn or file:Kind/name>", "reason": "..." }] }` or
- *   `{ "<rule id>": { "exemptions": [{ "resource": "...", "reason": "..." }] } }`.
+ *   `{ "<rule id>": { "exemptions": [{ "resource": "...", "reason": "..." }] } }`,
+ * and a preset, `{ "preset": "baseline" | "restricted" | "sandbox" }` (policy/presets.ts).
+ * Levels: a rule's own entry, else `all`, else the preset's level, else the rule's default.
  * Every problem is reported at once; the scan refuses to run on a config it cannot read (exit code 2).
+ *
+ * The Pulumi CLI reads `--policy-pack-config` itself and refuses a top-level value that is neither a level nor an
+ * object (pkg/resource/analyzer `parsePolicyConfigs`), so `preset` and the top-level `exemptions` list are `scan`'s
+ * shorthand: {@link toPackConfig} writes the same config in the shape the engine accepts.
  */
+import { findExemption as matchExemption } from "../../policy/exemptions";
+import { isPreset, PRESETS, type Preset, presetLevel } from "../../policy/presets";
 import type { Exemption } from "../../policy/report/model";
-import type { ConfigProperty, ConfigSchema, EnforcementLevel } from "../../policy/rules/types";
+import type { ConfigProperty, ConfigSchema, Crosswalk, EnforcementLevel } from "../../policy/rules/types";
 
 export const LEVELS: readonly EnforcementLevel[] = ["advisory", "mandatory", "remediate", "disabled"];
 
@@ -15,6 +23,7 @@ export const LEVELS: readonly EnforcementLevel[] = ["advisory", "mandatory", "re
 export interface ConfigurableRule {
   readonly id: string;
   readonly enforcementLevel: EnforcementLevel;
+  readonly crosswalk: Crosswalk;
   readonly configSchema?: ConfigSchema;
 }
 
@@ -24,6 +33,8 @@ export interface ScanConfig {
   /** Per rule: the level it runs at. */
   readonly levels: Readonly<Record<string, EnforcementLevel>>;
   readonly exemptions: readonly Exemption[];
+  /** The preset the levels started from, if any. */
+  readonly preset?: Preset;
 }
 
 export class ConfigError extends Error {
@@ -113,8 +124,16 @@ function readLevel(v: unknown, where: string, problems: string[]): EnforcementLe
   return undefined;
 }
 
-/** Reads a pack config object against the rules the scan runs. `source` names the file in messages. */
-export function readScanConfig(raw: unknown, rules: readonly ConfigurableRule[], source: string): ScanConfig {
+/**
+ * Reads a pack config object against the rules the scan runs. `source` names the file in messages; `preset` (from
+ * `--preset`) wins over the file's.
+ */
+export function readScanConfig(
+  raw: unknown,
+  rules: readonly ConfigurableRule[],
+  source: string,
+  options: { preset?: Preset } = {},
+): ScanConfig {
   const problems: string[] = [];
   const known = new Set(rules.map((r) => r.id));
   const settings: Record<string, object> = {};
@@ -127,6 +146,11 @@ export function readScanConfig(raw: unknown, rules: readonly ConfigurableRule[],
     const a = raw.all;
     all = readLevel(isObj(a) ? a.enforcementLevel : a, "all", problems);
   }
+  let preset = options.preset;
+  if (raw.preset !== undefined && preset === undefined) {
+    if (isPreset(raw.preset)) preset = raw.preset;
+    else problems.push(`preset = ${JSON.stringify(raw.preset)}: must be one of ${PRESETS.join(", ")}`);
+  }
   if (raw.exemptions !== undefined) {
     if (!Array.isArray(raw.exemptions)) problems.push("exemptions: must be a list");
     else
@@ -136,7 +160,7 @@ export function readScanConfig(raw: unknown, rules: readonly ConfigurableRule[],
       });
   }
   for (const [key, value] of Object.entries(raw)) {
-    if (key === "all" || key === "exemptions") continue;
+    if (key === "all" || key === "exemptions" || key === "preset") continue;
     const rule = rules.find((r) => r.id === key);
     if (rule === undefined) {
       problems.push(`${key}: not a rule of the pack; known: ${[...known].join(", ")}`);
@@ -181,36 +205,43 @@ export function readScanConfig(raw: unknown, rules: readonly ConfigurableRule[],
     settings[key] = ruleSettings;
   }
   if (problems.length > 0) throw new ConfigError(problems, source);
-  for (const r of rules) levels[r.id] = levels[r.id] ?? all ?? r.enforcementLevel;
-  return { settings, levels, exemptions };
-}
-
-/** `*` matches any run of characters; everything else literally. */
-function globMatch(pattern: string, value: string): boolean {
-  const re = new RegExp(
-    `^${pattern
-      .split("*")
-      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
-      .join(".*")}$`,
-  );
-  return re.test(value);
+  for (const r of rules)
+    levels[r.id] =
+      levels[r.id] ?? all ?? (preset === undefined ? r.enforcementLevel : presetLevel(preset, r));
+  return { settings, levels, exemptions, ...(preset === undefined ? {} : { preset }) };
 }
 
 /**
- * The exemption covering a rule's finding on a resource: its id (URN, or `<file>:<Kind>/<name>`) matches, or, for a
- * pattern without a file part, the `<Kind>/<name>` part does.
+ * The config as `pulumi preview --policy-pack-config` takes it, with the same verdicts as `scan` gives: every rule's
+ * level spelled out (so neither a preset nor `all` is needed), its settings, and its exemptions under its own key.
+ */
+export function toPackConfig(
+  config: ScanConfig,
+  rules: readonly ConfigurableRule[],
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const r of rules) {
+    const level = config.levels[r.id] ?? r.enforcementLevel;
+    const settings = config.settings[r.id] ?? {};
+    const exemptions = config.exemptions
+      .filter((e) => e.rule === r.id)
+      .map((e) => ({ resource: e.resource, reason: e.reason }));
+    out[r.id] =
+      Object.keys(settings).length === 0 && exemptions.length === 0
+        ? level
+        : { enforcementLevel: level, ...settings, ...(exemptions.length === 0 ? {} : { exemptions }) };
+  }
+  return out;
+}
+
+/**
+ * The exemption covering a rule's finding on a resource (policy/exemptions.ts, which the pack uses too): its id (URN,
+ * or `<file>:<Kind>/<name>`) matches, or, for a pattern without a `:`, its `<Kind>/<name>` part does.
  */
 export function findExemption(
   exemptions: readonly Exemption[],
   rule: string,
   resourceId: string,
 ): Exemption | undefined {
-  const local = resourceId.startsWith("urn:")
-    ? resourceId
-    : resourceId.slice(resourceId.lastIndexOf(":") + 1);
-  return exemptions.find(
-    (e) =>
-      e.rule === rule &&
-      (globMatch(e.resource, resourceId) || (!e.resource.includes(":") && globMatch(e.resource, local))),
-  );
+  return matchExemption(exemptions, rule, resourceId);
 }

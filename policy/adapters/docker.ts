@@ -297,6 +297,8 @@ export function adaptDockerContainer(
     cpuLimit: cpuLimit(props),
     memoryLimitBytes: mbToBytes(num(field(props, "memory"))),
     memorySwapBytes: mbToBytes(num(field(props, "memorySwap"))),
+    // Not a @pulumi/docker property (the launcher adds it); the scanner's Compose reader writes `pids_limit` here.
+    pidsLimit: num(field(props, "pidsLimit")),
     resourcesNotSupported: false,
     extendedResources: [],
     env,

@@ -181,6 +181,7 @@ export function adaptLaunchSpec(raw: unknown, name: string, tainted: TaintCheck 
     cpuLimit: cpu,
     memoryLimitBytes: typeof memory === "number" && memory <= 0 ? undefined : memory,
     memorySwapBytes: swap,
+    pidsLimit: num(field(hc, "PidsLimit")),
     resourcesNotSupported: false,
     extendedResources: [],
     env,

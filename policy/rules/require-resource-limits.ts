@@ -10,12 +10,13 @@ const MB = 1024 * 1024;
  */
 export const requireResourceLimits = defineRule({
   id: "sandbox-require-resource-limits",
-  description: "Every container has a memory limit and a CPU limit, within the configured maximums.",
+  description:
+    "Every container has a memory limit, a CPU limit and a process limit, within the configured maximums.",
   mission: false,
   enforcementLevel: "mandatory",
   severity: "medium",
   crosswalk: {
-    cis: ["5.11", "5.12"],
+    cis: ["5.11", "5.12", "5.28"],
     kyverno: ["require-pod-requests-limits"],
     checkov: ["CKV_K8S_11", "CKV_K8S_13"],
     kubeLinter: ["unset-cpu-requirements", "unset-memory-requirements"],
@@ -41,9 +42,15 @@ export const requireResourceLimits = defineRule({
         description: "Docker: require memorySwap equal to memory (no swap).",
         default: false,
       },
+      requirePidsLimit: {
+        type: "boolean",
+        description:
+          "Docker Engine API bodies (the launcher's and `docker create`'s): require PidsLimit above 0. A process limit set to 0 or less is refused everywhere.",
+        default: true,
+      },
     },
   },
-  defaults: { maxCpu: 0, maxMemoryMb: 0, requireNoSwap: false },
+  defaults: { maxCpu: 0, maxMemoryMb: 0, requireNoSwap: false, requirePidsLimit: true },
   remediationSteps:
     "Set limits: Docker `memory` (MB) and `cpus`; Kubernetes `resources.limits.memory` and `resources.limits.cpu`.",
   check(s, config) {
@@ -74,6 +81,16 @@ export const requireResourceLimits = defineRule({
           ),
         );
       }
+      // The process limit is the fork-bomb wall (CIS Docker 5.28). @pulumi/docker cannot express it and Kubernetes
+      // sets it per node, so only an explicit unlimited value is judged there; an Engine body must carry one.
+      const pids = c.pidsLimit;
+      if (isUnknown(pids)) out.push(unchecked(`the process limit of ${who}`, c.path, pids));
+      else if (typeof pids === "number" && pids <= 0)
+        out.push(violation(`${who} has no process limit (PidsLimit ${pids} is unlimited)`, c.path));
+      else if (pids === undefined && config.requirePidsLimit && s.origin.backend === "launch")
+        out.push(
+          violation(`${who} has no process limit (PidsLimit): a fork bomb can exhaust the host`, c.path),
+        );
       if (config.requireNoSwap && typeof mem === "number" && mem > 0) {
         const swap = c.memorySwapBytes;
         if (isUnknown(swap)) out.push(unchecked(`memorySwap of ${who}`, c.path, swap));

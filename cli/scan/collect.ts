@@ -1,0 +1,191 @@
+/**
+ * Reading `scan`'s inputs into resources under the caps (cli/scan/files.ts, cli/scan/limits.ts), and judging them so
+ * that a crash on one resource is reported on its file while the rest are still judged.
+ */
+import { statSync } from "node:fs";
+import { relative, resolve } from "node:path";
+import type { InputError, Skipped } from "../../policy/report/model";
+import { type InputHost, parseInput, type ScanItem } from "./documents";
+import { Budget, InputRefused, MIB, readCapped, walkFolder } from "./files";
+import { DEFAULT_MAX_ALIAS_NODES, DEFAULT_MAX_DEPTH, structureProblem } from "./limits";
+import type { scanItems as scanAll } from "./run";
+
+/** What `collect` needs of the command's environment (cli/scan.ts `ScanEnv`). */
+export interface CollectEnv {
+  readonly cwd?: string;
+  readonly readStdin?: () => string;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** A size in bytes: a whole number, optionally with K, M or G (1024-based; `KiB`, `MB` and the like read alike). */
+export function parseSize(v: string | undefined): number | undefined {
+  const m = v === undefined ? null : /^(\d+)\s*(?:([kmg])(?:i?b)?|b)?$/i.exec(v.trim());
+  if (m === null) return undefined;
+  const unit = (m[2] ?? "").toLowerCase();
+  const n = Number(m[1]) * (unit === "k" ? 1024 : unit === "m" ? MIB : unit === "g" ? 1024 * MIB : 1);
+  return n >= 1 && Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** The caps `collect` reads under. */
+export interface CollectLimits {
+  readonly maxFileBytes: number;
+  readonly maxTotalBytes: number;
+  readonly maxDepth: number;
+  readonly verbose?: boolean;
+}
+
+const DEFAULT_COLLECT_LIMITS: CollectLimits = {
+  maxFileBytes: 32 * MIB,
+  maxTotalBytes: 256 * MIB,
+  maxDepth: DEFAULT_MAX_DEPTH,
+};
+
+/** What went wrong inside the scanner (never the input's fault), as one short line. */
+export function internalError(what: string, e: unknown, verbose: boolean | undefined): string {
+  const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  const detail = verbose === true && e instanceof Error && e.stack !== undefined ? `\n${e.stack}` : "";
+  return `internal error while ${what}: ${message.split("\n")[0]}; please report this${verbose === true ? "" : " (run with --verbose for details)"}${detail}`;
+}
+
+/**
+ * Reads every input into resources; missing paths, refused files (not regular, too large, binary, too deeply nested)
+ * and a reader's crash are errors on that file, never a crash or a hang: the other files are still read.
+ */
+export function collect(
+  paths: readonly string[],
+  env: CollectEnv,
+  stdinName = "<stdin>",
+  limits: CollectLimits = DEFAULT_COLLECT_LIMITS,
+): { inputs: string[]; items: ScanItem[]; skipped: Skipped[]; errors: InputError[] } {
+  const cwd = env.cwd ?? process.cwd();
+  const inputs: string[] = [];
+  const items: ScanItem[] = [];
+  const skipped: Skipped[] = [];
+  const errors: InputError[] = [];
+  const budget = new Budget(limits);
+  const structure = { maxDepth: limits.maxDepth, maxAliasNodes: DEFAULT_MAX_ALIAS_NODES };
+  const show = (abs: string) => {
+    const r = relative(cwd, abs);
+    return r === "" ? "." : r.split("\\").join("/");
+  };
+  const host = (path: string | undefined): InputHost => ({
+    ...(path === undefined ? {} : { path }),
+    // Files a Compose file pulls in (include, extends, env_file) are read under the same caps.
+    readFile: (p) => {
+      try {
+        const text = budget.readFile(p);
+        const problem = structureProblem(text, structure);
+        if (problem !== undefined) throw new InputRefused(problem.message);
+        return text;
+      } catch (e) {
+        if (e instanceof InputRefused) throw new Error(`${show(p)} ${e.message}`);
+        throw e;
+      }
+    },
+    env: env.env ?? process.env,
+  });
+  const read = (name: string, text: string, path?: string) => {
+    inputs.push(name);
+    const problem = structureProblem(text, structure);
+    if (problem !== undefined) {
+      errors.push({
+        location: problem.line === undefined ? { file: name } : { file: name, line: problem.line },
+        message: problem.message,
+      });
+      return;
+    }
+    let parsed: ReturnType<typeof parseInput>;
+    try {
+      parsed = parseInput(name, text, host(path));
+    } catch (e) {
+      errors.push({ location: { file: name }, message: internalError(`reading ${name}`, e, limits.verbose) });
+      return;
+    }
+    items.push(...parsed.items);
+    skipped.push(...parsed.skipped);
+    errors.push(...parsed.errors);
+  };
+  const refused = (file: string, e: unknown) => {
+    const message =
+      e instanceof InputRefused ? e.message : `cannot be read: ${e instanceof Error ? e.message : String(e)}`;
+    errors.push({ location: { file }, message });
+  };
+  for (const p of paths) {
+    if (p === "-") {
+      let text: string;
+      try {
+        text = budget.readStdin(env.readStdin ?? (() => readCapped(0, limits.maxTotalBytes) ?? tooMuch()));
+      } catch (e) {
+        refused(stdinName, e);
+        continue;
+      }
+      read(stdinName, text);
+      continue;
+    }
+    const abs = resolve(cwd, p);
+    let files: string[];
+    try {
+      if (statSync(abs).isDirectory()) {
+        const walked = walkFolder(abs, show);
+        files = walked.files;
+        for (const s of walked.skipped)
+          skipped.push({ location: { file: show(s.path) }, kind: s.kind, reason: s.reason });
+        for (const w of walked.errors) errors.push({ location: { file: show(w.path) }, message: w.message });
+      } else files = [abs];
+    } catch {
+      errors.push({ location: { file: p }, message: "no such file or folder" });
+      continue;
+    }
+    for (const f of files) {
+      let text: string;
+      try {
+        text = budget.readFile(f);
+      } catch (e) {
+        refused(show(f), e);
+        continue;
+      }
+      read(show(f), text, f);
+    }
+  }
+  return { inputs, items, skipped, errors };
+}
+
+function tooMuch(): never {
+  throw new InputRefused("is over the total input limit (--max-total-size)");
+}
+
+type ScanArgs = Parameters<typeof scanAll>;
+
+/**
+ * Judges the inputs with `scanAll`; if the rules crash, judges each resource alone to find the ones that do, reports
+ * those as internal errors on their files, and judges the rest, so one bad resource never hides the others' verdicts.
+ */
+export function judgeIsolating(
+  scan: typeof scanAll,
+  verbose: boolean | undefined,
+  input: ScanArgs[0],
+  ...rest: ScanArgs extends [unknown, ...infer R] ? R : never
+): ReturnType<typeof scanAll> {
+  const scanAllOf = scan;
+  try {
+    return scanAllOf(input, ...rest);
+  } catch (first) {
+    const crashes = new Map<ScanItem, unknown>();
+    for (const item of input.items) {
+      try {
+        scanAllOf({ inputs: [], items: [item], skipped: [], errors: [] }, ...rest);
+      } catch (e) {
+        crashes.set(item, e);
+      }
+    }
+    // No single resource crashes: a stack rule over them together does; that is not one file's fault.
+    if (crashes.size === 0) throw first;
+    const errors = [...input.errors];
+    for (const [item, e] of crashes)
+      errors.push({
+        location: item.resource.location,
+        message: internalError(`judging ${item.resource.kind}/${item.name}`, e, verbose),
+      });
+    return scanAllOf({ ...input, items: input.items.filter((i) => !crashes.has(i)), errors }, ...rest);
+  }
+}

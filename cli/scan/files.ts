@@ -1,0 +1,259 @@
+/**
+ * What `scan` reads from the file system, and how, so that hostile input can neither hang nor crash it:
+ * only regular files are opened (a FIFO, socket or device is refused from its stat, and opened with O_NONBLOCK so a
+ * file swapped for a FIFO between stat and open cannot block), at most `maxFileBytes` of each and `maxTotalBytes` in
+ * all are read, and the text must be UTF-8 without NUL bytes. Folders are walked with symbolic links followed once
+ * (a loop is listed, never followed again); `.git` and `node_modules` are listed as skipped, never silently dropped.
+ */
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  realpathSync,
+  type Stats,
+  statSync,
+} from "node:fs";
+import { join } from "node:path";
+
+/** The size caps `scan` reads under (`--max-file-size`, `--max-total-size`). */
+export interface ReadLimits {
+  readonly maxFileBytes: number;
+  readonly maxTotalBytes: number;
+}
+
+export const MIB = 1024 * 1024;
+
+/** File names `scan` reads in a folder: any case, as on case-insensitive file systems the user sees them alike. */
+export const EXTENSIONS = [".yaml", ".yml", ".json"] as const;
+
+/** Folders never walked into: a repository's object store and installed packages hold no manifests of the project. */
+export const SKIPPED_FOLDERS: Readonly<Record<string, string>> = {
+  ".git": "a Git object store, not the project's files",
+  node_modules: "installed packages, not the project's files",
+};
+
+/** A read that failed for a reason the user must see (exit code 2). */
+export class InputRefused extends Error {}
+
+export function hasScannedExtension(name: string): boolean {
+  const lower = name.toLowerCase();
+  return EXTENSIONS.some((e) => lower.endsWith(e));
+}
+
+/** What a non-regular file is, in words. */
+function kindOf(st: Stats): string {
+  if (st.isDirectory()) return "a folder";
+  if (st.isFIFO()) return "a FIFO (named pipe)";
+  if (st.isSocket()) return "a socket";
+  if (st.isCharacterDevice()) return "a character device";
+  if (st.isBlockDevice()) return "a block device";
+  return "not a regular file";
+}
+
+export function formatBytes(n: number): string {
+  if (n % MIB === 0) return `${n / MIB} MiB`;
+  if (n % 1024 === 0) return `${n / 1024} KiB`;
+  return `${n} bytes`;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Bytes as text, or the reason they are not text: a NUL byte (binary, or UTF-16, which no reader of the project's
+ * formats is asked to take) or a byte sequence that is not UTF-8. A leading BOM is dropped, as YAML readers do.
+ */
+export function decodeText(bytes: Uint8Array): string {
+  const nul = bytes.indexOf(0);
+  if (nul >= 0)
+    throw new InputRefused(
+      `is binary (a NUL byte at offset ${nul}); scan reads UTF-8 text (YAML or JSON) only`,
+    );
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new InputRefused("is not valid UTF-8 text; scan reads UTF-8 text (YAML or JSON) only");
+  }
+}
+
+/** Running total of what has been read, so one huge input cannot exhaust memory across many files. */
+export class Budget {
+  private used = 0;
+  constructor(readonly limits: ReadLimits) {}
+
+  /** The most the next file may hold: its own cap, or what is left of the total. */
+  private allowance(): { bytes: number; which: string } {
+    const left = this.limits.maxTotalBytes - this.used;
+    return left < this.limits.maxFileBytes
+      ? {
+          bytes: Math.max(0, left),
+          which: `the total input limit of ${formatBytes(this.limits.maxTotalBytes)}`,
+        }
+      : {
+          bytes: this.limits.maxFileBytes,
+          which: `the file size limit of ${formatBytes(this.limits.maxFileBytes)}`,
+        };
+  }
+
+  /** Reads a regular file under the caps; throws {@link InputRefused} with the reason otherwise. */
+  readFile(path: string): string {
+    const allow = this.allowance();
+    // stat follows symbolic links: what matters is what an open would reach.
+    const st = statSync(path);
+    if (!st.isFile()) throw new InputRefused(`is ${kindOf(st)}, not a regular file; not read`);
+    if (st.size > allow.bytes)
+      throw new InputRefused(
+        `is ${formatBytes(st.size)}, over ${allow.which} (--max-file-size, --max-total-size)`,
+      );
+    // O_NONBLOCK: if the file was swapped for a FIFO since the stat, the open returns instead of waiting for a writer.
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+    try {
+      const fst = fstatSync(fd);
+      if (!fst.isFile()) throw new InputRefused(`is ${kindOf(fst)}, not a regular file; not read`);
+      const bytes = readCapped(fd, allow.bytes);
+      if (bytes === undefined)
+        throw new InputRefused(
+          `grew over ${allow.which} while being read (--max-file-size, --max-total-size)`,
+        );
+      this.used += bytes.length;
+      return decodeText(bytes);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Reads standard input under the caps. */
+  readStdin(read: () => Uint8Array | string): string {
+    const allow = this.allowance();
+    const got = read();
+    const bytes = typeof got === "string" ? new TextEncoder().encode(got) : got;
+    if (bytes.length > allow.bytes)
+      throw new InputRefused(`is over ${allow.which} (--max-file-size, --max-total-size)`);
+    this.used += bytes.length;
+    return typeof got === "string" ? got : decodeText(bytes);
+  }
+}
+
+/** At most `max` bytes from a descriptor; undefined when there are more. */
+export function readCapped(fd: number, max: number): Uint8Array | undefined {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const chunk = Buffer.alloc(Math.min(max + 1, MIB));
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(fd, chunk, 0, chunk.length, null);
+    } catch (e) {
+      // A non-blocking standard input with nothing yet: wait briefly instead of spinning.
+      if ((e as NodeJS.ErrnoException).code === "EAGAIN") {
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+        continue;
+      }
+      if ((e as NodeJS.ErrnoException).code === "EOF") break;
+      throw e;
+    }
+    if (n === 0) break;
+    total += n;
+    if (total > max) return undefined;
+    chunks.push(Buffer.from(chunk.subarray(0, n)));
+  }
+  return Buffer.concat(chunks, total);
+}
+
+/** One entry a folder walk did not read, with why. */
+export interface WalkSkip {
+  readonly path: string;
+  readonly kind: "folder" | "file";
+  readonly reason: string;
+}
+
+/** One entry a folder walk could not look at. */
+export interface WalkError {
+  readonly path: string;
+  readonly message: string;
+}
+
+export interface Walked {
+  readonly files: string[];
+  readonly skipped: WalkSkip[];
+  readonly errors: WalkError[];
+}
+
+function realOf(p: string): string | undefined {
+  try {
+    return realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The files of a folder, recursively and in a stable order: hidden folders (`.github`, `.k8s`) are walked; `.git`
+ * and `node_modules` are listed as skipped; a symbolic link to a folder is followed unless it leads back to one
+ * already walked (a loop, or the same folder twice), which is listed; other files are listed with their reason.
+ */
+export function walkFolder(root: string, show: (path: string) => string = (p) => p): Walked {
+  const out: Walked = { files: [], skipped: [], errors: [] };
+  const seen = new Map<string, string>();
+  const rootReal = realOf(root);
+  if (rootReal !== undefined) seen.set(rootReal, root);
+  // Explicit frames instead of recursion: a very deep tree cannot overflow the stack. Entries are taken in name
+  // order, depth first, so files are listed in the order a recursive walk gives.
+  const frames: { dir: string; names: string[]; next: number }[] = [];
+  const enter = (dir: string): void => {
+    try {
+      frames.push({ dir, names: readdirSync(dir).sort(), next: 0 });
+    } catch (e) {
+      out.errors.push({ path: dir, message: `cannot be listed: ${(e as Error).message}` });
+    }
+  };
+  enter(root);
+  while (frames.length > 0) {
+    const frame = frames[frames.length - 1] as (typeof frames)[number];
+    const name = frame.names[frame.next++];
+    if (name === undefined) {
+      frames.pop();
+      continue;
+    }
+    const p = join(frame.dir, name);
+    let st: Stats;
+    try {
+      st = statSync(p);
+    } catch {
+      out.skipped.push({
+        path: p,
+        kind: "file",
+        reason: "a symbolic link to nothing (or unreadable); not read",
+      });
+      continue;
+    }
+    if (st.isDirectory()) {
+      const why = SKIPPED_FOLDERS[name];
+      if (why !== undefined) {
+        out.skipped.push({ path: p, kind: "folder", reason: `${why}; not scanned` });
+        continue;
+      }
+      const real = realOf(p) ?? p;
+      const first = seen.get(real);
+      if (first !== undefined) {
+        out.skipped.push({
+          path: p,
+          kind: "folder",
+          reason: `a symbolic link to ${show(first)}, which is already scanned (a loop or a second way in)`,
+        });
+        continue;
+      }
+      seen.set(real, p);
+      enter(p);
+    } else if (hasScannedExtension(name)) out.files.push(p);
+    else
+      out.skipped.push({
+        path: p,
+        kind: "file",
+        reason: `not ${EXTENSIONS.join(", ")} (any case); name the file to scan it anyway`,
+      });
+  }
+  return out;
+}
