@@ -228,6 +228,16 @@ export function scanItems(
     findings,
     skipped,
     errors,
+    assumptions: [
+      ...new Map(
+        input.items.flatMap((i) =>
+          (i.assumptions ?? []).map((statement) => {
+            const a = { file: i.resource.location.file, statement };
+            return [`${a.file}\0${statement}`, a] as const;
+          }),
+        ),
+      ).values(),
+    ],
     exemptions: config.exemptions,
     summary,
     exitCode: errors.length > 0 ? 2 : summary.mandatory > 0 ? 1 : 0,

@@ -80,6 +80,12 @@ export interface Skipped {
   readonly reason: string;
 }
 
+/** A value the scan had to assume (a Compose variable taken from `.env` or unset), so the reader can check it. */
+export interface Assumption {
+  readonly file: string;
+  readonly statement: string;
+}
+
 export interface InputError {
   readonly location: Location;
   readonly message: string;
@@ -104,6 +110,8 @@ export interface ScanReport {
   readonly findings: readonly ReportFinding[];
   readonly skipped: readonly Skipped[];
   readonly errors: readonly InputError[];
+  /** What the scan assumed to read its inputs (Compose interpolation); the verdict holds under these. */
+  readonly assumptions: readonly Assumption[];
   readonly exemptions: readonly Exemption[];
   readonly summary: ScanSummary;
   /** 0 no mandatory finding, 1 at least one, 2 bad input. */

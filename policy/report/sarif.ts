@@ -134,6 +134,11 @@ export function toSarif(report: ScanReport, options: SarifOptions = {}): Record<
       message: { text: e.message },
       locations: [{ physicalLocation: physical(e.location) }],
     })),
+    ...report.assumptions.map((a) => ({
+      level: "note",
+      message: { text: `assumed: ${a.statement}` },
+      locations: [{ physicalLocation: physical({ file: a.file }) }],
+    })),
     ...report.skipped.map((s) => ({
       level: "note",
       message: { text: `skipped ${s.kind}${s.name === undefined ? "" : `/${s.name}`}: ${s.reason}` },

@@ -48,6 +48,10 @@ export function formatText(report: ScanReport): string {
         `  ${showLocation(s.location)}  ${s.kind}${s.name === undefined ? "" : `/${s.name}`}: ${s.reason}`,
       );
   }
+  if (report.assumptions.length > 0) {
+    out.push("assumed (the verdict holds for these values):");
+    for (const a of report.assumptions) out.push(`  ${a.file}: ${a.statement}`);
+  }
   if (report.errors.length > 0) {
     out.push("errors:");
     for (const e of report.errors) out.push(`  ${showLocation(e.location)}: ${e.message}`);
