@@ -20,7 +20,9 @@ describe("assumptions", () => {
   it("prints them in the text report and as SARIF notes", async () => {
     const text = await scan(["compose.yaml"], undefined, dir);
     expect(text.out).toContain(
-      "assumed (the verdict holds for these values):\n  compose.yaml: ${U} taken from .env\n",
+      "assumed (the verdict holds for these values):\n" +
+        "  compose.yaml: ${PRIV} is not set: read as its default or an empty string\n" +
+        "  compose.yaml: ${U} taken from .env\n",
     );
     const sarif = await scan(["--format", "sarif", "compose.yaml"], undefined, dir);
     const notes = (
