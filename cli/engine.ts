@@ -1,9 +1,16 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { LocalWorkspace, PulumiCommand } from "@pulumi/pulumi/automation";
+import { LocalWorkspace, PulumiCommand, Stack } from "@pulumi/pulumi/automation";
 import { sandboxProgram } from "../stacks/program";
 import { onPath, pulumiHome, type ToolchainReport } from "../toolchain/pulumi";
-import { recoverInterruptedRun } from "./recover";
+import { type Drift, EngineWatch } from "./events";
+import { describeFailure } from "./failure";
+import { PULUMI_PROJECT } from "./identity";
+import { describeChanges, type Reporter } from "./output";
+import { recoverInterruptedRun, removeStaleLocks } from "./recover";
+import { Interrupts, newRunMark, RUN_MARK, reapMarked, signalExitCode, signalMarked } from "./signals";
+import { probeReports, wallsTable } from "./walls-table";
 
 /** The stack verbs the front runs through the Automation API. */
 export type StackVerb = "preview" | "up" | "refresh" | "destroy";
@@ -11,10 +18,6 @@ export type StackVerb = "preview" | "up" | "refresh" | "destroy";
 /** The dev passphrase used when the caller set none: it protects only local, throwaway dev state. */
 export const DEV_PASSPHRASE = "sandbox-dev-passphrase";
 
-/**
- * The environment the engine runs with: the local file backend under the project, a dev passphrase unless one is
- * set, no update check, and no plugin downloads (a missing plugin is an error, never a download attempt).
- */
 /** The local file backend's folder, created on first use (the engine refuses a missing one). */
 export function stateDir(root: string): string {
   const dir = join(root, ".sandbox", "state");
@@ -22,6 +25,10 @@ export function stateDir(root: string): string {
   return dir;
 }
 
+/**
+ * The environment the engine runs with: the local file backend under the project, a dev passphrase unless one is
+ * set, no update check, and no plugin downloads (a missing plugin is an error, never a download attempt).
+ */
 export function engineEnv(root: string, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {
     PULUMI_SKIP_UPDATE_CHECK: "true",
@@ -45,63 +52,188 @@ export function policyPackArg(root: string, env: NodeJS.ProcessEnv = process.env
   return existsSync(launcher) ? [launcher] : [];
 }
 
-/** Runs one stack verb on `stack` with the inline program, streaming the engine's output. Returns the exit code. */
+/**
+ * A work folder for a stack whose config file no longer passes (or no longer parses): the project file and a stack
+ * file holding only the secrets provider's lines, so that `destroy` runs from the state alone. Destroy never runs
+ * the program, and the providers it calls are configured from the state.
+ */
+export function stateOnlyWorkDir(root: string, stack: string): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), "sandbox-state-only-"));
+  mkdirSync(join(dir, "stacks"));
+  writeFileSync(
+    join(dir, "Pulumi.yaml"),
+    `name: ${PULUMI_PROJECT}\nruntime: nodejs\nstackConfigDir: stacks\n`,
+  );
+  const file = join(root, "stacks", `Pulumi.${stack}.yaml`);
+  const text = existsSync(file) ? readFileSync(file, "utf8") : "";
+  const secrets = text.match(/^(encryptionsalt|secretsprovider|encryptedkey):.*$/gm) ?? [];
+  writeFileSync(join(dir, "stacks", `Pulumi.${stack}.yaml`), `${secrets.join("\n")}\n`);
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The Pulumi CLI, run through cli/engine-session (a session of its own; see that script). */
+async function pulumiCommand(toolchain: ToolchainReport): Promise<PulumiCommand> {
+  if (toolchain.pulumi === undefined) throw new Error("runStackVerb needs a Pulumi CLI");
+  process.env.SANDBOX_PULUMI_CLI = toolchain.pulumi.path;
+  return PulumiCommand.get({ root: join(__dirname, "engine-session") });
+}
+
+function driftLines(drift: readonly Drift[], verb: StackVerb): string[] {
+  const after: Record<StackVerb, string> = {
+    up: "re-created",
+    preview: "`up` re-creates it",
+    refresh: "dropped from the state; `up` re-creates it",
+    destroy: "",
+  };
+  return [...drift]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((d) =>
+      d.change === "gone"
+        ? `  drift: ${d.name} (${d.type}) was removed outside the stack; ${after[verb]}`
+        : `  drift: ${d.name} (${d.type}) was changed outside the stack (${d.fields.join(", ")})${verb === "up" ? "; put back" : ""}`,
+    );
+}
+
+export interface StackVerbOptions {
+  readonly reporter: Reporter;
+  /** A work folder other than the root: see {@link stateOnlyWorkDir}. */
+  readonly workDir?: string;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Runs one stack verb and reports it through `reporter`; returns the exit code (0 done, 1 the engine failed,
+ * 130/143 cancelled by SIGINT/SIGTERM). `up` and `preview` refresh first, so objects removed or changed behind the
+ * stack's back are put back (and listed as drift). Ctrl-C once cancels the engine's operation and waits for it;
+ * twice kills it. Whatever happens, no process the engine started outlives the verb.
+ */
 export async function runStackVerb(
   verb: StackVerb,
   stackName: string,
   root: string,
   toolchain: ToolchainReport,
-  print: (text: string) => void,
+  options: StackVerbOptions,
 ): Promise<number> {
-  if (toolchain.pulumi === undefined) throw new Error("runStackVerb needs a Pulumi CLI");
-  const onPathPulumi = onPath("pulumi") === toolchain.pulumi.path;
-  const pulumiCommand = await PulumiCommand.get(
-    onPathPulumi ? { skipVersionCheck: false } : { root: dirname(dirname(toolchain.pulumi.path)) },
-  );
-  const stack = await LocalWorkspace.createOrSelectStack(
-    { stackName, projectName: "sandbox", program: sandboxProgram },
-    {
-      workDir: root,
-      pulumiHome: pulumiHome(root),
-      pulumiCommand,
-      envVars: {
-        ...engineEnv(root),
-        // The local Docker provider (when chosen) must be the `pulumi-resource-docker` the engine finds first.
-        PATH: [...toolchain.pathPrepend, dirname(toolchain.pulumi.path), process.env.PATH ?? ""].join(":"),
-      },
+  const rep = options.reporter;
+  const env = options.env ?? process.env;
+  const mark = newRunMark();
+  const backend = engineEnv(root, env).PULUMI_BACKEND_URL ?? "";
+  const fileState = backend.startsWith("file://") ? backend.slice("file://".length) : undefined;
+  const base = { verb, stack: stackName };
+  const controller = new AbortController();
+  // Set by the second Ctrl-C: from then on its handler speaks and exits, not the failed operation.
+  let forcing = false;
+  const interrupts = new Interrupts({
+    cancel: (signal) => {
+      rep.note(
+        `\n${signal}: cancelling the engine's ${verb} of ${stackName}; waiting for the steps it started to finish (press Ctrl-C again to force)`,
+      );
+      controller.abort();
     },
-  );
-  const onOutput = (out: string) => print(out);
-  const backend = engineEnv(root).PULUMI_BACKEND_URL ?? "";
-  if (backend.startsWith("file://"))
-    await recoverInterruptedRun(stack, backend.slice("file://".length), "sandbox", print);
-  const docker = toolchain.plugins.docker;
-  if (docker !== undefined) {
-    print(
-      `docker provider: ${toolchain.pathPrepend.length > 0 ? "the toolkit's local provider (providers/docker)" : `the installed plugin at ${docker}`}\n`,
+    force: async (signal) => {
+      forcing = true;
+      const killed = signalMarked(mark, "SIGKILL");
+      // Let the kernel reap them before the lock's owner is judged gone.
+      await new Promise((r) => setTimeout(r, 300));
+      const locks = fileState === undefined ? 0 : removeStaleLocks(fileState, PULUMI_PROJECT, stackName);
+      rep.note(
+        `${signal} again: killed ${killed.length} engine process(es)${locks > 0 ? " and removed the stack's lock" : ""}; the next run of ${stackName} clears any step left pending`,
+      );
+      process.exit(signalExitCode(signal));
+    },
+  });
+  const uninstall = interrupts.install();
+  const watch = new EngineWatch((line) => rep.note(line));
+  try {
+    const workspace = await LocalWorkspace.create({
+      program: sandboxProgram,
+      workDir: options.workDir ?? root,
+      pulumiHome: pulumiHome(root, env),
+      pulumiCommand: await pulumiCommand(toolchain),
+      envVars: {
+        ...engineEnv(root, env),
+        [RUN_MARK]: mark,
+        // The local Docker provider (when chosen) must be the `pulumi-resource-docker` the engine finds first.
+        PATH: [...toolchain.pathPrepend, dirname(toolchain.pulumi?.path ?? ""), env.PATH ?? ""].join(":"),
+      },
+    });
+    const exists = (await workspace.listStacks()).some((s) => s.name === stackName);
+    if (!exists && (verb === "destroy" || verb === "refresh")) {
+      return rep.result(
+        { ...base, ok: true, exitCode: 0, created: false, changes: {}, drift: [] },
+        `stack ${stackName} was never created here: nothing to ${verb}`,
+      );
+    }
+    const stack = exists
+      ? await Stack.select(stackName, workspace)
+      : await Stack.create(stackName, workspace);
+    if (fileState !== undefined) {
+      await recoverInterruptedRun(stack, fileState, PULUMI_PROJECT, (t) => rep.note(t.trimEnd()), rep.engine);
+    }
+    const docker = toolchain.plugins.docker;
+    if (docker !== undefined && !rep.json) {
+      rep.note(
+        `docker provider: ${toolchain.pathPrepend.length > 0 ? "the toolkit's local provider (providers/docker)" : `the installed plugin at ${docker}`}`,
+      );
+    }
+    if (controller.signal.aborted) throw new Error("cancelled before the engine started");
+    const common = { onEvent: watch.onEvent, onOutput: rep.engine, signal: controller.signal };
+    const policyPacks = policyPackArg(root, env);
+    let changes: Record<string, number> = {};
+    let text = "";
+    const extra: Record<string, unknown> = {};
+    switch (verb) {
+      case "preview": {
+        const r = await stack.preview({ ...common, policyPacks, refresh: true });
+        changes = r.changeSummary as Record<string, number>;
+        text = `preview of ${stackName}: ${describeChanges(changes, true)}`;
+        break;
+      }
+      case "up": {
+        const r = await stack.up({ ...common, policyPacks, refresh: true });
+        changes = (r.summary.resourceChanges ?? {}) as Record<string, number>;
+        const walls = probeReports(r.outputs.probes?.value);
+        const project = r.outputs.project?.value;
+        if (typeof project === "string") extra.project = project;
+        extra.walls = walls;
+        text = [
+          `${stackName} is up: ${describeChanges(changes, false)}`,
+          ...Object.entries(walls).map(([t, w]) => wallsTable(t, w).trimEnd()),
+        ].join("\n");
+        break;
+      }
+      case "refresh": {
+        const r = await stack.refresh(common);
+        changes = (r.summary.resourceChanges ?? {}) as Record<string, number>;
+        text = `${stackName} refreshed: ${describeChanges(changes, false)}`;
+        break;
+      }
+      case "destroy": {
+        const r = await stack.destroy(common);
+        changes = (r.summary.resourceChanges ?? {}) as Record<string, number>;
+        text = `${stackName} destroyed: ${describeChanges(changes, false)}`;
+        break;
+      }
+    }
+    for (const w of watch.warnings) rep.warning(w);
+    const lines = driftLines(watch.drift, verb);
+    // The walls table goes last: the drift belongs with the summary line.
+    const [first, ...rest] = text.split("\n");
+    return rep.result(
+      { ...base, ok: true, exitCode: 0, ...extra, changes, drift: watch.drift },
+      [first, ...lines, ...rest].join("\n"),
     );
-  }
-  const policyPacks = policyPackArg(root);
-  switch (verb) {
-    case "preview": {
-      const r = await stack.preview({ onOutput, policyPacks, diff: false });
-      print(`\npreview of ${stackName}: ${JSON.stringify(r.changeSummary)}\n`);
-      return 0;
-    }
-    case "up": {
-      const r = await stack.up({ onOutput, policyPacks });
-      print(`\n${stackName} is up: ${JSON.stringify(r.summary.resourceChanges ?? {})}\n`);
-      return 0;
-    }
-    case "refresh": {
-      const r = await stack.refresh({ onOutput });
-      print(`\n${stackName} refreshed: ${JSON.stringify(r.summary.resourceChanges ?? {})}\n`);
-      return 0;
-    }
-    case "destroy": {
-      const r = await stack.destroy({ onOutput });
-      print(`\n${stackName} destroyed: ${JSON.stringify(r.summary.resourceChanges ?? {})}\n`);
-      return 0;
-    }
+  } catch (e) {
+    if (forcing) return new Promise<number>(() => {});
+    for (const w of watch.warnings) rep.warning(w);
+    const failure = describeFailure(verb, stackName, watch, e, interrupts.received);
+    if (rep.verbose) rep.note(failure.detail);
+    const exitCode = interrupts.received === undefined ? 1 : signalExitCode(interrupts.received);
+    const { detail: _detail, ...error } = failure;
+    return rep.failure({ ...base, ok: false, exitCode, drift: watch.drift, error });
+  } finally {
+    uninstall();
+    const reaped = await reapMarked(mark);
+    if (reaped.length > 0 && rep.verbose) rep.note(`ended ${reaped.length} engine process(es) left running`);
   }
 }

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
@@ -18,6 +18,17 @@ function alive(pid: number): boolean {
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === "EPERM";
   }
+}
+
+/** Removes the lock files of `stack` whose process is gone (after the front killed its own engine). */
+export function removeStaleLocks(stateDir: string, project: string, stack: string): number {
+  const locks = staleLocks(stateDir, project, stack);
+  for (const l of locks) {
+    rmSync(l.file, { force: true });
+    // The file backend's blob store keeps each file's attributes beside it.
+    rmSync(`${l.file}.attrs`, { force: true });
+  }
+  return locks.length;
 }
 
 /** Lock files of `stack` in a file backend folder whose owner was a process of this machine that is gone. */
@@ -76,6 +87,8 @@ export async function recoverInterruptedRun(
   stateDir: string,
   project: string,
   print: (text: string) => void,
+  /** Where the engine's own output of the clearing refresh goes (the front shows it only with --verbose). */
+  engineOutput: (text: string) => void = print,
 ): Promise<Recovery> {
   const locks = staleLocks(stateDir, project, stack.name);
   if (locks.length > 0) {
@@ -89,7 +102,7 @@ export async function recoverInterruptedRun(
     print(
       `recovering: ${pending.length} operation(s) of the interrupted run were left pending; refreshing\n`,
     );
-    await stack.refresh({ clearPendingCreates: true, onOutput: print });
+    await stack.refresh({ clearPendingCreates: true, onOutput: engineOutput });
   }
   return { staleLocks: locks, pendingOperations: pending };
 }

@@ -51,7 +51,9 @@ describe("./sandbox check", () => {
       'invalid sandbox project config:\n  - sandbox:templates.default.resources.memoryMb = "lots": memoryMb (megabytes) must be a whole number between 16 and 262144\nNothing was deployed.\n',
     );
     const json = await run("check", "dev", "--json");
-    expect(JSON.parse(json.err)).toEqual({
+    expect(JSON.parse(json.out)).toMatchObject({
+      verb: "check",
+      exitCode: 2,
       ok: false,
       problems: [
         {

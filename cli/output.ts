@@ -1,0 +1,79 @@
+/** Where the front writes: stdout holds the result (one JSON document with `--json`), stderr everything else. */
+export interface Io {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+/** The common fields of every `--json` document the stack verbs and `check` write (see the README). */
+export interface JsonDoc {
+  readonly verb: string;
+  readonly stack: string;
+  readonly ok: boolean;
+  readonly exitCode: number;
+  readonly [key: string]: unknown;
+}
+
+/**
+ * The front's voice for one verb. stdout gets exactly one thing: the result (text, or one JSON document with
+ * `--json`). stderr gets notes, progress and warnings (each warning once per run, however often the engine repeats
+ * it) and, with `--verbose`, the engine's own output.
+ */
+export class Reporter {
+  private readonly warned = new Set<string>();
+  readonly warnings: string[] = [];
+
+  constructor(
+    private readonly io: Io,
+    readonly json: boolean,
+    readonly verbose: boolean,
+  ) {}
+
+  /** A line for the person watching (stderr). */
+  note(text: string): void {
+    this.io.err(text.endsWith("\n") ? text : `${text}\n`);
+  }
+
+  /** The engine's raw output: only with `--verbose`. */
+  readonly engine = (text: string): void => {
+    if (this.verbose) this.io.err(text);
+  };
+
+  /** A warning, printed the first time it is seen. */
+  warning(message: string): void {
+    const text = message.trim();
+    if (this.warned.has(text)) return;
+    this.warned.add(text);
+    this.warnings.push(text);
+    this.note(`warning: ${text}`);
+  }
+
+  /** The verb's result: `text` for a person, or `doc` (with the warnings) as the one JSON document. */
+  result(doc: JsonDoc, text: string): number {
+    if (this.json) this.io.out(`${JSON.stringify({ ...doc, warnings: this.warnings })}\n`);
+    else if (text !== "") this.io.out(text.endsWith("\n") ? text : `${text}\n`);
+    return doc.exitCode;
+  }
+
+  /** A failure: one message on stderr, or the one JSON document (`ok: false`, `error`) on stdout. */
+  failure(doc: JsonDoc & { error: { kind: string; message: string } }): number {
+    if (this.json) this.io.out(`${JSON.stringify({ ...doc, warnings: this.warnings })}\n`);
+    else this.note(doc.error.message);
+    return doc.exitCode;
+  }
+}
+
+/** `{"create":5,"same":4}` → `5 created, 4 unchanged` (or `5 to create` for a preview). */
+export function describeChanges(changes: Readonly<Record<string, number>>, planned: boolean): string {
+  const words: Record<string, [string, string]> = {
+    create: ["created", "to create"],
+    update: ["updated", "to update"],
+    delete: ["deleted", "to delete"],
+    replace: ["replaced", "to replace"],
+    same: ["unchanged", "unchanged"],
+    refresh: ["refreshed", "to refresh"],
+  };
+  const parts = Object.entries(changes)
+    .filter(([, n]) => n > 0)
+    .map(([op, n]) => `${n} ${words[op]?.[planned ? 1 : 0] ?? op}`);
+  return parts.length > 0 ? parts.join(", ") : "nothing";
+}

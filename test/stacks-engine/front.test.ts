@@ -1,0 +1,211 @@
+// The front's stack verbs on a bad day, through the real Pulumi engine and the real Docker engine: the off switches
+// with a broken config, `up` after objects were removed behind the stack's back, one message per failure, `--json`
+// on every verb, and Ctrl-C in the middle of `up`. Everything runs in a throwaway root (front-root.ts) with a
+// project name of its own, removed at the end.
+import type Dockerode from "dockerode";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { offSwitch, projectLeftovers } from "../../runtime/offSwitch";
+import { requireDocker } from "../helpers/docker";
+import { type FrontRoot, frontRoot, processesWithMark } from "./front-root";
+
+let docker: Dockerode;
+let f: FrontRoot;
+const stack = `fr${Math.random().toString(36).slice(2, 6)}`;
+
+beforeAll(async () => {
+  docker = await requireDocker();
+  f = frontRoot("front");
+  f.writeStack(stack);
+});
+
+afterAll(async () => {
+  if (f !== undefined) {
+    await f.run("destroy", stack);
+    if (docker) await offSwitch(docker, f.project, { jobRoot: `${f.root}/jobs` });
+    f.cleanup();
+  }
+});
+
+const names = async (kind: "network" | "container") =>
+  kind === "network"
+    ? (await docker.listNetworks({ filters: { label: [`sandbox.project=${f.project}`] } })).map((n) => n.Name)
+    : (await docker.listContainers({ all: true, filters: { label: [`sandbox.project=${f.project}`] } })).map(
+        (c) => c.Labels["sandbox.template"],
+      );
+
+describe("--json on every stack verb", () => {
+  it("writes exactly one JSON document to stdout, for check, preview, up, refresh and destroy", async () => {
+    for (const verb of ["check", "preview", "up", "refresh", "destroy"]) {
+      const r = await f.run(verb, stack, "--json");
+      // One line, one document: nothing else on stdout.
+      expect(r.out.endsWith("\n") && r.out.indexOf("\n") === r.out.length - 1).toBe(true);
+      const doc = JSON.parse(r.out) as Record<string, unknown>;
+      expect(doc).toMatchObject({ verb, stack, ok: true, exitCode: 0 });
+      expect(r.code).toBe(0);
+      if (verb === "up") {
+        expect(doc.project).toBe(f.project);
+        expect((doc.walls as Record<string, { passed: boolean }>).default?.passed).toBe(true);
+        expect(doc.changes).toEqual({ create: 6 });
+      }
+      if (verb === "destroy") expect(doc.changes).toEqual({ delete: 6 });
+    }
+    expect(await projectLeftovers(docker, f.project)).toEqual([]);
+  });
+
+  it("check --json writes a bad config's problems to stdout, exit 2", async () => {
+    f.writeStack(stack, { maxConcurrentTasks: 9 });
+    try {
+      const r = await f.run("check", stack, "--json");
+      expect(r.code).toBe(2);
+      expect(r.err).toBe("");
+      const doc = JSON.parse(r.out) as { problems: { key: string }[]; error: { kind: string } };
+      expect(doc).toMatchObject({
+        verb: "check",
+        stack,
+        ok: false,
+        exitCode: 2,
+        error: { kind: "bad-input" },
+      });
+      expect(doc.problems.map((p) => p.key)).toEqual(["sandbox:budget.maxConcurrentTasks"]);
+    } finally {
+      f.writeStack(stack);
+    }
+  });
+});
+
+describe("up after objects were removed behind the stack's back", () => {
+  it("re-creates them, says what drifted, prints the walls table and the provider warning once", async () => {
+    expect((await f.run("up", stack)).code).toBe(0);
+    const off = await f.run("off", stack);
+    expect(off.code).toBe(0);
+    expect(await projectLeftovers(docker, f.project)).toEqual([]);
+
+    const preview = await f.run("preview", stack);
+    expect(preview.code).toBe(0);
+    expect(preview.out).toContain(`preview of ${stack}: 3 to create`);
+    expect(preview.out).toContain(
+      `  drift: ${f.project}-net (docker Network) was removed outside the stack; \`up\` re-creates it`,
+    );
+
+    const up = await f.run("up", stack);
+    expect(up.code).toBe(0);
+    const lines = up.out.split("\n");
+    expect(lines[0]).toBe(`${stack} is up: 3 created, 3 unchanged`);
+    expect(lines.slice(1, 4).sort()).toEqual(
+      [
+        `  drift: ${f.project}-default-probe (docker Container) was removed outside the stack; re-created`,
+        `  drift: ${f.project}-default-probe-job (docker Volume) was removed outside the stack; re-created`,
+        `  drift: ${f.project}-net (docker Network) was removed outside the stack; re-created`,
+      ].sort(),
+    );
+    // The same table `./sandbox probe` prints, not the engine's nested outputs.
+    expect(lines[4]).toBe("template default: every wall held");
+    expect(lines[5]).toBe("  ok   user          declared 1000:1000; observed 1000:1000");
+    expect(up.out).not.toContain("Outputs:");
+    expect(await names("network")).toEqual([`${f.project}-net`]);
+    expect(await names("container")).toEqual(["default"]);
+    expect(up.err.split("using pulumi-resource-docker from $PATH").length - 1).toBe(1);
+  });
+});
+
+describe("the off switches with a config that no longer passes", () => {
+  it("off and destroy run from the state, say the config is invalid, and leave nothing", async () => {
+    f.writeStack(stack, { maxConcurrentTasks: 9 });
+    try {
+      const up = await f.run("up", stack);
+      expect(up.code).toBe(2);
+      expect(up.err).toContain("sandbox:budget.maxConcurrentTasks = 9");
+
+      const off = await f.run("off", stack);
+      expect(off.code).toBe(0);
+      expect(off.err).toContain(
+        `the config of stack ${stack} is invalid (\`./sandbox check ${stack}\` lists the problems); the off switch runs for project ${f.project}, named by the stack's state`,
+      );
+      expect(off.out).toContain(
+        `off switch for ${f.project}: removed 1 container(s), 1 network(s), 1 volume(s)`,
+      );
+
+      const destroy = await f.run("destroy", stack, "--json");
+      expect(destroy.code).toBe(0);
+      expect(destroy.err).toContain(
+        `the config of stack ${stack} is invalid (\`./sandbox check ${stack}\` lists the problems); destroy works from the stack's state alone`,
+      );
+      expect(JSON.parse(destroy.out)).toMatchObject({ verb: "destroy", ok: true, changes: { delete: 6 } });
+      expect(await projectLeftovers(docker, f.project)).toEqual([]);
+    } finally {
+      f.writeStack(stack);
+    }
+  });
+
+  it("destroy of a stack never created is a clean no-op with a message", async () => {
+    const r = await f.run("destroy", "never-made");
+    expect(r.code).toBe(0);
+    expect(r.out).toBe("stack never-made was never created here: nothing to destroy\n");
+    expect(r.err).toBe("stack never-made has no config file; destroy works from the stack's state alone\n");
+  });
+});
+
+describe("one failure, one message", () => {
+  it("a missing image is named once, with the object and what to do; the engine's detail only with --verbose", async () => {
+    const bad = `${stack}img`;
+    f.writeStack(bad, { image: "sandbox-busybox:does-not-exist" });
+    try {
+      const r = await f.run("up", bad);
+      expect(r.code).toBe(1);
+      const message = 'image "sandbox-busybox:does-not-exist" is not present on the Docker engine';
+      expect(r.err.split(message).length - 1).toBe(1);
+      expect(r.err).toContain(
+        `up of stack ${bad} failed: creating ${f.project}-default-probe (docker Container): ${message}`,
+      );
+      expect(r.err.split("what to do:").length - 1).toBe(1);
+      expect(r.err).toContain("what to do: build the offline images with `bash toolchain/docker.sh`");
+      expect(r.err).not.toContain("Command failed with exit code");
+      expect(r.err).not.toContain("update failed");
+      expect(r.out).toBe("");
+
+      const json = await f.run("up", bad, "--json");
+      expect(json.code).toBe(1);
+      expect(JSON.parse(json.out)).toMatchObject({
+        verb: "up",
+        ok: false,
+        exitCode: 1,
+        error: { kind: "engine", object: `${f.project}-default-probe` },
+      });
+
+      const verbose = await f.run("up", bad, "--verbose");
+      expect(verbose.err).toContain("Command failed with exit code");
+    } finally {
+      await f.run("destroy", bad);
+    }
+  });
+});
+
+describe("Ctrl-C during up", () => {
+  it("cancels the engine's operation, waits for it, and leaves no process and no lock", async () => {
+    const mark = `sig-${Math.random().toString(36).slice(2, 8)}`;
+    const child = f.spawn(mark, "up", stack);
+    let err = "";
+    child.stderr?.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    // Mid-up: the first object of the project exists on the engine.
+    for (let i = 0; i < 600 && (await projectLeftovers(docker, f.project)).length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(await projectLeftovers(docker, f.project)).not.toEqual([]);
+    child.kill("SIGINT");
+    expect(await exited).toBe(130);
+    expect(err).toContain(
+      `SIGINT: cancelling the engine's up of ${stack}; waiting for the steps it started to finish`,
+    );
+    expect(err).toContain(`up of stack ${stack} was cancelled (SIGINT)`);
+    expect(processesWithMark(mark)).toEqual([]);
+    expect(f.locks(stack)).toEqual([]);
+    // Nothing to recover: the next up neither removes a lock nor clears pending operations.
+    const next = await f.run("up", stack);
+    expect(next.code).toBe(0);
+    expect(next.err).not.toContain("recovering:");
+    expect(await names("container")).toEqual(["default"]);
+  }, 180_000);
+});
