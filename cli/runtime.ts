@@ -12,6 +12,7 @@ import { policyPreflight } from "../runtime/preflight";
 import { ensureProxy } from "../runtime/proxy";
 import { ESCAPE_CHECKS, runEscape, runProbe } from "../runtime/walls";
 import { parseRunArgs, RunUsageError, runExitCode } from "./run-options";
+import { wallsTable } from "./walls-table";
 
 /** The task verbs: they drive the local Docker engine directly, from the stack's validated templates. */
 export const TASK_VERBS = ["run", "probe", "escape", "off"] as const;
@@ -185,15 +186,10 @@ export async function runTaskVerb(
           const { report } = await runProbe(launcher, launchSpec(project, template, networkName), t);
           reports[template] = report;
           ok &&= report.passed;
-          if (!json) {
-            io.out(`template ${template}: ${report.passed ? "every wall held" : "A WALL FAILED"}\n`);
-            for (const w of report.walls) {
-              const mark = w.ok === true ? "ok  " : w.ok === false ? "FAIL" : "n/a ";
-              io.out(`  ${mark} ${w.wall.padEnd(13)} declared ${w.declared}; observed ${w.observed}\n`);
-            }
-          }
+          // The same table `up` prints from the stack's probe outputs.
+          if (!json) io.out(wallsTable(template, report));
         }
-        if (json) io.out(`${JSON.stringify(reports)}\n`);
+        if (json) io.out(`${JSON.stringify({ verb, ok, exitCode: ok ? 0 : 1, templates: reports })}\n`);
         return ok ? 0 : 1;
       }
       case "escape": {
@@ -214,7 +210,7 @@ export async function runTaskVerb(
             }
           }
         }
-        if (json) io.out(`${JSON.stringify(results)}\n`);
+        if (json) io.out(`${JSON.stringify({ verb, ok, exitCode: ok ? 0 : 1, templates: results })}\n`);
         return ok ? 0 : 1;
       }
     }

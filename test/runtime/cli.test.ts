@@ -74,11 +74,19 @@ describe("the task verbs of the front", () => {
   it("answers probe with every wall held, in JSON", async () => {
     const r = await front(["probe", "dev", "default", "--json"]).done;
     expect(r.code).toBe(0);
-    const report = JSON.parse(r.out) as {
-      default: { passed: boolean; walls: { wall: string; ok: boolean }[] };
+    const doc = JSON.parse(r.out) as {
+      verb: string;
+      ok: boolean;
+      exitCode: number;
+      templates: { default: { passed: boolean; walls: { wall: string; ok: boolean }[] } };
     };
-    expect(report.default.passed).toBe(true);
-    expect(report.default.walls.map((w) => w.wall)).toContain("pidsMax");
+    expect({ verb: doc.verb, ok: doc.ok, exitCode: doc.exitCode }).toEqual({
+      verb: "probe",
+      ok: true,
+      exitCode: 0,
+    });
+    expect(doc.templates.default.passed).toBe(true);
+    expect(doc.templates.default.walls.map((w) => w.wall)).toContain("pidsMax");
   });
 
   it("refuses an unknown template with exit code 2", async () => {
