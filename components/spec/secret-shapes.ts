@@ -55,9 +55,13 @@ export function withoutReferences(v: string): string {
   return v.replace(REFERENCE, " ");
 }
 
-/** True when the value is only references and punctuation: nothing literal in it. */
+/**
+ * True when the value is references joined by punctuation: nothing literal in it. A value with no reference at all
+ * is literal, however short (`-` is a password too).
+ */
 export function isOnlyReferences(v: string): boolean {
-  return v.trim() !== "" && /^[\s"'`:=@/;,._-]*$/.test(withoutReferences(v));
+  const rest = withoutReferences(v);
+  return v.trim() !== "" && rest !== v && /^[\s"'`:=@/;,._-]*$/.test(rest);
 }
 
 /**

@@ -2,7 +2,7 @@
  * Docker spellings shared by the `docker.Container` adapter and the Engine API launch-spec adapter: security
  * options, users, restart policies and namespace modes mean the same in both.
  */
-import { isUnknown, isUnreadable, type ProfileType, UNKNOWN, type Val } from "../workload";
+import { isUnknown, isUnreadable, type ProfileType, type Val } from "../workload";
 
 /** What a list of `--security-opt` strings says. Each field is absent when no option speaks to it. */
 export interface SecurityOpts {

@@ -19,7 +19,8 @@ export function isEnvSecretPath(path: string): boolean {
 /** The value with every secret outside a task's environment replaced by {@link Unreadable}; `value` is not changed. */
 export function sealSecrets(value: unknown, secretPaths: readonly string[]): unknown {
   let out = value;
-  for (const p of secretPaths) if (!isEnvSecretPath(p)) out = setAt(out, pathSegments(p), new Unreadable(SECRET_REASON));
+  for (const p of secretPaths)
+    if (!isEnvSecretPath(p)) out = setAt(out, pathSegments(p), new Unreadable(SECRET_REASON));
   return out;
 }
 
@@ -32,7 +33,12 @@ function setAt(root: unknown, segs: readonly (string | number)[], v: unknown): u
     copy[head] = setAt(root[head], rest, v);
     return copy;
   }
-  if (typeof root === "object" && root !== null && !Array.isArray(root) && Object.hasOwn(root, String(head))) {
+  if (
+    typeof root === "object" &&
+    root !== null &&
+    !Array.isArray(root) &&
+    Object.hasOwn(root, String(head))
+  ) {
     const rec = root as Record<string, unknown>;
     return { ...rec, [String(head)]: setAt(rec[String(head)], rest, v) };
   }

@@ -97,7 +97,12 @@ function subjectOf(
   args: Pick<ResourceValidationArgs, "type" | "props" | "name" | "opts"> & { urn?: string },
   record = false,
 ): Subject[] {
-  const { value, tainted } = readProps(args.props, args.urn, args.opts?.additionalSecretOutputs ?? [], record);
+  const { value, tainted } = readProps(
+    args.props,
+    args.urn,
+    args.opts?.additionalSecretOutputs ?? [],
+    record,
+  );
   // One view per pod the resource runs (and its entry point): the rule judges each.
   return adaptResources(args.type, value, args.name, tainted);
 }

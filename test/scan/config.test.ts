@@ -165,7 +165,9 @@ describe("exemptions", () => {
       "sandbox-disallow-privilege-escalation": {
         exemptions: [{ resource: "Pod/debug", reason: "debug only" }],
       },
-      "sandbox-disallow-unconfined-seccomp": { exemptions: [{ resource: "Pod/debug", reason: "debug only" }] },
+      "sandbox-disallow-unconfined-seccomp": {
+        exemptions: [{ resource: "Pod/debug", reason: "debug only" }],
+      },
     });
     const { code, report } = await scanJson([LIST, "--config", cfg]);
     const exempted = report.findings.filter((f) => f.exemption !== undefined);
