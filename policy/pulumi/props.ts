@@ -16,7 +16,10 @@
 import { Secret } from "@pulumi/policy";
 import { REDACTED_SECRET } from "../adapters/read";
 import type { Edit } from "../rules/types";
-import { UNKNOWN } from "../workload";
+import { UNKNOWN, Unreadable } from "../workload";
+
+/** How deep the pack reads a resource's props; Kubernetes' deepest schemas are a few dozen levels. */
+export const MAX_DEPTH = 512;
 
 /**
  * The sentinels @pulumi/policy's proxy.js uses for unknown values (the string one is also the engine's
@@ -67,35 +70,38 @@ function childPath(base: string, key: string | number): string {
 /** Reads args props into plain values; `secretOutputs` are top-level names the program marked secret. */
 export function unwrapProps(props: unknown, secretOutputs: readonly string[] = []): Unwrapped {
   const secretPaths: string[] = [...secretOutputs];
-  const walk = (v: unknown, path: string): unknown => {
+  const walk = (v: unknown, path: string, depth: number): unknown => {
     const raw = rawTarget(v);
+    // Deeper than any resource schema: unreadable (the rules fail closed), and no reader recurses further.
+    if (depth > MAX_DEPTH) return new Unreadable(`it is nested more than ${MAX_DEPTH} levels deep`);
     if (raw instanceof Secret) {
       secretPaths.push(path);
-      return walk(raw.value, path);
+      return walk(raw.value, path, depth + 1);
     }
     if (typeof raw === "string") return UNKNOWN_SENTINELS.has(raw) ? UNKNOWN : raw;
-    if (Array.isArray(raw)) return raw.map((x, i) => walk(x, childPath(path, i)));
+    if (Array.isArray(raw)) return raw.map((x, i) => walk(x, childPath(path, i), depth + 1));
     if (isPlainObject(raw)) {
       const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(raw)) out[k] = walk(x, childPath(path, k));
+      for (const [k, x] of Object.entries(raw)) out[k] = walk(x, childPath(path, k), depth + 1);
       return out;
     }
     return raw;
   };
-  return { value: walk(props, ""), secretPaths };
+  return { value: walk(props, "", 0), secretPaths };
 }
 
 /** The taint check lives with the adapters (pure); the pack and `scan` share it. */
 export { taintCheck } from "../adapters/read";
 
 /** A deep copy of raw props that keeps `Secret` wrappers (re-serialized as secrets) and unknown sentinels. */
-export function cloneRaw(v: unknown): unknown {
+export function cloneRaw(v: unknown, depth = 0): unknown {
   const raw = rawTarget(v);
-  if (raw instanceof Secret) return new Secret(cloneRaw(raw.value));
-  if (Array.isArray(raw)) return raw.map(cloneRaw);
+  if (depth > MAX_DEPTH) return raw; // no edit reaches this deep: shared, not copied
+  if (raw instanceof Secret) return new Secret(cloneRaw(raw.value, depth + 1));
+  if (Array.isArray(raw)) return raw.map((x) => cloneRaw(x, depth + 1));
   if (isPlainObject(raw)) {
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(raw)) out[k] = cloneRaw(x);
+    for (const [k, x] of Object.entries(raw)) out[k] = cloneRaw(x, depth + 1);
     return out;
   }
   return raw;
