@@ -95,6 +95,9 @@ export const RUNTIME_SOCKET_FOLDERS: readonly string[] = [
   "/run/dbus",
   "/run/lxd",
   "/run/incus",
+  // libvirt's daemons (libvirtd, virtqemud, virtproxyd...) start VMs with host devices and files.
+  "/run/libvirt",
+  "/var/lib/libvirt",
   "/var/snap/microk8s/common/run",
   "/var/snap/lxd/common/lxd",
   "/var/snap/docker",
@@ -119,7 +122,7 @@ const HOME_FOLDER = /^\/(?:~|home|Users|var\/home)(?:\/[^/]+)?$/;
 
 /** Socket file names that are a runtime API wherever they live (rootless Docker, Docker Desktop, Colima). */
 const SOCKET_NAMES =
-  /^(?:docker|dockershim|containerd|crio|cri-dockerd|podman|buildkitd|balena-engine|balena|kubelet)\.sock(?:\.raw|\.ttrpc)?$|^system_bus_socket$/;
+  /^(?:docker|dockershim|containerd|crio|cri-dockerd|podman|buildkitd|balena-engine|balena|kubelet)\.sock(?:\.raw|\.ttrpc)?$|^system_bus_socket$|^(?:libvirt|virt[a-z]*d)-sock(?:-ro|-admin)?$/;
 
 /**
  * Why a host path exposes a container runtime socket, or undefined. Catches the socket itself in any spelling,

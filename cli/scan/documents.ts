@@ -18,6 +18,7 @@ import { pathSegments } from "../../policy/rules/helpers";
 import { containerCreateBody, type PlainContainerArgs } from "../../runtime/docker/createBody";
 import { COMPOSE_KEY_OF_PROP } from "./compose";
 import { loadComposeServices } from "./compose/services";
+import { splitJsonStream } from "./json-stream";
 import { Lines } from "./lines";
 import { pulumiValue } from "./pulumi-json";
 import { kubeYamlToJson } from "./yaml-kube";
@@ -76,10 +77,12 @@ function kubeType(apiVersion: string, kind: string): string {
  * `hostconfig` and `IMAGE` are the same fields as `HostConfig` and `Image`.
  */
 function isEngineBody(value: Record<string, unknown>): boolean {
-  return Object.keys(value).some((k) => {
-    const f = foldKey(k);
-    return f === "HOSTCONFIG" || f === "IMAGE";
-  });
+  return hasEngineField(value, "hostconfig") || hasEngineField(value, "image");
+}
+
+/** True when the object has the Engine API field `name` (lower case) in any spelling the daemon matches. */
+function hasEngineField(value: Record<string, unknown>, name: string): boolean {
+  return Object.keys(value).some((k) => foldKey(k) === name.toUpperCase());
 }
 
 /** The name of the runtime's launch spec format (`components/spec/launch.ts`). */
@@ -115,14 +118,22 @@ class DocumentReader {
       this.out.skipped.push({ location: this.loc(at), kind: typeof value, reason: NOT_A_RESOURCE });
       return;
     }
-    // A Kubernetes object is its apiVersion and kind, whatever else it carries (`steps`, `services`, `Image`...).
-    if (value.kind === LAUNCH_SPEC_KIND) this.launchSpec(value, lines, base);
-    else if (typeof value.kind === "string" && value.apiVersion !== undefined)
-      this.kubernetes(value, lines, base, index);
-    else if (Array.isArray(value.steps)) this.preview(value);
-    else if (isObj(value.deployment) || isObj(value.checkpoint)) this.state(value);
-    else if (value.kind === undefined && isEngineBody(value)) this.createBody(value, lines, base, index);
-    else if (typeof value.kind === "string") this.kubernetes(value, lines, base, index);
+    // Format detection never hides an object: a document is judged as every format whose engine would take it.
+    // The Docker daemon ignores keys it does not know, so a body that also carries `kind`, `apiVersion`, `steps` or
+    // `deployment` still runs as a body; a Kubernetes object is its apiVersion and kind whatever else it carries.
+    const launch = value.kind === LAUNCH_SPEC_KIND;
+    const kube = !launch && typeof value.kind === "string" && value.apiVersion !== undefined;
+    const preview = Array.isArray(value.steps);
+    const state = isObj(value.deployment) || isObj(value.checkpoint);
+    // A Kubernetes custom resource or a launch spec may have a top-level `image`: only a HostConfig makes it a body.
+    const body = kube || launch ? hasEngineField(value, "hostconfig") : isEngineBody(value);
+    if (launch) this.launchSpec(value, lines, base, body);
+    if (kube) this.kubernetes(value, lines, base, index);
+    if (preview) this.preview(value);
+    if (state) this.state(value);
+    if (body) this.createBody(value, lines, base, index);
+    if (launch || kube || preview || state || body) return;
+    if (typeof value.kind === "string") this.kubernetes(value, lines, base, index);
     else this.out.skipped.push({ location: this.loc(at), kind: "unknown", reason: NOT_A_RESOURCE });
   }
 
@@ -224,7 +235,13 @@ class DocumentReader {
     }
   }
 
-  private launchSpec(value: Record<string, unknown>, lines: Lines, base: readonly (string | number)[]): void {
+  /** `alsoBody`: the document is judged as an Engine API body too, so a spec it cannot be is not an error. */
+  private launchSpec(
+    value: Record<string, unknown>,
+    lines: Lines,
+    base: readonly (string | number)[],
+    alsoBody = false,
+  ): void {
     const at = lines.line(base);
     const spec = value as unknown as LaunchSpec;
     const name = `${text(value.project) ?? "project"}/${text(value.template) ?? "template"}`;
@@ -245,6 +262,7 @@ class DocumentReader {
         typeof pids === "number" ? { pidsLimit: pids } : {},
       );
     } catch (e) {
+      if (alsoBody) return;
       this.out.errors.push({
         location: this.loc(at),
         message: `launch spec ${name} cannot be read: ${e instanceof Error ? e.message : String(e)}`,
@@ -335,9 +353,13 @@ class DocumentReader {
       : isObj(value.checkpoint) && isObj(value.checkpoint.latest)
         ? value.checkpoint.latest
         : {};
-    this.pulumi("pulumi-state", Array.isArray(d.resources) ? d.resources : [], (r) =>
-      r.delete === true ? undefined : r,
-    );
+    // An operation an interrupted update left pending (`creating`, `updating`) may have left its object running.
+    const resources = Array.isArray(d.resources) ? d.resources : [];
+    const known = new Set(resources.map((r) => (isObj(r) ? r.urn : undefined)));
+    const pending = (Array.isArray(d.pending_operations) ? d.pending_operations : [])
+      .map((op) => (isObj(op) && op.type !== "deleting" && isObj(op.resource) ? op.resource : undefined))
+      .filter((r): r is Record<string, unknown> => r !== undefined && !known.has(r.urn));
+    this.pulumi("pulumi-state", [...resources, ...pending], (r) => (r.delete === true ? undefined : r));
   }
 }
 
@@ -378,6 +400,16 @@ function isComposeDocument(doc: Document): boolean {
   );
 }
 
+/** A decoded document that Compose would load: a `services` map, and not a Kubernetes object. */
+function isComposeValue(v: unknown): boolean {
+  return isObj(v) && isObj(v.services) && !(typeof v.kind === "string" && v.apiVersion !== undefined);
+}
+
+/** The text with a byte-order mark removed where it opens a document after a `---` line. */
+function withoutDocumentBoms(source: string): string {
+  return source.includes("\ufeff") ? source.replace(/(^|\n)(---[^\n]*\n)\ufeff/g, "$1$2") : source;
+}
+
 /** Reads one input. `file` is the name to report; `source` its text. */
 export function parseInput(file: string, source: string, host: InputHost = NO_HOST): Parsed {
   const out: Parsed = { items: [], skipped: [], errors: [] };
@@ -388,6 +420,17 @@ export function parseInput(file: string, source: string, host: InputHost = NO_HO
     try {
       value = JSON.parse(source);
     } catch (e) {
+      // Values written back to back: kubectl reads them one by one, so each is judged (at its own lines).
+      const stream = splitJsonStream(source);
+      if (stream !== undefined) {
+        for (const seg of stream) {
+          const part = parseInput(file, `${"\n".repeat(seg.line - 1)}${seg.text}`, host);
+          out.items.push(...part.items);
+          out.skipped.push(...part.skipped);
+          out.errors.push(...part.errors);
+        }
+        return out;
+      }
       if (file.endsWith(".json")) {
         const message = e instanceof Error ? e.message : String(e);
         const pos = /position (\d+)/.exec(message);
@@ -412,7 +455,9 @@ export function parseInput(file: string, source: string, host: InputHost = NO_HO
   }
   const counter = new LineCounter();
   // Duplicate keys and merge keys are kept in the tree: each format's decoder applies its engine's rule for them.
-  const docs = parseAllDocuments(source, {
+  // A byte-order mark may open any document of a stream (YAML 1.1 and go-yaml skip it there, kubectl splits the
+  // stream first): it is dropped at each document start, where it would otherwise become part of the first key.
+  const docs = parseAllDocuments(withoutDocumentBoms(source), {
     lineCounter: counter,
     uniqueKeys: false,
     merge: false,
@@ -432,12 +477,20 @@ export function parseInput(file: string, source: string, host: InputHost = NO_HO
     }
     const lines = new Lines(doc, counter);
     let value: unknown;
+    let decodeError: unknown;
     try {
-      if (isComposeDocument(doc)) {
-        reader.compose(doc, lines, [], host, source);
-        return;
-      }
       value = kubeYamlToJson(doc, source);
+    } catch (e) {
+      decodeError = e;
+    }
+    // Compose by what the document says once aliases and merge keys are applied (`services: *s`, `<<: *top`), or,
+    // where the Kubernetes decoder refuses the YAML, by its literal keys; Compose then reads it its own way.
+    if (decodeError === undefined ? isComposeValue(value) : isComposeDocument(doc)) {
+      reader.compose(doc, lines, [], host, source);
+      if (!(isObj(value) && isEngineBody(value))) return;
+    }
+    try {
+      if (decodeError !== undefined) throw decodeError;
     } catch (e) {
       const line =
         doc.contents?.range?.[0] === undefined ? undefined : counter.linePos(doc.contents.range[0]).line;

@@ -66,15 +66,27 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  * formats is asked to take) or a byte sequence that is not UTF-8. A leading BOM is dropped, as YAML readers do.
  */
 export function decodeText(bytes: Uint8Array): string {
+  // UTF-16 with its byte-order mark is text to kubectl (its file reader honours the mark), so it is read as such.
+  const le = bytes[0] === 0xff && bytes[1] === 0xfe;
+  const be = bytes[0] === 0xfe && bytes[1] === 0xff;
+  if ((le || be) && bytes.length % 2 === 0) {
+    try {
+      return new TextDecoder(le ? "utf-16le" : "utf-16be", { fatal: true }).decode(bytes);
+    } catch {
+      throw new InputRefused(`is not valid UTF-16 text (it starts with a UTF-16 byte-order mark)`);
+    }
+  }
   const nul = bytes.indexOf(0);
   if (nul >= 0)
     throw new InputRefused(
-      `is binary (a NUL byte at offset ${nul}); scan reads UTF-8 text (YAML or JSON) only`,
+      `is binary (a NUL byte at offset ${nul}); scan reads UTF-8 text, or UTF-16 with its byte-order mark (YAML or JSON)`,
     );
   try {
     return utf8.decode(bytes);
   } catch {
-    throw new InputRefused("is not valid UTF-8 text; scan reads UTF-8 text (YAML or JSON) only");
+    throw new InputRefused(
+      "is not valid UTF-8 text; scan reads UTF-8 text, or UTF-16 with its byte-order mark (YAML or JSON)",
+    );
   }
 }
 

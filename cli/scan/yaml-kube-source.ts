@@ -90,8 +90,9 @@ function documentSpan(doc: Document, source: string): [number, number] {
   const [from = 0, , to = source.length] = doc.range ?? [];
   let start = from <= 0 ? 0 : source.lastIndexOf("\n", from - 1) + 1;
   while (start > 0) {
-    const prev = source.lastIndexOf("\n", start - 2) + 1;
-    if (!isNoContentLine(source.slice(prev, start - 1))) break;
+    // The line before `start` (which follows a line break): from the break before it, or the text's start.
+    const prev = start >= 2 ? source.lastIndexOf("\n", start - 2) + 1 : 0;
+    if (prev >= start || !isNoContentLine(source.slice(prev, start - 1))) break;
     start = prev;
   }
   let end = to;

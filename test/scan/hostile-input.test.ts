@@ -226,7 +226,8 @@ describe("binary input", () => {
   it.each([
     ["nul.yaml", Buffer.from("apiVersion: v1\nkind: Pod\0\n"), "is binary (a NUL byte at offset 24)"],
     ["latin1.yaml", Buffer.from([0x61, 0x3a, 0x20, 0xe9, 0x0a]), "is not valid UTF-8 text"],
-    ["utf16.json", Buffer.from(`\ufeff{"kind":"Pod"}`, "utf16le"), "is binary (a NUL byte at offset"],
+    // UTF-16 without its byte-order mark cannot be told from binary; with the mark it is read (below).
+    ["utf16.json", Buffer.from(`{"kind":"Pod"}`, "utf16le"), "is binary (a NUL byte at offset 1)"],
   ])("refuses %s with a clear message and still judges the rest", async (name, bytes, message) => {
     const dir = tempFiles({ "good.yaml": GOOD });
     writeFileSync(join(dir, name), bytes);
@@ -234,9 +235,21 @@ describe("binary input", () => {
     expect(r.code).toBe(2);
     expect(r.errors).toHaveLength(1);
     expect(r.errors[0]).toContain(`${name}: ${message}`);
-    expect(r.errors[0]).toContain("scan reads UTF-8 text (YAML or JSON) only");
+    expect(r.errors[0]).toContain("scan reads UTF-8 text, or UTF-16 with its byte-order mark");
     expect(r.judged).toContain("sandbox-disallow-privileged");
   });
+
+  it.each(["utf16le", "utf16be"] as const)(
+    "reads %s with its byte-order mark, as kubectl does",
+    async (enc) => {
+      const dir = tempFiles({});
+      const le = Buffer.from(`\ufeff${GOOD}`, "utf16le");
+      writeFileSync(join(dir, "pod.yaml"), enc === "utf16le" ? le : Buffer.from(le).swap16());
+      const r = await run(["."], dir);
+      expect(r.errors).toEqual([]);
+      expect(r.judged).toContain("sandbox-disallow-privileged");
+    },
+  );
 
   it("reads UTF-8 with a byte-order mark and non-ASCII text (no new refusal)", async () => {
     const dir = tempFiles({ "pod.yaml": `\ufeff# café ☕\n${GOOD}` });

@@ -252,3 +252,18 @@ describe("kubeYamlToJson limits", () => {
     ]);
   });
 });
+
+describe("documents after blank and comment lines", () => {
+  // A file that opened with one blank line once sent the engine-text check into an endless loop.
+  it.each([
+    "\napiVersion: v1\nkind: Pod\n",
+    "\n\napiVersion: v1\nkind: Pod\n",
+    "\n# c\n\napiVersion: v1\nkind: Pod\n",
+    '\n{"apiVersion": "v1", "kind": "Pod"}',
+    "#\n\napiVersion: v1\nkind: Pod\n",
+  ])("%j is read", (src) => {
+    const r = parseInput("x.yaml", src);
+    expect(r.errors).toEqual([]);
+    expect(r.items.map((i) => i.type)).toEqual(["kubernetes:core/v1:Pod"]);
+  });
+});

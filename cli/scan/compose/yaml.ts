@@ -99,7 +99,7 @@ class Converter {
     const merged: Record<string, unknown>[] = [];
     for (const pair of node.items) {
       if (!isPair(pair)) continue;
-      const key = keyOf(pair.key);
+      const key = keyOf(isAlias(pair.key) ? (pair.key.resolve(this.doc) ?? pair.key) : pair.key);
       const isMerge = key === "<<" && isScalar(pair.key) && pair.key.type === "PLAIN";
       const seen = explicit.get(key);
       if (explicit.has(key))
@@ -135,6 +135,7 @@ class Converter {
   }
 }
 
+/** A key as text; an alias key (`*k :`) is resolved by the caller to the scalar it names. */
 function keyOf(key: unknown): string {
   if (isScalar(key)) return key.value === null ? "" : String(key.value);
   if (isAlias(key)) return key.source;
