@@ -1,0 +1,229 @@
+import {
+  type ArgView,
+  type EnvView,
+  isUnknown,
+  type MountView,
+  type PortView,
+  UNKNOWN,
+  type Val,
+} from "../workload";
+import { downwardValue } from "./downward";
+import { at, bool, carriesSecret, field, isObj, items, join, list, num, str, type TaintCheck } from "./read";
+
+export interface PodVolume {
+  readonly type: MountView["type"];
+  readonly hostPath: Val<string>;
+  readonly hostPathType: Val<string>;
+  readonly projectedSources: string[];
+  readonly path: string;
+}
+
+export function podVolumes(spec: unknown, specPath: string): Map<string, PodVolume> {
+  const out = new Map<string, PodVolume>();
+  items(field(spec, "volumes")).forEach((v, i) => {
+    const name = str(field(v, "name"));
+    if (typeof name !== "string") return;
+    const path = join(join(specPath, "volumes"), i);
+    const hp = field(v, "hostPath");
+    if (hp !== undefined) {
+      out.set(name, {
+        type: "hostPath",
+        hostPath: isUnknown(hp) ? hp : str(field(hp, "path")),
+        hostPathType: str(field(hp, "type")),
+        projectedSources: [],
+        path,
+      });
+      return;
+    }
+    const projected = field(v, "projected");
+    // The Secrets Store CSI driver mounts secrets from an external vault: a Secret volume by another road.
+    const csiDriver = str(field(field(v, "csi"), "driver"));
+    const secretsStore = typeof csiDriver === "string" && csiDriver.trim() === "secrets-store.csi.k8s.io";
+    const kind: MountView["type"] =
+      field(v, "emptyDir") !== undefined
+        ? "emptyDir"
+        : field(v, "secret") !== undefined || secretsStore
+          ? "secret"
+          : field(v, "configMap") !== undefined
+            ? "configMap"
+            : projected !== undefined
+              ? "projected"
+              : "volume";
+    const projectedSources = items(field(projected, "sources")).flatMap((s) =>
+      isObj(s) ? Object.keys(s) : [],
+    );
+    out.set(name, { type: kind, hostPath: undefined, hostPathType: undefined, projectedSources, path });
+  });
+  return out;
+}
+
+function joinSubPath(hostPath: Val<string>, subPath: Val<string>): Val<string> {
+  if (isUnknown(hostPath)) return hostPath;
+  if (hostPath === undefined) return undefined;
+  if (isUnknown(subPath)) return hostPath; // the folder itself is what could be exposed
+  return subPath === undefined || subPath.trim() === "" ? hostPath : `${hostPath}/${subPath}`;
+}
+
+export function containerMounts(
+  c: unknown,
+  cPath: string,
+  volumes: Map<string, PodVolume>,
+  used: Set<string>,
+  tainted: TaintCheck,
+): { mounts: MountView[]; unknown: boolean } {
+  const l = list(field(c, "volumeMounts"));
+  if (isUnknown(l)) return { mounts: [], unknown: true };
+  const mounts: MountView[] = [];
+  (l ?? []).forEach((m, i) => {
+    const path = join(join(cPath, "volumeMounts"), i);
+    const name = str(field(m, "name"));
+    const vol = typeof name === "string" ? volumes.get(name) : undefined;
+    if (typeof name === "string") used.add(name);
+    const subPath = field(m, "subPathExpr") !== undefined ? UNKNOWN : str(field(m, "subPath"));
+    mounts.push({
+      type: isUnknown(name) ? "other" : (vol?.type ?? "other"),
+      source: vol?.type === "hostPath" ? joinSubPath(vol.hostPath, subPath) : undefined,
+      target: str(field(m, "mountPath")),
+      readOnly: bool(field(m, "readOnly")),
+      propagation: str(field(m, "mountPropagation")),
+      hostPathType: vol?.hostPathType,
+      projectedSources: vol?.projectedSources,
+      volume: typeof name === "string" ? name : undefined,
+      tainted: tainted(path),
+      path,
+    });
+  });
+  return { mounts, unknown: false };
+}
+
+export function containerEnv(
+  c: unknown,
+  cPath: string,
+  tainted: TaintCheck,
+  annotations?: unknown,
+): { env: EnvView[]; unknown: boolean } {
+  const env: EnvView[] = [];
+  let unknown = false;
+  const l = list(field(c, "env"));
+  if (isUnknown(l)) unknown = true;
+  (isUnknown(l) ? [] : (l ?? [])).forEach((e, i) => {
+    const path = join(join(cPath, "env"), i);
+    const valueFrom = field(e, "valueFrom");
+    let value = str(field(e, "value"));
+    let from: EnvView["from"] = "literal";
+    let ref: Val<string>;
+    if (isUnknown(valueFrom)) from = "other";
+    else if (valueFrom !== undefined) {
+      const secretRef = field(valueFrom, "secretKeyRef");
+      if (secretRef !== undefined) {
+        from = "secretKeyRef";
+        ref = str(field(secretRef, "name"));
+      } else if (field(valueFrom, "configMapKeyRef") !== undefined) from = "configMapKeyRef";
+      else if (field(valueFrom, "fieldRef") !== undefined) {
+        // The kubelet copies an annotation's text into the variable: judge that text (see ./downward.ts).
+        from = "fieldRef";
+        ref = str(field(field(valueFrom, "fieldRef"), "fieldPath"));
+        value = downwardValue(ref, "annotations", annotations);
+      } else if (field(valueFrom, "resourceFieldRef") !== undefined) from = "fieldRef";
+      else from = "other";
+    }
+    env.push({
+      name: str(field(e, "name")),
+      value,
+      from,
+      ref,
+      tainted: tainted(path) || carriesSecret(value),
+      path,
+    });
+  });
+  const ef = list(field(c, "envFrom"));
+  if (isUnknown(ef)) unknown = true;
+  (isUnknown(ef) ? [] : (ef ?? [])).forEach((e, i) => {
+    const path = join(join(cPath, "envFrom"), i);
+    const secretRef = field(e, "secretRef");
+    const cmRef = field(e, "configMapRef");
+    if (secretRef !== undefined) {
+      env.push({
+        name: undefined,
+        value: undefined,
+        from: "secretRef",
+        ref: str(field(secretRef, "name")),
+        tainted: tainted(path),
+        path,
+      });
+    } else if (cmRef !== undefined) {
+      env.push({
+        name: undefined,
+        value: undefined,
+        from: "configMapRef",
+        ref: str(field(cmRef, "name")),
+        tainted: tainted(path),
+        path,
+      });
+    } else if (isUnknown(e)) {
+      env.push({ name: UNKNOWN, value: UNKNOWN, from: "other", tainted: tainted(path), path });
+    }
+  });
+  return { env, unknown };
+}
+
+export function containerArgs(c: unknown, cPath: string, tainted: TaintCheck): ArgView[] {
+  const out: ArgView[] = [];
+  for (const key of ["command", "args"]) {
+    const base = join(cPath, key);
+    const l = list(field(c, key));
+    if (isUnknown(l)) {
+      out.push({ value: UNKNOWN, tainted: tainted(base), path: base });
+      continue;
+    }
+    (l ?? []).forEach((a, i) => {
+      const path = join(base, i);
+      const value = str(a);
+      out.push({
+        value,
+        tainted: tainted(path) || carriesSecret(value),
+        path,
+      });
+    });
+  }
+  return out;
+}
+
+export function containerPorts(c: unknown, cPath: string): { ports: PortView[]; unknown: boolean } {
+  const l = list(field(c, "ports"));
+  if (isUnknown(l)) return { ports: [], unknown: true };
+  return {
+    ports: (l ?? []).map((p, i) => {
+      const hostPort = num(field(p, "hostPort"));
+      // With hostNetwork every port is on the host; the exposure rule reports hostNetwork once instead.
+      const published: Val<boolean> = isUnknown(hostPort) ? hostPort : hostPort !== undefined && hostPort > 0;
+      return {
+        containerPort: num(field(p, "containerPort")),
+        hostPort,
+        hostIp: str(field(p, "hostIP")),
+        published,
+        path: join(join(cPath, "ports"), i),
+      };
+    }),
+    unknown: false,
+  };
+}
+
+/** Probes and lifecycle handlers that name a `host`: the kubelet connects from the node to that address. */
+export function hostProbes(c: unknown, cPath: string): string[] {
+  const out: string[] = [];
+  const handlers: [string, unknown][] = [
+    ["livenessProbe", field(c, "livenessProbe")],
+    ["readinessProbe", field(c, "readinessProbe")],
+    ["startupProbe", field(c, "startupProbe")],
+    ["lifecycle.postStart", at(c, "lifecycle.postStart")],
+    ["lifecycle.preStop", at(c, "lifecycle.preStop")],
+  ];
+  for (const [name, h] of handlers) {
+    for (const kind of ["httpGet", "tcpSocket"]) {
+      const host = str(field(field(h, kind), "host"));
+      if (typeof host === "string" && host.trim() !== "") out.push(join(cPath, `${name}.${kind}.host`));
+    }
+  }
+  return out;
+}
