@@ -21,25 +21,8 @@ die() {
   exit 3
 }
 
-# with_lock NAME CMD...: runs CMD holding <cache>/locks/NAME.lock; one lock per engine start and per image, never
-# one for everything, and the fast paths above take none.
-with_lock() {
-  local name="$1" fd rc=0
-  shift
-  if ! command -v flock >/dev/null 2>&1; then
-    "$@"
-    return
-  fi
-  mkdir -p "$cache/locks"
-  exec {fd}>"$cache/locks/$name.lock"
-  if ! flock -n "$fd"; then
-    say "another set-up holds $name; waiting for it..."
-    flock "$fd"
-  fi
-  "$@" || rc=$?
-  exec {fd}>&-
-  return "$rc"
-}
+# shellcheck source=toolchain/lock.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lock.sh"
 
 engine_answers() {
   command -v docker >/dev/null 2>&1 && docker info --format '{{.ServerVersion}}' >/dev/null 2>&1

@@ -106,27 +106,8 @@ module_field() {
   printf '%s\n' "$value"
 }
 
-# with_lock TOOL CMD...: runs CMD holding the lock of one tool (<cache>/locks/TOOL.lock), so that two set-ups never
-# build the same tool at once, and a set-up whose tools are cached never waits: the fast paths (on PATH, cached)
-# take no lock at all, and a build holds only its own tool's lock. CMD re-checks the cache once it has the lock:
-# the set-up it waited for may have built the tool.
-with_lock() {
-  local tool="$1" fd rc=0
-  shift
-  if ! command -v flock >/dev/null 2>&1; then
-    "$@"
-    return
-  fi
-  mkdir -p "$cache/locks"
-  exec {fd}>"$cache/locks/$tool.lock"
-  if ! flock -n "$fd"; then
-    say "another set-up is building $tool; waiting for it (other tools are not held up)..."
-    flock "$fd"
-  fi
-  "$@" || rc=$?
-  exec {fd}>&-
-  return "$rc"
-}
+# shellcheck source=toolchain/lock.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lock.sh"
 
 # install_bin SRC DEST: moves a fresh build into the cache atomically.
 install_bin() {
