@@ -80,9 +80,7 @@ describe("toolchain locks are per tool, never one for every set-up", () => {
 
     const second = setup(env, "kube");
     await until("the second kube set-up to wait", () =>
-      second
-        .err()
-        .includes("another set-up is building kube; waiting for it (nothing else is held up)..."),
+      second.err().includes("another set-up is building kube; waiting for it (nothing else is held up)..."),
     );
     await new Promise((r) => setTimeout(r, 500));
     expect(second.err()).not.toContain("building kube-apiserver"); // it waits, it does not build alongside
