@@ -9,6 +9,8 @@ export interface Recovery {
   readonly staleLocks: readonly { pid: number; file: string }[];
   /** Operations the interrupted run had started but not recorded (cleared by a refresh). */
   readonly pendingOperations: readonly { type: string; urn: string }[];
+  /** Attribute files the interrupted run left half-written (removed: the backend reads a missing one as default). */
+  readonly tornFiles: readonly string[];
 }
 
 function alive(pid: number): boolean {
@@ -57,6 +59,41 @@ export function staleLocks(
   return out;
 }
 
+/**
+ * The file backend writes each blob atomically (a temporary file renamed into place) but the blob's `.attrs` file
+ * beside it in place: an engine killed in between leaves an empty or cut `.attrs`, and every later command on the
+ * stack then fails with "failed to load checkpoint: EOF". A missing `.attrs` is read as the default attributes, so
+ * a torn one is removed. Returns the files removed.
+ */
+export function removeTornAttrs(stateDir: string, project: string, stack: string): string[] {
+  const root = join(stateDir, ".pulumi");
+  const dirs: { dir: string; mine: (name: string) => boolean }[] = [
+    { dir: join(root, "stacks", project), mine: (n) => n.startsWith(`${stack}.json`) },
+    { dir: join(root, "stacks"), mine: (n) => n.startsWith(`${stack}.json`) },
+    { dir: join(root, "history", project, stack), mine: () => true },
+    { dir: join(root, "history", stack), mine: () => true },
+  ];
+  const locks = join(root, "locks");
+  if (existsSync(locks)) {
+    for (const org of readdirSync(locks)) dirs.push({ dir: join(locks, org, project, stack), mine: () => true });
+  }
+  const removed: string[] = [];
+  for (const { dir, mine } of dirs) {
+    if (!existsSync(dir)) continue;
+    for (const name of readdirSync(dir)) {
+      if (!name.endsWith(".attrs") || !mine(name)) continue;
+      const file = join(dir, name);
+      try {
+        JSON.parse(readFileSync(file, "utf8"));
+      } catch {
+        rmSync(file, { force: true });
+        removed.push(file);
+      }
+    }
+  }
+  return removed;
+}
+
 /** The pending operations recorded in a file backend's checkpoint of `stack`. */
 export function pendingOperations(
   stateDir: string,
@@ -90,6 +127,10 @@ export async function recoverInterruptedRun(
   /** Where the engine's own output of the clearing refresh goes (the front shows it only with --verbose). */
   engineOutput: (text: string) => void = print,
 ): Promise<Recovery> {
+  const torn = removeTornAttrs(stateDir, project, stack.name);
+  if (torn.length > 0) {
+    print(`recovering: the last run of ${stack.name} left ${torn.length} half-written state file(s); removing them\n`);
+  }
   const locks = staleLocks(stateDir, project, stack.name);
   if (locks.length > 0) {
     print(
@@ -104,5 +145,5 @@ export async function recoverInterruptedRun(
     );
     await stack.refresh({ clearPendingCreates: true, onOutput: engineOutput });
   }
-  return { staleLocks: locks, pendingOperations: pending };
+  return { staleLocks: locks, pendingOperations: pending, tornFiles: torn };
 }
