@@ -1,8 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { SpecError } from "../components/spec/errors";
-import { launchSpec } from "../components/spec/launch";
-import type { ResolvedProject } from "../components/spec/project";
+import { launchSpec, type ResolvedProject, SpecError } from "../components/model";
 import { dockerClient } from "../runtime/docker/client";
 import { configMapFromStackYaml, offTargetFromConfig, projectFromConfig } from "../stacks/config";
 import { inspectToolchain, missingToolchainMessage } from "../toolchain/pulumi";

@@ -75,7 +75,8 @@ export function removeTornAttrs(stateDir: string, project: string, stack: string
   ];
   const locks = join(root, "locks");
   if (existsSync(locks)) {
-    for (const org of readdirSync(locks)) dirs.push({ dir: join(locks, org, project, stack), mine: () => true });
+    for (const org of readdirSync(locks))
+      dirs.push({ dir: join(locks, org, project, stack), mine: () => true });
   }
   const removed: string[] = [];
   for (const { dir, mine } of dirs) {
@@ -129,7 +130,9 @@ export async function recoverInterruptedRun(
 ): Promise<Recovery> {
   const torn = removeTornAttrs(stateDir, project, stack.name);
   if (torn.length > 0) {
-    print(`recovering: the last run of ${stack.name} left ${torn.length} half-written state file(s); removing them\n`);
+    print(
+      `recovering: the last run of ${stack.name} left ${torn.length} half-written state file(s); removing them\n`,
+    );
   }
   const locks = staleLocks(stateDir, project, stack.name);
   if (locks.length > 0) {

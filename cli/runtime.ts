@@ -1,9 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type Dockerode from "dockerode";
-import { proxySpec } from "../components/spec/egress";
-import { launchSpec } from "../components/spec/launch";
-import type { ResolvedProject } from "../components/spec/project";
+import { launchSpec, proxySpec, type ResolvedProject } from "../components/model";
 import { dockerClient } from "../runtime/docker/client";
 import { copyTree, removeJobFolder } from "../runtime/jobs";
 import { ImageMissing, isImageMissing, Launcher, LaunchRefused } from "../runtime/launcher";

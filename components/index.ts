@@ -1,3 +1,3 @@
 export * as docker from "./docker";
 export * as kubernetes from "./kubernetes";
-export * as spec from "./spec";
+export * as spec from "./model";

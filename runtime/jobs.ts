@@ -13,7 +13,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join, relative } from "node:path";
-import { MANAGED_BY } from "../components/spec/launch";
+import { MANAGED_BY } from "../components/model";
 
 /**
  * Job folders on the host: one per task under the project's job root. Each gets a marker beside it (never inside,

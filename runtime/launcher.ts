@@ -3,14 +3,14 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type Dockerode from "dockerode";
 import { hardenedContainerArgs } from "../components/docker/containerArgs";
-import type { ProxyDecision } from "../components/spec/egress";
 import {
   LABELS,
   type LaunchSpec,
   PER_TASK_NETWORK,
+  type ProxyDecision,
   projectLabels,
   taskNetworkName,
-} from "../components/spec/launch";
+} from "../components/model";
 import { demuxLogs, isNotFound } from "./docker/client";
 import { containerCreateBody, type PlainContainerArgs } from "./docker/createBody";
 import { type JobSeed, prepareJobFolder, removeJobFolder } from "./jobs";

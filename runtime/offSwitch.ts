@@ -1,5 +1,5 @@
 import type Dockerode from "dockerode";
-import { LABELS } from "../components/spec/launch";
+import { LABELS } from "../components/model";
 import { isNotFound } from "./docker/client";
 import { removeProjectJobFolders } from "./jobs";
 

@@ -1,4 +1,4 @@
-import type { LaunchSpec } from "../components/spec/launch";
+import type { LaunchSpec } from "../components/model";
 import { adaptLaunchSpec } from "../policy/adapters/launch";
 import { ALL_RULES, judge } from "../policy/rules/registry";
 import type { EnforcementLevel } from "../policy/rules/types";

@@ -1,7 +1,12 @@
 import type Dockerode from "dockerode";
 import { ICC_OPTION, proxyContainerArgs } from "../components/docker/containerArgs";
-import { type ProxyDecision, type ProxySpec, parseDecisionLog } from "../components/spec/egress";
-import { LABELS, projectLabels } from "../components/spec/launch";
+import {
+  LABELS,
+  type ProxyDecision,
+  type ProxySpec,
+  parseDecisionLog,
+  projectLabels,
+} from "../components/model";
 import { demuxLogs, isNotFound } from "./docker/client";
 import { containerCreateBody, type PlainContainerArgs } from "./docker/createBody";
 

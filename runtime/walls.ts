@@ -1,18 +1,19 @@
 import { spawnSync } from "node:child_process";
 import type Dockerode from "dockerode";
-import type { ProxyDecision } from "../components/spec/egress";
-import { type LaunchSpec, PER_TASK_NETWORK } from "../components/spec/launch";
 import {
   HTTP_GET,
   judgeProbe,
+  type LaunchSpec,
   METADATA_URL,
+  PER_TASK_NETWORK,
   PROBE_TIMEOUT_SECONDS,
   type ProbeReport,
+  type ProxyDecision,
   parseProbeOutput,
   probeEgressUrl,
   probeScript,
-} from "../components/spec/probe";
-import type { Template } from "../components/spec/template";
+  type Template,
+} from "../components/model";
 import type { Launcher, TaskResult } from "./launcher";
 
 /**

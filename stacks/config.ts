@@ -7,7 +7,7 @@ import {
   resolveProject,
   SpecError,
   strictObject,
-} from "../components/spec";
+} from "../components/model";
 import { closestKey, nearNamespaceProblems } from "./near-keys";
 
 /** The Pulumi config namespace of the sandbox project (the `name` in Pulumi.yaml). */

@@ -1,4 +1,4 @@
-import type { SpecProblem } from "../components/spec";
+import type { SpecProblem } from "../components/model";
 
 /**
  * Config keys that were meant for the sandbox project but sit outside its namespace. The program only reads

@@ -3,7 +3,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { SandboxProject } from "../components/docker";
 import { SandboxProject as KubernetesSandboxProject } from "../components/kubernetes";
-import { type ResolvedProject, SpecError } from "../components/spec";
+import { type ResolvedProject, SpecError } from "../components/model";
 import { type KubernetesTarget, kubernetesTargetFromConfig, projectFromConfig } from "./config";
 
 /** What the stack exports: what the runtime reads and what a person checks after `up`. */

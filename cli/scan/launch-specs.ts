@@ -7,8 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { SpecError } from "../../components/spec/errors";
-import { launchSpec } from "../../components/spec/launch";
+import { launchSpec, SpecError } from "../../components/model";
 import { loadStack, projectRoot } from "../main";
 
 export function writeLaunchSpecs(root: string, out: string, stack: string): string[] {

@@ -6,7 +6,7 @@
 import { join as joinPath } from "node:path";
 import type { Document } from "yaml";
 import { hardenedContainerArgs } from "../../components/docker/containerArgs";
-import { type LaunchSpec, PER_TASK_NETWORK, taskNetworkName } from "../../components/spec/launch";
+import { type LaunchSpec, PER_TASK_NETWORK, taskNetworkName } from "../../components/model";
 import { DOCKER_CONTAINER_TYPE } from "../../policy/adapters/docker";
 import { engineBody, engineBodyOf, foldKey, fromYaml } from "../../policy/adapters/engine-json";
 import { LAUNCH_TYPE } from "../../policy/adapters/launch";
@@ -48,7 +48,7 @@ function hasEngineField(value: Record<string, unknown>, name: string): boolean {
   return Object.keys(value).some((k) => foldKey(k) === name.toUpperCase());
 }
 
-/** The name of the runtime's launch spec format (`components/spec/launch.ts`). */
+/** The name of the runtime's launch spec format (`components/model/launch.ts`). */
 const LAUNCH_SPEC_KIND = "sandbox.launch/v1";
 
 const NOT_A_RESOURCE =

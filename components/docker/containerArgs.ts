@@ -1,7 +1,6 @@
 import type * as docker from "@pulumi/docker";
 import type * as pulumi from "@pulumi/pulumi";
-import { PROXY_CONFIG_ENV, PROXY_RUN_DIR, type ProxySpec } from "../spec/egress";
-import { type LaunchSpec, PER_TASK_NETWORK } from "../spec/launch";
+import { type LaunchSpec, PER_TASK_NETWORK, PROXY_CONFIG_ENV, PROXY_RUN_DIR, type ProxySpec } from "../model";
 
 /** The one writable folder of a task container: a host folder (bind) or a Docker volume. */
 export interface JobMount {

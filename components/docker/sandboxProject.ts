@@ -1,11 +1,18 @@
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
-import type { BudgetPlan } from "../spec/budget";
-import { type ProxySpec, proxySpec } from "../spec/egress";
-import { SpecError } from "../spec/errors";
-import { type LaunchSpec, projectLabels } from "../spec/launch";
-import type { ProbeReport } from "../spec/probe";
-import { budgetFacts, type ProjectInput, type ResolvedProject, resolveProject } from "../spec/project";
+import {
+  type BudgetPlan,
+  budgetFacts,
+  type LaunchSpec,
+  type ProbeReport,
+  type ProjectInput,
+  type ProxySpec,
+  projectLabels,
+  proxySpec,
+  type ResolvedProject,
+  resolveProject,
+  SpecError,
+} from "../model";
 import { dockerLabels, ICC_OPTION, type ProxyAttachment, proxyContainerArgs } from "./containerArgs";
 import { TaskTemplate } from "./taskTemplate";
 

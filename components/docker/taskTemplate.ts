@@ -1,15 +1,17 @@
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
-import { type LaunchSpec, launchSpec, projectLabels } from "../spec/launch";
 import {
   judgeProbe,
+  type LaunchSpec,
+  launchSpec,
   PROBE_TIMEOUT_SECONDS,
   type ProbeReport,
   parseProbeOutput,
   probeEgressUrl,
   probeScript,
-} from "../spec/probe";
-import type { ResolvedProject } from "../spec/project";
+  projectLabels,
+  type ResolvedProject,
+} from "../model";
 import { dockerLabels, hardenedContainerArgs } from "./containerArgs";
 
 export interface TaskTemplateArgs {

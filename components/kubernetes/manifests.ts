@@ -4,18 +4,22 @@
  * Quantities use binary units: the spec's MB are MiB, as Docker's are.
  */
 import type * as k8s from "@pulumi/kubernetes";
-import type { Budget } from "../spec/budget";
-import { budgetArithmetic, trimNumber, usd } from "../spec/budget";
 import {
   allowEntry,
+  type Budget,
+  budgetArithmetic,
   DEFAULT_PORTS,
+  LABELS,
+  type LaunchSpec,
   PROXY_CONFIG_DIR,
   PROXY_RUN_DIR,
   type ProxyListener,
   type ProxySpec,
+  projectLabels,
   REFUSED_DESTINATIONS,
-} from "../spec/egress";
-import { LABELS, type LaunchSpec, projectLabels } from "../spec/launch";
+  trimNumber,
+  usd,
+} from "../model";
 
 /** The Pod Security Admission version the namespace pins (the cluster's own minor when it is older). */
 export const PSA_VERSION = "v1.36";

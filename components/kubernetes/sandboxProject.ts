@@ -1,12 +1,22 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import type { BudgetPlan } from "../spec/budget";
-import { type ProxySpec, proxySpec } from "../spec/egress";
-import { SpecError } from "../spec/errors";
-import { type LaunchSpec, launchSpec, projectLabels } from "../spec/launch";
-import { PROBE_TIMEOUT_SECONDS, probeEgressUrl, probeScript } from "../spec/probe";
-import { budgetFacts, type ProjectInput, type ResolvedProject, resolveProject } from "../spec/project";
-import { ResourcesSchema } from "../spec/template";
+import {
+  type BudgetPlan,
+  budgetFacts,
+  type LaunchSpec,
+  launchSpec,
+  PROBE_TIMEOUT_SECONDS,
+  type ProjectInput,
+  type ProxySpec,
+  probeEgressUrl,
+  probeScript,
+  projectLabels,
+  proxySpec,
+  type ResolvedProject,
+  ResourcesSchema,
+  resolveProject,
+  SpecError,
+} from "../model";
 import {
   defaultDenySpec,
   hardenedPodSpec,

@@ -1,4 +1,4 @@
-import { canonicalCapability } from "../../components/spec/capabilities";
+import { canonicalCapability } from "../../components/model";
 import { capabilityList, label, showList, unchecked, violation } from "./helpers";
 import { defineRule, type Finding } from "./types";
 

@@ -1,4 +1,4 @@
-import { secretNameReason, secretValueReason } from "../../components/spec/secrets";
+import { secretNameReason, secretValueReason } from "../../components/model";
 import { isUnknown } from "../workload";
 import { label, unchecked, violation } from "./helpers";
 import { argFindings, envReason, mountFindings, visibleValue } from "./secret-carriers";
@@ -12,7 +12,7 @@ function shownName(name: string, path: string): string {
 /**
  * Mission rule: the task's environment carries no credential. Catches Kubernetes `secretKeyRef` and
  * `envFrom.secretRef`, names that say key/token/secret/password/credential (confirmed by the value's shape, see
- * components/spec/secret-names.ts), values shaped like credentials, annotations and labels copied in through the
+ * components/model/secret-names.ts), values shaped like credentials, annotations and labels copied in through the
  * downward API, credentials on the command line, Secret volumes a container mounts, and Pulumi secrets (see
  * policy/pulumi/props.ts for how secretness is read). Messages never print a value.
  */

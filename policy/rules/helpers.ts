@@ -1,5 +1,5 @@
 /** Small pieces every rule uses: findings, capability lists, container field paths for fixes. */
-import { canonicalCapability } from "../../components/spec/capabilities";
+import { canonicalCapability } from "../../components/model";
 import {
   type ContainerView,
   containerLabel,

@@ -1,4 +1,4 @@
-import { SEED_SIX } from "../../components/spec/capabilities";
+import { SEED_SIX } from "../../components/model";
 import { capabilityList, label, showList, unchecked, violation } from "./helpers";
 import { defineRule, type Finding } from "./types";
 

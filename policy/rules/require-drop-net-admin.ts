@@ -1,4 +1,4 @@
-import { canonicalCapability } from "../../components/spec/capabilities";
+import { canonicalCapability } from "../../components/model";
 import type { ContainerView, WorkloadView } from "../workload";
 import { capabilityList, containerFieldPath, label, showList, unchecked, violation } from "./helpers";
 import { defineRule, type Edit, type Finding } from "./types";

@@ -2,7 +2,7 @@
  * What `sandbox-disallow-secret-env` judges besides plain variables: how each kind of environment entry reaches
  * the container, the command line, and mounted Secret volumes. Pure; messages never hold a value.
  */
-import { secretArgReasons, secretEnvReason, secretValueReason } from "../../components/spec/secrets";
+import { secretArgReasons, secretEnvReason, secretValueReason } from "../../components/model";
 import { downwardValue } from "../adapters/downward";
 import { type ContainerView, type EnvView, isUnknown, type Val, type WorkloadView } from "../workload";
 import { label, violation } from "./helpers";

@@ -1,4 +1,4 @@
-import { type TaskSize, taskMonthlyUsd } from "../../components/spec/budget";
+import { type TaskSize, taskMonthlyUsd } from "../../components/model";
 import { parseKubeType } from "../adapters/kubernetes";
 import { at, field, num, str } from "../adapters/read";
 import { parseQuantity } from "../quantity";

@@ -10,7 +10,7 @@ import {
   taskMonthlyUsd,
   trimNumber,
   usd,
-} from "../../components/spec/budget";
+} from "../../components/model";
 
 /** One line of the worst case: `count` copies of `size`, always on. */
 export interface SpendTerm {
@@ -40,7 +40,7 @@ export function termArithmetic(t: SpendTerm, rates: Rates): string {
   return `${t.label}: ${t.count} × (${cpu} + ${mem}) × ${trimNumber(rates.hoursPerMonth)} h = ${usd(termUsd(t, rates))}`;
 }
 
-// Money is compared in millionths of a dollar, as in components/spec/budget.ts.
+// Money is compared in millionths of a dollar, as in components/model/budget.ts.
 const micro = (x: number) => Math.round(x * 1_000_000);
 
 export interface SpendVerdict {

@@ -29,7 +29,9 @@ describe("removeTornAttrs (an engine killed between a blob and its .attrs)", () 
       "history/sandbox/dev/dev-1.history.json.attrs": '{"user.content_type":"application/json"}\n',
       "locks/organization/sandbox/dev/x.json.attrs": "",
     });
-    const removed = removeTornAttrs(root, "sandbox", "dev").map((f) => f.slice(root.length + 9)).sort();
+    const removed = removeTornAttrs(root, "sandbox", "dev")
+      .map((f) => f.slice(root.length + 9))
+      .sort();
     expect(removed).toEqual([
       "locks/organization/sandbox/dev/x.json.attrs",
       "stacks/sandbox/dev.json.attrs",

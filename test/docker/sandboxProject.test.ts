@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { SandboxProject } from "../../components/docker/sandboxProject";
-import { SpecError } from "../../components/spec/errors";
+import { SpecError } from "../../components/model";
 import { one, outputValue, type Registered, recordingMocks, registeredOutputs } from "../helpers/pulumiMocks";
 
 const NETWORK = "docker:index/network:Network";

@@ -2,8 +2,13 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Dockerode from "dockerode";
-import { type LaunchSpec, launchSpec } from "../../components/spec/launch";
-import { type ProjectInput, type ResolvedProject, resolveProject } from "../../components/spec/project";
+import {
+  type LaunchSpec,
+  launchSpec,
+  type ProjectInput,
+  type ResolvedProject,
+  resolveProject,
+} from "../../components/model";
 import { dockerClient } from "../../runtime/docker/client";
 
 /** The offline image the project's set-up builds (toolchain/docker.sh). */

@@ -1,9 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { quotaHard, quotaPlan } from "../../components/kubernetes/manifests";
-import { BudgetSchema } from "../../components/spec/budget";
-import { SpecError } from "../../components/spec/errors";
-import { resolveProject } from "../../components/spec/project";
+import { BudgetSchema, resolveProject, SpecError } from "../../components/model";
 
 /** Parses the quota's own quantities back, as the API server would: `1500m` CPU, `512Mi` memory. */
 const cpu = (q: string) => (q.endsWith("m") ? Number(q.slice(0, -1)) / 1000 : Number(q));

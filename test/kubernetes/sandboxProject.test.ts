@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { PSA_VERSION } from "../../components/kubernetes/manifests";
 import { SandboxProject } from "../../components/kubernetes/sandboxProject";
-import { SpecError } from "../../components/spec/errors";
+import { SpecError } from "../../components/model";
 import { one, outputValue, type Registered, recordingMocks, registeredOutputs } from "../helpers/pulumiMocks";
 
 const NS = "kubernetes:core/v1:Namespace";

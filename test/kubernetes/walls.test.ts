@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { hardenedContainerArgs } from "../../components/docker/containerArgs";
 import { hardenedPodSpec, taskJob } from "../../components/kubernetes/manifests";
-import { launchSpec } from "../../components/spec/launch";
-import { resolveProject } from "../../components/spec/project";
+import { launchSpec, resolveProject } from "../../components/model";
 import { adaptResource } from "../../policy/adapters/subject";
 import { ALL_RULES, judge } from "../../policy/rules/registry";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { budgetArithmetic } from "../../components/spec/budget";
+import { budgetArithmetic } from "../../components/model";
 import { copy, DOCKER, safeContainer } from "./fixtures";
 import { type StackFixture, UNKNOWN_WIRE, validateStack } from "./harness";
 

@@ -7,8 +7,7 @@
 import { randomBytes } from "node:crypto";
 import type Dockerode from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PROXY_IMAGE, type ProxySpec, proxySpec } from "../../components/spec/egress";
-import { LABELS, PER_TASK_NETWORK } from "../../components/spec/launch";
+import { LABELS, PER_TASK_NETWORK, PROXY_IMAGE, type ProxySpec, proxySpec } from "../../components/model";
 import { adaptLaunchSpec } from "../../policy/adapters/launch";
 import { judge } from "../../policy/rules/registry";
 import { demuxLogs } from "../../runtime/docker/client";

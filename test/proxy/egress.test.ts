@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
 import {
   dedupeDomains,
+  launchSpec,
   parseDecisionLog,
   proxyListeners,
   proxySpec,
   REFUSED_DESTINATIONS,
+  resolveProject,
   squidConfig,
-} from "../../components/spec/egress";
-import { launchSpec } from "../../components/spec/launch";
-import { resolveProject } from "../../components/spec/project";
+} from "../../components/model";
 
 const project = resolveProject({
   name: "demo",

@@ -5,7 +5,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadStack } from "../../cli/main";
-import { launchSpec } from "../../components/spec/launch";
+import { launchSpec } from "../../components/model";
 import { BROKEN_JSON } from "./broken-json";
 import { FIXTURES, ROOT, rulesOf, scanJson, tempFiles, violationsOf } from "./helpers";
 

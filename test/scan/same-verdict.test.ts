@@ -12,7 +12,7 @@ import { loadStack } from "../../cli/main";
 import { composeServiceToContainerProps } from "../../cli/scan/compose";
 import { loadComposeServices } from "../../cli/scan/compose/services";
 import { hardenedContainerArgs } from "../../components/docker/containerArgs";
-import { type LaunchSpec, launchSpec, PER_TASK_NETWORK, taskNetworkName } from "../../components/spec/launch";
+import { type LaunchSpec, launchSpec, PER_TASK_NETWORK, taskNetworkName } from "../../components/model";
 import { blocks, type ReportFinding, type ScanReport } from "../../policy/report/model";
 import { ALL_RULES } from "../../policy/rules/registry";
 import { ALL_STACK_RULES } from "../../policy/stack/registry";

@@ -1,8 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { SpecError } from "../../components/spec/errors";
-import { canonicalJson, launchSpec, projectLabels, templateHash } from "../../components/spec/launch";
-import { resolveProject } from "../../components/spec/project";
-import { TemplateSchema } from "../../components/spec/template";
+import {
+  canonicalJson,
+  launchSpec,
+  projectLabels,
+  resolveProject,
+  SpecError,
+  TemplateSchema,
+  templateHash,
+} from "../../components/model";
 
 const base = {
   name: "demo",

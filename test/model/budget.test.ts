@@ -9,7 +9,7 @@ import {
   taskHourlyUsd,
   taskMonthlyUsd,
   worstCaseMonthlyUsd,
-} from "../../components/spec/budget";
+} from "../../components/model";
 
 const budget = (b: Partial<Budget> & { monthlyCapUsd: number }): Budget => BudgetSchema.parse(b);
 const oneByOne = { vcpu: 1, memoryMb: 1024 };

@@ -11,7 +11,7 @@ import {
   encodeCapabilityMask,
   resolveDropSet,
   SEED_SIX,
-} from "../../components/spec/capabilities";
+} from "../../components/model";
 
 describe("the capability catalogue", () => {
   it("numbers all 41 capabilities from CHOWN (0) to CHECKPOINT_RESTORE (40) without gaps", () => {

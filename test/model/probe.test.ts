@@ -9,8 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const execFileAsync = promisify(execFile);
 
-import { HTTP_GET, judgeProbe, parseProbeOutput, probeScript } from "../../components/spec/probe";
-import { TemplateSchema } from "../../components/spec/template";
+import { HTTP_GET, judgeProbe, parseProbeOutput, probeScript, TemplateSchema } from "../../components/model";
 import { HARDENED_PROBE_LOGS } from "../helpers/probeLogs";
 
 const script = probeScript({ jobFolder: "/job", egressUrl: "http://169.254.169.254/latest/meta-data/" });

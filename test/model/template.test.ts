@@ -5,7 +5,7 @@ import {
   templateCommand,
   templateDrops,
   templateUser,
-} from "../../components/spec/template";
+} from "../../components/model";
 
 describe("the default template", () => {
   it("is the hardened one when only an image is given", () => {

@@ -1,10 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  secretEnvReason,
-  secretNameReason,
-  secretValueReason,
-  shannonEntropy,
-} from "../../components/spec/secrets";
+import { secretEnvReason, secretNameReason, secretValueReason, shannonEntropy } from "../../components/model";
 
 describe("secretNameReason", () => {
   it.each([

@@ -1,5 +1,6 @@
 export * from "./budget";
 export * from "./capabilities";
+export * from "./egress";
 export * from "./errors";
 export * from "./launch";
 export * from "./network";
