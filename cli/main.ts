@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { launchSpec, type ResolvedProject, SpecError } from "../components/model";
+import { launchSpec, projectNetworkName, type ResolvedProject, SpecError } from "../components/model";
 import { dockerClient } from "../runtime/docker/client";
 import { configMapFromStackYaml, offTargetFromConfig, projectFromConfig } from "../stacks/config";
 import { inspectToolchain, missingToolchainMessage } from "../toolchain/pulumi";
@@ -102,7 +102,7 @@ export function describePlan(stack: string, p: ResolvedProject): string {
     `  budget: ${p.budget.arithmetic} ≤ cap $${p.budget.capUsd.toFixed(2)} (a slot the size of template ${p.largestTemplate})`,
   ];
   for (const name of Object.keys(p.spec.templates).sort()) {
-    const s = launchSpec(p, name, `${p.spec.name}-net`);
+    const s = launchSpec(p, name, projectNetworkName(p.spec.name));
     lines.push(
       `  template ${name}: ${s.image}, user ${s.user}, drop ${s.capDrop.join(",")}, ${s.resources.vcpu} vCPU, ` +
         `${s.resources.memoryMb} MB, ${s.resources.pids} pids, /tmp ${s.tmpfs.sizeMb} MB, ${s.timeoutSeconds} s, ` +

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type Dockerode from "dockerode";
-import { launchSpec, proxySpec, type ResolvedProject } from "../components/model";
+import { launchSpec, projectNetworkName, proxySpec, type ResolvedProject } from "../components/model";
 import { dockerClient } from "../runtime/docker/client";
 import { copyTree, removeJobFolder } from "../runtime/jobs";
 import { ImageMissing, isImageMissing, Launcher, LaunchRefused } from "../runtime/launcher";
@@ -149,7 +149,7 @@ export async function runTaskVerb(
   const docker = await connect(verb, io, json);
   if (typeof docker === "number") return docker;
   const name = project.spec.name;
-  const networkName = `${name}-net`;
+  const networkName = projectNetworkName(name);
   const proxy = proxySpec(project, networkName);
   const launcher = new Launcher(docker, {
     preflight: policyPreflight({}, (w) => io.err(`warning: ${w}\n`)),
@@ -235,7 +235,7 @@ async function runOne(
   json: boolean,
 ): Promise<number> {
   const [template = ""] = templatesOf(project, [run.template]);
-  const spec = launchSpec(project, template, `${project.spec.name}-net`);
+  const spec = launchSpec(project, template, projectNetworkName(project.spec.name));
   let result: Awaited<ReturnType<Launcher["run"]>>;
   try {
     result = await launcher.run(spec, {

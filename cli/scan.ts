@@ -172,14 +172,18 @@ function parseArgs(argv: readonly string[]): Options | string {
 
 /** The toolkit's version, for the report. */
 export function toolVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(resolve(__dirname, "..", "package.json"), "utf8")) as {
-      version?: string;
-    };
-    return pkg.version ?? "0.0.0";
-  } catch {
-    return "0.0.0";
+  // From a checkout this file is cli/scan.ts; in the installed package it is dist/cli/scan.js.
+  for (const up of ["..", "../.."]) {
+    try {
+      const pkg = JSON.parse(readFileSync(resolve(__dirname, up, "package.json"), "utf8")) as {
+        version?: string;
+      };
+      return pkg.version ?? "0.0.0";
+    } catch {
+      // not at this level
+    }
   }
+  return "0.0.0";
 }
 
 /** Loads `--config`: JSON (or YAML, which JSON is part of). */

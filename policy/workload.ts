@@ -192,6 +192,16 @@ export interface ContainerView {
   readonly weakenedSystemPaths?: readonly { readonly what: Val<string>; readonly path: string }[];
 }
 
+/** One network a Docker container joins. */
+export interface NetworkView {
+  /** The network as written: `bridge`, `host`, `none`, `container:<id>`, or a network's name or id. */
+  readonly name: Val<string>;
+  /** Where it was written: `networkMode`, or the entry `networksAdvanced[1]` (`networksAdvanced`: the whole list). */
+  readonly path: string;
+  /** The network's driver, when the input says it (the scanner's Compose reader writes it). */
+  readonly driver: Val<string>;
+}
+
 /** Host namespaces and their sharing modes. */
 export interface NamespacesView {
   readonly hostNetwork: Val<boolean>;
@@ -231,8 +241,11 @@ export interface WorkloadView {
   /** `sandbox.project` label, when present. */
   readonly project: string | undefined;
   readonly namespaces: NamespacesView;
-  /** Docker `networkMode` as written. */
-  readonly networkMode: Val<string>;
+  /**
+   * Docker containers (`docker.Container`): every network the container joins, as the engine joins them: its
+   * network mode (`bridge` when unset), then each `networksAdvanced` entry. Absent for pods and launch specs.
+   */
+  readonly networks?: readonly NetworkView[];
   /** Docker `publishAllPorts`. */
   readonly publishAllPorts: Val<boolean>;
   /**
@@ -246,6 +259,13 @@ export interface WorkloadView {
   }[];
   readonly sysctls: readonly { readonly name: Val<string>; readonly path: string }[];
   readonly sysctlsUnknown: boolean;
+  /**
+   * Kubernetes: the labels the pod itself carries (its template's; a controller's own labels are not on its pods),
+   * which NetworkPolicies select it by. Absent when the carrier writes no pod metadata.
+   */
+  readonly podLabels?: Val<Readonly<Record<string, string>>>;
+  /** Kubernetes: the namespace the pod runs in (the carrier's `metadata.namespace`, else its template's). */
+  readonly podNamespace?: Val<string>;
   /** Kubernetes only: undefined when absent (the default mounts a token). */
   readonly automountServiceAccountToken: Val<boolean>;
   /** Runtime class (Kubernetes `runtimeClassName`, Docker `runtime`). */

@@ -13,7 +13,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join, relative } from "node:path";
-import { MANAGED_BY } from "../components/model";
+import { MANAGED_BY, parseUser } from "../components/model";
 
 /**
  * Job folders on the host: one per task under the project's job root. Each gets a marker beside it (never inside,
@@ -73,9 +73,11 @@ export function prepareJobFolder(
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, content, { mode: 0o640 });
   }
-  const [uid, gid] = user.split(":").map(Number);
   // The task runs as its template's user: it must own what it was given. lchown never follows a seeded symlink.
-  if (process.getuid?.() === 0 && uid !== undefined && gid !== undefined) chownTree(jobDir, uid, gid);
+  if (process.getuid?.() === 0) {
+    const { uid, gid } = parseUser(user);
+    chownTree(jobDir, uid, gid);
+  }
   if (!existsSync(jobDir)) throw new Error(`job folder ${jobDir} could not be created`);
   return jobDir;
 }

@@ -1,18 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import type Dockerode from "dockerode";
-import { hardenedContainerArgs } from "../components/docker/containerArgs";
-import {
-  LABELS,
-  type LaunchSpec,
-  PER_TASK_NETWORK,
-  type ProxyDecision,
-  projectLabels,
-  taskNetworkName,
-} from "../components/model";
+import { LABELS, type LaunchSpec, type ProxyDecision, projectLabels } from "../components/model";
 import { demuxLogs, isNotFound } from "./docker/client";
-import { containerCreateBody, type PlainContainerArgs } from "./docker/createBody";
+import { taskContainer } from "./docker/taskContainer";
 import { type JobSeed, prepareJobFolder, removeJobFolder } from "./jobs";
 import { findProxy, taskDecisions } from "./proxy";
 
@@ -82,8 +73,11 @@ export function isImageMissing(e: unknown): boolean {
   return isNotFound(e) && /no such image/i.test(String((e as { message?: unknown }).message ?? e));
 }
 
-/** Judges the exact container arguments before launch; returns the violation messages (empty when clean). */
-export type Preflight = (args: PlainContainerArgs, spec: LaunchSpec) => readonly string[];
+/**
+ * Judges the exact Engine API create body before launch (runtime/docker/taskContainer.ts); returns the violation
+ * messages (empty when clean).
+ */
+export type Preflight = (body: Dockerode.ContainerCreateOptions, spec: LaunchSpec) => readonly string[];
 
 export interface LauncherOptions {
   /** Tasks allowed at once; extra tasks wait for a slot. Defaults to each spec's `maxConcurrentTasks`. */
@@ -193,20 +187,12 @@ export class Launcher {
     if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(id)) {
       throw new LaunchRefused(spec.template, [`task id "${id}" must be lower-case letters, digits and -`]);
     }
-    const jobDir = join(spec.jobFolder.hostRoot, id);
-    const name = `${spec.project}-task-${id}`;
-    const perTask = spec.network === PER_TASK_NETWORK;
-    const network = perTask ? taskNetworkName(spec.project, id) : undefined;
-    const args = hardenedContainerArgs(
+    const { name, jobDir, network, body } = taskContainer(
       spec,
-      { type: "bind", source: jobDir },
-      {
-        ...(request.command ? { command: request.command } : {}),
-        labels: { ...spec.labels, [LABELS.task]: id },
-        ...(network ? { network } : {}),
-      },
-    ) as PlainContainerArgs;
-    const violations = this.options.preflight(args, spec);
+      id,
+      request.command ? { command: request.command } : {},
+    );
+    const violations = this.options.preflight(body, spec);
     if (violations.length > 0) throw new LaunchRefused(spec.template, violations);
     await this.requireImage(spec);
 
@@ -225,7 +211,6 @@ export class Launcher {
         request.files ?? {},
         request.seeds,
       );
-      const body = containerCreateBody(args, { name, pidsLimit: spec.resources.pids });
       try {
         container = await this.docker.createContainer(body);
       } catch (e) {

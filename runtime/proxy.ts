@@ -1,6 +1,7 @@
 import type Dockerode from "dockerode";
 import { ICC_OPTION, proxyContainerArgs } from "../components/docker/containerArgs";
 import {
+  egressNetworkName,
   LABELS,
   type ProxyDecision,
   type ProxySpec,
@@ -25,11 +26,6 @@ export interface ProxyOptions {
   readonly extraHosts?: readonly string[];
   /** Seconds to wait for Squid to accept connections. Defaults to 30. */
   readonly readySeconds?: number;
-}
-
-/** The default egress network of a project's proxy. */
-export function egressNetworkName(project: string): string {
-  return `${project}-egress`;
 }
 
 const PROXY_READY = /Accepting HTTP Socket connections/;

@@ -23,8 +23,10 @@
 # input; 3 a required tool is missing.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
+cd "$root" || exit 1
 export PATH="$root/node_modules/.bin:$PATH"
+# shellcheck source=toolchain/manifest.sh
+. "$root/toolchain/manifest.sh" || exit 3
 
 skip_tests=0
 skip_preview=0
@@ -93,7 +95,8 @@ find_pulumi() {
     return 0
   fi
   command -v pulumi 2>/dev/null && return 0
-  local cached="${XDG_CACHE_HOME:-$HOME/.cache}/sandbox-projects/pulumi/v3.274.1/bin/pulumi"
+  local cached
+  cached="$(cached_bin_dir "$PULUMI_CACHE_FOLDER" "$PULUMI_VERSION")/pulumi"
   [ -x "$cached" ] && echo "$cached"
   return 0
 }

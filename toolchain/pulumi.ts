@@ -1,24 +1,11 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
+import { cachedToolPath, TOOLCHAIN } from "./manifest";
 
-/** The Pulumi CLI version this toolkit builds where none is installed (the one the Go module proxy serves). */
-export const PULUMI_VERSION = "3.274.1";
-
-/** The oldest Pulumi CLI whose Automation API and policy-pack launching the toolkit relies on. */
-export const MIN_PULUMI_VERSION = "3.200.0";
-
-/** The per-user cache where the toolkit keeps the tools it builds, by version. */
-export function toolCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base =
-    env.XDG_CACHE_HOME && env.XDG_CACHE_HOME !== "" ? env.XDG_CACHE_HOME : join(homedir(), ".cache");
-  return join(base, "sandbox-projects");
-}
-
-/** Where the toolkit keeps the Pulumi CLI it built: `<cache>/pulumi/v<version>/bin/pulumi`. */
+/** Where the toolkit keeps the Pulumi CLI it built: `<cache>/<PULUMI_CACHE_FOLDER>/v<PULUMI_VERSION>/bin/pulumi`. */
 export function cachedPulumiPath(env: NodeJS.ProcessEnv = process.env): string {
-  return join(toolCacheDir(env), "pulumi", `v${PULUMI_VERSION}`, "bin", "pulumi");
+  return cachedToolPath(TOOLCHAIN.PULUMI_CACHE_FOLDER, TOOLCHAIN.PULUMI_VERSION, "pulumi", env);
 }
 
 /** The first executable called `name` on `PATH`, or undefined. */
@@ -52,7 +39,7 @@ export function compareVersions(a: string, b: string): number {
  * is not installed. `SANDBOX_DOCKER_PROVIDER=official` refuses the fallback; `=local` uses it even when the official
  * plugin is there.
  */
-export function localDockerProvider(root: string): string {
+function localDockerProvider(root: string): string {
   return join(root, "providers", "docker", "pulumi-resource-docker");
 }
 
@@ -108,12 +95,12 @@ export function inspectToolchain(
   for (const path of [onPath("pulumi", env), existsSync(cached) ? cached : undefined]) {
     if (path === undefined) continue;
     const version = versionOf(path);
-    if (version !== undefined && compareVersions(version, MIN_PULUMI_VERSION) >= 0) {
+    if (version !== undefined && compareVersions(version, TOOLCHAIN.MIN_PULUMI_VERSION) >= 0) {
       pulumi = { path, version };
       break;
     }
     missing.push(
-      `the Pulumi CLI at ${path} is ${version === undefined ? "not runnable" : `v${version}`}; the toolkit needs v${MIN_PULUMI_VERSION} or later`,
+      `the Pulumi CLI at ${path} is ${version === undefined ? "not runnable" : `v${version}`}; the toolkit needs v${TOOLCHAIN.MIN_PULUMI_VERSION} or later`,
     );
   }
   if (pulumi === undefined) {
@@ -150,7 +137,7 @@ export function missingToolchainMessage(verb: string, stack: string, report: Too
     "  - with internet access: install the Pulumi CLI (https://www.pulumi.com/docs/install/), then",
     "    `pulumi plugin install resource docker` (and `kubernetes` for Kubernetes projects);",
     "  - without downloads: `bash toolchain/setup.sh` builds the CLI and the Kubernetes plugin from the Go module",
-    "    proxy and caches them (it needs Go 1.26.6 or later); the toolkit's own Docker provider needs nothing;",
+    `    proxy and caches them (it needs Go ${TOOLCHAIN.MIN_GO_VERSION} or later); the toolkit's own Docker provider needs nothing;`,
     "  - point PULUMI_HOME at a Pulumi home that already holds the plugins, or put `pulumi-resource-<pkg>` on PATH.",
     "Nothing was deployed.",
   ].join("\n");

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The test suite: type check, lint (zero warnings), then every test. Prints one closing line:
-# "tests: N passed, N failed".
+# The test suite: type check, lint (zero warnings), then every test of every tier (test/tiers.mts: unit, oracle,
+# engine). Arguments go to vitest: `--project unit` runs one tier, file names run those files. Prints one closing
+# line: "tests: N passed, N failed".
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
+cd "$root" || exit 1
 export PATH="$root/node_modules/.bin:$PATH"
 mkdir -p .sandbox
 

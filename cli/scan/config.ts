@@ -12,7 +12,6 @@
  * object (pkg/resource/analyzer `parsePolicyConfigs`), so `preset` and the top-level `exemptions` list are `scan`'s
  * shorthand: {@link toPackConfig} writes the same config in the shape the engine accepts.
  */
-import { findExemption as matchExemption } from "../../policy/exemptions";
 import { isPreset, PRESETS, type Preset, presetLevel } from "../../policy/presets";
 import type { Exemption } from "../../policy/report/model";
 import type { ConfigProperty, ConfigSchema, Crosswalk, EnforcementLevel } from "../../policy/rules/types";
@@ -232,16 +231,4 @@ export function toPackConfig(
         : { enforcementLevel: level, ...settings, ...(exemptions.length === 0 ? {} : { exemptions }) };
   }
   return out;
-}
-
-/**
- * The exemption covering a rule's finding on a resource (policy/exemptions.ts, which the pack uses too): its id (URN,
- * or `<file>:<Kind>/<name>`) matches, or, for a pattern without a `:`, its `<Kind>/<name>` part does.
- */
-export function findExemption(
-  exemptions: readonly Exemption[],
-  rule: string,
-  resourceId: string,
-): Exemption | undefined {
-  return matchExemption(exemptions, rule, resourceId);
 }

@@ -7,7 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { launchSpec, SpecError } from "../../components/model";
+import { launchSpec, projectNetworkName, SpecError } from "../../components/model";
 import { loadStack, projectRoot } from "../main";
 
 export function writeLaunchSpecs(root: string, out: string, stack: string): string[] {
@@ -17,7 +17,7 @@ export function writeLaunchSpecs(root: string, out: string, stack: string): stri
     .sort()
     .map((template) => {
       const file = join(out, `${stack}.${template}.launch.json`);
-      const spec = launchSpec(project, template, `${project.spec.name}-net`);
+      const spec = launchSpec(project, template, projectNetworkName(project.spec.name));
       writeFileSync(file, `${JSON.stringify(spec, null, 2)}\n`);
       return file;
     });

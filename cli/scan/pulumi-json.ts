@@ -21,8 +21,9 @@ function childPath(base: string, key: string | number): string {
 }
 
 /**
- * A secret in a task's environment as the pack's secret-env remediation leaves it at preview (policy/pulumi/props.ts
- * `redactionEdits`): a Docker `NAME=value` entry becomes `NAME=<marker>`, a Kubernetes `env[i].value` the marker.
+ * A secret in a task's environment as the pack's secret-env remediation leaves it at preview
+ * (policy/rules/disallow-secret-env.ts): a Docker `NAME=value` entry becomes `NAME=<marker>`, a Kubernetes
+ * `env[i].value` the marker.
  * A secret anywhere else is sealed as unreadable (policy/adapters/secrets.ts), as the pack seals it.
  */
 function redactSecret(path: string, plain: unknown): unknown {

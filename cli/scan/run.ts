@@ -1,9 +1,17 @@
 /**
- * The scan itself: resources from the inputs, judged by the CrossGuard pack's rules (`judge`, the stack rules) with
- * the pack's config, into a {@link ScanReport}. Pure apart from what the caller reads; no output here.
+ * The scan itself: resources from the inputs, judged by the CrossGuard pack's rules (resource rules on each view,
+ * stack rules on each stack) with the pack's config, through the runner the pack uses (policy/evaluate.ts), into a
+ * {@link ScanReport}. Pure apart from what the caller reads; no output here.
  */
 import { hostVolumes } from "../../policy/adapters/claims";
 import { adaptResources } from "../../policy/adapters/subject";
+import {
+  type Evaluation,
+  type EvaluationConfig,
+  evaluate,
+  levelOf,
+  renderFinding,
+} from "../../policy/evaluate";
 import {
   blocks,
   type InputError,
@@ -15,12 +23,12 @@ import {
 } from "../../policy/report/model";
 import { crosswalkTags } from "../../policy/report/tags";
 import { disallowUnjudgedWorkloads } from "../../policy/rules/disallow-unjudged-workloads";
-import { ALL_RULES, judge } from "../../policy/rules/registry";
-import { type AnyRule, type Finding, resolveConfig } from "../../policy/rules/types";
-import { checkHostPathClaims, disallowHostPathClaims } from "../../policy/stack/disallow-host-path-claims";
+import { ALL_RULES } from "../../policy/rules/registry";
+import type { AnyRule } from "../../policy/rules/types";
+import { disallowHostPathClaims } from "../../policy/stack/disallow-host-path-claims";
 import { ALL_STACK_RULES } from "../../policy/stack/registry";
 import type { AnyStackRule, StackResource, StackResourceRef } from "../../policy/stack/types";
-import { findExemption, type ScanConfig } from "./config";
+import type { ScanConfig } from "./config";
 import type { ScanItem } from "./documents";
 
 export const PACK_NAME = "sandbox-projects";
@@ -36,14 +44,9 @@ export function ruleInfo(rule: AnyRule | AnyStackRule, config: ScanConfig): Rule
     severity: rule.severity,
     mission: rule.mission,
     tags: crosswalkTags(rule.crosswalk, rule.mission),
-    enforcementLevel: config.levels[rule.id] ?? rule.enforcementLevel,
+    enforcementLevel: levelOf(rule, config),
     scope: ALL_STACK_RULES.includes(rule as AnyStackRule) ? "stack" : "resource",
   };
-}
-
-/** A finding's text as the pack reports it (policy/pulumi/pack.ts `render`). */
-export function render(f: Finding): string {
-  return f.path === undefined ? f.message : `${f.message} [${f.path}]`;
 }
 
 export interface ScanInputs {
@@ -94,51 +97,54 @@ export function scanItems(
     const blocking = info.enforcementLevel === "mandatory" || info.enforcementLevel === "remediate";
     return blocking ? { ...info, enforcementLevel: "advisory" as const } : info;
   });
-  const level = (id: string) => rules.find((r) => r.id === id)?.enforcementLevel ?? "mandatory";
-  const active = ALL_RULES.filter((r) => level(r.id) !== "disabled");
+  const evaluation: EvaluationConfig = {
+    rules: config.settings,
+    levels: Object.fromEntries(rules.map((r) => [r.id, r.enforcementLevel])),
+    exemptions: config.exemptions,
+  };
   const findings: ReportFinding[] = [];
   const skipped: Skipped[] = [...input.skipped];
   const resources: ResourceRef[] = [];
-  const add = (ruleId: string, f: Finding, item: ScanItem | undefined, ref: ResourceRef) => {
-    const info = rules.find((r) => r.id === ruleId);
-    if (info === undefined) return;
-    const exemption = f.unchecked ? undefined : findExemption(config.exemptions, ruleId, ref.id);
+  const add = ({ rule, finding: f, level, exemption }: Evaluation, item: ScanItem, ref: ResourceRef) => {
     findings.push({
-      ruleId,
-      level: info.enforcementLevel,
-      severity: info.severity,
-      message: render(f),
+      ruleId: rule.id,
+      level,
+      severity: rule.severity,
+      message: renderFinding(f),
       ...(f.path === undefined ? {} : { path: f.path }),
       resource: ref,
-      location: item?.locate(f.path) ?? ref.location,
+      location: item.locate(f.path),
       unchecked: f.unchecked === true,
       ...(exemption === undefined
         ? {}
         : { exemption: { reason: exemption.reason, resource: exemption.resource } }),
     });
   };
+  // Each Pulumi stack's resources, for the stack rules; every other document goes in one set (a claim in one file
+  // may be bound to a volume in another), for the host-path claims rule.
   const stacks = new Map<string, { item: ScanItem; resource: StackResource }[]>();
+  const plain: { item: ScanItem; resource: StackResource }[] = [];
   // PersistentVolumes that are host folders are judged with the claims that mount them (all documents together).
-  const plain = input.items.filter((i) => i.stack === undefined);
-  const judgedVolumes = new Set(hostVolumes(plain).map((v) => v.resource));
+  const judgedVolumes = new Set(
+    hostVolumes(input.items.filter((i) => i.stack === undefined)).map((v) => v.resource),
+  );
   for (const item of input.items) {
     const subjects = adaptResources(item.type, item.props, item.name, item.taint);
     const subject = subjects[0];
-    if (item.stack !== undefined) {
+    const resource: StackResource = {
+      type: item.type,
+      name: item.name,
+      urn: item.stack?.urn ?? item.resource.id,
+      props: item.props,
+      subject,
+      additionalSecretOutputs: item.stack?.additionalSecretOutputs ?? [],
+      propertyDependencies: {},
+      ...(item.stack?.parent === undefined ? {} : { parent: item.stack.parent }),
+    };
+    if (item.stack === undefined) plain.push({ item, resource });
+    else {
       const list = stacks.get(item.stack.stack) ?? [];
-      list.push({
-        item,
-        resource: {
-          type: item.type,
-          name: item.name,
-          urn: item.stack.urn,
-          props: item.props,
-          subject,
-          additionalSecretOutputs: item.stack.additionalSecretOutputs,
-          propertyDependencies: {},
-          ...(item.stack.parent === undefined ? {} : { parent: item.stack.parent }),
-        },
-      });
+      list.push({ item, resource });
       stacks.set(item.stack.stack, list);
     }
     if (subject === undefined) {
@@ -153,26 +159,18 @@ export function scanItems(
       continue;
     }
     resources.push(item.resource);
-    for (const s of subjects) {
-      const ref = refFor(item, s.origin.name);
-      for (const { rule, findings: fs } of judge(s, active, config.settings)) {
-        for (const f of fs) add(rule.id, f, item, ref);
-        // Like the pack, every rule notes the parts of a workload that could not be read at all (an unknown list).
-        if (s.subject === "workload")
-          for (const p of s.unknownParts)
-            add(rule.id, { message: `${p} could not be checked`, unchecked: true }, item, ref);
-      }
+    for (const view of subjects) {
+      const ref = refFor(item, view.origin.name);
+      for (const e of evaluate({ view, resource: ref.id }, ALL_RULES, evaluation)) add(e, item, ref);
     }
   }
-  if (level(disallowHostPathClaims.id) !== "disabled") {
-    const byId = new Map(plain.map((i) => [i.resource.id, i]));
-    const claims = plain.map((i) => ({ type: i.type, name: i.name, props: i.props, urn: i.resource.id }));
-    for (const f of checkHostPathClaims(claims)) {
-      const item = f.urn === undefined ? undefined : byId.get(f.urn);
-      if (item === undefined) continue;
-      if (!resources.includes(item.resource)) resources.push(item.resource);
-      add(disallowHostPathClaims.id, f, item, item.resource);
-    }
+  // The documents' claims and volumes, judged together as the pack's stack rule judges a stack's.
+  const byId = new Map(plain.map((m) => [m.resource.urn, m.item]));
+  for (const e of evaluate({ stack: plain.map((m) => m.resource) }, [disallowHostPathClaims], evaluation)) {
+    const item = e.resource === undefined ? undefined : byId.get(e.resource);
+    if (item === undefined) continue;
+    if (!resources.includes(item.resource)) resources.push(item.resource);
+    add(e, item, item.resource);
   }
   // Stack rules: one Pulumi stack per input document, as the engine hands them to the pack after a preview.
   for (const members of stacks.values()) {
@@ -194,14 +192,10 @@ export function scanItems(
         deps[k] = urns.map(ref).filter((x): x is StackResourceRef => x !== undefined);
       return { ...resource, propertyDependencies: deps };
     });
-    for (const rule of ALL_STACK_RULES) {
-      if (level(rule.id) === "disabled") continue;
-      const settings = resolveConfig(rule as never, config.settings[rule.id]) as object;
-      for (const f of rule.check(resourcesOfStack, settings)) {
-        const m = f.urn === undefined ? members[0] : (byUrn.get(f.urn) ?? members[0]);
-        if (m === undefined) continue;
-        add(rule.id, f, m.item, m.item.resource);
-      }
+    for (const e of evaluate({ stack: resourcesOfStack }, ALL_STACK_RULES, evaluation)) {
+      const m = (e.resource === undefined ? undefined : byUrn.get(e.resource)) ?? members[0];
+      if (m === undefined) continue;
+      add(e, m.item, m.item.resource);
     }
   }
   skipped.sort(

@@ -1,6 +1,14 @@
 import type * as docker from "@pulumi/docker";
 import type * as pulumi from "@pulumi/pulumi";
-import { type LaunchSpec, PER_TASK_NETWORK, PROXY_CONFIG_ENV, PROXY_RUN_DIR, type ProxySpec } from "../model";
+import {
+  deadline,
+  type LaunchSpec,
+  PER_TASK_NETWORK,
+  PROXY_CONFIG_ENV,
+  PROXY_RUN_DIR,
+  type ProxySpec,
+  parseUser,
+} from "../model";
 
 /** The one writable folder of a task container: a host folder (bind) or a Docker volume. */
 export interface JobMount {
@@ -48,7 +56,7 @@ export function hardenedContainerArgs(
     );
   }
   const command = overrides.command
-    ? ["timeout", "-s", "KILL", String(spec.timeoutSeconds), ...overrides.command]
+    ? deadline(spec.timeoutSeconds, overrides.command, "engine-init")
     : [...spec.commandWithDeadline];
   const args: docker.ContainerArgs = {
     image: spec.image,
@@ -98,6 +106,7 @@ export function proxyContainerArgs(
   egressNetwork: pulumi.Input<string>,
   attachments: readonly ProxyAttachment[] = [],
 ): docker.ContainerArgs {
+  const { uid, gid } = parseUser(proxy.user);
   const args: docker.ContainerArgs = {
     name: proxy.name,
     image: proxy.image,
@@ -107,7 +116,7 @@ export function proxyContainerArgs(
     privileged: false,
     readOnly: true,
     tmpfs: {
-      [PROXY_RUN_DIR]: `rw,noexec,nosuid,nodev,size=${proxy.resources.tmpfsMb}m,uid=${proxy.user.split(":")[0]},gid=${proxy.user.split(":")[1]},mode=0700`,
+      [PROXY_RUN_DIR]: `rw,noexec,nosuid,nodev,size=${proxy.resources.tmpfsMb}m,uid=${uid},gid=${gid},mode=0700`,
       "/tmp": tmpfsOptions(proxy.resources.tmpfsMb),
     },
     memory: proxy.resources.memoryMb,

@@ -1,13 +1,17 @@
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import {
+  type BudgetFactsProps,
   type BudgetPlan,
   budgetFacts,
+  egressNetworkName,
   type LaunchSpec,
   type ProbeReport,
   type ProjectInput,
   type ProxySpec,
+  probeNetworkName,
   projectLabels,
+  projectNetworkName,
   proxySpec,
   type ResolvedProject,
   resolveProject,
@@ -30,11 +34,6 @@ export interface SandboxProjectArgs extends Omit<ProjectInput, "name" | "backend
    * plain bridge (`internal: false`, the default); `internal: true` keeps even the proxy on the machine (tests).
    */
   readonly egressNetwork?: { readonly internal?: boolean; readonly subnet?: string };
-}
-
-/** The network a template's probe runs on in proxy mode: its own, shared only with the proxy. */
-export function probeNetworkName(project: string, template: string): string {
-  return `${project}-probe-${template}-net`;
 }
 
 export { ICC_OPTION } from "./containerArgs";
@@ -63,11 +62,13 @@ export class SandboxProject extends pulumi.ComponentResource {
   constructor(name: string, args: SandboxProjectArgs, opts?: pulumi.ComponentResourceOptions) {
     const resolved = resolveDockerProject(name, args);
     const spec = resolved.spec;
-    super("sandbox:docker:SandboxProject", name, budgetFacts(resolved, "docker"), opts);
+    // The budget facts, among the component's inputs and its outputs: what the stack policy proves the budget from.
+    const facts: BudgetFactsProps = { budgetFacts: budgetFacts(resolved) };
+    super("sandbox:docker:SandboxProject", name, facts, opts);
     this.resolved = resolved;
     this.labels = projectLabels(spec.name, "network");
 
-    const networkName = `${spec.name}-net`;
+    const networkName = projectNetworkName(spec.name);
     const network = new docker.Network(
       `${name}-net`,
       {
@@ -94,7 +95,7 @@ export class SandboxProject extends pulumi.ComponentResource {
       const egress = new docker.Network(
         `${name}-egress`,
         {
-          name: `${spec.name}-egress`,
+          name: egressNetworkName(spec.name),
           driver: "bridge",
           internal: args.egressNetwork?.internal ?? false,
           attachable: false,
@@ -169,6 +170,7 @@ export class SandboxProject extends pulumi.ComponentResource {
       probes: this.probes,
       proxy: this.proxy,
       enabled: spec.enabled,
+      ...facts,
     });
   }
 }

@@ -7,7 +7,9 @@ import {
   PROBE_TIMEOUT_SECONDS,
   type ProbeReport,
   parseProbeOutput,
+  parseUser,
   probeEgressUrl,
+  probeJobVolumeName,
   probeScript,
   projectLabels,
   type ResolvedProject,
@@ -55,12 +57,12 @@ export class TaskTemplate extends pulumi.ComponentResource {
       const labels = projectLabels(spec.project, "probe", spec.template, spec.specHash);
       // A tmpfs-backed volume owned by the task user stands in for the job folder: the probe needs one writable
       // folder, and no host folder has to exist for it.
-      const [uid, gid] = spec.user.split(":");
+      const { uid, gid } = parseUser(spec.user);
       const jobVolume = new docker.Volume(
         `${name}-probe-job`,
         {
           // Named, so the probe's mount is a known value at preview (where the policy pack judges it).
-          name: `${spec.project}-probe-${spec.template}-job`,
+          name: probeJobVolumeName(spec.project, spec.template),
           driver: "local",
           driverOpts: {
             type: "tmpfs",

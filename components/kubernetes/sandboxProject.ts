@@ -1,40 +1,35 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import {
+  type BudgetFactsProps,
   type BudgetPlan,
   budgetFacts,
+  defaultDenyPolicyName,
   type LaunchSpec,
   launchSpec,
+  limitRangeName,
   PROBE_TIMEOUT_SECONDS,
   type ProjectInput,
   type ProxySpec,
+  podTemplateName,
   probeEgressUrl,
   probeScript,
   projectLabels,
+  proxyPolicyName,
   proxySpec,
+  quotaName,
   type ResolvedProject,
   ResourcesSchema,
   resolveProject,
   SpecError,
+  taskServiceAccountName,
+  templateEgressPolicyName,
 } from "../model";
-import {
-  defaultDenySpec,
-  hardenedPodSpec,
-  limitRangeSpec,
-  namespaceLabels,
-  proxyConfigMap,
-  proxyDeploymentSpec,
-  proxyEgressSpec,
-  proxyNetworkPolicySpec,
-  proxyQuotaExtra,
-  proxyServiceSpec,
-  type QuotaPlan,
-  quotaHard,
-  quotaPlan,
-  RESERVED_NAMESPACES,
-  taskJob,
-  taskPodLabels,
-} from "./manifests";
+import { namespaceLabels, RESERVED_NAMESPACES } from "./namespace";
+import { defaultDenySpec, proxyEgressSpec, proxyNetworkPolicySpec } from "./network-policies";
+import { hardenedPodSpec, taskJob, taskPodLabels } from "./pod";
+import { proxyConfigMap, proxyDeploymentSpec, proxyServiceSpec } from "./proxy";
+import { limitRangeSpec, proxyQuotaExtra, type QuotaPlan, quotaHard, quotaPlan } from "./quota";
 
 /**
  * A sandbox project on a Kubernetes cluster. Plain values, not outputs: the walls and the budget must be known at
@@ -76,7 +71,9 @@ export class SandboxProject extends pulumi.ComponentResource {
     const spec = resolved.spec;
     const ns = spec.name;
     const plan = quotaPlan(resolved.budget.concurrency, resolved.slot, spec.budget);
-    super("sandbox:kubernetes:SandboxProject", name, budgetFacts(resolved, "kubernetes", plan), opts);
+    // The budget facts, among the component's inputs and its outputs: what the stack policy proves the budget from.
+    const facts: BudgetFactsProps = { budgetFacts: budgetFacts(resolved) };
+    super("sandbox:kubernetes:SandboxProject", name, facts, opts);
     this.resolved = resolved;
     const child = { parent: this };
 
@@ -97,7 +94,7 @@ export class SandboxProject extends pulumi.ComponentResource {
     new k8s.core.v1.ResourceQuota(
       `${name}-quota`,
       {
-        metadata: meta(`${ns}-budget`),
+        metadata: meta(quotaName(ns)),
         spec: { hard: quotaHard(plan, proxy && spec.enabled ? proxyQuotaExtra(proxy) : undefined) },
       },
       inNs,
@@ -106,13 +103,13 @@ export class SandboxProject extends pulumi.ComponentResource {
     const defaults = ResourcesSchema.parse({});
     new k8s.core.v1.LimitRange(
       `${name}-limits`,
-      { metadata: meta(`${ns}-limits`), spec: limitRangeSpec(defaults, resolved.slot) },
+      { metadata: meta(limitRangeName(ns)), spec: limitRangeSpec(defaults, resolved.slot) },
       inNs,
     );
 
     new k8s.networking.v1.NetworkPolicy(
       `${name}-default-deny`,
-      { metadata: meta(`${ns}-default-deny`), spec: defaultDenySpec() },
+      { metadata: meta(defaultDenyPolicyName(ns)), spec: defaultDenySpec() },
       inNs,
     );
     // The egress proxy, when a template uses it: a Deployment and its Service, its configuration in a ConfigMap, its
@@ -124,13 +121,13 @@ export class SandboxProject extends pulumi.ComponentResource {
       for (const l of proxy.listeners) {
         new k8s.networking.v1.NetworkPolicy(
           `${name}-${l.template}-egress-proxy`,
-          { metadata: meta(`${ns}-${l.template}-egress-proxy`), spec: proxyEgressSpec(l) },
+          { metadata: meta(templateEgressPolicyName(ns, l.template)), spec: proxyEgressSpec(l) },
           inNs,
         );
       }
       new k8s.networking.v1.NetworkPolicy(
         `${name}-proxy-policy`,
-        { metadata: meta(`${proxy.name}-policy`, "proxy"), spec: proxyNetworkPolicySpec(proxy) },
+        { metadata: meta(proxyPolicyName(ns), "proxy"), spec: proxyNetworkPolicySpec(proxy) },
         inNs,
       );
       const proxySa = new k8s.core.v1.ServiceAccount(
@@ -156,7 +153,7 @@ export class SandboxProject extends pulumi.ComponentResource {
       );
     }
 
-    const serviceAccount = `${ns}-task`;
+    const serviceAccount = taskServiceAccountName(ns);
     new k8s.core.v1.ServiceAccount(
       `${name}-task-sa`,
       { metadata: meta(serviceAccount, "task"), automountServiceAccountToken: false },
@@ -171,7 +168,7 @@ export class SandboxProject extends pulumi.ComponentResource {
       new k8s.core.v1.PodTemplate(
         `${name}-${template}`,
         {
-          metadata: { ...meta(`${ns}-${template}`, "task"), labels: launch.labels },
+          metadata: { ...meta(podTemplateName(ns, template), "task"), labels: launch.labels },
           template: {
             metadata: { labels: taskPodLabels(launch) },
             spec: hardenedPodSpec(launch, serviceAccount),
@@ -213,6 +210,7 @@ export class SandboxProject extends pulumi.ComponentResource {
       probeJobs: this.probeJobs,
       proxy: this.proxy,
       enabled: spec.enabled,
+      ...facts,
     });
   }
 }

@@ -1,6 +1,26 @@
 import { z } from "zod";
 import { strictObject } from "./errors";
 
+/** The prices a budget counts in: what one vCPU and one GB of memory cost for an hour, and the hours in a month. */
+export interface Rates {
+  /** US dollars for one vCPU for one hour. */
+  readonly usdPerVcpuHour: number;
+  /** US dollars for one GB (1024 MB) of memory for one hour. */
+  readonly usdPerGbHour: number;
+  /** Hours in the billing month. */
+  readonly hoursPerMonth: number;
+}
+
+/**
+ * The rates a budget uses when it names none: $0.004 per vCPU-hour, $0.002 per GB-hour, and 730 hours (the cloud
+ * providers' average month). The project schema and the stack policy's settings both default to these.
+ */
+export const DEFAULT_RATES: Rates = Object.freeze({
+  usdPerVcpuHour: 0.004,
+  usdPerGbHour: 0.002,
+  hoursPerMonth: 730,
+});
+
 const money = (what: string) =>
   z
     .number({ error: `${what} must be a number of US dollars, 0 or more` })
@@ -14,16 +34,16 @@ const money = (what: string) =>
 export const BudgetSchema = strictObject({
   /** The hard cap in US dollars per month. */
   monthlyCapUsd: money("the monthly cap"),
-  /** Price of one vCPU for one hour. Defaults to 0.004. */
-  usdPerVcpuHour: money("the vCPU-hour rate").default(0.004),
-  /** Price of one GB (1024 MB) of memory for one hour. Defaults to 0.002. */
-  usdPerGbHour: money("the GB-hour rate").default(0.002),
-  /** Hours in the billing month. Defaults to 730 (the cloud providers' average month). */
+  /** Price of one vCPU for one hour. Defaults to {@link DEFAULT_RATES}. */
+  usdPerVcpuHour: money("the vCPU-hour rate").default(DEFAULT_RATES.usdPerVcpuHour),
+  /** Price of one GB (1024 MB) of memory for one hour. Defaults to {@link DEFAULT_RATES}. */
+  usdPerGbHour: money("the GB-hour rate").default(DEFAULT_RATES.usdPerGbHour),
+  /** Hours in the billing month. Defaults to {@link DEFAULT_RATES}. */
   hoursPerMonth: z
     .number({ error: "hours per month must be a number between 1 and 744" })
     .min(1, { error: "hours per month must be a number between 1 and 744" })
     .max(744, { error: "hours per month must be a number between 1 and 744" })
-    .default(730),
+    .default(DEFAULT_RATES.hoursPerMonth),
   /** Tasks that may run at once. Defaults to the largest number whose worst case fits the cap. */
   maxConcurrentTasks: z
     .number({ error: "the concurrency must be a whole number between 1 and 10000" })
@@ -45,34 +65,49 @@ export function memoryGb(memoryMb: number): number {
   return memoryMb / 1024;
 }
 
-/** Cost of one task running for one hour at its limits. */
-export function taskHourlyUsd(size: TaskSize, budget: Budget): number {
-  return size.vcpu * budget.usdPerVcpuHour + memoryGb(size.memoryMb) * budget.usdPerGbHour;
+/**
+ * The one pricing formula: what `size` costs kept busy all month,
+ * (vCPU × $/vCPU-hour + GB × $/GB-hour) × hours. Every figure the toolkit prices (the plan, the Kubernetes quota,
+ * the stack policy) is a sum of these.
+ */
+export function taskMonthlyUsd(size: TaskSize, rates: Rates): number {
+  return (
+    (size.vcpu * rates.usdPerVcpuHour + memoryGb(size.memoryMb) * rates.usdPerGbHour) * rates.hoursPerMonth
+  );
 }
 
-/** Cost of one task slot kept busy all month. */
-export function taskMonthlyUsd(size: TaskSize, budget: Budget): number {
-  return taskHourlyUsd(size, budget) * budget.hoursPerMonth;
-}
-
-/** Worst-case monthly spend: `concurrency` slots, each running the given task size all month. */
-export function worstCaseMonthlyUsd(concurrency: number, size: TaskSize, budget: Budget): number {
-  return concurrency * taskMonthlyUsd(size, budget);
+/**
+ * Worst-case monthly spend: `concurrency` slots, each running the given task size all month, plus the always-on
+ * part when there is one.
+ */
+export function worstCaseMonthlyUsd(
+  concurrency: number,
+  size: TaskSize,
+  rates: Rates,
+  fixed?: FixedCost,
+): number {
+  const slots = concurrency * taskMonthlyUsd(size, rates);
+  return fixed === undefined ? slots : slots + taskMonthlyUsd(fixed.size, rates);
 }
 
 // Money is compared in millionths of a dollar so that 3 × 0.006 × 730 is not refused for a float's last bit.
 const micro = (usd: number) => Math.round(usd * 1_000_000);
+
+/** True when `usdAmount` is within `capUsd`, compared in millionths of a dollar (no float noise in the last bit). */
+export function withinCap(usdAmount: number, capUsd: number): boolean {
+  return micro(usdAmount) <= micro(capUsd);
+}
+
+/** True when two amounts are the same to a millionth of a dollar. */
+export function sameUsd(a: number, b: number): boolean {
+  return micro(a) === micro(b);
+}
 
 /** The largest number of concurrent tasks of `size` whose worst case fits the cap (0 when not even one fits). */
 export function maxAffordableConcurrency(size: TaskSize, budget: Budget): number {
   const one = micro(taskMonthlyUsd(size, budget));
   if (one === 0) return 10_000;
   return Math.min(10_000, Math.floor(micro(budget.monthlyCapUsd) / one));
-}
-
-/** True when the worst case of `concurrency` tasks of `size` is within the cap. */
-export function fitsCap(concurrency: number, size: TaskSize, budget: Budget): boolean {
-  return micro(worstCaseMonthlyUsd(concurrency, size, budget)) <= micro(budget.monthlyCapUsd);
 }
 
 /** A number as a person writes it: at most `digits` decimals, no trailing zeros. */
@@ -92,22 +127,21 @@ export function usd(n: number): string {
 export function budgetArithmetic(
   concurrency: number,
   size: TaskSize,
-  budget: Budget,
+  rates: Rates,
   fixed?: FixedCost,
 ): string {
-  const tasks = budgetTerm(`${concurrency} ${concurrency === 1 ? "task" : "tasks"}`, size, budget);
-  const total =
-    worstCaseMonthlyUsd(concurrency, size, budget) + (fixed ? taskMonthlyUsd(fixed.size, budget) : 0);
+  const tasks = `${concurrency} ${concurrency === 1 ? "task" : "tasks"} × ${priceArithmetic(size, rates)}`;
+  const total = usd(worstCaseMonthlyUsd(concurrency, size, rates, fixed));
   return fixed === undefined
-    ? `${tasks} = ${usd(total)}`
-    : `${tasks} + ${budgetTerm(fixed.label, fixed.size, budget)} = ${usd(total)}`;
+    ? `${tasks} = ${total}`
+    : `${tasks} + ${fixed.label} × ${priceArithmetic(fixed.size, rates)} = ${total}`;
 }
 
-/** `3 tasks × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h`: one term of the worst case. */
-function budgetTerm(what: string, size: TaskSize, budget: Budget): string {
-  const cpu = `${trimNumber(size.vcpu)} vCPU × $${trimNumber(budget.usdPerVcpuHour)}`;
-  const mem = `${trimNumber(memoryGb(size.memoryMb), 3)} GB × $${trimNumber(budget.usdPerGbHour)}`;
-  return `${what} × (${cpu} + ${mem}) × ${trimNumber(budget.hoursPerMonth)} h`;
+/** `(1 vCPU × $0.004 + 1 GB × $0.002) × 730 h`: the pricing formula of one `size`, as printed. */
+export function priceArithmetic(size: TaskSize, rates: Rates): string {
+  const cpu = `${trimNumber(size.vcpu)} vCPU × $${trimNumber(rates.usdPerVcpuHour)}`;
+  const mem = `${trimNumber(memoryGb(size.memoryMb), 3)} GB × $${trimNumber(rates.usdPerGbHour)}`;
+  return `(${cpu} + ${mem}) × ${trimNumber(rates.hoursPerMonth)} h`;
 }
 
 /** Something that runs all month whatever the tasks do (the egress proxy): priced before any task slot. */
@@ -151,13 +185,12 @@ export function planBudget(
   // What is left for task slots once the always-on part is paid (never below zero).
   const fixedUsd = fixed === undefined ? 0 : taskMonthlyUsd(fixed.size, budget);
   const forTasks: Budget = { ...budget, monthlyCapUsd: Math.max(0, budget.monthlyCapUsd - fixedUsd) };
-  const fits = (n: number) =>
-    micro(worstCaseMonthlyUsd(n, size, budget) + fixedUsd) <= micro(budget.monthlyCapUsd);
+  const fits = (n: number) => withinCap(worstCaseMonthlyUsd(n, size, budget, fixed), budget.monthlyCapUsd);
   let affordable = maxAffordableConcurrency(size, forTasks);
   while (affordable > 0 && !fits(affordable)) affordable--;
   const plan = (n: number): BudgetPlan => ({
     concurrency: n,
-    worstCaseUsd: worstCaseMonthlyUsd(n, size, budget) + fixedUsd,
+    worstCaseUsd: worstCaseMonthlyUsd(n, size, budget, fixed),
     capUsd: budget.monthlyCapUsd,
     arithmetic: budgetArithmetic(n, size, budget, fixed),
   });

@@ -1,41 +1,10 @@
 import { createHash } from "node:crypto";
-import { proxyHost, proxyPortOf } from "./egress";
+import { deadline } from "./deadline";
+import { LABELS, projectLabels } from "./labels";
+import { proxyName } from "./names";
 import type { ResolvedProject } from "./project";
-import { deadlineCommand, type Template, templateCommand, templateDrops } from "./template";
-
-/** Label keys every object of a project carries; the off switch finds what to remove by them. */
-export const LABELS = {
-  project: "sandbox.project",
-  template: "sandbox.template",
-  role: "sandbox.role",
-  managedBy: "sandbox.managed-by",
-  specHash: "sandbox.spec-hash",
-  egress: "sandbox.egress",
-  task: "sandbox.task",
-} as const;
-
-/** The value of `sandbox.managed-by` on everything this toolkit creates. */
-export const MANAGED_BY = "sandbox-projects";
-
-/** What an object is for: the project network, a task, a template's probe, the egress proxy, a job volume. */
-export type Role = "network" | "task" | "probe" | "proxy" | "job-volume";
-
-/** The labels of one object of a project, as a sorted record. */
-export function projectLabels(
-  project: string,
-  role: Role,
-  template?: string,
-  specHash?: string,
-): Record<string, string> {
-  const labels: Record<string, string> = {
-    [LABELS.managedBy]: MANAGED_BY,
-    [LABELS.project]: project,
-    [LABELS.role]: role,
-  };
-  if (template !== undefined) labels[LABELS.template] = template;
-  if (specHash !== undefined) labels[LABELS.specHash] = specHash;
-  return Object.fromEntries(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)));
-}
+import { proxyPortOf } from "./proxy-spec";
+import { type Template, templateCommand, templateDrops } from "./template";
 
 /** JSON with sorted keys, so equal specs hash equally whatever order their keys were written in. */
 export function canonicalJson(value: unknown): string {
@@ -66,7 +35,9 @@ export interface LaunchSpec {
   readonly image: string;
   /** The task command without the deadline. */
   readonly command: readonly string[];
-  /** The command as run: `timeout -s KILL <seconds> ...command`. */
+  /**
+   * The command as Docker runs it, under the engine's init: `timeout -s KILL <seconds> ...command` ({@link deadline}).
+   */
   readonly commandWithDeadline: readonly string[];
   readonly user: string;
   readonly capDrop: readonly string[];
@@ -113,14 +84,9 @@ export interface LaunchSpec {
  */
 export const PER_TASK_NETWORK = "sandbox:per-task";
 
-/** The name of one task's own network (proxy mode): it holds the task and the proxy, nothing else. */
-export function taskNetworkName(project: string, taskId: string): string {
-  return `${project}-task-${taskId}-net`;
-}
-
 /** The proxy's address as a task sees it: the proxy's name on the task's network, and its template's port. */
 export function proxyUrl(project: string, port: number): string {
-  return `http://${proxyHost(project)}:${port}`;
+  return `http://${proxyName(project)}:${port}`;
 }
 
 /** The environment a task gets: the template's variables plus, in proxy mode, the proxy variables. */
@@ -159,7 +125,7 @@ export function launchSpec(project: ResolvedProject, template: string, networkNa
     specHash: hash,
     image: t.image,
     command: templateCommand(t),
-    commandWithDeadline: deadlineCommand(t),
+    commandWithDeadline: deadline(t.timeoutSeconds, templateCommand(t), "engine-init"),
     user: t.user,
     capDrop: templateDrops(t),
     capAdd: [],
@@ -184,7 +150,7 @@ export function launchSpec(project: ResolvedProject, template: string, networkNa
             mode: "proxy",
             allow: t.egress.allow,
             proxy: proxyUrl(name, port),
-            proxyHost: proxyHost(name),
+            proxyHost: proxyName(name),
             proxyPort: port,
             projectNetwork: networkName,
           },

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { type BudgetPlan, BudgetSchema, planBudget, type TaskSize } from "./budget";
-import { PROXY_RESOURCES } from "./egress";
+import { type BudgetPlan, BudgetSchema, type FixedCost, planBudget, type TaskSize } from "./budget";
 import { joinKey, parseOrThrow, SpecError, strictObject } from "./errors";
 import { NetworkSchema } from "./network";
+import { PROXY_RESOURCES } from "./proxy";
 import { type Template, TemplateSchema } from "./template";
 
 const NAME_RULE =
@@ -83,10 +83,7 @@ export function slotSize(templates: Readonly<Record<string, Template>>): [string
 export function resolveProject(input: unknown, keyPrefix = ""): ResolvedProject {
   const spec = parseOrThrow(ProjectSchema, input, keyPrefix);
   const [largest, size] = slotSize(spec.templates);
-  // The egress proxy runs all month whenever a template uses it: it is paid before any task slot.
-  const proxied = Object.values(spec.templates).some((t) => t.egress.mode === "proxy");
-  const fixed = proxied ? { label: "1 proxy", size: PROXY_RESOURCES } : undefined;
-  const plan = planBudget(size, spec.budget, spec.enabled, fixed);
+  const plan = planBudget(size, spec.budget, spec.enabled, alwaysOnCost(spec));
   if ("refusal" in plan) {
     const key =
       spec.budget.maxConcurrentTasks === undefined ? "budget.monthlyCapUsd" : "budget.maxConcurrentTasks";
@@ -108,33 +105,10 @@ export function resolveProject(input: unknown, keyPrefix = ""): ResolvedProject 
 }
 
 /**
- * The budget facts a component registers as its own inputs, as known values, so that a stack policy can prove the
- * budget from what the engine shows it.
+ * What a project runs all month whatever its tasks do, paid before any task slot: the egress proxy, whenever a
+ * template uses it; nothing otherwise.
  */
-export interface BudgetFacts {
-  readonly project: string;
-  readonly backend: "docker" | "kubernetes";
-  readonly enabled: boolean;
-  readonly budget: ProjectSpec["budget"];
-  readonly maxConcurrentTasks: number;
-  readonly worstCaseUsd: number;
-}
-
-/** The budget facts of a resolved project; a backend that admits less than the plan passes its own figures. */
-export function budgetFacts(
-  p: ResolvedProject,
-  backend: BudgetFacts["backend"],
-  admitted: { readonly tasks: number; readonly worstCaseUsd: number } = {
-    tasks: p.budget.concurrency,
-    worstCaseUsd: p.budget.worstCaseUsd,
-  },
-): BudgetFacts {
-  return {
-    project: p.spec.name,
-    backend,
-    enabled: p.spec.enabled,
-    budget: p.spec.budget,
-    maxConcurrentTasks: admitted.tasks,
-    worstCaseUsd: admitted.worstCaseUsd,
-  };
+export function alwaysOnCost(spec: ProjectSpec): FixedCost | undefined {
+  const proxied = Object.values(spec.templates).some((t) => t.egress.mode === "proxy");
+  return proxied ? { label: "1 proxy", size: PROXY_RESOURCES } : undefined;
 }

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { DropSetSchema, resolveDropSet } from "./capabilities";
+import { EgressSchema } from "./egress";
 import { REDACT, strictObject } from "./errors";
-import { EgressSchema } from "./network";
-import { secretEnvReason } from "./secrets";
+import { secretEnvReason } from "./secrets/env";
+import { UserSchema } from "./user";
 
 const wholeNumber = (what: string, min: number, max: number, dflt: number) => {
   const msg = `${what} must be a whole number between ${min} and ${max}`;
@@ -150,16 +151,7 @@ export const TemplateSchema = strictObject({
   /** Deadline in seconds; the task is killed when it runs out. Defaults to 600. */
   timeoutSeconds: wholeNumber("timeoutSeconds", 1, 86_400, 600),
   /** `uid:gid` the task runs as; root (0) is refused. Defaults to `1000:1000`. */
-  user: z
-    .string({ error: 'user must be "uid:gid" with numbers above 0, such as "1000:1000"' })
-    .regex(/^\d{1,10}:\d{1,10}$/, {
-      error: 'user must be "uid:gid" with numbers above 0, such as "1000:1000"',
-      abort: true,
-    })
-    .refine((u) => u.split(":").every((n) => Number(n) > 0), {
-      error: 'root is not allowed; user must be "uid:gid" with numbers above 0, such as "1000:1000"',
-    })
-    .default("1000:1000"),
+  user: UserSchema.default("1000:1000"),
   /** Capabilities dropped: `all`, `seed-six`, or a list that contains NET_ADMIN. Defaults to `all`. */
   capDrop: DropSetSchema.default("all"),
   /** Where the task may send traffic. Defaults to no network at all. */
@@ -179,18 +171,7 @@ export function templateCommand(t: Template): string[] {
   return t.command ?? ["sh", `${t.jobFolder.containerPath}/run.sh`];
 }
 
-/** `timeout -s KILL N cmd...`: the in-container deadline around the task's command. */
-export function deadlineCommand(t: Template, command: readonly string[] = templateCommand(t)): string[] {
-  return ["timeout", "-s", "KILL", String(t.timeoutSeconds), ...command];
-}
-
 /** The template's drop list in canonical spelling. */
 export function templateDrops(t: Template): string[] {
   return resolveDropSet(t.capDrop);
-}
-
-/** `[uid, gid]` as numbers. */
-export function templateUser(t: Template): [number, number] {
-  const [u, g] = t.user.split(":").map(Number);
-  return [u ?? 1000, g ?? 1000];
 }

@@ -8,6 +8,7 @@ import {
   type EnvView,
   isUnknown,
   type MountView,
+  type NetworkView,
   type PortView,
   UNKNOWN,
   Unreadable,
@@ -209,22 +210,40 @@ function mbToBytes(v: Val<number>): Val<number> {
 }
 
 /**
- * `networksAdvanced` entries whose network driver is known to put the container on the host's own network
- * (the scanner's Compose reader writes the driver it read from the project's network definitions).
+ * The networks a container joins, as the local provider and the engine join them: the network mode (the daemon's
+ * `bridge` when unset or empty) at create, then every `networksAdvanced` entry. A list that cannot be read stands as one
+ * entry at `networksAdvanced` whose name is the list's unknown or unreadable value.
  */
-function hostLanNetworks(props: unknown): { name: string; driver: string; path: string }[] {
-  const out: { name: string; driver: string; path: string }[] = [];
-  items(field(props, "networksAdvanced")).forEach((n, i) => {
-    const driver = str(field(n, "driver"));
-    const name = str(field(n, "name"));
-    if (typeof driver === "string" && /^(?:macvlan|ipvlan)$/i.test(driver.trim()))
-      out.push({
-        name: typeof name === "string" ? name : `#${i}`,
-        driver: driver.trim(),
-        path: join("networksAdvanced", i),
-      });
+function dockerNetworks(props: unknown): NetworkView[] {
+  const mode = str(field(props, "networkMode"));
+  const out: NetworkView[] = [
+    { name: mode === undefined || mode === "" ? "bridge" : mode, path: "networkMode", driver: undefined },
+  ];
+  const advanced = list(field(props, "networksAdvanced"));
+  if (isUnknown(advanced)) return [...out, { name: advanced, path: "networksAdvanced", driver: undefined }];
+  (advanced ?? []).forEach((n, i) => {
+    out.push({
+      name: str(field(n, "name")),
+      path: join("networksAdvanced", i),
+      driver: str(field(n, "driver")),
+    });
   });
   return out;
+}
+
+/**
+ * Joined networks whose driver is known to put the container on the host's own network (the scanner's Compose
+ * reader writes the driver it read from the project's network definitions).
+ */
+function hostLanNetworks(networks: readonly NetworkView[]): { name: string; driver: string; path: string }[] {
+  // The first network is the network mode, which names no driver.
+  return networks
+    .slice(1)
+    .flatMap((n, i) =>
+      typeof n.driver === "string" && /^(?:macvlan|ipvlan)$/i.test(n.driver.trim())
+        ? [{ name: typeof n.name === "string" ? n.name : `#${i}`, driver: n.driver.trim(), path: n.path }]
+        : [],
+    );
 }
 
 /** Adapts a `docker.Container`'s props (plain values; preview unknowns as {@link UNKNOWN}). */
@@ -270,6 +289,7 @@ export function adaptDockerContainer(
   });
   const sysctlsRaw = field(props, "sysctls");
   const labels = dockerLabels(field(props, "labels"));
+  const networks = dockerNetworks(props);
   const groups = strList(field(props, "groupAdds"));
   const container: ContainerView = {
     name,
@@ -328,9 +348,9 @@ export function adaptDockerContainer(
       hostUTS: uts.host,
       joined,
     },
-    networkMode: str(field(props, "networkMode")),
+    networks,
     publishAllPorts: bool(field(props, "publishAllPorts")),
-    hostLanNetworks: hostLanNetworks(props),
+    hostLanNetworks: hostLanNetworks(networks),
     sysctls: entries(sysctlsRaw).map(([k]) => ({ name: k, path: join("sysctls", k) })),
     sysctlsUnknown: isUnknown(sysctlsRaw),
     automountServiceAccountToken: false, // Docker containers get no Kubernetes token.

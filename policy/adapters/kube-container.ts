@@ -1,5 +1,11 @@
+/**
+ * One Kubernetes container -> its view: security settings inherited from the pod (kube-security.ts), resources,
+ * environment, command, mounts of the pod's volumes, ports and probes, each with where it is written.
+ */
+import { parseQuantity } from "../quantity";
 import {
   type ArgView,
+  type ContainerView,
   type EnvView,
   isUnknown,
   type MountView,
@@ -8,8 +14,24 @@ import {
   type Val,
 } from "../workload";
 import { downwardValue } from "./downward";
-import { at, bool, carriesSecret, field, isObj, items, join, list, num, str, type TaintCheck } from "./read";
+import { containerProfiles, inherit, type PodSecurity } from "./kube-security";
+import {
+  at,
+  bool,
+  carriesSecret,
+  entries,
+  field,
+  isObj,
+  items,
+  join,
+  list,
+  num,
+  str,
+  strList,
+  type TaintCheck,
+} from "./read";
 
+/** A pod volume, by name, as the containers that mount it see it. */
 export interface PodVolume {
   readonly type: MountView["type"];
   readonly hostPath: Val<string>;
@@ -18,6 +40,7 @@ export interface PodVolume {
   readonly path: string;
 }
 
+/** The pod's volumes by name (`spec.volumes`), with what each exposes. */
 export function podVolumes(spec: unknown, specPath: string): Map<string, PodVolume> {
   const out = new Map<string, PodVolume>();
   items(field(spec, "volumes")).forEach((v, i) => {
@@ -64,7 +87,7 @@ function joinSubPath(hostPath: Val<string>, subPath: Val<string>): Val<string> {
   return subPath === undefined || subPath.trim() === "" ? hostPath : `${hostPath}/${subPath}`;
 }
 
-export function containerMounts(
+function containerMounts(
   c: unknown,
   cPath: string,
   volumes: Map<string, PodVolume>,
@@ -96,7 +119,7 @@ export function containerMounts(
   return { mounts, unknown: false };
 }
 
-export function containerEnv(
+function containerEnv(
   c: unknown,
   cPath: string,
   tainted: TaintCheck,
@@ -167,7 +190,7 @@ export function containerEnv(
   return { env, unknown };
 }
 
-export function containerArgs(c: unknown, cPath: string, tainted: TaintCheck): ArgView[] {
+function containerArgs(c: unknown, cPath: string, tainted: TaintCheck): ArgView[] {
   const out: ArgView[] = [];
   for (const key of ["command", "args"]) {
     const base = join(cPath, key);
@@ -189,7 +212,7 @@ export function containerArgs(c: unknown, cPath: string, tainted: TaintCheck): A
   return out;
 }
 
-export function containerPorts(c: unknown, cPath: string): { ports: PortView[]; unknown: boolean } {
+function containerPorts(c: unknown, cPath: string): { ports: PortView[]; unknown: boolean } {
   const l = list(field(c, "ports"));
   if (isUnknown(l)) return { ports: [], unknown: true };
   return {
@@ -210,7 +233,7 @@ export function containerPorts(c: unknown, cPath: string): { ports: PortView[]; 
 }
 
 /** Probes and lifecycle handlers that name a `host`: the kubelet connects from the node to that address. */
-export function hostProbes(c: unknown, cPath: string): string[] {
+function hostProbes(c: unknown, cPath: string): string[] {
   const out: string[] = [];
   const handlers: [string, unknown][] = [
     ["livenessProbe", field(c, "livenessProbe")],
@@ -226,4 +249,84 @@ export function hostProbes(c: unknown, cPath: string): string[] {
     }
   }
   return out;
+}
+
+/** A quantity (`500m`, `1Gi`) in its base unit; unknown and unreadable values stay as they are. */
+export function quantity(v: unknown): Val<number> {
+  if (isUnknown(v)) return v;
+  return parseQuantity(v);
+}
+
+const NOT_EXTENDED = /^(?:cpu|memory|ephemeral-storage|storage|pods|hugepages-.*)$/;
+
+/**
+ * One container of a pod (`role` says which list it is in) at `cPath`: `volumes` are the pod's, and `used` collects
+ * the names of those it mounts.
+ */
+export function adaptContainer(
+  c: unknown,
+  cPath: string,
+  role: ContainerView["role"],
+  pod: PodSecurity,
+  annotations: unknown,
+  volumes: Map<string, PodVolume>,
+  used: Set<string>,
+  tainted: TaintCheck,
+): ContainerView {
+  const name = str(field(c, "name"));
+  const cname = typeof name === "string" ? name : `#${cPath}`;
+  const sc = field(c, "securityContext");
+  const caps = field(sc, "capabilities");
+  const limits = at(c, "resources.limits");
+  const requests = at(c, "resources.requests");
+  const { env, unknown: envUnknown } = containerEnv(c, cPath, tainted, annotations);
+  const { mounts, unknown: mountsUnknown } = containerMounts(c, cPath, volumes, used, tainted);
+  // Ephemeral containers may not declare ports or resources (the API refuses them), so they are not read.
+  const { ports, unknown: portsUnknown } =
+    role === "ephemeral" ? { ports: [], unknown: false } : containerPorts(c, cPath);
+  const seLinuxRaw = inherit(field(sc, "seLinuxOptions"), pod.seLinux);
+  const extended = [...entries(limits), ...entries(requests)]
+    .map(([k]) => k)
+    .filter((k, i, all) => !NOT_EXTENDED.test(k) && all.indexOf(k) === i);
+  return {
+    name: cname,
+    role,
+    image: str(field(c, "image")),
+    privileged: bool(field(sc, "privileged")),
+    allowPrivilegeEscalation: bool(field(sc, "allowPrivilegeEscalation")),
+    capabilities: { add: strList(field(caps, "add")), drop: strList(field(caps, "drop")) },
+    runAsUser: inherit(num(field(sc, "runAsUser")), pod.runAsUser),
+    runAsGroup: inherit(num(field(sc, "runAsGroup")), pod.runAsGroup),
+    runAsNonRoot: inherit(bool(field(sc, "runAsNonRoot")), pod.runAsNonRoot),
+    userName: undefined,
+    extraGroups: pod.groups,
+    readOnlyRootFilesystem: bool(field(sc, "readOnlyRootFilesystem")),
+    ...containerProfiles(sc, cname, cPath, pod, annotations),
+    seLinux: isUnknown(seLinuxRaw)
+      ? seLinuxRaw
+      : seLinuxRaw === undefined
+        ? undefined
+        : {
+            disabled: false,
+            type: str(field(seLinuxRaw, "type")),
+            user: str(field(seLinuxRaw, "user")),
+            role: str(field(seLinuxRaw, "role")),
+          },
+    procMount: str(field(sc, "procMount")),
+    cpuLimit: role === "ephemeral" ? undefined : quantity(field(limits, "cpu")),
+    memoryLimitBytes: role === "ephemeral" ? undefined : quantity(field(limits, "memory")),
+    memorySwapBytes: undefined,
+    resourcesNotSupported: role === "ephemeral",
+    extendedResources: extended,
+    env,
+    envUnknown,
+    args: containerArgs(c, cPath, tainted),
+    ports,
+    portsUnknown,
+    mounts,
+    mountsUnknown,
+    devices: items(field(c, "volumeDevices")).map((d) => str(field(d, "devicePath"))),
+    hostProbes: role === "ephemeral" ? [] : hostProbes(c, cPath),
+    path: cPath,
+  };
 }

@@ -225,7 +225,6 @@ export function adaptLaunchSpec(raw: unknown, name: string, tainted: TaintCheck 
       hostUTS: namespaceMode(str(field(hc, "UTSMode"))).host,
       joined: [network.joined, pid.joined, ipc.joined].filter((x): x is string => typeof x === "string"),
     },
-    networkMode: str(field(hc, "NetworkMode")),
     publishAllPorts: bool(field(hc, "PublishAllPorts")),
     sysctls: entries(field(hc, "Sysctls")).map(([k]) => ({ name: k, path: join("HostConfig.Sysctls", k) })),
     sysctlsUnknown: false,

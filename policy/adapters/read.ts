@@ -29,7 +29,7 @@ export function taintCheck(secretPaths: readonly string[]): TaintCheck {
     );
 }
 
-/** Marker left in place of a Pulumi secret by the remediation (see policy/pulumi/props.ts). */
+/** Marker left in place of a Pulumi secret by the secret-env remediation (policy/rules/disallow-secret-env.ts). */
 export const REDACTED_SECRET = "[pulumi secret redacted by the sandbox policy pack]";
 
 export function isObj(v: unknown): v is Obj {

@@ -7,6 +7,8 @@ import type { PathMap } from "./carriers";
 
 /** Keys whose string values are resource paths (or a source that may start with one). */
 const PATH_KEYS = new Set(["path", "podPath", "seccompSource", "appArmorSource"]);
+/** Keys whose values are label maps: user text, whatever their keys are called. */
+const LABEL_KEYS = new Set(["labels", "podLabels"]);
 
 function walk(v: unknown, map: PathMap, key: string | undefined): unknown {
   if (typeof v === "string") return key !== undefined && PATH_KEYS.has(key) ? map(v) : v;
@@ -14,7 +16,7 @@ function walk(v: unknown, map: PathMap, key: string | undefined): unknown {
   // Only plain records are views; class instances (an Unreadable value) and symbols stay as they are.
   if (typeof v !== "object" || v === null || Object.getPrototypeOf(v) !== Object.prototype) return v;
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) out[k] = k === "labels" ? x : walk(x, map, k);
+  for (const [k, x] of Object.entries(v)) out[k] = LABEL_KEYS.has(k) ? x : walk(x, map, k);
   return out;
 }
 

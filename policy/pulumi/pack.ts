@@ -1,6 +1,8 @@
 /**
  * Wires the pure rules into CrossGuard policies: each resource rule validates every resource an adapter can read
- * (any type token, matched inside the adapters), each stack rule validates the whole stack. No rule logic here.
+ * (any type token, matched inside the adapters), each stack rule validates the whole stack, both through
+ * `evaluate` (policy/evaluate.ts), as the preflight and `scan` judge; a rule's own `remediate` is its remediation.
+ * No rule logic here, and no rule named.
  */
 import {
   type PolicyConfigSchema,
@@ -15,16 +17,16 @@ import {
 } from "@pulumi/policy";
 import { sealSecrets } from "../adapters/secrets";
 import { adaptResource, adaptResources } from "../adapters/subject";
-import { EXEMPTIONS_SCHEMA, exemptionsOf, findExemption } from "../exemptions";
-import { type Preset, presetLevel } from "../presets";
+import { type EvaluationConfig, evaluate, levelOf, renderFinding } from "../evaluate";
+import { EXEMPTIONS_SCHEMA } from "../exemptions";
+import type { Preset } from "../presets";
 import { crosswalkTags } from "../report/tags";
-import { disallowSecretEnv } from "../rules/disallow-secret-env";
 import { type RuleSelection, selectRules } from "../rules/registry";
-import { type AnyRule, type ConfigSchema, type Edit, type Finding, resolveConfig } from "../rules/types";
+import { type AnyRule, type ConfigSchema, type Edit, resolveConfig } from "../rules/types";
 import { ALL_STACK_RULES } from "../stack/registry";
 import type { AnyStackRule, StackResource, StackResourceRef } from "../stack/types";
 import type { Subject } from "../workload";
-import { applyEdits, cloneRaw, redactionEdits, taintCheck, unwrapProps } from "./props";
+import { applyEdits, cloneRaw, taintCheck, unwrapProps } from "./props";
 
 export const PACK_NAME = "sandbox-projects";
 
@@ -41,26 +43,16 @@ function toPulumiSchema(s: ConfigSchema | undefined): PolicyConfigSchema {
 }
 
 /**
- * Wraps a policy's `report` so a violation on an exempted resource is not reported: CrossGuard fixes a policy's
- * level for the whole call, so an exempted violation cannot be downgraded to advisory; it is skipped, and the
- * exemption's reason stays in the pack config. `urnOf` names the resource a stack finding without a URN belongs to
- * (the stack's first resource, as `scan` attributes it).
+ * What one CrossGuard call evaluates with: the policy's entry of the pack config as `getConfig` gives it, i.e. its
+ * settings and exemptions. The level is not in it: the engine keeps it, calls no disabled policy, and reports each
+ * violation at the policy's level. So a violation on an exempted resource is not reported at all: it cannot be
+ * downgraded to advisory for one resource; it is skipped, and the exemption's reason stays in the pack config.
  */
-function exempting(
-  ruleId: string,
-  config: unknown,
-  report: ReportViolation,
-  urnOf: (urn: string | undefined) => string | undefined,
-): ReportViolation {
-  const setting =
-    typeof config === "object" && config !== null ? (config as Record<string, unknown>).exemptions : [];
-  const exemptions = exemptionsOf(ruleId, setting);
-  if (exemptions.length === 0) return report;
-  return (message, urn) => {
-    const target = urnOf(urn);
-    if (target !== undefined && findExemption(exemptions, ruleId, target) !== undefined) return;
-    report(message, urn);
-  };
+function configOf(
+  rule: AnyRule | AnyStackRule,
+  args: { getConfig<T extends object>(): T },
+): EvaluationConfig {
+  return { rules: { [rule.id]: args.getConfig<object>() } };
 }
 
 /**
@@ -107,10 +99,6 @@ function subjectOf(
   return adaptResources(args.type, value, args.name, tainted);
 }
 
-function render(f: Finding): string {
-  return f.path === undefined ? f.message : `${f.message} [${f.path}]`;
-}
-
 /**
  * Reports what could not be checked the way @pulumi/policy reports a preview unknown: an UnknownValueError, which
  * the SDK turns into an advisory "can't run policy ... during preview" note instead of a violation.
@@ -121,41 +109,34 @@ function couldNotCheck(items: readonly string[]): UnknownValueError {
   return e;
 }
 
-/** Runs one rule on one resource's args, reporting violations; throws the advisory note for unknowns. */
-export function validateWithRule(rule: AnyRule, args: ResourceValidationArgs, report: ReportViolation): void {
+/**
+ * Runs one rule on one resource's args, reporting each violation no exemption covers (on the resource's URN);
+ * throws the advisory note for what could not be checked.
+ */
+function validateWithRule(rule: AnyRule, args: ResourceValidationArgs, report: ReportViolation): void {
   const subjects = subjectOf(args).filter((s) => rule.subjects.includes(s.subject));
   if (subjects.length === 0) {
     args.notApplicable(`${rule.id} judges containers, pods, Services and Ingresses, not ${args.type}`);
   }
   const notes: string[] = [];
-  for (const s of subjects) {
-    const findings = rule.check(s, resolveConfig(rule, args.getConfig<object>()));
-    for (const f of findings) if (!f.unchecked) report(render(f));
-    notes.push(...findings.filter((f) => f.unchecked).map(render));
-    if (s.subject === "workload") notes.push(...s.unknownParts.map((p) => `${p} could not be checked`));
+  for (const view of subjects) {
+    for (const e of evaluate({ view, resource: args.urn }, [rule], configOf(rule, args))) {
+      if (e.finding.unchecked) notes.push(renderFinding(e.finding));
+      else if (e.exemption === undefined) report(renderFinding(e.finding));
+    }
   }
   if (notes.length > 0) throw couldNotCheck(notes);
 }
 
-/** The rule's remediation as CrossGuard wants it: new props, or undefined when nothing changes. */
-export function remediateWithRule(
-  rule: AnyRule,
-  args: ResourceValidationArgs,
-): Record<string, unknown> | undefined {
+/**
+ * The rule's remediation as CrossGuard wants it: new props, or undefined when nothing changes. Its views are read
+ * with the secrets CrossGuard shows only here, which are recorded for the validations that follow.
+ */
+function remediateWithRule(rule: AnyRule, args: ResourceValidationArgs): Record<string, unknown> | undefined {
   const config = resolveConfig(rule, args.getConfig<object>());
   const edits: Edit[] = [];
-  for (const subject of subjectOf(args, true).filter((s) => rule.subjects.includes(s.subject))) {
+  for (const subject of subjectOf(args, true).filter((s) => rule.subjects.includes(s.subject)))
     edits.push(...(rule.remediate?.(subject, config) ?? []));
-    if (rule.id !== disallowSecretEnv.id || subject.subject !== "workload") continue;
-    const tainted = subject.containers.flatMap((c) =>
-      c.env.filter((e) => e.tainted && e.from !== "secretRef"),
-    );
-    edits.push(
-      ...redactionEdits(
-        tainted.map((e) => ({ path: e.path, name: e.name, docker: subject.origin.backend !== "kubernetes" })),
-      ),
-    );
-  }
   if (edits.length === 0) return undefined;
   const clone = cloneRaw(args.props) as Record<string, unknown>;
   return applyEdits(clone, edits) > 0 ? clone : undefined;
@@ -166,7 +147,7 @@ function policyMetadata(rule: AnyRule | AnyStackRule, preset: Preset | undefined
   return {
     name: rule.id,
     description: rule.description,
-    enforcementLevel: preset === undefined ? rule.enforcementLevel : presetLevel(preset, rule),
+    enforcementLevel: levelOf(rule, { preset }),
     severity: rule.severity,
     tags: crosswalkTags(rule.crosswalk, rule.mission),
     remediationSteps: rule.remediationSteps,
@@ -174,19 +155,14 @@ function policyMetadata(rule: AnyRule | AnyStackRule, preset: Preset | undefined
   };
 }
 
+/** A resource rule as a CrossGuard policy, with a remediation when the rule has one. */
 export function resourcePolicy(rule: AnyRule, preset?: Preset): ResourceValidationPolicy {
-  const remediable = rule.remediate !== undefined || rule.id === disallowSecretEnv.id;
   return {
     ...policyMetadata(rule, preset),
-    validateResource: (args, report) =>
-      validateWithRule(
-        rule,
-        args,
-        exempting(rule.id, args.getConfig<object>(), report, (urn) => urn ?? args.urn),
-      ),
-    ...(remediable
-      ? { remediateResource: (args: ResourceValidationArgs) => remediateWithRule(rule, args) }
-      : {}),
+    validateResource: (args, report) => validateWithRule(rule, args, report),
+    ...(rule.remediate === undefined
+      ? {}
+      : { remediateResource: (args: ResourceValidationArgs) => remediateWithRule(rule, args) }),
   };
 }
 
@@ -217,27 +193,24 @@ export function stackResourceOf(r: PolicyResource): StackResource {
   };
 }
 
-export function validateStackWithRule(
-  rule: AnyStackRule,
-  args: StackValidationArgs,
-  report: ReportViolation,
-): void {
-  const resources = args.resources.map(stackResourceOf);
-  const findings = rule.check(resources, resolveConfig(rule as never, args.getConfig<object>()));
-  for (const f of findings) if (!f.unchecked) report(render(f), f.urn);
-  const notes = findings.filter((f) => f.unchecked).map(render);
+/**
+ * Runs one stack rule on the stack, reporting each violation no exemption covers (on the URN it names, else the
+ * stack's first resource); throws the advisory note for what could not be checked.
+ */
+function validateStackWithRule(rule: AnyStackRule, args: StackValidationArgs, report: ReportViolation): void {
+  const notes: string[] = [];
+  for (const e of evaluate({ stack: args.resources.map(stackResourceOf) }, [rule], configOf(rule, args))) {
+    if (e.finding.unchecked) notes.push(renderFinding(e.finding));
+    else if (e.exemption === undefined) report(renderFinding(e.finding), e.finding.urn);
+  }
   if (notes.length > 0) throw couldNotCheck(notes);
 }
 
+/** A stack rule as a CrossGuard policy. */
 export function stackPolicy(rule: AnyStackRule, preset?: Preset): StackValidationPolicy {
   return {
     ...policyMetadata(rule, preset),
-    validateStack: (args, report) =>
-      validateStackWithRule(
-        rule,
-        args,
-        exempting(rule.id, args.getConfig<object>(), report, (urn) => urn ?? args.resources[0]?.urn),
-      ),
+    validateStack: (args, report) => validateStackWithRule(rule, args, report),
   };
 }
 

@@ -9,12 +9,11 @@
  *   under `__getSpecialProxyTarget` still holds the `Secret` instances. That is the only place secretness is visible.
  *
  * So this module reads the raw target under both proxies (never tripping the unknown check), turns the engine's
- * unknown sentinels into UNKNOWN, and records where `Secret` instances were. The secret-env policy's remediation
- * uses that to replace secrets in a task's environment with {@link REDACTED_SECRET}; validation, which runs next on
- * the remediated props, sees the marker and reports it.
+ * unknown sentinels into UNKNOWN, and records where `Secret` instances were. The secret-env rule's remediation
+ * (rules/disallow-secret-env.ts) uses that to replace secrets in a task's environment with the redaction marker;
+ * validation, which runs next on the remediated props, sees the marker and reports it.
  */
 import { Secret } from "@pulumi/policy";
-import { REDACTED_SECRET } from "../adapters/read";
 import type { Edit } from "../rules/types";
 import { UNKNOWN, Unreadable } from "../workload";
 
@@ -164,27 +163,4 @@ export function applyEdits(root: unknown, edits: readonly Edit[]): number {
     applied++;
   }
   return applied;
-}
-
-/** Edits that replace each tainted env entry of a view with the redaction marker (never the value). */
-export function redactionEdits(entries: readonly { path: string; name: unknown; docker: boolean }[]): Edit[] {
-  return entries.map((e) => {
-    const segs = pathSegmentsOf(e.path);
-    if (e.docker)
-      return {
-        op: "set",
-        path: segs,
-        value: `${typeof e.name === "string" ? e.name : ""}=${REDACTED_SECRET}`,
-      } as const;
-    return { op: "set", path: [...segs, "value"], value: REDACTED_SECRET } as const;
-  });
-}
-
-function pathSegmentsOf(path: string): (string | number)[] {
-  const out: (string | number)[] = [];
-  for (const m of path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)) {
-    if (m[2] !== undefined) out.push(Number(m[2]));
-    else if (m[1] !== undefined) out.push(m[1]);
-  }
-  return out;
 }

@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Severity } from "../rules/types";
+import { REPOSITORY_URL, rulesHelpUri } from "./links";
 import type { Location, ReportFinding, RuleInfo, ScanReport } from "./model";
 
 export const SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -87,6 +88,7 @@ export function toSarif(report: ScanReport, options: SarifOptions = {}): Record<
       .join(""),
     shortDescription: { text: r.description },
     fullDescription: { text: `${r.description} ${r.remediationSteps}` },
+    helpUri: rulesHelpUri(report.tool.version),
     help: help(r),
     defaultConfiguration: { level: levelOf(r.enforcementLevel), enabled: r.enforcementLevel !== "disabled" },
     properties: {
@@ -155,6 +157,7 @@ export function toSarif(report: ScanReport, options: SarifOptions = {}): Record<
             name: report.tool.name,
             version: report.tool.version,
             semanticVersion: report.tool.version,
+            informationUri: REPOSITORY_URL,
             rules,
           },
         },

@@ -1,18 +1,52 @@
 import { secretNameReason, secretValueReason } from "../../components/model";
-import { isUnknown } from "../workload";
+import { REDACTED_SECRET } from "../adapters/read";
+import { isUnknown, type WorkloadView } from "../workload";
 import { label, unchecked, violation } from "./helpers";
 import { argFindings, envReason, mountFindings, visibleValue } from "./secret-carriers";
-import { defineRule, type Finding } from "./types";
+import { defineRule, type Edit, type Finding } from "./types";
 
 /** The variable's name for a message, unless the "name" is itself a credential (`envs: ["ghp_..."]`). */
 function shownName(name: string, path: string): string {
   return secretValueReason(name) === undefined ? `variable ${name}` : `the entry at ${path}`;
 }
 
+/** Segments of a view's display path (`spec.containers[0].env[1]`, `envs[2]`) for an edit. */
+function envPathSegments(path: string): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (const m of path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)) {
+    if (m[2] !== undefined) out.push(Number(m[2]));
+    else if (m[1] !== undefined) out.push(m[1]);
+  }
+  return out;
+}
+
+/**
+ * Edits that replace each Pulumi secret in a workload's environment with {@link REDACTED_SECRET}, never the value: a
+ * Docker or Engine API `NAME=value` entry becomes `NAME=<marker>`, a Kubernetes `env[i].value` the marker. An
+ * `envFrom.secretRef` names a Secret rather than holding a value: it is left as it is, and reported.
+ */
+function redactionEdits(w: WorkloadView): Edit[] {
+  const docker = w.origin.backend !== "kubernetes";
+  return w.containers.flatMap((c) =>
+    c.env
+      .filter((e) => e.tainted && e.from !== "secretRef")
+      .map((e): Edit => {
+        const segs = envPathSegments(e.path);
+        if (docker)
+          return {
+            op: "set",
+            path: segs,
+            value: `${typeof e.name === "string" ? e.name : ""}=${REDACTED_SECRET}`,
+          };
+        return { op: "set", path: [...segs, "value"], value: REDACTED_SECRET };
+      }),
+  );
+}
+
 /**
  * Mission rule: the task's environment carries no credential. Catches Kubernetes `secretKeyRef` and
  * `envFrom.secretRef`, names that say key/token/secret/password/credential (confirmed by the value's shape, see
- * components/model/secret-names.ts), values shaped like credentials, annotations and labels copied in through the
+ * components/model/secrets/names.ts), values shaped like credentials, annotations and labels copied in through the
  * downward API, credentials on the command line, Secret volumes a container mounts, and Pulumi secrets (see
  * policy/pulumi/props.ts for how secretness is read). Messages never print a value.
  */
@@ -101,5 +135,10 @@ export const disallowSecretEnv = defineRule({
       out.push(...argFindings(c), ...mountFindings(c));
     }
     return out;
+  },
+  // The pack's validation sees a Pulumi secret only as plain text; its remediation sees the mark. So the
+  // remediation puts the marker in place of each secret, and the validation that runs next on the result reports it.
+  remediate(s) {
+    return s.subject === "workload" ? redactionEdits(s) : [];
   },
 });

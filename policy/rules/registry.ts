@@ -82,13 +82,17 @@ export function selectRules(sel: RuleSelection = {}): AnyRule[] {
   );
 }
 
-/** One rule's findings on one subject, for the launcher and `scan`: the same call the pack makes. */
+/** One rule's findings on one subject. */
 export interface RuleResult {
   readonly rule: AnyRule;
   readonly findings: readonly Finding[];
 }
 
-/** Runs rules over a subject with per-rule config (as pack config gives it: `{ [ruleId]: {...} }`). */
+/**
+ * Runs rules over a subject with per-rule settings (as pack config gives them: `{ [ruleId]: {...} }`): every rule
+ * that judges the subject, with no levels or exemptions. The pack, the preflight and `scan` run rules through
+ * `evaluate` (policy/evaluate.ts), which applies those.
+ */
 export function judge(
   subject: Subject,
   rules: readonly AnyRule[] = ALL_RULES,

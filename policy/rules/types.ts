@@ -82,7 +82,10 @@ export interface Rule<C extends object = object> {
   /** What a person does to fix it, in one or two sentences. */
   readonly remediationSteps: string;
   readonly check: (subject: Subject, config: C) => Finding[];
-  /** The unambiguous fix, when there is one: edits that make the subject pass. */
+  /**
+   * The unambiguous fix, when there is one: edits that make the subject pass. The pack offers it to CrossGuard, which
+   * runs it only at level `remediate`, on props whose Pulumi secrets are still marked (`tainted` in the view).
+   */
   readonly remediate?: (subject: Subject, config: C) => Edit[];
 }
 
@@ -94,11 +97,17 @@ export function defineRule<C extends object>(rule: Rule<C>): AnyRule {
   return rule as unknown as AnyRule;
 }
 
-/** The config a rule runs with: its defaults overlaid with what the pack config gives. */
-export function resolveConfig<C extends object>(rule: Rule<C>, given: object | undefined): C {
+/**
+ * The config a rule (or stack rule) runs with: its defaults overlaid with its entry in the pack config, less the
+ * entry's level and exemptions, which are the runner's (policy/evaluate.ts).
+ */
+export function resolveConfig<C extends object>(
+  rule: { readonly defaults: C },
+  given: object | undefined,
+): C {
   const out: Record<string, unknown> = { ...(rule.defaults as Record<string, unknown>) };
   for (const [k, v] of Object.entries(given ?? {})) {
-    if (k === "enforcementLevel" || v === undefined || v === null) continue;
+    if (k === "enforcementLevel" || k === "exemptions" || v === undefined || v === null) continue;
     out[k] = v;
   }
   return out as C;

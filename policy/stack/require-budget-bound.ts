@@ -1,68 +1,128 @@
-import { type TaskSize, taskMonthlyUsd } from "../../components/model";
+import {
+  type BudgetFacts,
+  type BudgetFactsProps,
+  BudgetFactsSchema,
+  budgetArithmetic,
+  DEFAULT_RATES,
+  problemsFromZod,
+  type Rates,
+  renderProblem,
+  sameUsd,
+  type TaskSize,
+  taskMonthlyUsd,
+  usd,
+  withinCap,
+  worstCaseMonthlyUsd,
+} from "../../components/model";
 import { parseKubeType } from "../adapters/kubernetes";
-import { at, field, num, str } from "../adapters/read";
+import { at, field, REDACTED_SECRET, str, unreadable } from "../adapters/read";
 import { parseQuantity } from "../quantity";
-import { isUnknown, type WorkloadView } from "../workload";
-import { judgeSpend, type Rates, type SpendTerm } from "./spend";
+import { unchecked } from "../rules/helpers";
+import {
+  isUnknown,
+  isUnreadable,
+  UNKNOWN,
+  type Unknown,
+  type Unreadable,
+  type WorkloadView,
+} from "../workload";
+import { judgeSpend, type SpendTerm } from "./spend";
 import { defineStackRule, type StackFinding, type StackResource } from "./types";
 
-/** The components' type tokens; their `budget` input is read when the engine shows it (it may not). */
+/** The components' type tokens; each registers its {@link BudgetFacts} as `budgetFacts`. */
 export const SANDBOX_PROJECT_TYPES = ["sandbox:docker:SandboxProject", "sandbox:kubernetes:SandboxProject"];
 
 const MB = 1024 * 1024;
 
-interface BudgetConfig {
+interface BudgetConfig extends Rates {
   monthlyCapUsd?: number;
-  usdPerVcpuHour: number;
-  usdPerGbHour: number;
-  hoursPerMonth: number;
   maxConcurrentTasks: number;
   concurrency: Record<string, number>;
   daemonSetNodes: number;
 }
 
-/** What a SandboxProject component shows of its budget, read defensively (any field may be absent or unknown). */
-interface ProjectBudget {
-  readonly project: string;
-  readonly cap: number | undefined;
-  readonly rates: Partial<Rates>;
-  readonly concurrency: number | undefined;
+/** A SandboxProject component's budget facts, with the URN findings about them name. */
+interface ProjectFacts {
+  readonly facts: BudgetFacts;
   readonly urn: string;
 }
 
-function knownNumber(v: unknown): number | undefined {
-  const n = num(v);
-  return typeof n === "number" ? n : undefined;
+/** The first value in `v` (at any depth) the rule cannot read now: an unreadable one first, else a preview unknown. */
+function unreadableIn(v: unknown): Unreadable | Unknown | undefined {
+  if (isUnreadable(v)) return v;
+  if (typeof v === "string" && v.includes(REDACTED_SECRET)) return unreadable(v, "a text");
+  if (typeof v !== "object" || v === null) return v === UNKNOWN ? UNKNOWN : undefined;
+  let found: Unknown | undefined;
+  for (const x of Array.isArray(v) ? v : Object.values(v)) {
+    const bad = unreadableIn(x);
+    if (isUnreadable(bad)) return bad;
+    if (bad === UNKNOWN) found = UNKNOWN;
+  }
+  return found;
 }
 
-function componentBudget(r: StackResource): ProjectBudget | undefined {
-  const p = r.props;
-  const budget = [field(p, "budget"), at(p, "project.budget"), at(p, "spec.budget")].find(
-    (b) => b !== undefined && !isUnknown(b),
-  );
-  const nameRaw = [str(field(p, "name")), str(at(p, "project.name")), str(at(p, "spec.name"))].find(
-    (n) => typeof n === "string",
-  );
-  if (budget === undefined) return undefined;
-  const rates: Partial<Rates> = {};
-  const cpu = knownNumber(field(budget, "usdPerVcpuHour"));
-  const gb = knownNumber(field(budget, "usdPerGbHour"));
-  const hours = knownNumber(field(budget, "hoursPerMonth"));
-  if (cpu !== undefined) rates.usdPerVcpuHour = cpu;
-  if (gb !== undefined) rates.usdPerGbHour = gb;
-  if (hours !== undefined) rates.hoursPerMonth = hours;
+/** The property a SandboxProject component registers its facts under, among its inputs and its outputs. */
+const FACTS: keyof BudgetFactsProps = "budgetFacts";
+
+/**
+ * The one reader of a SandboxProject component's budget facts: its `budgetFacts` property, parsed with the schema
+ * the components write it with. A value not known at preview is a note; a secret, or a value of any other shape (a
+ * component of another toolkit version, facts written by hand, none at all), fails closed: a finding, never a pass.
+ */
+function readBudgetFacts(r: StackResource): ProjectFacts | StackFinding {
+  const what = `the budget facts of SandboxProject "${r.name}"`;
+  const raw = field(r.props, FACTS);
+  const bad = unreadableIn(raw);
+  if (bad !== undefined) return { ...unchecked(what, undefined, bad), urn: r.urn };
+  const parsed = BudgetFactsSchema.safeParse(raw);
+  if (parsed.success) return { facts: parsed.data, urn: r.urn };
+  const problems = problemsFromZod(parsed.error, raw, FACTS).map(renderProblem).join("; ");
   return {
-    project: typeof nameRaw === "string" ? nameRaw : r.name,
-    cap: knownNumber(field(budget, "monthlyCapUsd")),
-    rates,
-    concurrency: knownNumber(field(budget, "maxConcurrentTasks")),
+    message: `${what} do not match the facts this policy reads (${problems}): a component of another toolkit version, or facts written by hand; the policy fails closed on them`,
     urn: r.urn,
   };
 }
 
+/**
+ * The component's own plan, recomputed from its facts: the admitted concurrency of slots plus the always-on part
+ * must add up to the worst case the facts declare and fit the project's cap, and, priced at the pack's rates, the
+ * stack's cap when the pack config gives one (the stack's worst case is at least any one project's).
+ */
+function judgeFacts({ facts: f, urn }: ProjectFacts, config: BudgetConfig): StackFinding[] {
+  const scope = `project "${f.project}": `;
+  const plan = (rates: Rates) => ({
+    usd: worstCaseMonthlyUsd(f.maxConcurrentTasks, f.slot, rates, f.fixed),
+    arithmetic: budgetArithmetic(f.maxConcurrentTasks, f.slot, rates, f.fixed),
+  });
+  const own = plan(f.budget);
+  if (!sameUsd(own.usd, f.worstCaseUsd)) {
+    return [
+      {
+        message: `${scope}the budget facts do not add up: they declare a worst case of ${usd(f.worstCaseUsd)}, but ${own.arithmetic}; the policy fails closed on them`,
+        urn,
+      },
+    ];
+  }
+  const out: StackFinding[] = [];
+  if (!withinCap(own.usd, f.budget.monthlyCapUsd)) {
+    out.push({ message: `${scope}worst case ${own.arithmetic} > cap ${usd(f.budget.monthlyCapUsd)}`, urn });
+  }
+  if (config.monthlyCapUsd !== undefined) {
+    const stack = plan(config);
+    if (!withinCap(stack.usd, config.monthlyCapUsd)) {
+      out.push({
+        message: `${scope}worst case ${stack.arithmetic} > the stack's cap ${usd(config.monthlyCapUsd)}`,
+        urn,
+      });
+    }
+  }
+  return out;
+}
+
 /** What the stack runs, per project label: task templates, always-on containers, and what cannot be bounded. */
 interface Usage {
-  tasks: { size: TaskSize; name: string }[];
+  /** Task workloads; a probe is one run of its template, so it takes a slot but never adds one. */
+  tasks: { size: TaskSize; name: string; probe: boolean }[];
   always: SpendTerm[];
   /** Things with no limit: nothing bounds their spend. */
   unbounded: string[];
@@ -98,10 +158,19 @@ function namespaceOf(r: StackResource): string | undefined | "unknown" {
 }
 
 /**
- * Stack rule: worst-case monthly spend of everything the stack can run stays within the cap, with the arithmetic in
- * the message. Task slots = concurrency × the largest task container (Docker, `sandbox.role=task`) or PodTemplate;
- * every other container, and every pod carrier (replicas × limits) outside a namespace with a ResourceQuota, runs
- * all month; a ResourceQuota's `limits.cpu`/`limits.memory` bounds its namespace.
+ * Stack rule: worst-case monthly spend stays within the cap, with the arithmetic in the message.
+ *
+ * Each SandboxProject component registers its {@link BudgetFacts} as `budgetFacts` (among its inputs and its outputs);
+ * the rule reads them with one reader against the model's schema (anything else fails closed) and judges, per project:
+ * - the component's own plan, recomputed from the facts: the admitted concurrency × the slot size + the always-on
+ *   part (the proxy) must equal the worst case the facts declare and fit the cap;
+ * - what the stack runs under the project's `sandbox.project` label, against the same cap and rates: task slots =
+ *   the admitted concurrency (at least one per task workload) × the largest task container (Docker,
+ *   `sandbox.role=task`) or PodTemplate; every other container, and every pod carrier (replicas × limits) outside a
+ *   namespace with a ResourceQuota, runs all month; a ResourceQuota's `limits.cpu`/`limits.memory` bounds its
+ *   namespace.
+ * With `monthlyCapUsd` in the pack config, each project's plan and everything the stack runs are judged against that
+ * cap at the configured rates as well. Limits not known at preview are a note when the known part fits.
  */
 export const requireBudgetBound = defineStackRule<BudgetConfig>({
   id: "sandbox-require-budget-bound",
@@ -118,24 +187,38 @@ export const requireBudgetBound = defineStackRule<BudgetConfig>({
         description:
           "The cap in US dollars per month for the whole stack. Without it, the SandboxProject components' caps are used.",
       },
-      usdPerVcpuHour: { type: "number", minimum: 0, description: "Price of one vCPU-hour.", default: 0.004 },
+      usdPerVcpuHour: {
+        type: "number",
+        minimum: 0,
+        description: "Price of one vCPU-hour (the stack-wide cap's rate; a component's facts carry its own).",
+        default: DEFAULT_RATES.usdPerVcpuHour,
+      },
       usdPerGbHour: {
         type: "number",
         minimum: 0,
-        description: "Price of one GB-hour of memory.",
-        default: 0.002,
+        description:
+          "Price of one GB-hour of memory (the stack-wide cap's rate; a component's facts carry its own).",
+        default: DEFAULT_RATES.usdPerGbHour,
       },
-      hoursPerMonth: { type: "number", minimum: 1, description: "Hours in the billing month.", default: 730 },
+      hoursPerMonth: {
+        type: "number",
+        minimum: 1,
+        description:
+          "Hours in the billing month (for the stack-wide cap; a component's facts carry its own).",
+        default: DEFAULT_RATES.hoursPerMonth,
+      },
       maxConcurrentTasks: {
         type: "integer",
         minimum: 1,
-        description: "Tasks that may run at once per project.",
+        description:
+          "Tasks that may run at once per project that has no SandboxProject component (a component's facts give its admitted figure).",
         default: 1,
       },
       concurrency: {
         type: "object",
         additionalProperties: { type: "integer", minimum: 0 },
-        description: "Per-project concurrency (by the sandbox.project label), overriding maxConcurrentTasks.",
+        description:
+          "Per-project concurrency (by the sandbox.project label), overriding the component's figure and maxConcurrentTasks.",
         default: {},
       },
       daemonSetNodes: {
@@ -147,9 +230,7 @@ export const requireBudgetBound = defineStackRule<BudgetConfig>({
     },
   },
   defaults: {
-    usdPerVcpuHour: 0.004,
-    usdPerGbHour: 0.002,
-    hoursPerMonth: 730,
+    ...DEFAULT_RATES,
     maxConcurrentTasks: 1,
     concurrency: {},
     daemonSetNodes: 1,
@@ -158,8 +239,14 @@ export const requireBudgetBound = defineStackRule<BudgetConfig>({
     "Raise the cap, lower the concurrency, or shrink the task limits; on Kubernetes add a ResourceQuota with limits.cpu and limits.memory.",
   check(resources, config) {
     const out: StackFinding[] = [];
-    const budgets = resources.map(componentBudget).filter((b): b is ProjectBudget => b !== undefined);
-    if (config.monthlyCapUsd === undefined && budgets.every((b) => b.cap === undefined)) return out;
+    const budgets: ProjectFacts[] = [];
+    for (const r of resources) {
+      if (!SANDBOX_PROJECT_TYPES.includes(r.type)) continue;
+      const read = readBudgetFacts(r);
+      if ("facts" in read) budgets.push(read);
+      else out.push(read);
+    }
+    if (config.monthlyCapUsd === undefined && budgets.length === 0) return out;
 
     // Namespaces bounded by a ResourceQuota, priced at the quota.
     const quotaTerms = new Map<string, SpendTerm>();
@@ -214,7 +301,10 @@ export const requireBudgetBound = defineStackRule<BudgetConfig>({
       }
       const size = workloadSize(w);
       const usage = usageFor(w.project);
-      const isTask = w.origin.kind === "PodTemplate" || w.role === "task";
+      // A probe container is one deadline-bound run of its template at deploy time: priced as a task in a slot, not
+      // as something on all month, but only when nothing restarts it.
+      const isProbe = w.role === "probe" && w.lifecycle?.restart === "never";
+      const isTask = w.origin.kind === "PodTemplate" || w.role === "task" || isProbe;
       if (size === "unknown") {
         usage.uncertain.push(`the limits of ${label}`);
         continue;
@@ -224,7 +314,7 @@ export const requireBudgetBound = defineStackRule<BudgetConfig>({
         continue;
       }
       if (isTask) {
-        usage.tasks.push({ size, name: label });
+        usage.tasks.push({ size, name: label, probe: isProbe });
         continue;
       }
       let count = 1;
@@ -237,11 +327,6 @@ export const requireBudgetBound = defineStackRule<BudgetConfig>({
         usage.always.push({ label: w.role === undefined ? label : `${w.role} ${label}`, count, size });
     }
 
-    const rates = (over: Partial<Rates>): Rates => ({
-      usdPerVcpuHour: over.usdPerVcpuHour ?? config.usdPerVcpuHour,
-      usdPerGbHour: over.usdPerGbHour ?? config.usdPerGbHour,
-      hoursPerMonth: over.hoursPerMonth ?? config.hoursPerMonth,
-    });
     const termsOf = (
       project: string,
       u: Usage,
@@ -251,13 +336,11 @@ export const requireBudgetBound = defineStackRule<BudgetConfig>({
       const terms: SpendTerm[] = [];
       if (u.tasks.length > 0) {
         const largest = u.tasks.reduce((a, b) =>
-          taskMonthlyUsd(b.size, { monthlyCapUsd: 0, ...r }) >
-          taskMonthlyUsd(a.size, { monthlyCapUsd: 0, ...r })
-            ? b
-            : a,
+          taskMonthlyUsd(b.size, r) > taskMonthlyUsd(a.size, r) ? b : a,
         );
         const slots = config.concurrency[project] ?? componentConcurrency ?? config.maxConcurrentTasks;
-        terms.push({ label: "tasks", count: Math.max(slots, u.tasks.length), size: largest.size });
+        const workloads = u.tasks.filter((t) => !t.probe).length;
+        terms.push({ label: "tasks", count: Math.max(slots, workloads), size: largest.size });
       }
       return [...terms, ...u.always];
     };
@@ -284,29 +367,29 @@ export const requireBudgetBound = defineStackRule<BudgetConfig>({
       }
     };
 
-    // Per project, against the cap its SandboxProject component declares.
+    // Per project, against the cap its SandboxProject component declares: its own plan, then what the stack runs.
     for (const b of budgets) {
-      if (b.cap === undefined) continue;
-      const u = byProject.get(b.project) ?? newUsage();
-      const r = rates(b.rates);
-      const quotas = [...quotaTerms].filter(([ns]) => quotaProjects.get(ns) === b.project).map(([, t]) => t);
+      const f = b.facts;
+      out.push(...judgeFacts(b, config));
+      const u = byProject.get(f.project) ?? newUsage();
+      const quotas = [...quotaTerms].filter(([ns]) => quotaProjects.get(ns) === f.project).map(([, t]) => t);
       report(
-        b.cap,
-        [...termsOf(b.project, u, r, b.concurrency), ...quotas],
+        f.budget.monthlyCapUsd,
+        [...termsOf(f.project, u, f.budget, f.maxConcurrentTasks), ...quotas],
         u,
-        r,
+        f.budget,
         b.urn,
-        `project "${b.project}": `,
+        `project "${f.project}": `,
       );
     }
     // The whole stack, against the cap the pack config gives.
     if (config.monthlyCapUsd !== undefined) {
-      const r = rates({});
+      const r: Rates = config;
       const all = newUsage();
       const terms: SpendTerm[] = [];
       for (const [project, u] of byProject) {
-        const b = budgets.find((x) => x.project === project);
-        terms.push(...termsOf(project, u, r, b?.concurrency));
+        const b = budgets.find((x) => x.facts.project === project);
+        terms.push(...termsOf(project, u, r, b?.facts.maxConcurrentTasks));
         all.unbounded.push(...u.unbounded);
         all.uncertain.push(...u.uncertain);
       }

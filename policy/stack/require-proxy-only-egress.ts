@@ -1,91 +1,23 @@
-import { parseKubeType } from "../adapters/kubernetes";
-import { field } from "../adapters/read";
-import { isUnknown } from "../workload";
+/**
+ * Proxy-only egress, judged over a whole stack: the workloads come from the adapters (every Docker container, every
+ * pod of every carrier kind they know); only what no view holds is read from props: Docker networks, NetworkPolicies
+ * and the proxy's ConfigMap.
+ */
+import { LABELS, PROXY_CONFIG_ENV } from "../../components/model";
+import { parseKubeType } from "../adapters/carriers";
+import { entries, field, items, str } from "../adapters/read";
+import { adaptResources } from "../adapters/subject";
+import { unchecked } from "../rules/helpers";
+import { isUnknown, type Val, type WorkloadView } from "../workload";
 import { defineStackRule, type StackFinding, type StackResource } from "./types";
 
-const DOCKER_CONTAINER = /^docker:index\/container:Container$/;
-const DOCKER_NETWORK = /^docker:index\/network:Network$/;
+const DOCKER_NETWORK = "docker:index/network:Network";
+/** The variables that send a task's traffic through a proxy. */
 const PROXY_VARS = ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"];
-/** The variable the toolkit's proxy image reads its generated Squid configuration from. */
-const PROXY_CONFIG_ENV = "SANDBOX_PROXY_CONFIG";
-
-/** Where each pod carrier keeps its pod template (`metadata` + `spec`). */
-const POD_TEMPLATE: Record<string, readonly string[]> = {
-  Pod: [],
-  PodTemplate: ["template"],
-  Job: ["spec", "template"],
-  CronJob: ["spec", "jobTemplate", "spec", "template"],
-  Deployment: ["spec", "template"],
-  StatefulSet: ["spec", "template"],
-  DaemonSet: ["spec", "template"],
-  ReplicaSet: ["spec", "template"],
-  ReplicationController: ["spec", "template"],
-};
-
-const obj = (v: unknown): Record<string, unknown> =>
-  typeof v === "object" && v !== null && !isUnknown(v) ? (v as Record<string, unknown>) : {};
-const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-const text = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
-const path = (o: unknown, keys: readonly string[]): unknown => keys.reduce<unknown>((x, k) => field(x, k), o);
-
-function dockerLabels(props: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const l of list(field(props, "labels"))) {
-    const k = text(field(l, "label"));
-    const v = text(field(l, "value"));
-    if (k !== undefined && v !== undefined) out[k] = v;
-  }
-  return out;
-}
-
-function dockerEnv(props: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const e of list(field(props, "envs"))) {
-    const s = text(e);
-    if (s === undefined) continue;
-    const eq = s.indexOf("=");
-    if (eq > 0) out[s.slice(0, eq)] = s.slice(eq + 1);
-  }
-  return out;
-}
-
-/** A pod carrier's pod template, namespace and whether its containers get proxy variables. */
-function podOf(r: StackResource) {
-  const kind = parseKubeType(r.type)?.kind;
-  const at = kind === undefined ? undefined : POD_TEMPLATE[kind];
-  if (at === undefined) return undefined;
-  const template = path(r.props, at);
-  const spec = field(template, "spec");
-  const labels = obj(path(template, ["metadata", "labels"])) as Record<string, string>;
-  const containers = [...list(field(spec, "containers")), ...list(field(spec, "initContainers"))];
-  const proxyVars = containers.some((c) =>
-    list(field(c, "env")).some((e) => PROXY_VARS.includes(text(field(e, "name")) ?? "")),
-  );
-  const namespace =
-    text(path(r.props, ["metadata", "namespace"])) ?? text(path(template, ["metadata", "namespace"]));
-  return { kind, labels, spec, proxyVars, namespace };
-}
-
-function selects(selector: unknown, labels: Readonly<Record<string, string>>): boolean {
-  const match = obj(field(selector, "matchLabels"));
-  if (list(field(selector, "matchExpressions")).length > 0) return true; // judged conservatively: may select it
-  return Object.entries(match).every(([k, v]) => labels[k] === v);
-}
-
-/** Why one egress rule of a NetworkPolicy lets a pod reach more than the proxy (undefined when it does not). */
-function openEgress(rule: unknown): string | undefined {
-  const to = field(rule, "to");
-  if (to === undefined || list(to).length === 0) return "an egress rule without `to` (every destination)";
-  for (const peer of list(to)) {
-    if (field(peer, "ipBlock") !== undefined)
-      return `an ipBlock ${text(path(peer, ["ipBlock", "cidr"])) ?? ""}`.trim();
-    if (field(peer, "namespaceSelector") !== undefined)
-      return "a namespaceSelector (pods of other namespaces)";
-    const pods = obj(path(peer, ["podSelector", "matchLabels"]));
-    if (pods["sandbox.role"] !== "proxy") return "a podSelector that is not the proxy's pods";
-  }
-  return undefined;
-}
+/** The key of the proxy's ConfigMap that holds its generated Squid configuration. */
+const SQUID_CONFIG_KEY = "squid.conf";
+/** Docker networks with a route off the machine, whatever the stack declares. */
+const ROUTED_NETWORKS = ["host", "bridge", "default"];
 
 /** The allowlist entries of a generated Squid configuration (`dstdomain` values), or undefined when none is readable. */
 export function squidAllowlist(config: string): string[] {
@@ -100,20 +32,208 @@ export function squidAllowlist(config: string): string[] {
 function allowlistProblem(config: string): string | undefined {
   if (/^\s*http_access\s+allow\s+all\s*$/m.test(config))
     return "it allows every request (`http_access allow all`)";
-  const entries = squidAllowlist(config);
-  if (entries.length === 0) return "its allowlist is empty";
-  const wild = entries.find((e) => ["*", ".", "all", "*.*"].includes(e) || /^\.?\*/.test(e));
+  const hosts = squidAllowlist(config);
+  if (hosts.length === 0) return "its allowlist is empty";
+  const wild = hosts.find((e) => ["*", ".", "all", "*.*"].includes(e) || /^\.?\*/.test(e));
   return wild === undefined ? undefined : `its allowlist contains "${wild}" (every host)`;
+}
+
+/** A proxy's configuration judged: a problem with its allowlist, or why it cannot be read; nothing when absent. */
+function configFindings(who: string, config: Val<string>, urn: string): StackFinding[] {
+  if (config === undefined) return [];
+  if (isUnknown(config)) return [{ ...unchecked(`${who}: its configuration`, undefined, config), urn }];
+  const problem = allowlistProblem(config);
+  return problem === undefined ? [] : [{ message: `${who}: ${problem}`, urn }];
+}
+
+/** A Docker container's variables that have a value, by name; a repeated name's last entry wins, as in the engine. */
+function dockerEnv(w: WorkloadView): Map<string, Val<string>> {
+  const out = new Map<string, Val<string>>();
+  for (const c of w.containers)
+    for (const e of c.env) if (typeof e.name === "string" && e.value !== undefined) out.set(e.name, e.value);
+  return out;
+}
+
+/** Docker: a proxy's allowlist, or a proxy-mode task on a network with a route out. */
+function judgeContainer(
+  w: WorkloadView,
+  urn: string,
+  declared: ReadonlyMap<string, DeclaredNetwork>,
+): StackFinding[] {
+  const env = dockerEnv(w);
+  const who = `${w.origin.kind} "${w.origin.name}"`;
+  if (w.labels[LABELS.role] === "proxy")
+    return configFindings(`proxy ${who}`, env.get(PROXY_CONFIG_ENV), urn);
+  const proxyMode =
+    w.labels[LABELS.egress] === "proxy" ||
+    PROXY_VARS.some((v) => {
+      const value = env.get(v);
+      return value !== undefined && value !== "";
+    });
+  if (!proxyMode) return [];
+  const task = `proxy-mode task ${who}`;
+  const out: StackFinding[] = [];
+  for (const n of w.networks ?? []) {
+    const net = n.name;
+    if (net === "none") continue;
+    if (net === undefined) {
+      out.push({ message: `${task}: ${n.path} names no network, so it cannot be shown to be internal`, urn });
+    } else if (isUnknown(net)) {
+      out.push({ ...unchecked(`${task}: its network`, n.path, net), urn });
+    } else if (ROUTED_NETWORKS.includes(net) || net.startsWith("container:")) {
+      out.push({ message: `${task}: network "${net}" has a route out that bypasses the proxy`, urn });
+    } else if (!declared.has(net)) {
+      out.push({
+        message: `${task}: network "${net}" is not declared in this stack, so it cannot be shown to be internal`,
+        urn,
+      });
+    } else if (isUnknown(declared.get(net)?.internal)) {
+      const d = declared.get(net);
+      out.push({
+        ...unchecked(`${task}: whether network "${net}" is internal`, "internal", d?.internal),
+        urn,
+      });
+    } else if (declared.get(net)?.internal !== true) {
+      out.push({
+        message: `${task}: network "${net}" is not internal (a route off the machine that bypasses the proxy)`,
+        urn,
+      });
+    }
+  }
+  return out;
+}
+
+/** A NetworkPolicy as the rule reads it. */
+interface NetworkPolicy {
+  readonly name: string;
+  readonly namespace: string | undefined;
+  readonly spec: unknown;
+}
+
+/** Whether a NetworkPolicy's `podSelector` selects a pod with these labels. */
+function selects(selector: unknown, labels: Readonly<Record<string, string>>): boolean {
+  if (items(field(selector, "matchExpressions")).length > 0) return true; // judged conservatively: may select it
+  return entries(field(selector, "matchLabels")).every(([k, v]) => labels[k] === v);
+}
+
+/** Why one egress rule of a NetworkPolicy lets a pod reach more than the proxy (undefined when it does not). */
+function openEgress(rule: unknown): string | undefined {
+  const to = items(field(rule, "to"));
+  if (to.length === 0) return "an egress rule without `to` (every destination)";
+  for (const peer of to) {
+    const ipBlock = field(peer, "ipBlock");
+    if (ipBlock !== undefined) {
+      const cidr = str(field(ipBlock, "cidr"));
+      return typeof cidr === "string" ? `an ipBlock ${cidr}` : "an ipBlock";
+    }
+    if (field(peer, "namespaceSelector") !== undefined)
+      return "a namespaceSelector (pods of other namespaces)";
+    if (field(field(field(peer, "podSelector"), "matchLabels"), LABELS.role) !== "proxy")
+      return "a podSelector that is not the proxy's pods";
+  }
+  return undefined;
+}
+
+/** Kubernetes: a proxy-mode pod with host networking, or egress no NetworkPolicy limits to the proxy's pods. */
+function judgePod(w: WorkloadView, urn: string, policies: readonly NetworkPolicy[]): StackFinding[] {
+  const labels = isUnknown(w.podLabels) ? undefined : (w.podLabels ?? {});
+  if (labels?.[LABELS.role] === "proxy") return [];
+  const proxyVars = w.containers.some(
+    (c) =>
+      c.role !== "ephemeral" && c.env.some((e) => typeof e.name === "string" && PROXY_VARS.includes(e.name)),
+  );
+  if (labels?.[LABELS.egress] !== "proxy" && !proxyVars) return [];
+  const task = `proxy-mode task ${w.origin.kind} "${w.origin.name}"`;
+  const out: StackFinding[] = [];
+  const hostNetwork = w.namespaces.hostNetwork;
+  if (hostNetwork === true) out.push({ message: `${task}: hostNetwork bypasses the proxy`, urn });
+  else if (isUnknown(hostNetwork))
+    out.push({ ...unchecked(`${task}: hostNetwork`, `${w.podPath}.hostNetwork`, hostNetwork), urn });
+  if (labels === undefined) {
+    // Which policies select the pod cannot be told.
+    out.push({ ...unchecked(`${task}: the pod's labels`, undefined, w.podLabels), urn });
+    return out;
+  }
+  const ns = w.podNamespace;
+  if (isUnknown(ns)) out.push({ ...unchecked(`${task}: the pod's namespace`, undefined, ns), urn });
+  const namespace = typeof ns === "string" ? ns : undefined;
+  const egressPolicies = policies.filter(
+    (p) =>
+      (p.namespace === undefined || namespace === undefined || p.namespace === namespace) &&
+      selects(field(p.spec, "podSelector"), labels) &&
+      (items(field(p.spec, "policyTypes")).includes("Egress") || field(p.spec, "egress") !== undefined),
+  );
+  if (egressPolicies.length === 0) {
+    out.push({
+      message: `${task}: no NetworkPolicy in this stack restricts its egress (everything is allowed)`,
+      urn,
+    });
+  }
+  for (const p of egressPolicies) {
+    for (const rule of items(field(p.spec, "egress"))) {
+      const why = openEgress(rule);
+      if (why !== undefined)
+        out.push({
+          message: `${task}: NetworkPolicy "${p.name}" opens egress beyond the proxy (${why})`,
+          urn,
+        });
+    }
+  }
+  return out;
+}
+
+/** A Docker network the stack declares: its resource and its `internal` input as written. */
+interface DeclaredNetwork {
+  readonly resource: string;
+  /** `true` only when the input says so: an absent `internal` is Docker's default, a network with a route out. */
+  readonly internal: unknown;
+}
+
+/** Docker networks this stack declares, by resource name and by network name. */
+function declaredNetworks(resources: readonly StackResource[]): Map<string, DeclaredNetwork> {
+  const out = new Map<string, DeclaredNetwork>();
+  for (const r of resources) {
+    if (r.type !== DOCKER_NETWORK) continue;
+    const d = { resource: `network "${r.name}"`, internal: field(r.props, "internal") };
+    out.set(r.name, d);
+    const named = str(field(r.props, "name"));
+    if (typeof named === "string") out.set(named, d);
+  }
+  return out;
+}
+
+/** The stack's NetworkPolicies (any group), each with the namespace it applies in when it says. */
+function networkPolicies(resources: readonly StackResource[]): NetworkPolicy[] {
+  return resources
+    .filter((r) => parseKubeType(r.type)?.kind === "NetworkPolicy")
+    .map((r) => {
+      const ns = str(field(field(r.props, "metadata"), "namespace"));
+      return {
+        name: r.name,
+        namespace: typeof ns === "string" ? ns : undefined,
+        spec: field(r.props, "spec"),
+      };
+    });
+}
+
+/** A proxy ConfigMap's generated configuration judged (other ConfigMaps are not the proxy's). */
+function judgeConfigMap(r: StackResource): StackFinding[] {
+  if (field(field(field(r.props, "metadata"), "labels"), LABELS.role) !== "proxy") return [];
+  const config = str(field(field(r.props, "data"), SQUID_CONFIG_KEY));
+  return configFindings(`proxy ConfigMap "${r.name}"`, config, r.urn);
 }
 
 /**
  * Stack rule: a task in `proxy` mode has no route out but the proxy, and the proxy's allowlist is neither empty nor
- * everything. Docker: a proxy-mode task (label `sandbox.egress=proxy`, or proxy variables) must sit only on networks
- * this stack declares `internal`: not host networking, not the default bridge, not another container's namespace,
- * not an undeclared network. Kubernetes: a proxy-mode pod must not use host networking, must be selected by an
- * egress NetworkPolicy, and no NetworkPolicy that selects it may open egress beyond the proxy's pods. A proxy whose
- * generated configuration is readable (Docker `SANDBOX_PROXY_CONFIG`, or a ConfigMap's `squid.conf`) must allow
- * some hosts, and not every host.
+ * everything. A workload is in proxy mode when its labels say `sandbox.egress=proxy` or it sets a proxy variable
+ * (`HTTP_PROXY`, ...); `sandbox.role=proxy` is the proxy. Docker: a proxy-mode task must join only networks this
+ * stack declares `internal`: not host networking, not the default bridge (also what an unset network mode is), not
+ * another container's namespace, not an undeclared network. Kubernetes (every pod of every carrier the adapters
+ * know): a proxy-mode pod must not use host networking, must be selected by an egress NetworkPolicy of its namespace,
+ * and no NetworkPolicy that selects it may open egress beyond the proxy's pods. A proxy whose generated
+ * configuration is present (Docker `SANDBOX_PROXY_CONFIG`, or a proxy ConfigMap's `squid.conf`) must allow some
+ * hosts, and not every host. A fact the judgement needs that is not known yet is a note; one that cannot be read
+ * is a violation (the rule fails closed).
  */
 export const requireProxyOnlyEgress = defineStackRule({
   id: "sandbox-require-proxy-only-egress",
@@ -128,105 +248,17 @@ export const requireProxyOnlyEgress = defineStackRule({
     "Put proxy-mode tasks only on internal networks (Docker) or under NetworkPolicies that allow egress to the proxy's pods alone (Kubernetes); give the proxy an explicit allowlist of host names.",
   check(resources) {
     const out: StackFinding[] = [];
-    const networks = new Map<string, boolean | undefined>();
-    for (const r of resources.filter((x) => DOCKER_NETWORK.test(x.type))) {
-      const internal = field(r.props, "internal");
-      const known = typeof internal === "boolean" ? internal : undefined;
-      networks.set(r.name, known);
-      const named = text(field(r.props, "name"));
-      if (named !== undefined) networks.set(named, known);
-    }
-    const policies = resources
-      .filter((x) => parseKubeType(x.type)?.kind === "NetworkPolicy")
-      .map((x) => ({
-        r: x,
-        spec: field(x.props, "spec"),
-        ns: text(path(x.props, ["metadata", "namespace"])),
-      }));
-
+    const declared = declaredNetworks(resources);
+    const policies = networkPolicies(resources);
     for (const r of resources) {
-      if (DOCKER_CONTAINER.test(r.type)) {
-        const labels = dockerLabels(r.props);
-        const env = dockerEnv(r.props);
-        const who = `Container "${r.name}"`;
-        if (labels["sandbox.role"] === "proxy") {
-          const config = env[PROXY_CONFIG_ENV];
-          const problem = config === undefined ? undefined : allowlistProblem(config);
-          if (problem !== undefined) out.push({ message: `proxy ${who}: ${problem}`, urn: r.urn });
-          continue;
-        }
-        const proxyMode =
-          labels["sandbox.egress"] === "proxy" || PROXY_VARS.some((v) => (env[v] ?? "") !== "");
-        if (!proxyMode) continue;
-        const mode = field(r.props, "networkMode");
-        const attached = [
-          ...(isUnknown(mode) ? [] : [text(mode) ?? "bridge"]),
-          ...list(field(r.props, "networksAdvanced")).map((n) => text(field(n, "name")) ?? "?"),
-        ];
-        for (const net of attached) {
-          if (net === "none") continue;
-          if (net === "host" || net === "bridge" || net === "default" || net.startsWith("container:")) {
-            out.push({
-              message: `proxy-mode task ${who}: network "${net}" has a route out that bypasses the proxy`,
-              urn: r.urn,
-            });
-            continue;
-          }
-          const internal = networks.get(net);
-          if (!networks.has(net)) {
-            out.push({
-              message: `proxy-mode task ${who}: network "${net}" is not declared in this stack, so it cannot be shown to be internal`,
-              urn: r.urn,
-            });
-          } else if (internal === false) {
-            out.push({
-              message: `proxy-mode task ${who}: network "${net}" is not internal (a route off the machine that bypasses the proxy)`,
-              urn: r.urn,
-            });
-          }
-        }
+      if (parseKubeType(r.type)?.kind === "ConfigMap") {
+        out.push(...judgeConfigMap(r));
         continue;
       }
-      const kind = parseKubeType(r.type)?.kind;
-      if (kind === "ConfigMap") {
-        const labels = obj(path(r.props, ["metadata", "labels"]));
-        const config = text(path(r.props, ["data", "squid.conf"]));
-        const problem = config === undefined ? undefined : allowlistProblem(config);
-        if (labels["sandbox.role"] === "proxy" && problem !== undefined)
-          out.push({ message: `proxy ConfigMap "${r.name}": ${problem}`, urn: r.urn });
-        continue;
-      }
-      const pod = podOf(r);
-      if (pod === undefined) continue;
-      if (pod.labels["sandbox.role"] === "proxy") continue;
-      if (pod.labels["sandbox.egress"] !== "proxy" && !pod.proxyVars) continue;
-      const who = `${pod.kind} "${r.name}"`;
-      if (field(pod.spec, "hostNetwork") === true)
-        out.push({ message: `proxy-mode task ${who}: hostNetwork bypasses the proxy`, urn: r.urn });
-      const selecting = policies.filter(
-        (p) =>
-          (p.ns === undefined || pod.namespace === undefined || p.ns === pod.namespace) &&
-          selects(field(p.spec, "podSelector"), pod.labels),
-      );
-      const egressPolicies = selecting.filter(
-        (p) => list(field(p.spec, "policyTypes")).includes("Egress") || field(p.spec, "egress") !== undefined,
-      );
-      if (egressPolicies.length === 0) {
-        out.push({
-          message: `proxy-mode task ${who}: no NetworkPolicy in this stack restricts its egress (everything is allowed)`,
-          urn: r.urn,
-        });
-      }
-      for (const p of egressPolicies) {
-        for (const rule of list(field(p.spec, "egress"))) {
-          const why = openEgress(rule);
-          if (why !== undefined) {
-            out.push({
-              message: `proxy-mode task ${who}: NetworkPolicy "${p.r.name}" opens egress beyond the proxy (${why})`,
-              urn: r.urn,
-            });
-          }
-        }
+      for (const s of adaptResources(r.type, r.props, r.name)) {
+        if (s.subject !== "workload") continue;
+        if (s.origin.backend === "docker") out.push(...judgeContainer(s, r.urn, declared));
+        else if (s.origin.backend === "kubernetes") out.push(...judgePod(s, r.urn, policies));
       }
     }
     return out;

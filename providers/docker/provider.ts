@@ -1,20 +1,7 @@
 import type * as provider from "@pulumi/pulumi/provider";
 import type Dockerode from "dockerode";
-import {
-  CONTAINER,
-  createContainer,
-  createNetwork,
-  createVolume,
-  deleteResource,
-  diffInputs,
-  NETWORK,
-  type Props,
-  readContainer,
-  readNetwork,
-  readVolume,
-  unsupportedProperties,
-  VOLUME,
-} from "./resources";
+import type { Props } from "./kind";
+import { checkInputs, deleteResource, diffInputs, kindOf, updatedOutputs } from "./resources";
 
 /** The version this provider reports: the `@pulumi/docker` SDK version whose tokens and properties it speaks. */
 export const PROVIDER_VERSION = "5.2.0";
@@ -35,14 +22,7 @@ export function dockerProvider(docker: Dockerode): provider.Provider {
     version: PROVIDER_VERSION,
 
     async check(urn, _olds, news) {
-      const failures = unsupportedProperties(typeOf(urn), news as Props);
-      if (typeOf(urn) === CONTAINER && typeof (news as Props).image !== "string") {
-        failures.push({
-          property: "image",
-          reason: "image is required: the image to run, present on the engine",
-        });
-      }
-      return { inputs: news, failures };
+      return { inputs: news, failures: checkInputs(typeOf(urn), news as Props) };
     },
 
     async diff(_id, urn, olds, news) {
@@ -57,23 +37,18 @@ export function dockerProvider(docker: Dockerode): provider.Provider {
 
     async create(urn, inputs) {
       const type = typeOf(urn);
-      if (type === NETWORK) return createNetwork(docker, urn, inputs as Props);
-      if (type === VOLUME) return createVolume(docker, urn, inputs as Props);
-      if (type === CONTAINER) return createContainer(docker, urn, inputs as Props);
-      throw new Error(`resource type ${type} is not served by this provider`);
+      const kind = kindOf(type);
+      if (kind === undefined) throw new Error(`resource type ${type} is not served by this provider`);
+      return kind.create(docker, urn, inputs as Props);
+    },
+
+    // Without an update the SDK's server would answer with no outputs at all, and the state would lose them.
+    async update(_id, urn, olds, news) {
+      return { outs: updatedOutputs(typeOf(urn), olds as Props, news as Props) };
     },
 
     async read(id, urn, props) {
-      const type = typeOf(urn);
-      const state = (props ?? {}) as Props;
-      const read =
-        type === NETWORK
-          ? await readNetwork(docker, id, state)
-          : type === VOLUME
-            ? await readVolume(docker, id, state)
-            : type === CONTAINER
-              ? await readContainer(docker, id, state)
-              : undefined;
+      const read = await kindOf(typeOf(urn))?.read(docker, id, (props ?? {}) as Props);
       // No id tells the engine the object is gone.
       return read === undefined ? {} : { id, props: read };
     },

@@ -1,12 +1,14 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { PULUMI_VERSION } from "../../toolchain/pulumi";
+import { TOOLCHAIN } from "../../toolchain/manifest";
+import { cachedPulumiPath } from "../../toolchain/pulumi";
 import { requireDocker } from "../helpers/docker";
 
 const repo = join(__dirname, "../..");
+const { PULUMI_VERSION } = TOOLCHAIN;
 const work = mkdtempSync(join(tmpdir(), "sandbox-locks-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -53,7 +55,7 @@ describe("toolchain locks are per tool, never one for every set-up", () => {
       "go",
       [
         'case "$1 $2" in',
-        '  "env GOVERSION") echo go1.26.6 ;;',
+        `  "env GOVERSION") echo go${TOOLCHAIN.MIN_GO_VERSION} ;;`,
         '  "env GOPROXY") echo off ;;',
         `  "mod download") echo start >> "${log}"; while [ -e "${hold}" ]; do sleep 0.1; done; echo end >> "${log}"; echo '"Error": "fake build ends",'; exit 1 ;;`,
         "  *) exit 1 ;;",
@@ -62,11 +64,7 @@ describe("toolchain locks are per tool, never one for every set-up", () => {
     );
     // The Pulumi CLI, already cached: `setup.sh pulumi` has nothing to build.
     const cache = join(work, "cache");
-    tool(
-      join(cache, "sandbox-projects", "pulumi", `v${PULUMI_VERSION}`, "bin"),
-      "pulumi",
-      `echo v${PULUMI_VERSION}`,
-    );
+    tool(dirname(cachedPulumiPath({ XDG_CACHE_HOME: cache })), "pulumi", `echo v${PULUMI_VERSION}`);
     const env = { PATH: `${bin}:/usr/bin:/bin`, HOME: work, XDG_CACHE_HOME: cache, TMPDIR: work };
 
     const building = setup(env, "kube");

@@ -3,14 +3,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEV_PASSPHRASE, engineEnv, policyPackArg } from "../../cli/engine";
+import { TOOLCHAIN } from "../../toolchain/manifest";
 import {
   cachedPulumiPath,
   compareVersions,
   findResourcePlugin,
   inspectToolchain,
   onPath,
-  PULUMI_VERSION,
 } from "../../toolchain/pulumi";
+
+const { PULUMI_VERSION } = TOOLCHAIN;
 
 const temp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
 

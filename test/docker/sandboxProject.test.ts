@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { SandboxProject } from "../../components/docker/sandboxProject";
-import { SpecError } from "../../components/model";
+import { BudgetFactsSchema, budgetFacts, SpecError } from "../../components/model";
 import { one, outputValue, type Registered, recordingMocks, registeredOutputs } from "../helpers/pulumiMocks";
 
 const NETWORK = "docker:index/network:Network";
@@ -74,20 +74,17 @@ describe("SandboxProject on Docker", () => {
     });
   });
 
-  it("registers the budget facts a stack policy needs as the component's own inputs", () => {
-    const c = one(registered, "sandbox:docker:SandboxProject", "demo").inputs;
+  it("registers the budget facts a stack policy needs among the component's inputs", () => {
+    const { inputs } = one(registered, "sandbox:docker:SandboxProject", "demo");
+    expect(inputs).toEqual({ budgetFacts: budgetFacts(project.resolved) });
+    const c = BudgetFactsSchema.parse(inputs.budgetFacts);
     expect(c).toMatchObject({
       project: "demo",
       backend: "docker",
       enabled: true,
-      budget: {
-        monthlyCapUsd: 10,
-        usdPerVcpuHour: 0.004,
-        usdPerGbHour: 0.002,
-        hoursPerMonth: 730,
-        maxConcurrentTasks: 2,
-      },
+      budget: { monthlyCapUsd: 10, usdPerVcpuHour: 0.004, usdPerGbHour: 0.002, hoursPerMonth: 730 },
       maxConcurrentTasks: 2,
+      slot: { vcpu: 1, memoryMb: 512 },
     });
     expect(c.worstCaseUsd).toBeCloseTo(7.3, 10);
   });
@@ -116,11 +113,14 @@ describe("SandboxProject on Docker", () => {
     const outputs = registeredOutputs(urn);
     expect(Object.keys(outputs ?? {}).sort()).toEqual([
       "budget",
+      "budgetFacts",
       "enabled",
       "networkName",
       "probes",
       "templates",
     ]);
+    // The facts are where the engine shows a stack policy a component: among its outputs, as among its inputs.
+    expect(outputs?.budgetFacts).toEqual(budgetFacts(project.resolved));
   });
 });
 

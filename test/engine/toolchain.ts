@@ -2,15 +2,12 @@
 // kubernetes resource plugin, etcd, kube-apiserver and kube-controller-manager. A missing piece is an error that names
 // it and the command that provides it: the engine tests never skip silently.
 import { existsSync } from "node:fs";
-import { delimiter, dirname, join, resolve } from "node:path";
-import { inspectToolchain, onPath, toolCacheDir } from "../../toolchain/pulumi";
+import { delimiter, dirname, resolve } from "node:path";
+import { cachedToolPath, TOOLCHAIN, toolCacheDir } from "../../toolchain/manifest";
+import { inspectToolchain, onPath } from "../../toolchain/pulumi";
 
 /** The repository root. */
 export const ROOT = resolve(__dirname, "..", "..");
-
-// Keep these in step with toolchain/setup.sh.
-export const K8S_PLUGIN_VERSION = "4.25.0";
-export const KUBE_VERSION = "1.36.3";
 
 export interface EngineToolchain {
   readonly pulumi: string;
@@ -21,11 +18,6 @@ export interface EngineToolchain {
   readonly kubeControllerManager: string;
   /** PATH for the engine: the plugin's folder first, so `pulumi-resource-kubernetes` is found without a download. */
   readonly path: string;
-}
-
-/** `<cache>/<tool>/v<version>/bin/<binary>`, the layout toolchain/setup.sh writes. */
-export function cachedToolPath(tool: string, version: string, binary: string): string {
-  return join(toolCacheDir(), tool, `v${version}`, "bin", binary);
 }
 
 function firstExisting(...candidates: (string | undefined)[]): string | undefined {
@@ -39,7 +31,11 @@ export function requireEngineToolchain(): EngineToolchain {
   if (report.pulumi === undefined) missing.push(...report.missing);
   const plugin = firstExisting(
     onPath("pulumi-resource-kubernetes"),
-    cachedToolPath("pulumi-resource-kubernetes", K8S_PLUGIN_VERSION, "pulumi-resource-kubernetes"),
+    cachedToolPath(
+      TOOLCHAIN.K8S_PLUGIN_CACHE_FOLDER,
+      TOOLCHAIN.K8S_PLUGIN_VERSION,
+      "pulumi-resource-kubernetes",
+    ),
   );
   if (plugin === undefined)
     missing.push("the Pulumi kubernetes resource plugin (pulumi-resource-kubernetes)");
@@ -47,14 +43,14 @@ export function requireEngineToolchain(): EngineToolchain {
   if (etcd === undefined) missing.push("etcd (Debian's etcd-server)");
   const apiserver = firstExisting(
     onPath("kube-apiserver"),
-    cachedToolPath("kubernetes", KUBE_VERSION, "kube-apiserver"),
+    cachedToolPath(TOOLCHAIN.KUBE_CACHE_FOLDER, TOOLCHAIN.KUBE_VERSION, "kube-apiserver"),
   );
-  if (apiserver === undefined) missing.push(`kube-apiserver v${KUBE_VERSION}`);
+  if (apiserver === undefined) missing.push(`kube-apiserver v${TOOLCHAIN.KUBE_VERSION}`);
   const kcm = firstExisting(
     onPath("kube-controller-manager"),
-    cachedToolPath("kubernetes", KUBE_VERSION, "kube-controller-manager"),
+    cachedToolPath(TOOLCHAIN.KUBE_CACHE_FOLDER, TOOLCHAIN.KUBE_VERSION, "kube-controller-manager"),
   );
-  if (kcm === undefined) missing.push(`kube-controller-manager v${KUBE_VERSION}`);
+  if (kcm === undefined) missing.push(`kube-controller-manager v${TOOLCHAIN.KUBE_VERSION}`);
   if (
     missing.length > 0 ||
     report.pulumi === undefined ||

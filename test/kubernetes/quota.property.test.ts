@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { quotaHard, quotaPlan } from "../../components/kubernetes/manifests";
+import { quotaHard, quotaPlan } from "../../components/kubernetes/quota";
 import { BudgetSchema, resolveProject, SpecError } from "../../components/model";
 
 /** Parses the quota's own quantities back, as the API server would: `1500m` CPU, `512Mi` memory. */

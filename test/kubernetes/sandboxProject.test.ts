@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { PSA_VERSION } from "../../components/kubernetes/manifests";
+import { PSA_VERSION } from "../../components/kubernetes/namespace";
 import { SandboxProject } from "../../components/kubernetes/sandboxProject";
-import { SpecError } from "../../components/model";
+import { BudgetFactsSchema, budgetFacts, SpecError } from "../../components/model";
 import { one, outputValue, type Registered, recordingMocks, registeredOutputs } from "../helpers/pulumiMocks";
 
 const NS = "kubernetes:core/v1:Namespace";
@@ -333,10 +333,26 @@ describe("SandboxProject on Kubernetes", () => {
     expect(job.spec.template.spec.containers[0]?.command.at(-1)).toContain("/proc/self/status");
   });
 
+  it("registers the budget facts a stack policy needs among its inputs: the plan's, proxy included", () => {
+    const { inputs } = one(registered, "sandbox:kubernetes:SandboxProject", "team");
+    expect(inputs).toEqual({ budgetFacts: budgetFacts(project.resolved) });
+    const c = BudgetFactsSchema.parse(inputs.budgetFacts);
+    expect(c).toMatchObject({
+      project: "team",
+      backend: "kubernetes",
+      maxConcurrentTasks: 20,
+      slot: { vcpu: 2, memoryMb: 4096 },
+      fixed: { label: "1 proxy", size: { vcpu: 0.5, memoryMb: 256 } },
+    });
+    expect(c.worstCaseUsd).toBeCloseTo(233.6 + 1.825, 8);
+  });
+
   it("registers its outputs", () => {
     const urn = registered.find((r) => r.type === "sandbox:kubernetes:SandboxProject")?.urn ?? "";
-    expect(Object.keys(registeredOutputs(urn) ?? {}).sort()).toEqual([
+    const outputs = registeredOutputs(urn);
+    expect(Object.keys(outputs ?? {}).sort()).toEqual([
       "budget",
+      "budgetFacts",
       "enabled",
       "namespaceName",
       "probeJobs",
@@ -344,6 +360,7 @@ describe("SandboxProject on Kubernetes", () => {
       "quota",
       "templates",
     ]);
+    expect(outputs?.budgetFacts).toEqual(budgetFacts(project.resolved));
   });
 });
 

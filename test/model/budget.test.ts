@@ -3,11 +3,12 @@ import {
   type Budget,
   BudgetSchema,
   budgetArithmetic,
-  fitsCap,
+  DEFAULT_RATES,
   maxAffordableConcurrency,
   planBudget,
-  taskHourlyUsd,
+  sameUsd,
   taskMonthlyUsd,
+  withinCap,
   worstCaseMonthlyUsd,
 } from "../../components/model";
 
@@ -22,6 +23,7 @@ describe("budget defaults", () => {
       usdPerGbHour: 0.002,
       hoursPerMonth: 730,
     });
+    expect(BudgetSchema.parse({ monthlyCapUsd: 10 })).toEqual({ monthlyCapUsd: 10, ...DEFAULT_RATES });
   });
 });
 
@@ -32,13 +34,17 @@ describe("budget arithmetic", () => {
     [{ vcpu: 0.5, memoryMb: 256 }, 0.0025, 1.825],
     [{ vcpu: 4, memoryMb: 8192 }, 0.032, 23.36],
   ])("a task of %j costs $%d an hour and $%d a month", (size, hourly, monthly) => {
-    const b = budget({ monthlyCapUsd: 10 });
-    expect(taskHourlyUsd(size, b)).toBeCloseTo(hourly, 10);
-    expect(taskMonthlyUsd(size, b)).toBeCloseTo(monthly, 10);
+    expect(taskMonthlyUsd(size, { ...DEFAULT_RATES, hoursPerMonth: 1 })).toBeCloseTo(hourly, 10);
+    expect(taskMonthlyUsd(size, DEFAULT_RATES)).toBeCloseTo(monthly, 10);
   });
 
-  it("multiplies by the concurrency for the worst case", () => {
-    expect(worstCaseMonthlyUsd(3, oneByOne, budget({ monthlyCapUsd: 10 }))).toBeCloseTo(13.14, 10);
+  it("multiplies by the concurrency for the worst case, and adds the always-on part", () => {
+    expect(worstCaseMonthlyUsd(3, oneByOne, DEFAULT_RATES)).toBeCloseTo(13.14, 10);
+    const proxy = { label: "1 proxy", size: { vcpu: 0.5, memoryMb: 256 } };
+    expect(worstCaseMonthlyUsd(3, oneByOne, DEFAULT_RATES, proxy)).toBeCloseTo(13.14 + 1.825, 10);
+    expect(budgetArithmetic(3, oneByOne, DEFAULT_RATES, proxy)).toBe(
+      "3 tasks × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h + 1 proxy × (0.5 vCPU × $0.004 + 0.25 GB × $0.002) × 730 h = $14.97",
+    );
   });
 
   it("prints the worst case as the issue's example", () => {
@@ -62,8 +68,11 @@ describe("budget arithmetic", () => {
   });
 
   it("counts money exactly at the edge: 3 tasks fit a cap of exactly $13.14", () => {
-    expect(fitsCap(3, oneByOne, budget({ monthlyCapUsd: 13.14 }))).toBe(true);
-    expect(fitsCap(3, oneByOne, budget({ monthlyCapUsd: 13.139 }))).toBe(false);
+    const worst = worstCaseMonthlyUsd(3, oneByOne, DEFAULT_RATES);
+    expect(withinCap(worst, 13.14)).toBe(true);
+    expect(withinCap(worst, 13.139)).toBe(false);
+    expect(sameUsd(worst, 13.14)).toBe(true);
+    expect(sameUsd(worst, 13.139)).toBe(false);
   });
 
   it("admits any concurrency up to the limit when tasks are free", () => {

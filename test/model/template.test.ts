@@ -1,11 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  deadlineCommand,
-  TemplateSchema,
-  templateCommand,
-  templateDrops,
-  templateUser,
-} from "../../components/model";
+import { TemplateSchema, templateCommand, templateDrops } from "../../components/model";
 
 describe("the default template", () => {
   it("is the hardened one when only an image is given", () => {
@@ -22,25 +16,20 @@ describe("the default template", () => {
     });
   });
 
-  it("runs the job folder's script under a KILL deadline", () => {
-    const t = TemplateSchema.parse({ image: "x:1", timeoutSeconds: 30 });
-    expect(templateCommand(t)).toEqual(["sh", "/job/run.sh"]);
-    expect(deadlineCommand(t)).toEqual(["timeout", "-s", "KILL", "30", "sh", "/job/run.sh"]);
-    expect(deadlineCommand(t, ["python3", "-c", "print(1)"])).toEqual([
-      "timeout",
-      "-s",
-      "KILL",
-      "30",
-      "python3",
-      "-c",
-      "print(1)",
-    ]);
+  it("runs the job folder's script, or the template's command", () => {
+    expect(templateCommand(TemplateSchema.parse({ image: "x:1" }))).toEqual(["sh", "/job/run.sh"]);
+    expect(
+      templateCommand(TemplateSchema.parse({ image: "x:1", jobFolder: { containerPath: "/work" } })),
+    ).toEqual(["sh", "/work/run.sh"]);
+    expect(
+      templateCommand(TemplateSchema.parse({ image: "x:1", command: ["python3", "-c", "print(1)"] })),
+    ).toEqual(["python3", "-c", "print(1)"]);
   });
 
   it("drops ALL and runs as 1000:1000", () => {
     const t = TemplateSchema.parse({ image: "x:1" });
     expect(templateDrops(t)).toEqual(["ALL"]);
-    expect(templateUser(t)).toEqual([1000, 1000]);
+    expect(t.user).toBe("1000:1000");
   });
 
   it("takes each loosening only as an explicit option", () => {
@@ -55,7 +44,7 @@ describe("the default template", () => {
     expect(templateDrops(t)).toEqual(["NET_RAW", "MKNOD", "SYS_CHROOT", "SETFCAP", "SETPCAP", "NET_ADMIN"]);
     expect(t.egress).toEqual({ mode: "proxy", allow: ["pypi.org", "*.github.com:8443"] });
     expect(t.runtime).toBe("runsc");
-    expect(templateUser(t)).toEqual([2000, 3000]);
+    expect(t.user).toBe("2000:3000");
   });
 });
 

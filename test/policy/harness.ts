@@ -55,12 +55,12 @@ const NOT_APPLICABLE = Symbol("notApplicable");
 
 function resourceArgs(
   type: string,
-  props: object,
+  props: Struct,
   opts: RunOptions,
   policy: string,
   proxySecrets: boolean,
 ): ResourceValidationArgs {
-  const p = unknownCheckingProxy(deserializeProperties(toStruct(props), proxySecrets));
+  const p = unknownCheckingProxy(deserializeProperties(props, proxySecrets));
   const name = opts.name ?? "fixture";
   return {
     type,
@@ -99,11 +99,13 @@ function validateAfter(type: string, props: object, opts: RunOptions): Outcome {
   const violations: { policy: string; message: string }[] = [];
   const notes: { policy: string; message: string }[] = [];
   const notApplicable: string[] = [];
+  // One request's Struct, as the engine sends it; each policy deserializes it anew (server.js makeAnalyzeRpcFun).
+  const struct = toStruct(props);
   for (const policy of resourcePolicies(opts.selection)) {
     const fns = Array.isArray(policy.validateResource) ? policy.validateResource : [policy.validateResource];
     for (const fn of fns) {
       if (fn === undefined) continue;
-      const args = resourceArgs(type, props, opts, policy.name, false);
+      const args = resourceArgs(type, struct, opts, policy.name, false);
       try {
         void fn(args, (message) => violations.push({ policy: policy.name, message }));
       } catch (e) {
@@ -130,7 +132,7 @@ export function remediateThenValidate(
   let current: object = props;
   for (const policy of resourcePolicies(opts.selection)) {
     if (policy.remediateResource === undefined) continue;
-    const args = resourceArgs(type, current, opts, policy.name, true);
+    const args = resourceArgs(type, toStruct(current), opts, policy.name, true);
     const result = policy.remediateResource(args) as Record<string, unknown> | undefined;
     if (result !== undefined) current = serialize(result);
   }

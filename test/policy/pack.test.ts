@@ -3,8 +3,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { PolicyPackArgs, ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
 import { describe, expect, it, vi } from "vitest";
+import { REDACTED_SECRET, taintCheck } from "../../policy/adapters/read";
+import { adaptResource } from "../../policy/adapters/subject";
 import { ALL_RULES, selectRules } from "../../policy/rules/registry";
 import { ALL_STACK_RULES } from "../../policy/stack/registry";
+import { DOCKER, safeContainer } from "./fixtures";
 import "../../policy/index";
 
 // vi.mock is hoisted above the imports, so the recorder is hoisted with it.
@@ -61,12 +64,56 @@ describe("policy/index.ts", () => {
     const stack = policies.filter((p): p is StackValidationPolicy => "validateStack" in p);
     expect(resource).toHaveLength(ALL_RULES.length);
     expect(stack).toHaveLength(ALL_STACK_RULES.length);
-    expect(resource.filter((p) => p.remediateResource !== undefined).map((p) => p.name)).toEqual([
+    const remediable = [
       "sandbox-disallow-secret-env",
       "sandbox-require-drop-net-admin",
       "sandbox-disallow-privilege-escalation",
       "sandbox-require-readonly-rootfs",
+    ];
+    expect(resource.filter((p) => p.remediateResource !== undefined).map((p) => p.name)).toEqual(remediable);
+    // Each remediation is its rule's own: the pack names no rule.
+    expect(ALL_RULES.filter((r) => r.remediate !== undefined).map((r) => r.id)).toEqual(remediable);
+  });
+});
+
+describe("the secret-env rule's remediation", () => {
+  const rule = ALL_RULES.find((r) => r.id === "sandbox-disallow-secret-env");
+
+  it("puts the marker in place of each Pulumi secret in the environment, in each front's spelling", () => {
+    const docker = adaptResource(
+      DOCKER,
+      { ...safeContainer(), envs: ["LANG=C", "API=x"] },
+      "task",
+      taintCheck(["envs[1]"]),
+    );
+    const pod = adaptResource(
+      "kubernetes:core/v1:Pod",
+      {
+        spec: {
+          containers: [
+            {
+              name: "t",
+              env: [
+                { name: "LANG", value: "C" },
+                { name: "API", value: "x" },
+              ],
+            },
+          ],
+        },
+      },
+      "pod",
+      taintCheck(["spec.containers[0].env[1].value"]),
+    );
+    const clean = adaptResource(DOCKER, safeContainer(), "task");
+    if (rule?.remediate === undefined || docker === undefined || pod === undefined || clean === undefined)
+      throw new Error("the rule remediates, and each fixture has a view");
+    expect(rule.remediate(docker, rule.defaults)).toEqual([
+      { op: "set", path: ["envs", 1], value: `API=${REDACTED_SECRET}` },
     ]);
+    expect(rule.remediate(pod, rule.defaults)).toEqual([
+      { op: "set", path: ["spec", "containers", 0, "env", 1, "value"], value: REDACTED_SECRET },
+    ]);
+    expect(rule.remediate(clean, rule.defaults)).toEqual([]);
   });
 });
 

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { budgetArithmetic } from "../../components/model";
+import {
+  type BudgetFacts,
+  budgetArithmetic,
+  budgetFacts,
+  DEFAULT_RATES,
+  type ProjectInput,
+  resolveProject,
+} from "../../components/model";
+import { REDACTED_SECRET } from "../../policy/adapters/read";
 import { copy, DOCKER, safeContainer } from "./fixtures";
 import { type StackFixture, UNKNOWN_WIRE, validateStack } from "./harness";
 
@@ -27,9 +35,33 @@ function proxy(): StackFixture {
 describe(BUDGET, () => {
   const config = (cap: number, n: number) => ({ [BUDGET]: { monthlyCapUsd: cap, maxConcurrentTasks: n } });
 
+  function probe(name: string, restart?: string): StackFixture {
+    const f = task(name, 512, "1");
+    const p = f.props as { labels: { label: string; value: string }[]; restart?: string };
+    p.labels = [
+      { label: "sandbox.project", value: "demo" },
+      { label: "sandbox.role", value: "probe" },
+    ];
+    if (restart !== undefined) p.restart = restart;
+    return f;
+  }
+
+  it("prices one-shot probe containers as runs in the task slots, never as slots of their own", () => {
+    // Three probes of 1 vCPU + 0.5 GB at 2 slots: 2 × $3.65 = $7.30 fits $10; on all month they would be $10.95.
+    expect(validateStack([probe("p1"), probe("p2"), probe("p3", "no")], config(10, 2)).violations).toEqual(
+      [],
+    );
+    expect(validateStack([probe("p1"), probe("p2"), probe("p3")], config(7, 2)).violations).toHaveLength(1);
+  });
+
+  it("prices a probe container that something restarts as on all month", () => {
+    const o = validateStack([probe("p1", "unless-stopped"), probe("p2"), probe("p3")], config(10, 2));
+    expect(o.violations.map((v) => v.message).join("\n")).toContain("probe Container");
+  });
+
   it("refuses a worst case above the cap, with the arithmetic", () => {
     const o = validateStack([task("t", 1024, "1")], config(10, 3));
-    const expected = `worst case ${budgetArithmetic(3, { vcpu: 1, memoryMb: 1024 }, { monthlyCapUsd: 10, usdPerVcpuHour: 0.004, usdPerGbHour: 0.002, hoursPerMonth: 730, maxConcurrentTasks: 3 })} > cap $10.00`;
+    const expected = `worst case ${budgetArithmetic(3, { vcpu: 1, memoryMb: 1024 }, DEFAULT_RATES)} > cap $10.00`;
     expect(expected).toBe(
       "worst case 3 tasks × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h = $13.14 > cap $10.00",
     );
@@ -44,18 +76,6 @@ describe(BUDGET, () => {
     const o = validateStack([task("t", 1024, "1"), proxy()], config(13.14, 3));
     expect(o.violations.map((v) => v.message)).toEqual([
       'worst case 3 tasks × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h = $13.14 + proxy Container "egress": 1 × (0.5 vCPU × $0.004 + 0.25 GB × $0.002) × 730 h = $1.83; total $14.97 > cap $13.14',
-    ]);
-  });
-
-  it("reads a SandboxProject component's cap and concurrency when the engine shows them", () => {
-    const component: StackFixture = {
-      type: "sandbox:docker:SandboxProject",
-      name: "demo",
-      props: { name: "demo", budget: { monthlyCapUsd: 5, maxConcurrentTasks: 2 } },
-    };
-    const o = validateStack([component, task("t", 1024, "1")]);
-    expect(o.violations.map((v) => v.message)).toEqual([
-      'project "demo": worst case 2 tasks × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h = $8.76 > cap $5.00',
     ]);
   });
 
@@ -101,6 +121,155 @@ describe(BUDGET, () => {
 
   it("is silent without any cap", () => {
     expect(validateStack([task("t", 1024, "1")]).violations).toEqual([]);
+  });
+});
+
+describe(`${BUDGET}: the budget facts a SandboxProject component writes`, () => {
+  const SANDBOX_PROJECT = "sandbox:docker:SandboxProject";
+  /** The facts the component registers for a project, built by the components' own writer. */
+  const factsOf = (p: Partial<ProjectInput> = {}): BudgetFacts =>
+    budgetFacts(
+      resolveProject({
+        name: "demo",
+        budget: { monthlyCapUsd: 10 },
+        templates: { t: { image: "x:1", resources: { vcpu: 1, memoryMb: 1024 } } },
+        ...p,
+      }),
+    );
+  // What the engine shows of a component: its registered outputs, the facts under `budgetFacts` among them. Its
+  // Pulumi name need not be the project's: the rule takes the project from the facts.
+  const withProps = (props: object, type = SANDBOX_PROJECT): StackFixture => ({ type, name: "sbx", props });
+  const component = (facts: object, type = SANDBOX_PROJECT) =>
+    withProps({ budget: { concurrency: 99 }, enabled: true, budgetFacts: facts }, type);
+  const messages = (fixtures: StackFixture[]) =>
+    validateStack(fixtures)
+      .violations.filter((v) => v.policy === BUDGET)
+      .map((v) => v.message);
+
+  it("prices the project's workloads at the admitted concurrency, not the setting as written", () => {
+    const facts = factsOf();
+    // No concurrency was written: the plan admits the two that fit the $10 cap.
+    expect(facts.maxConcurrentTasks).toBe(2);
+    expect(messages([component(facts), task("t", 1024, "1")])).toEqual([]);
+    expect(messages([component(facts), task("t", 1024, "1"), proxy()])).toEqual([
+      'project "demo": worst case 2 tasks × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h = $8.76 + proxy Container "egress": 1 × (0.5 vCPU × $0.004 + 0.25 GB × $0.002) × 730 h = $1.83; total $10.59 > cap $10.00',
+    ]);
+  });
+
+  it("accepts the facts of every fitting project, on either backend, disabled or with a proxy", () => {
+    const proxied = { web: { image: "x:1", egress: { mode: "proxy" as const, allow: ["pypi.org"] } } };
+    for (const facts of [
+      factsOf(),
+      factsOf({ budget: { monthlyCapUsd: 10, maxConcurrentTasks: 1 } }),
+      factsOf({ templates: proxied }),
+      factsOf({ backend: "kubernetes", templates: proxied }),
+      factsOf({ enabled: false, templates: proxied }),
+    ]) {
+      expect(messages([component(facts, `sandbox:${facts.backend}:SandboxProject`)])).toEqual([]);
+    }
+    expect(factsOf({ templates: proxied }).fixed).toEqual({
+      label: "1 proxy",
+      size: { vcpu: 0.5, memoryMb: 256 },
+    });
+    expect(factsOf({ enabled: false, templates: proxied })).toMatchObject({
+      maxConcurrentTasks: 0,
+      worstCaseUsd: 0,
+    });
+  });
+
+  it("recomputes the worst case from the facts: a declared figure that does not add up fails closed", () => {
+    expect(messages([component({ ...factsOf(), worstCaseUsd: 1 })])).toEqual([
+      'project "demo": the budget facts do not add up: they declare a worst case of $1.00, but 2 tasks × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h = $8.76; the policy fails closed on them',
+    ]);
+    const { fixed: _, ...noProxy } = factsOf({
+      templates: { web: { image: "x:1", egress: { mode: "proxy", allow: ["pypi.org"] } } },
+    });
+    expect(messages([component(noProxy)])).toEqual([
+      'project "demo": the budget facts do not add up: they declare a worst case of $9.13, but 2 tasks × (1 vCPU × $0.004 + 0.5 GB × $0.002) × 730 h = $7.30; the policy fails closed on them',
+    ]);
+  });
+
+  it("refuses facts that add up but exceed the cap", () => {
+    const lie = { ...factsOf(), maxConcurrentTasks: 3, worstCaseUsd: 13.14 };
+    expect(messages([component(lie)])).toEqual([
+      'project "demo": worst case 3 tasks × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h = $13.14 > cap $10.00',
+    ]);
+  });
+
+  it("judges the project's plan against the pack's stack cap too, at the pack's rates", () => {
+    const fixtures = [component(factsOf())];
+    expect(validateStack(fixtures, { [BUDGET]: { monthlyCapUsd: 8.76 } }).violations).toEqual([]);
+    expect(
+      validateStack(fixtures, { [BUDGET]: { monthlyCapUsd: 5, usdPerGbHour: 0 } }).violations.map(
+        (v) => v.message,
+      ),
+    ).toEqual([
+      'project "demo": worst case 2 tasks × (1 vCPU × $0.004 + 1 GB × $0) × 730 h = $5.84 > the stack\'s cap $5.00',
+    ]);
+  });
+
+  it.each([
+    ["no facts at all", withProps({}), "budgetFacts = (missing): expected a mapping with the keys project,"],
+    [
+      "the old reader's guess (a name and the budget as written)",
+      withProps({ name: "demo", budget: { monthlyCapUsd: 5, maxConcurrentTasks: 2 } }),
+      "budgetFacts = (missing)",
+    ],
+    [
+      "an older component's facts (the budget as written, no slot)",
+      (() => {
+        const { slot: _, ...rest } = factsOf();
+        return component({ ...rest, budget: { ...rest.budget, maxConcurrentTasks: 2 } });
+      })(),
+      "budgetFacts.budget.maxConcurrentTasks: unknown key; allowed keys: monthlyCapUsd, usdPerVcpuHour, usdPerGbHour, hoursPerMonth; budgetFacts.slot = (missing): expected a mapping with the keys vcpu, memoryMb",
+    ],
+    [
+      "a key the facts do not have",
+      component({ ...factsOf(), name: "demo" }),
+      "budgetFacts.name: unknown key; allowed keys: project, backend, enabled, budget, maxConcurrentTasks, slot, fixed, worstCaseUsd",
+    ],
+    [
+      "a concurrency written as text",
+      component({ ...factsOf(), maxConcurrentTasks: "2" }),
+      'budgetFacts.maxConcurrentTasks = "2": maxConcurrentTasks must be a whole number, 0 or more',
+    ],
+    [
+      "a negative rate",
+      component({ ...factsOf(), budget: { ...factsOf().budget, usdPerGbHour: -1 } }),
+      "budgetFacts.budget.usdPerGbHour = -1: the GB-hour rate must be a number of US dollars, 0 or more",
+    ],
+    ["facts that are not a mapping", component(["demo"] as unknown as object), 'budgetFacts = ["demo"]'],
+  ])("fails closed on what is not the facts: %s", (_what, fixture, problem) => {
+    const [message, ...more] = messages([fixture, task("t", 1024, "1")]);
+    expect(more).toEqual([]);
+    expect(message).toContain(
+      'the budget facts of SandboxProject "sbx" do not match the facts this policy reads (',
+    );
+    expect(message).toContain(problem);
+    expect(message).toMatch(/the policy fails closed on them$/);
+  });
+
+  it("fails closed on a fact the pack sealed as a secret", () => {
+    expect(messages([component({ ...factsOf(), project: REDACTED_SECRET })])).toEqual([
+      'the budget facts of SandboxProject "sbx" cannot be checked: it is a Pulumi secret, whose value the policy cannot see; the policy fails closed on it',
+    ]);
+  });
+
+  it("a fact not known until the update is a note, not a pass and not a violation", () => {
+    const o = validateStack([component({ ...factsOf(), maxConcurrentTasks: UNKNOWN_WIRE })]);
+    expect(o.violations).toEqual([]);
+    expect(o.notes).toEqual([
+      {
+        policy: BUDGET,
+        message: `not checked because values are not known yet: the budget facts of SandboxProject "sbx" could not be checked: the value is not known until the update`,
+      },
+    ]);
+  });
+
+  it("reads only the facts: another output not known at preview (the probes' reports) does not matter", () => {
+    const o = validateStack([withProps({ probes: UNKNOWN_WIRE, budgetFacts: factsOf() })]);
+    expect(o.violations).toEqual([]);
+    expect(o.notes).toEqual([]);
   });
 });
 

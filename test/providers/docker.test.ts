@@ -2,15 +2,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type Dockerode from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CONTAINER, missingImageMessage } from "../../providers/docker/container";
+import { NETWORK } from "../../providers/docker/network";
 import { dockerProvider } from "../../providers/docker/provider";
-import {
-  CONTAINER,
-  diffInputs,
-  missingImageMessage,
-  NETWORK,
-  SUPPORTED,
-  VOLUME,
-} from "../../providers/docker/resources";
+import { diffInputs, kindOf } from "../../providers/docker/resources";
+import { VOLUME } from "../../providers/docker/volume";
 import { offSwitch } from "../../runtime/offSwitch";
 import { requireDocker, TEST_IMAGE } from "../helpers/docker";
 
@@ -48,7 +44,7 @@ describe("the provider speaks @pulumi/docker 5.2.0", () => {
   ])("every property %s accepts exists in the SDK's %s", (type, file, iface) => {
     const sdk = sdkInputs(file, iface);
     expect(sdk.length).toBeGreaterThan(3);
-    expect((SUPPORTED[type] ?? []).filter((p) => !sdk.includes(p))).toEqual([]);
+    expect((kindOf(type)?.inputs ?? []).filter((p) => !sdk.includes(p))).toEqual([]);
   });
 
   it("fails check by name for a property it does not implement, and says the official plugin supports it", async () => {
@@ -91,6 +87,15 @@ describe("the provider speaks @pulumi/docker 5.2.0", () => {
       changed: [],
       replaces: [],
     });
+  });
+
+  it("an in-place update keeps every output and takes the Pulumi-only settings from the new inputs", async () => {
+    const olds = { id: "c1", image: "a:1", name: "task", destroyGraceSeconds: 1, rm: true, exitCode: 0 };
+    const r = await provider.update?.("c1", urn(CONTAINER, "c"), olds, {
+      image: "a:1",
+      destroyGraceSeconds: 5,
+    });
+    expect(r?.outs).toEqual({ id: "c1", image: "a:1", name: "task", destroyGraceSeconds: 5, exitCode: 0 });
   });
 });
 

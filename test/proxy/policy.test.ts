@@ -4,8 +4,9 @@ import { SandboxProject as KubeProject } from "../../components/kubernetes/sandb
 import { requireProxyOnlyEgress } from "../../policy/stack/require-proxy-only-egress";
 import type { StackResource } from "../../policy/stack/types";
 import { outputValue, type Registered, recordingMocks } from "../helpers/pulumiMocks";
+import { argoWorkflow } from "../policy/carrier-kinds";
 import { copy, DOCKER, safeContainer } from "../policy/fixtures";
-import { type StackFixture, validateStack } from "../policy/harness";
+import { type StackFixture, UNKNOWN_WIRE, validateStack } from "../policy/harness";
 
 const RULE = "sandbox-require-proxy-only-egress";
 const NETWORK = "docker:index/network:Network";
@@ -140,6 +141,17 @@ describe(`${RULE}: Docker tasks with another route out`, () => {
     expect(check([net("closed", true), dockerTask("closed")])).toEqual([]);
   });
 
+  it("fails a declared network that leaves `internal` out or spells it as a string: Docker's default has a route out", () => {
+    const message =
+      'proxy-mode task Container "task": network "open" is not internal (a route off the machine that bypasses the proxy)';
+    expect(check([{ type: NETWORK, name: "open", props: { name: "open" } }, dockerTask("open")])).toEqual([
+      message,
+    ]);
+    expect(
+      check([{ type: NETWORK, name: "open", props: { name: "open", internal: "true" } }, dockerTask("open")]),
+    ).toEqual([message]);
+  });
+
   it("fails a network the stack does not declare, and a second, open network in networksAdvanced", () => {
     expect(check([dockerTask("elsewhere")])).toEqual([
       'proxy-mode task Container "task": network "elsewhere" is not declared in this stack, so it cannot be shown to be internal',
@@ -204,6 +216,171 @@ describe(`${RULE}: Kubernetes tasks with another route out`, () => {
     };
     expect(check([elsewhere, job()])).toEqual([
       'proxy-mode task Job "task-job": no NetworkPolicy in this stack restricts its egress (everything is allowed)',
+    ]);
+  });
+});
+
+describe(`${RULE}: every pod carrier the adapters know`, () => {
+  const deny = policy("deny", { podSelector: {}, policyTypes: ["Egress"], egress: [] });
+  const task = { name: "task", image: "x:1" };
+  const proxyEnv = { ...task, env: [{ name: "HTTPS_PROXY", value: "http://demo-proxy:3128" }] };
+
+  /** An Argo Workflow in `namespace` whose one pod is labelled for proxy mode. */
+  const workflow = (namespace: string, spec: Record<string, unknown> = {}): StackFixture => {
+    const wf = argoWorkflow({ containers: [task], ...spec });
+    const wfSpec = wf.spec as { templates: Record<string, unknown>[] };
+    wfSpec.templates = wfSpec.templates.map((t) =>
+      t.name === "main" ? { ...t, metadata: { labels: PROXY_LABELS } } : t,
+    );
+    return {
+      type: "kubernetes:argoproj.io/v1alpha1:Workflow",
+      name: "wf",
+      props: { ...wf, metadata: { ...(wf.metadata as object), namespace } },
+    };
+  };
+
+  it("judges the pod an Argo Workflow runs, in the Workflow's namespace", () => {
+    expect(check([deny, toProxy, workflow("demo")])).toEqual([]);
+    expect(check([deny, toProxy, workflow("other")])).toEqual([
+      'proxy-mode task Workflow "wf": no NetworkPolicy in this stack restricts its egress (everything is allowed)',
+    ]);
+    expect(check([deny, toProxy, workflow("demo", { hostNetwork: true })])).toEqual([
+      'proxy-mode task Workflow "wf": hostNetwork bypasses the proxy',
+    ]);
+  });
+
+  it("judges the pod of a KEDA ScaledJob", () => {
+    const scaled: StackFixture = {
+      type: "kubernetes:keda.sh/v1alpha1:ScaledJob",
+      name: "scaled",
+      props: {
+        metadata: { name: "scaled", namespace: "demo" },
+        spec: {
+          jobTargetRef: { template: { metadata: { labels: PROXY_LABELS }, spec: { containers: [task] } } },
+          triggers: [],
+        },
+      },
+    };
+    expect(check([scaled])).toEqual([
+      'proxy-mode task ScaledJob "scaled": no NetworkPolicy in this stack restricts its egress (everything is allowed)',
+    ]);
+    expect(check([deny, toProxy, scaled])).toEqual([]);
+  });
+
+  it("judges a CronJob's pod, in proxy mode by its variables", () => {
+    const cron = (container: Record<string, unknown>): StackFixture => ({
+      type: "kubernetes:batch/v1:CronJob",
+      name: "nightly",
+      props: {
+        metadata: { name: "nightly", namespace: "demo" },
+        spec: {
+          schedule: "@daily",
+          jobTemplate: {
+            spec: {
+              template: { metadata: { labels: { app: "nightly" } }, spec: { containers: [container] } },
+            },
+          },
+        },
+      },
+    });
+    expect(check([cron(proxyEnv)])).toEqual([
+      'proxy-mode task CronJob "nightly": no NetworkPolicy in this stack restricts its egress (everything is allowed)',
+    ]);
+    expect(check([cron(task)])).toEqual([]);
+    expect(check([deny, toProxy, cron(proxyEnv)])).toEqual([]);
+  });
+
+  it("selects by the pod's own labels, not the carrier's", () => {
+    const deployment: StackFixture = {
+      type: "kubernetes:apps/v1:Deployment",
+      name: "web",
+      props: {
+        metadata: { name: "web", namespace: "demo", labels: { "sandbox.egress": "proxy" } },
+        spec: { template: { metadata: { labels: { app: "web" } }, spec: { containers: [proxyEnv] } } },
+      },
+    };
+    expect(check([deny, toProxy, deployment])).toEqual([]);
+    const onlyTheCarrier = policy("carrier-only", {
+      podSelector: { matchLabels: { "sandbox.egress": "proxy" } },
+      policyTypes: ["Egress"],
+      egress: [{ to: [{ podSelector: { matchLabels: { "sandbox.role": "proxy" } } }] }],
+    });
+    expect(check([onlyTheCarrier, deployment])).toEqual([
+      'proxy-mode task Deployment "web": no NetworkPolicy in this stack restricts its egress (everything is allowed)',
+    ]);
+  });
+
+  it("names each pod of a carrier that runs several", () => {
+    const ray: StackFixture = {
+      type: "kubernetes:ray.io/v1:RayCluster",
+      name: "ray",
+      props: {
+        metadata: { name: "ray", namespace: "demo" },
+        spec: {
+          headGroupSpec: { template: { metadata: { labels: PROXY_LABELS }, spec: { containers: [task] } } },
+          workerGroupSpecs: [
+            { template: { metadata: { labels: { app: "w" } }, spec: { containers: [task] } } },
+          ],
+        },
+      },
+    };
+    expect(check([ray])).toEqual([
+      'proxy-mode task RayCluster "ray/spec.headGroupSpec.template": no NetworkPolicy in this stack restricts its egress (everything is allowed)',
+    ]);
+  });
+});
+
+describe(`${RULE}: what cannot be read fails closed; what is not known yet is a note`, () => {
+  it("fails a Docker network that cannot be read", () => {
+    expect(check([dockerTask("closed", { networkMode: { name: "closed" } })])).toEqual([
+      'proxy-mode task Container "task": its network cannot be checked: an object stands where a text belongs; the policy fails closed on it',
+    ]);
+    expect(
+      check([net("closed", true), dockerTask("closed", { networksAdvanced: { name: "closed" } })]),
+    ).toEqual([]);
+    expect(
+      check([net("closed", true), dockerTask("closed", { networksAdvanced: [{ aliases: ["x"] }] })]),
+    ).toEqual([
+      'proxy-mode task Container "task": networksAdvanced[0] names no network, so it cannot be shown to be internal',
+    ]);
+  });
+
+  it("notes a Docker network not known until the update", () => {
+    const o = validateStack([
+      net("closed", true),
+      dockerTask("closed", { networksAdvanced: [{ name: UNKNOWN_WIRE }] }),
+    ]);
+    expect(o.violations).toEqual([]);
+    expect(o.notes).toEqual([
+      {
+        policy: RULE,
+        message:
+          'not checked because values are not known yet: proxy-mode task Container "task": its network could not be checked: the value is not known until the update [networksAdvanced[0]]',
+      },
+    ]);
+  });
+
+  it("fails a proxy-mode pod whose labels or host networking cannot be read", () => {
+    const pod = (metadata: Record<string, unknown>, spec: Record<string, unknown> = {}): StackFixture => ({
+      type: "kubernetes:core/v1:Pod",
+      name: "p",
+      props: {
+        metadata: { name: "p", namespace: "demo", ...metadata },
+        spec: {
+          containers: [
+            { name: "task", image: "x:1", env: [{ name: "HTTP_PROXY", value: "http://demo-proxy:3128" }] },
+          ],
+          ...spec,
+        },
+      },
+    });
+    expect(check([pod({ labels: "sandbox.egress=proxy" })])).toEqual([
+      'proxy-mode task Pod "p": the pod\'s labels cannot be checked: the text "sandbox.egress=proxy" stands where a map of labels belongs; the policy fails closed on it',
+    ]);
+    expect(
+      check([toProxy, pod({ labels: { "sandbox.egress": "proxy" } }, { hostNetwork: ["yes"] })]),
+    ).toEqual([
+      'proxy-mode task Pod "p": hostNetwork cannot be checked: a list stands where true or false belongs; the policy fails closed on it',
     ]);
   });
 });

@@ -11,12 +11,11 @@ import { parseAllDocuments } from "yaml";
 import { loadStack } from "../../cli/main";
 import { composeServiceToContainerProps } from "../../cli/scan/compose";
 import { loadComposeServices } from "../../cli/scan/compose/services";
-import { hardenedContainerArgs } from "../../components/docker/containerArgs";
-import { type LaunchSpec, launchSpec, PER_TASK_NETWORK, taskNetworkName } from "../../components/model";
+import { type LaunchSpec, launchSpec } from "../../components/model";
 import { blocks, type ReportFinding, type ScanReport } from "../../policy/report/model";
 import { ALL_RULES } from "../../policy/rules/registry";
 import { ALL_STACK_RULES } from "../../policy/stack/registry";
-import type { PlainContainerArgs } from "../../runtime/docker/createBody";
+import { taskContainer } from "../../runtime/docker/taskContainer";
 import { policyPreflight } from "../../runtime/preflight";
 import {
   type Outcome,
@@ -277,18 +276,9 @@ describe("the launcher's preflight and scan agree", () => {
         .filter((f) => f.resource.location.file === file && blocks(f))
         .map(shown)
         .sort();
-    const network = base.network === PER_TASK_NETWORK ? taskNetworkName(base.project, "task") : undefined;
+    // The body the launcher would send for a task of the template, as the preflight receives it.
     const refusals = (spec: LaunchSpec) =>
-      [
-        ...policyPreflight()(
-          hardenedContainerArgs(
-            spec,
-            { type: "bind", source: join(spec.jobFolder.hostRoot, "task") },
-            network === undefined ? {} : { network },
-          ) as PlainContainerArgs,
-          spec,
-        ),
-      ].sort();
+      [...policyPreflight()(taskContainer(spec, "task").body, spec)].sort();
     expect(blocking("loose.json")).toEqual(refusals(loose));
     expect(blocking("loose.json").length).toBeGreaterThan(1);
     expect(blocking("base.json")).toEqual([]);

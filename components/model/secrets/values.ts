@@ -8,8 +8,8 @@
  * secrets with `Q~`), PEM and PuTTY private keys, JWTs, Bearer and Basic credentials, passwords in URLs, and
  * `name=value` pairs inside connection strings and `.npmrc` lines whose name is a credential.
  */
-import { credentialNameReason } from "./secret-names";
-import { isKeyShaped, isOnlyReferences, shannonEntropy } from "./secret-shapes";
+import { credentialNameReason } from "./names";
+import { isKeyShaped, isOnlyReferences, shannonEntropy, withoutReferences } from "./shapes";
 
 const FORMATS: readonly (readonly [RegExp, string])[] = [
   [/-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/i, "a PEM private key"],
@@ -141,4 +141,14 @@ export function credentialValue(v: string): { what: string; guessed: boolean } |
   const what = knownFormat(v);
   if (what !== undefined) return { what, guessed: false };
   return highEntropyRun(v) ? { what: "a long high-entropy string", guessed: true } : undefined;
+}
+
+/** Why a value looks like a credential (a known format or a long high-entropy string), or undefined. */
+export function secretValueReason(value: string): string | undefined {
+  if (isOnlyReferences(value)) return undefined;
+  const what = knownFormat(value);
+  if (what !== undefined) return `its value looks like ${what}`;
+  // Entropy is measured on the literal text only: `${A_LONG_VARIABLE_NAME_2}` is not a key.
+  const guess = credentialValue(withoutReferences(value));
+  return guess === undefined ? undefined : `its value contains ${guess.what}`;
 }

@@ -9,9 +9,9 @@
  * `-U user%password`, lftp `-u user,password`, openssl `-pass`, `-passin`, `-passout` with `pass:...`, keytool `-storepass`/
  * `-keypass`, `docker login -p`. Known credential formats count anywhere in an argument.
  */
-import { credentialNameReason, credentialWords, isSwitchName } from "./secret-names";
-import { isKeyShaped, isOnlyReferences } from "./secret-shapes";
-import { knownFormat } from "./secret-values";
+import { credentialNameReason, credentialWords, isSwitchName } from "./names";
+import { isKeyShaped, isOnlyReferences } from "./shapes";
+import { knownFormat } from "./values";
 
 /** One word of the command line and the argument it came from. */
 interface Word {

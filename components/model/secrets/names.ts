@@ -6,7 +6,7 @@
  * `POSTGRES_PASSWORD_FILE`, `MAX_TOKENS`). Those readings are then confirmed by the value's shape: a length must be a
  * number, a file a path; otherwise the name still says credential.
  */
-import { isBooleanText, isKeyShaped, isNumberText, isPathText } from "./secret-shapes";
+import { isBooleanText, isKeyShaped, isNumberText, isPathText } from "./shapes";
 
 /** Words that are a credential by themselves. `PWD` alone is the shell's working folder and is handled apart. */
 const STRONG_WORDS = new Set([
@@ -214,7 +214,7 @@ const ROLE_OF = new Map<string, Role>(
 );
 
 /** Splits `OPENAI_API_KEY`, `openaiApiKey`, `APIKey`, `db.password` and `x-auth-token` into upper-case words. */
-export function nameWords(name: string): string[] {
+function nameWords(name: string): string[] {
   return name
     .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
     .replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2")
@@ -323,4 +323,9 @@ export function credentialNameReason(name: string, value: string | undefined): s
   if (!strong && value !== undefined && !isKeyShaped(value)) return undefined;
   const shown = units.find((u) => u.strong) ?? first;
   return `its name contains "${shown.word}", which says it holds a credential`;
+}
+
+/** Why a variable's name alone says it holds a credential (its value unseen), or undefined. */
+export function secretNameReason(name: string): string | undefined {
+  return credentialNameReason(name, undefined);
 }

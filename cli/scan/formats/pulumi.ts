@@ -1,0 +1,95 @@
+/**
+ * `pulumi preview --json` and `pulumi stack export` (or a state file's `checkpoint.latest`) -> each resource's
+ * inputs under its type token, with what the stack rules need (URN, parent, dependencies, secret outputs). Values
+ * are read as cli/scan/pulumi-json.ts reads them: unknowns stay unknown, secrets are sealed.
+ */
+import { taintCheck } from "../../../policy/adapters/read";
+import type { InputFormat, Location } from "../../../policy/report/model";
+import { pulumiValue } from "../pulumi-json";
+import { type FileOutput, isObj, text } from "./output";
+
+/** A `pulumi preview --json` document: its steps. */
+export function isPulumiPreview(value: Record<string, unknown>): boolean {
+  return Array.isArray(value.steps);
+}
+
+/** A `pulumi stack export` document (`deployment`) or a state file (`checkpoint`). */
+export function isPulumiState(value: Record<string, unknown>): boolean {
+  return isObj(value.deployment) || isObj(value.checkpoint);
+}
+
+/** The resources of a preview: each step's new state. */
+export function readPreview(out: FileOutput, value: Record<string, unknown>): void {
+  // A step's new state: `newState` (current CLIs) or `new` (older ones). Deletes have none and are not judged.
+  readResources(out, "pulumi-preview", value.steps as unknown[], (step) => {
+    const s = isObj(step.newState) ? step.newState : isObj(step.new) ? step.new : undefined;
+    return s === undefined ? undefined : { ...s, urn: s.urn ?? step.urn };
+  });
+}
+
+/** The resources of a state: those it records, and those a pending operation may have left running. */
+export function readState(out: FileOutput, value: Record<string, unknown>): void {
+  const d = isObj(value.deployment)
+    ? value.deployment
+    : isObj(value.checkpoint) && isObj(value.checkpoint.latest)
+      ? value.checkpoint.latest
+      : {};
+  // An operation an interrupted update left pending (`creating`, `updating`) may have left its object running.
+  const resources = Array.isArray(d.resources) ? d.resources : [];
+  const known = new Set(resources.map((r) => (isObj(r) ? r.urn : undefined)));
+  const pending = (Array.isArray(d.pending_operations) ? d.pending_operations : [])
+    .map((op) => (isObj(op) && op.type !== "deleting" && isObj(op.resource) ? op.resource : undefined))
+    .filter((r): r is Record<string, unknown> => r !== undefined && !known.has(r.urn));
+  readResources(out, "pulumi-state", [...resources, ...pending], (r) => (r.delete === true ? undefined : r));
+}
+
+/**
+ * Each resource `pick` finds among `resources` (skipping the stack and providers), identified and located by its
+ * URN. The file is one stack.
+ */
+function readResources(
+  out: FileOutput,
+  format: InputFormat,
+  resources: readonly unknown[],
+  pick: (r: Record<string, unknown>) => Record<string, unknown> | undefined,
+): void {
+  for (const raw of resources) {
+    if (!isObj(raw)) continue;
+    const r = pick(raw);
+    if (r === undefined) continue;
+    const type = text(r.type);
+    const urn = text(r.urn) ?? text(raw.urn);
+    if (type === undefined || urn === undefined) continue;
+    if (type === "pulumi:pulumi:Stack" || type.startsWith("pulumi:providers:")) continue;
+    const secretPaths: string[] = [];
+    const props = pulumiValue(r.inputs ?? {}, "", secretPaths);
+    const deps: Record<string, string[]> = {};
+    if (isObj(r.propertyDependencies))
+      for (const [k, v] of Object.entries(r.propertyDependencies))
+        deps[k] = Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
+    const secretOutputs = Array.isArray(r.additionalSecretOutputs)
+      ? r.additionalSecretOutputs.filter((x): x is string => typeof x === "string")
+      : [];
+    secretPaths.push(...secretOutputs);
+    const parent = text(r.parent);
+    const location: Location = { file: out.file, urn };
+    out.add({
+      format,
+      type,
+      props,
+      kind: type.slice(type.lastIndexOf(":") + 1),
+      name: urn.slice(urn.lastIndexOf("::") + 2),
+      id: urn,
+      locate: () => location,
+      taint: taintCheck(secretPaths),
+      stack: {
+        stack: out.file,
+        urn,
+        ...(parent === undefined ? {} : { parent }),
+        propertyDependencies: deps,
+        additionalSecretOutputs: secretOutputs,
+        ...(typeof r.custom === "boolean" ? { custom: r.custom } : {}),
+      },
+    });
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * One pod of a Kubernetes carrier -> its workload view: pod-level settings (host namespaces, sysctls, volumes,
+ * restart and Job lifecycle, pod limits, labels and namespace) and every container list (containers,
+ * initContainers, ephemeralContainers) read by kube-container.ts with the pod's security settings inherited.
+ */
+import {
+  type ContainerView,
+  isUnknown,
+  isUnreadable,
+  type MountView,
+  type Val,
+  type WorkloadView,
+} from "../workload";
+import { follow, type PodSite } from "./carriers";
+import { normalizeRestart } from "./docker-common";
+import { adaptContainer, podVolumes, quantity } from "./kube-container";
+import { podSecurity } from "./kube-security";
+import { at, bool, entries, field, isObj, join, list, num, str, type TaintCheck, unreadable } from "./read";
+import { findUnreadable } from "./unreadable";
+
+function labelsOf(...sources: unknown[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const s of sources) for (const [k, v] of entries(s)) if (typeof v === "string") out[k] = v;
+  return out;
+}
+
+/** A label map: its text values; unknown or unreadable as a whole as the map is. */
+function labelMap(v: unknown): Val<Record<string, string>> {
+  if (isUnknown(v) || v === undefined) return v;
+  return isObj(v) ? labelsOf(v) : unreadable(v, "a map of labels");
+}
+
+/**
+ * The view of the pod at `site` of a `kind` object named `name`; `carrierNamespace` is the object's own
+ * `metadata.namespace` (a rebuilt pod does not carry it).
+ */
+export function adaptPod(
+  type: string,
+  kind: string,
+  site: PodSite,
+  name: string,
+  tainted: TaintCheck,
+  carrierNamespace: Val<string>,
+): WorkloadView {
+  const props = site.props;
+  const specPath = site.specPath;
+  const spec = follow(props, specPath);
+  const meta = site.metaPath === undefined ? undefined : follow(props, site.metaPath);
+  const annotations = field(meta, "annotations");
+  const psc = field(spec, "securityContext");
+  const hostNetwork = bool(field(spec, "hostNetwork"));
+  const pod = podSecurity(spec, annotations);
+  const volumes = podVolumes(spec, specPath);
+  const used = new Set<string>();
+  const containers: ContainerView[] = [];
+  const lists: [string, ContainerView["role"]][] = [
+    ["initContainers", "init"],
+    ["containers", "container"],
+    ["ephemeralContainers", "ephemeral"],
+  ];
+  const unknownParts: string[] = [];
+  // The whole resource but its status: a secret or binary value anywhere in what the kubelet reads fails closed.
+  const unreadableParts = findUnreadable(props, "", new Set(["status"]));
+  unreadableParts.push(...(site.unreadable ?? []));
+  if (isUnreadable(spec)) unreadableParts.push({ path: specPath, reason: spec.reason });
+  else if (isUnknown(spec)) unknownParts.push(specPath);
+  for (const [key, role] of lists) {
+    const base = join(specPath, key);
+    const l = list(field(spec, key));
+    if (isUnreadable(l)) {
+      if (!isUnknown(spec)) unreadableParts.push({ path: base, reason: l.reason });
+      continue;
+    }
+    if (isUnknown(l)) {
+      // The whole list is unknown: nothing in it can be judged yet; the pack says so instead of guessing.
+      if (!isUnknown(spec)) unknownParts.push(base);
+      continue;
+    }
+    (l ?? []).forEach((c, i) => {
+      containers.push(adaptContainer(c, join(base, i), role, pod, annotations, volumes, used, tainted));
+    });
+  }
+  const unmountedHostVolumes: MountView[] = [];
+  for (const [vname, v] of volumes) {
+    if (v.type === "hostPath" && !used.has(vname)) {
+      unmountedHostVolumes.push({
+        type: "hostPath",
+        source: v.hostPath,
+        target: undefined,
+        readOnly: undefined,
+        propagation: undefined,
+        hostPathType: v.hostPathType,
+        volume: vname,
+        tainted: false,
+        path: v.path,
+      });
+    }
+  }
+  const sysctlsRaw = list(field(psc, "sysctls"));
+  const restartRaw = normalizeRestart(str(field(spec, "restartPolicy")));
+  const podLimits = at(spec, "resources.limits");
+  const labels = labelsOf(at(props, "metadata.labels"), field(meta, "labels"));
+  const jobSpec = site.jobPath === undefined ? undefined : follow(props, site.jobPath);
+  return {
+    subject: "workload",
+    origin: { backend: "kubernetes", type, kind, name },
+    labels,
+    role: labels["sandbox.role"],
+    project: labels["sandbox.project"],
+    namespaces: {
+      hostNetwork,
+      hostPID: bool(field(spec, "hostPID")),
+      hostIPC: bool(field(spec, "hostIPC")),
+      hostUsers: undefined,
+      hostCgroupns: undefined,
+      hostUTS: undefined,
+      joined: [],
+    },
+    publishAllPorts: undefined,
+    sysctls: isUnknown(sysctlsRaw)
+      ? []
+      : (sysctlsRaw ?? []).map((s, i) => ({
+          name: str(field(s, "name")),
+          path: join(join(specPath, "securityContext.sysctls"), i),
+        })),
+    sysctlsUnknown: isUnknown(sysctlsRaw),
+    podLabels: labelMap(field(meta, "labels")),
+    podNamespace: carrierNamespace ?? str(field(meta, "namespace")),
+    automountServiceAccountToken: bool(field(spec, "automountServiceAccountToken")),
+    runtimeClass: str(field(spec, "runtimeClassName")),
+    lifecycle: {
+      restart: restartRaw ?? (site.defaultAlways ? "always" : undefined),
+      restartForcedByController: site.controller,
+      job:
+        site.jobPath === undefined
+          ? undefined
+          : {
+              backoffLimit: num(field(jobSpec, "backoffLimit")),
+              activeDeadlineSeconds: num(field(jobSpec, "activeDeadlineSeconds")),
+              ttlSecondsAfterFinished: num(field(jobSpec, "ttlSecondsAfterFinished")),
+              path: site.jobPath,
+            },
+    },
+    podLimits: { cpu: quantity(field(podLimits, "cpu")), memoryBytes: quantity(field(podLimits, "memory")) },
+    deviceRequests: site.devices ?? [],
+    unmountedHostVolumes,
+    containers,
+    replicas: site.replicasPath === undefined ? undefined : num(follow(props, site.replicasPath)),
+    podPath: specPath,
+    unknownParts,
+    unreadableParts,
+  };
+}

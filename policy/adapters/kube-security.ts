@@ -1,0 +1,109 @@
+/**
+ * Kubernetes security settings as the kubelet applies them: a pod's `securityContext` read once, and each
+ * container's value taken from its own `securityContext`, else its annotation, else the pod's.
+ */
+import { isUnknown, type ProfileType, type Val } from "../workload";
+import { bool, field, join, list, num, str } from "./read";
+
+const SECCOMP_POD_ANNOTATION = "seccomp.security.alpha.kubernetes.io/pod";
+const SECCOMP_CONTAINER_ANNOTATION = "container.seccomp.security.alpha.kubernetes.io/";
+const APPARMOR_CONTAINER_ANNOTATION = "container.apparmor.security.beta.kubernetes.io/";
+
+/** A seccomp or AppArmor annotation value (`runtime/default`, `docker/default`, `unconfined`, `localhost/x`). */
+function annotationProfile(v: Val<string>): Val<ProfileType> {
+  if (isUnknown(v) || v === undefined) return v;
+  const s = v.trim().toLowerCase();
+  if (s === "runtime/default" || s === "docker/default") return "RuntimeDefault";
+  if (s === "unconfined") return "Unconfined";
+  if (s.startsWith("localhost/")) return "Localhost";
+  return "Other";
+}
+
+/** A `seccompProfile` / `appArmorProfile` field's `type`. */
+function fieldProfile(p: unknown): Val<ProfileType> {
+  if (isUnknown(p)) return p;
+  const t = str(field(p, "type"));
+  if (isUnknown(t) || t === undefined) return t;
+  const s = t.trim().toLowerCase();
+  if (s === "runtimedefault") return "RuntimeDefault";
+  if (s === "unconfined") return "Unconfined";
+  if (s === "localhost") return "Localhost";
+  return "Other";
+}
+
+/** Container value, else pod value: the kubelet's inheritance for fields that exist at both levels. */
+export function inherit<T>(container: Val<T>, pod: Val<T>): Val<T> {
+  return container !== undefined ? container : pod;
+}
+
+/** What a pod's `securityContext` (and its seccomp annotation) gives every container that does not say. */
+export interface PodSecurity {
+  readonly runAsUser: Val<number>;
+  readonly runAsGroup: Val<number>;
+  readonly runAsNonRoot: Val<boolean>;
+  readonly seccomp: Val<ProfileType>;
+  readonly seccompAnnotation: Val<ProfileType>;
+  readonly appArmor: Val<ProfileType>;
+  readonly seLinux: unknown;
+  /** `supplementalGroups` then `fsGroup`: groups every container's process gets. */
+  readonly groups: Val<readonly Val<string | number>[]>;
+}
+
+/** Reads a pod spec's `securityContext`, with the pod's annotations (for the old seccomp annotation). */
+export function podSecurity(spec: unknown, annotations: unknown): PodSecurity {
+  const psc = field(spec, "securityContext");
+  const supplemental = list(field(psc, "supplementalGroups"));
+  const fsGroup = num(field(psc, "fsGroup"));
+  return {
+    runAsUser: num(field(psc, "runAsUser")),
+    runAsGroup: num(field(psc, "runAsGroup")),
+    runAsNonRoot: bool(field(psc, "runAsNonRoot")),
+    seccomp: fieldProfile(field(psc, "seccompProfile")),
+    seccompAnnotation: annotationProfile(str(field(annotations, SECCOMP_POD_ANNOTATION))),
+    appArmor: fieldProfile(field(psc, "appArmorProfile")),
+    seLinux: field(psc, "seLinuxOptions"),
+    groups: isUnknown(supplemental)
+      ? supplemental
+      : [
+          ...(supplemental ?? []).map((g): Val<number> => (isUnknown(g) ? g : num(g))),
+          ...(fsGroup === undefined ? [] : [fsGroup as Val<number>]),
+        ],
+  };
+}
+
+/** A container's effective seccomp and AppArmor profiles, each with where the winning value is written. */
+export function containerProfiles(
+  sc: unknown,
+  cname: string,
+  cPath: string,
+  pod: PodSecurity,
+  annotations: unknown,
+): {
+  seccomp: Val<ProfileType>;
+  seccompSource: string;
+  appArmor: Val<ProfileType>;
+  appArmorSource: string;
+} {
+  const seccompField = fieldProfile(field(sc, "seccompProfile"));
+  const seccompAnn = annotationProfile(str(field(annotations, `${SECCOMP_CONTAINER_ANNOTATION}${cname}`)));
+  const appArmorField = fieldProfile(field(sc, "appArmorProfile"));
+  const appArmorAnn = annotationProfile(str(field(annotations, `${APPARMOR_CONTAINER_ANNOTATION}${cname}`)));
+  return {
+    seccomp: seccompField ?? seccompAnn ?? pod.seccomp ?? pod.seccompAnnotation,
+    seccompSource:
+      seccompField !== undefined
+        ? join(cPath, "securityContext.seccompProfile")
+        : seccompAnn !== undefined
+          ? `annotation ${SECCOMP_CONTAINER_ANNOTATION}${cname}`
+          : pod.seccomp !== undefined
+            ? "pod securityContext.seccompProfile"
+            : `annotation ${SECCOMP_POD_ANNOTATION}`,
+    appArmor: appArmorField ?? appArmorAnn ?? pod.appArmor,
+    appArmorSource:
+      appArmorField !== undefined
+        ? join(cPath, "securityContext.appArmorProfile")
+        : appArmorAnn !== undefined
+          ? `annotation ${APPARMOR_CONTAINER_ANNOTATION}${cname}`
+          : "pod securityContext.appArmorProfile",
+  };
+}

@@ -1,0 +1,21 @@
+/**
+ * The runtime's public entry: run tasks from a template's launch spec on the local Docker engine, one fresh hardened
+ * container each, and switch a project off. An agent builds a {@link Launcher} with the policy preflight and calls
+ * `run(spec, { command })`; the launch spec comes from the stack output `templates` or from `launchSpec()`.
+ */
+export { dockerClient } from "./docker/client";
+export type { JobSeed } from "./jobs";
+export {
+  ImageMissing,
+  isImageMissing,
+  Launcher,
+  type LauncherOptions,
+  LaunchRefused,
+  type LimitHit,
+  type Preflight,
+  type TaskRequest,
+  type TaskResult,
+} from "./launcher";
+export { type OffReport, offSwitch, projectLeftovers } from "./offSwitch";
+export { policyPreflight, type RuleConfig } from "./preflight";
+export { ensureProxy, type ProxyOptions } from "./proxy";

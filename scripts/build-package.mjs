@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+// Builds what the npm package ships in dist/: the TypeScript compiled by tsc (tsconfig.build.json: CommonJS and
+// .d.ts files, the source tree's layout), the files the compiled code reads beside itself (the toolchain manifest),
+// and the two launchers it starts by path: the engine session wrapper (cli/engine-session/bin/pulumi, as in a
+// checkout) and the local Docker provider's `pulumi-resource-docker`, which runs the compiled provider. Run by
+// `npm run build` and before `npm pack`.
+//
+//   node scripts/build-package.mjs [--out-dir <dir>]   (default dist; the consumer test builds into a cache)
+import { spawnSync } from "node:child_process";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const at = process.argv.indexOf("--out-dir");
+const out = at === -1 ? join(root, "dist") : resolve(process.argv[at + 1] ?? "");
+
+// A clean build: files the sources no longer have must not ship.
+rmSync(out, { recursive: true, force: true });
+const tsc = spawnSync(
+  process.execPath,
+  [
+    join(root, "node_modules", "typescript", "bin", "tsc"),
+    "-p",
+    join(root, "tsconfig.build.json"),
+    "--outDir",
+    out,
+  ],
+  { stdio: "inherit" },
+);
+if (tsc.status !== 0) {
+  process.stderr.write(`build-package: tsc failed (exit ${tsc.status})\n`);
+  process.exit(1);
+}
+
+const executable = (file, text) => {
+  mkdirSync(dirname(file), { recursive: true });
+  if (text === undefined) copyFileSync(join(root, relative(out, file)), file);
+  else writeFileSync(file, text);
+  chmodSync(file, 0o755);
+};
+executable(join(out, "cli", "engine-session", "bin", "pulumi"));
+// The toolchain manifest, which the compiled toolchain/manifest.js reads beside itself.
+copyFileSync(join(root, "toolchain", "versions.env"), join(out, "toolchain", "versions.env"));
+executable(
+  join(out, "providers", "docker", "pulumi-resource-docker"),
+  [
+    "#!/bin/sh",
+    "# The toolkit's local Docker provider, compiled: the engine starts it as the `docker` resource plugin when this",
+    "# folder is first on the engine's PATH (where the official plugin is not installed). It runs on $SANDBOX_NODE,",
+    "# else the `node` on PATH (Node 22 or later).",
+    "set -eu",
+    'here="$(cd "$(dirname "$0")" && pwd)"',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
+    'exec "${SANDBOX_NODE:-node}" "$here/main.js" "$@"',
+    "",
+  ].join("\n"),
+);
+
+// Every file package.json points at must exist, or the package is broken however it was built.
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+const targets = [
+  ...Object.values(pkg.bin ?? {}),
+  ...Object.values(pkg.exports ?? {}).flatMap((e) => (typeof e === "string" ? [e] : Object.values(e))),
+].filter((t) => t.startsWith("./dist/") || t.startsWith("dist/"));
+const missing = targets.filter((t) => !existsSync(join(out, relative("dist", t.replace(/^\.\//, "")))));
+if (missing.length > 0) {
+  process.stderr.write(
+    `build-package: package.json names files the build did not make: ${missing.join(", ")}\n`,
+  );
+  process.exit(1);
+}
+process.stderr.write(`build-package: built ${relative(process.cwd(), out) || "."}\n`);

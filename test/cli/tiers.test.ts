@@ -1,0 +1,101 @@
+// The test tiers (test/tiers.mts): each file is in one tier, a unit test reaches no engine helper, and each file
+// named as an exception needs what its tier says.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { describe, expect, it } from "vitest";
+import config from "../../vitest.config.mjs";
+import { ENGINE_TESTS, ORACLE_TESTS, TIERS, tierOf, UNIT_FOLDERS } from "../tiers.mjs";
+
+const repo = join(__dirname, "../..");
+const testFiles = readdirSync(join(repo, "test"), { recursive: true, encoding: "utf8" })
+  .map((f) => `test/${f.split("\\").join("/")}`)
+  .filter((f) => f.endsWith(".test.ts"))
+  .sort();
+
+/** What a test module can reach that needs more than Node, by the local module that provides it. */
+const NEEDS: readonly [RegExp, string][] = [
+  [/^test\/helpers\/goOracle\.ts$/, "go"],
+  [/^test\/helpers\/(docker|dockerEngine)\.ts$/, "engine"],
+  [/^test\/(engine|stacks-engine)\//, "engine"],
+];
+
+/** The test modules a file imports, directly or through other test modules (production modules are not followed). */
+function testModulesReached(file: string): Set<string> {
+  const seen = new Set<string>();
+  const pending = [file];
+  for (let f = pending.pop(); f !== undefined; f = pending.pop()) {
+    if (seen.has(f)) continue;
+    seen.add(f);
+    const text = readFileSync(join(repo, f), "utf8");
+    for (const m of text.matchAll(/(?:^import(?! type)[^;]*?from|\bimport\(|\brequire\() *"(\.[^"]+)"/gm)) {
+      const base = join(dirname(f), m[1] ?? "");
+      const found = [base, `${base}.ts`, base.replace(/\.mjs$/, ".mts"), join(base, "index.ts")].find(
+        (c) => /\.m?ts$/.test(c) && existsSync(join(repo, c)),
+      );
+      if (found?.startsWith("test/")) pending.push(found);
+    }
+  }
+  return seen;
+}
+
+/** What a test file needs besides Node, judged by the test modules it reaches and what they call. */
+function needs(file: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of testModulesReached(file)) {
+    for (const [re, need] of NEEDS) if (re.test(m)) out.add(need);
+    const text = readFileSync(join(repo, m), "utf8");
+    if (/^import (?!type)[^;]*from "@pulumi\/pulumi\/automation"/m.test(text)) out.add("engine");
+  }
+  return out;
+}
+
+describe("the test tiers", () => {
+  it("find test files to sort", () => {
+    expect(testFiles.length).toBeGreaterThan(50);
+  });
+
+  it.each(testFiles.filter((f) => tierOf(f) === "unit"))(
+    "unit test %s reaches no engine and no Go",
+    (file) => {
+      expect([...needs(file)]).toEqual([]);
+    },
+  );
+
+  it.each(ORACLE_TESTS)("%s, named an oracle test, exists and builds a Go oracle", (file) => {
+    expect(testFiles).toContain(file);
+    expect(needs(file)).toContain("go");
+  });
+
+  it.each(ENGINE_TESTS)("%s, named an engine test, exists and reaches an engine", (file) => {
+    expect(testFiles).toContain(file);
+    expect(needs(file)).toContain("engine");
+  });
+
+  it("names as exceptions only files of the unit folders, where the folder would say unit", () => {
+    for (const file of [...ORACLE_TESTS, ...ENGINE_TESTS]) expect(UNIT_FOLDERS).toContain(file.split("/")[1]);
+  });
+
+  it("sorts a file of a folder it does not know into the engine tier", () => {
+    expect(tierOf("test/new-folder/x.test.ts")).toBe("engine");
+    expect(tierOf("test/x.test.ts")).toBe("engine");
+    expect(tierOf("test/model/x.test.ts")).toBe("unit");
+  });
+
+  it("gives vitest one project per tier that together hold every test file once", () => {
+    const projects = (config.test?.projects ?? []) as { test: { name: string; include: string[] } }[];
+    expect(projects.map((p) => p.test.name)).toEqual([...TIERS]);
+    expect(projects.flatMap((p) => p.test.include).sort()).toEqual(testFiles);
+  });
+
+  it("npm test runs the unit tier, and ./sandbox test (toolchain/test.sh) every tier", () => {
+    const scripts = (
+      JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { scripts: Record<string, string> }
+    ).scripts;
+    expect(scripts.test).toMatch(/^vitest run --project unit( |$)/);
+    const testSh = readFileSync(join(repo, "toolchain", "test.sh"), "utf8");
+    const vitest = testSh.split("\n").filter((line) => line.startsWith("vitest "));
+    expect(vitest).toHaveLength(1);
+    expect(vitest[0]).toMatch(/^vitest run /);
+    expect(vitest[0]).not.toContain("--project");
+  });
+});

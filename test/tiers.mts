@@ -1,0 +1,57 @@
+/**
+ * The test tiers, by what a test file needs besides Node:
+ *
+ * - `unit`: nothing: unit, Pulumi-mock and policy tests. `npm test` runs this tier.
+ * - `oracle`: a Go toolchain, to build the differential oracles of test/oracles/ (test/helpers/goOracle.ts).
+ * - `engine`: a Docker engine, the Pulumi engine, a local Kubernetes control plane or the packed npm package.
+ *
+ * `./sandbox test` (toolchain/test.sh, what CI runs) runs every tier. A file's tier is its folder's, unless it is
+ * named below. A file in a folder not listed here is an engine test: the safe default, since `npm test` must run
+ * where no engine is; test/cli/tiers.test.ts checks that no unit test reaches an engine or Go helper, and that each
+ * file named below needs what its tier says.
+ */
+
+/** The tiers: one vitest project each (vitest.config.mts). */
+export const TIERS = ["unit", "oracle", "engine"] as const;
+
+/** One tier. */
+export type Tier = (typeof TIERS)[number];
+
+/** Folders of test/ whose files are unit tests, except those listed below. */
+export const UNIT_FOLDERS: readonly string[] = [
+  "adversarial",
+  "cli",
+  "docker",
+  "kubernetes",
+  "model",
+  "package",
+  "policy",
+  "proxy",
+  "scan",
+  "stacks",
+];
+
+/** Tests in the unit folders that build and run a Go oracle. */
+export const ORACLE_TESTS: readonly string[] = [
+  "test/policy/engine-json.test.ts",
+  "test/policy/exemptions.test.ts",
+  "test/policy/presets.test.ts",
+  "test/scan/compose.property.test.ts",
+  "test/scan/yaml-kube.property.test.ts",
+  "test/scan/yaml-kube.test.ts",
+];
+
+/** Tests in the unit folders that need a Docker engine. */
+export const ENGINE_TESTS: readonly string[] = [
+  "test/cli/toolchain-locks.test.ts",
+  "test/package/consumer.test.ts",
+  "test/proxy/docker.test.ts",
+];
+
+/** The tier of a test file, given by its path from the repository root with `/` separators. */
+export function tierOf(file: string): Tier {
+  if (ORACLE_TESTS.includes(file)) return "oracle";
+  if (ENGINE_TESTS.includes(file)) return "engine";
+  const parts = file.split("/");
+  return parts.length > 2 && UNIT_FOLDERS.includes(parts[1] ?? "") ? "unit" : "engine";
+}
