@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type Dockerode from "dockerode";
+import { LABELS } from "../components/model";
 
 /** The Pulumi project every stack of the toolkit belongs to (Pulumi.yaml's `name`). */
 export const PULUMI_PROJECT = "sandbox";
@@ -66,7 +67,7 @@ export function targetFromState(stateDir: string, stack: string): FoundTarget | 
  */
 export async function targetFromLabels(docker: Dockerode, stack: string): Promise<FoundTarget | undefined> {
   const prefix = `urn:pulumi:${stack}::${PULUMI_PROJECT}::`;
-  const filters = { label: ["sandbox.pulumi-urn"] };
+  const filters = { label: [LABELS.pulumiUrn] };
   const labelled: Record<string, string>[] = [
     ...(await docker.listContainers({ all: true, filters })).map((c) => c.Labels ?? {}),
     ...(await docker.listNetworks({ filters })).map((n) => n.Labels ?? {}),
@@ -74,8 +75,7 @@ export async function targetFromLabels(docker: Dockerode, stack: string): Promis
   ];
   for (const labels of labelled) {
     const project = labels["sandbox.project"];
-    if (labels["sandbox.pulumi-urn"]?.startsWith(prefix) && project)
-      return { name: project, source: "labels" };
+    if (labels[LABELS.pulumiUrn]?.startsWith(prefix) && project) return { name: project, source: "labels" };
   }
   return undefined;
 }

@@ -6,10 +6,10 @@
  *
  *   tsx policy/config-schema.ts > policy-pack/config.schema.json
  */
-import { PACK_NAME, packArgs } from "./pulumi/pack";
+import { packArgs } from "./pulumi/pack";
+import { ENFORCEMENT_LEVELS, PACK_NAME } from "./rules/types";
 
-/** The levels Pulumi's CLI accepts for a policy. */
-const LEVELS = ["advisory", "mandatory", "remediate", "disabled"] as const;
+const LEVELS = ENFORCEMENT_LEVELS;
 
 /** The schema of a config file for the pack with every rule (the package's `policy-pack/`). */
 export function packConfigSchema(version: string): Record<string, unknown> {

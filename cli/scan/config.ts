@@ -14,9 +14,15 @@
  */
 import { isPreset, PRESETS, type Preset, presetLevel } from "../../policy/presets";
 import type { Exemption } from "../../policy/report/model";
-import type { ConfigProperty, ConfigSchema, Crosswalk, EnforcementLevel } from "../../policy/rules/types";
+import {
+  type ConfigProperty,
+  type ConfigSchema,
+  type Crosswalk,
+  ENFORCEMENT_LEVELS,
+  type EnforcementLevel,
+} from "../../policy/rules/types";
 
-export const LEVELS: readonly EnforcementLevel[] = ["advisory", "mandatory", "remediate", "disabled"];
+const LEVELS = ENFORCEMENT_LEVELS;
 
 /** A rule's facts the config is checked against. */
 export interface ConfigurableRule {

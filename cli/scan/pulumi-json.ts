@@ -7,9 +7,9 @@ import { isEnvSecretPath } from "../../policy/adapters/secrets";
 import { UNKNOWN, Unreadable } from "../../policy/workload";
 
 /** The engine's unknown value on the wire (plugin.UnknownStringValue), as `pulumi preview --json` prints it. */
-export const PULUMI_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+const PULUMI_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 /** The key that marks a Pulumi secret object (`{ "4dabf...": "1b47...", "ciphertext" | "plaintext": ... }`). */
-export const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 
 function isObj(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);

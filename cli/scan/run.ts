@@ -24,14 +24,12 @@ import {
 import { crosswalkTags } from "../../policy/report/tags";
 import { disallowUnjudgedWorkloads } from "../../policy/rules/disallow-unjudged-workloads";
 import { ALL_RULES } from "../../policy/rules/registry";
-import type { AnyRule } from "../../policy/rules/types";
+import { type AnyRule, PACK_NAME } from "../../policy/rules/types";
 import { disallowHostPathClaims } from "../../policy/stack/disallow-host-path-claims";
 import { ALL_STACK_RULES } from "../../policy/stack/registry";
 import type { AnyStackRule, StackResource, StackResourceRef } from "../../policy/stack/types";
 import type { ScanConfig } from "./config";
 import type { ScanItem } from "./documents";
-
-export const PACK_NAME = "sandbox-projects";
 
 /** The rules of the pack, as the scan runs them: every resource rule, then every stack rule. */
 export const SCAN_RULES: readonly (AnyRule | AnyStackRule)[] = [...ALL_RULES, ...ALL_STACK_RULES];

@@ -7,6 +7,8 @@ export const LABELS = {
   specHash: "sandbox.spec-hash",
   egress: "sandbox.egress",
   task: "sandbox.task",
+  /** The Pulumi URN of the object, set by the local Docker provider (it names the stack). */
+  pulumiUrn: "sandbox.pulumi-urn",
 } as const;
 
 /** The value of `sandbox.managed-by` on everything this toolkit creates. */

@@ -22,16 +22,15 @@ import { EXEMPTIONS_SCHEMA } from "../exemptions";
 import type { Preset } from "../presets";
 import { crosswalkTags } from "../report/tags";
 import { type RuleSelection, selectRules } from "../rules/registry";
-import { type AnyRule, type ConfigSchema, type Edit, resolveConfig } from "../rules/types";
+import { type AnyRule, type ConfigSchema, type Edit, PACK_NAME, resolveConfig } from "../rules/types";
 import { ALL_STACK_RULES } from "../stack/registry";
 import type { AnyStackRule, StackResource, StackResourceRef } from "../stack/types";
 import type { Subject } from "../workload";
 import { applyEdits, cloneRaw, taintCheck, unwrapProps } from "./props";
 
-export const PACK_NAME = "sandbox-projects";
-
 /** The pack and the reports tag rules the same way. */
 export { crosswalkTags } from "../report/tags";
+export { PACK_NAME };
 
 /**
  * A rule's settings as CrossGuard declares them, plus `exemptions` on every rule: the Pulumi CLI validates the pack

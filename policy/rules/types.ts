@@ -6,6 +6,17 @@ import type { Subject } from "../workload";
 
 /** CrossGuard's levels, spelled as @pulumi/policy spells them. */
 export type EnforcementLevel = "advisory" | "mandatory" | "remediate" | "disabled";
+
+/** Every level Pulumi's CLI accepts for a policy. */
+export const ENFORCEMENT_LEVELS: readonly EnforcementLevel[] = [
+  "advisory",
+  "mandatory",
+  "remediate",
+  "disabled",
+];
+
+/** The pack's name: what the engine, the reports and the config schema call it. */
+export const PACK_NAME = "sandbox-projects";
 export type Severity = "low" | "medium" | "high" | "critical";
 
 /** The public checklist ids a rule answers. */

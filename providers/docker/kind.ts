@@ -3,7 +3,9 @@
  * `@pulumi/docker` version provider.ts reports, on the real Engine API), and what the kinds share: labels,
  * auto-naming and the refresh overlay.
  */
+
 import type Dockerode from "dockerode";
+import { LABELS } from "../../components/model";
 
 /** A resource's properties, in `@pulumi/docker`'s names. */
 export type Props = Record<string, unknown>;
@@ -34,7 +36,7 @@ export type Label = { label: string; value: string };
  * The label that ties an object to the Pulumi resource that created it. After an interrupted `up` the engine
  * creates the resource again; the provider then finds what the first attempt left instead of duplicating it.
  */
-export const URN_LABEL = "sandbox.pulumi-urn";
+export const URN_LABEL = LABELS.pulumiUrn;
 
 /** `@pulumi/docker`'s label list as the Engine's label map, with the URN label added. */
 export function engineLabels(labels: unknown, urn: string): Record<string, string> {
