@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type Dockerode from "dockerode";
@@ -97,6 +98,30 @@ describe("the provider speaks @pulumi/docker 5.2.0", () => {
     });
     expect(r?.outs).toEqual({ id: "c1", image: "a:1", name: "task", destroyGraceSeconds: 5, exitCode: 0 });
   });
+});
+
+describe("the plugin executable", () => {
+  it("starts as the engine starts it (every module it imports resolves) and prints the port it serves on", async () => {
+    const child = spawn(join(__dirname, "../../providers/docker/pulumi-resource-docker"), [], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    const deadline = Date.now() + 60_000;
+    while (!/^\d+\s*$/m.test(out) && child.exitCode === null && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    child.kill("SIGTERM");
+    await exited;
+    expect({ port: /^\d+\s*$/m.test(out), err }).toEqual({ port: true, err: "" });
+  }, 90_000);
 });
 
 describe("on the real engine", () => {
