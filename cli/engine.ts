@@ -1,9 +1,16 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { LocalWorkspace, PulumiCommand, Stack } from "@pulumi/pulumi/automation";
+import { findStackFile } from "../stacks/config";
 import { sandboxProgram } from "../stacks/program";
-import { onPath, pulumiHome, type ToolchainReport } from "../toolchain/pulumi";
+import {
+  onPath,
+  pulumiHome,
+  type ToolchainReport,
+  type ToolkitFiles,
+  toolkitFiles,
+} from "../toolchain/pulumi";
 import { type Drift, EngineWatch } from "./events";
 import { describeFailure } from "./failure";
 import { PULUMI_PROJECT } from "./identity";
@@ -42,10 +49,15 @@ export function engineEnv(root: string, env: NodeJS.ProcessEnv = process.env): R
 
 /**
  * The policy pack to attach: the pack folder when the official Node policy analyzer is installed, otherwise the
- * pack's launcher script, which the engine starts as an analyzer plugin (no Node language host needed).
+ * pack's launcher script, which the engine starts as an analyzer plugin (no Node language host needed). A checkout's
+ * pack is `policy/` under the root; the installed front's is the package's `policy-pack/`.
  */
-export function policyPackArg(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
-  const folder = join(root, "policy");
+export function policyPackArg(
+  root: string,
+  env: NodeJS.ProcessEnv = process.env,
+  files: ToolkitFiles = toolkitFiles(root),
+): string[] {
+  const folder = files.policyPack;
   if (!existsSync(join(folder, "PulumiPolicy.yaml"))) return [];
   if (onPath("pulumi-analyzer-policy", env) !== undefined) return [folder];
   const launcher = join(folder, "run-pack");
@@ -57,18 +69,47 @@ export function policyPackArg(root: string, env: NodeJS.ProcessEnv = process.env
  * file holding only the secrets provider's lines, so that `destroy` runs from the state alone. Destroy never runs
  * the program, and the providers it calls are configured from the state.
  */
-export function stateOnlyWorkDir(root: string, stack: string): { dir: string; cleanup: () => void } {
+export function stateOnlyWorkDir(
+  root: string,
+  stack: string,
+  installed = toolkitFiles(root).installed,
+): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), "sandbox-state-only-"));
   mkdirSync(join(dir, "stacks"));
   writeFileSync(
     join(dir, "Pulumi.yaml"),
     `name: ${PULUMI_PROJECT}\nruntime: nodejs\nstackConfigDir: stacks\n`,
   );
-  const file = join(root, "stacks", `Pulumi.${stack}.yaml`);
-  const text = existsSync(file) ? readFileSync(file, "utf8") : "";
+  const found = findStackFile(root, stack, installed);
+  const text = found.exists ? readFileSync(join(root, found.file), "utf8") : "";
   const secrets = text.match(/^(encryptionsalt|secretsprovider|encryptedkey):.*$/gm) ?? [];
   writeFileSync(join(dir, "stacks", `Pulumi.${stack}.yaml`), `${secrets.join("\n")}\n`);
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * The installed front's work folder for a stack: a team's folder has no Pulumi.yaml of the toolkit's project, so
+ * the front keeps one in `.sandbox/work/stack-<stack>/`, beside its state, whose `stackConfigDir` points back at the
+ * folder that holds the stack's config file. The engine reads the config there and writes its secrets provider's
+ * lines there, as it does to a checkout's `stacks/Pulumi.<stack>.yaml`.
+ */
+export function installedWorkDir(root: string, stack: string): string {
+  // "stack-" keeps a stack named "." or ".." inside work/.
+  const dir = join(root, ".sandbox", "work", `stack-${stack}`);
+  mkdirSync(dir, { recursive: true });
+  const configDir = relative(dir, dirname(join(root, findStackFile(root, stack, true).file)));
+  writeFileSync(
+    join(dir, "Pulumi.yaml"),
+    [
+      "# Written by the installed `sandbox` front for each run: the toolkit's program runs inline, and the stack's",
+      "# config file is in the folder stackConfigDir names.",
+      `name: ${PULUMI_PROJECT}`,
+      "runtime: nodejs",
+      `stackConfigDir: ${JSON.stringify(configDir)}`,
+      "",
+    ].join("\n"),
+  );
+  return dir;
 }
 
 /** The Pulumi CLI, run through cli/engine-session (a session of its own; see that script). */
@@ -99,6 +140,8 @@ export interface StackVerbOptions {
   /** A work folder other than the root: see {@link stateOnlyWorkDir}. */
   readonly workDir?: string;
   readonly env?: NodeJS.ProcessEnv;
+  /** Where the toolkit's own files are (the pack); by default the running toolkit's (see toolkitFiles). */
+  readonly files?: ToolkitFiles;
 }
 
 /**
@@ -116,6 +159,7 @@ export async function runStackVerb(
 ): Promise<number> {
   const rep = options.reporter;
   const env = options.env ?? process.env;
+  const files = options.files ?? toolkitFiles(root);
   const mark = newRunMark();
   const backend = engineEnv(root, env).PULUMI_BACKEND_URL ?? "";
   const fileState = backend.startsWith("file://") ? backend.slice("file://".length) : undefined;
@@ -147,11 +191,13 @@ export async function runStackVerb(
   try {
     const workspace = await LocalWorkspace.create({
       program: sandboxProgram,
-      workDir: options.workDir ?? root,
+      workDir: options.workDir ?? (files.installed ? installedWorkDir(root, stackName) : root),
       pulumiHome: pulumiHome(root, env),
       pulumiCommand: await pulumiCommand(toolchain),
       envVars: {
         ...engineEnv(root, env),
+        // The package's pack launcher and provider run on this Node (22 or later), whatever `node` is on PATH.
+        ...(files.installed && !env.SANDBOX_NODE ? { SANDBOX_NODE: process.execPath } : {}),
         [RUN_MARK]: mark,
         // The local Docker provider (when chosen) must be the `pulumi-resource-docker` the engine finds first.
         PATH: [...toolchain.pathPrepend, dirname(toolchain.pulumi?.path ?? ""), env.PATH ?? ""].join(":"),
@@ -173,12 +219,12 @@ export async function runStackVerb(
     const docker = toolchain.plugins.docker;
     if (docker !== undefined && !rep.json) {
       rep.note(
-        `docker provider: ${toolchain.pathPrepend.length > 0 ? "the toolkit's local provider (providers/docker)" : `the installed plugin at ${docker}`}`,
+        `docker provider: ${toolchain.pathPrepend.length > 0 ? `the toolkit's local provider (${files.installed ? "the package's dist/providers/docker" : "providers/docker"})` : `the installed plugin at ${docker}`}`,
       );
     }
     if (controller.signal.aborted) throw new Error("cancelled before the engine started");
     const common = { onEvent: watch.onEvent, onOutput: rep.engine, signal: controller.signal };
-    const policyPacks = policyPackArg(root, env);
+    const policyPacks = policyPackArg(root, env, files);
     let changes: Record<string, number> = {};
     let text = "";
     const extra: Record<string, unknown> = {};

@@ -1,14 +1,22 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { launchSpec, projectNetworkName, type ResolvedProject, SpecError } from "../components/model";
-import { dockerClient } from "../runtime/docker/client";
-import { configMapFromStackYaml, offTargetFromConfig, projectFromConfig } from "../stacks/config";
-import { inspectToolchain, missingToolchainMessage } from "../toolchain/pulumi";
-import { engineEnv, runStackVerb, type StackVerb, stateOnlyWorkDir } from "./engine";
+import {
+  configMapFromStackYaml,
+  findStackFile,
+  offTargetFromConfig,
+  projectFromConfig,
+} from "../stacks/config";
+import { inspectToolchain, missingToolchainMessage, toolkitFiles } from "../toolchain/pulumi";
+import type { StackVerb } from "./engine";
 import { targetFromLabels, targetFromState } from "./identity";
+import { LEDGER_VERBS, type LedgerVerb, ledgerFile } from "./ledger-file";
 import { type Io, Reporter } from "./output";
-import { type OffTarget, runOff, runTaskVerb, TASK_VERBS, type TaskVerb } from "./runtime";
-import { runScan } from "./scan";
+import type { OffTarget } from "./runtime";
+import { STACK_VERBS, TASK_VERBS, type TaskVerb } from "./verbs";
+
+// Each verb loads what it uses when it runs (`import()`): the task verbs never load the Pulumi SDK (its automation
+// API alone takes half a second to load), `check` loads neither it nor the Docker client, `help` nothing.
 
 /**
  * Exit codes of `check` and the stack verbs: 0 done, 1 the engine or a deployment failed (a policy refusal
@@ -23,9 +31,6 @@ export const EXIT = {
   interrupted: 130,
   terminated: 143,
 } as const;
-
-/** The verbs that act on a stack through the engine (and `check`, which only reads its config). */
-const STACK_VERBS = ["check", "preview", "up", "refresh", "destroy"] as const;
 
 const USAGE = `usage: sandbox <verb> [stack] [--json] [--verbose]
 
@@ -49,6 +54,12 @@ task verbs, on the local Docker engine:
                                            folder, fork bomb, metadata address); each must be blocked
   off <stack>                              remove every container, network, volume and job folder of the
                                            project (works whatever the config says now)
+  run ... --agent name                     the agent the task is for (required when the project names agents)
+
+the ledger (every run the task verbs make, charged and recorded; no engine needed):
+  spend <stack>                            month to date: spent, left, by template and agent, the forecast
+  audit <stack> [--since t] [--agent a]    each run: command, file hashes, exit, limits, egress, charge
+  alerts <stack> [--since t]               budget 80/90/100 %, refused launches, escape signals
 
 files, no stack:
   scan [--format text|json|sarif] [--config f] <file|folder|->...
@@ -78,28 +89,26 @@ export function loadStack(root: string, stack: string): ResolvedProject {
       "invalid stack",
     );
   }
-  const file = join("stacks", `Pulumi.${stack}.yaml`);
-  const path = join(root, file);
-  if (!existsSync(path)) {
+  const installed = toolkitFiles(root).installed;
+  const { file, exists, tried } = findStackFile(root, stack, installed);
+  if (!exists) {
+    const nor = tried.length > 1 ? ` (nor ${tried.slice(1).join(", ")})` : "";
+    const see = installed ? "docs/quickstart-stack-file.md in the package" : "stacks/Pulumi.dev.yaml";
     throw new SpecError(
-      [
-        {
-          key: file,
-          value: undefined,
-          message: `no such stack config file; create it (see stacks/Pulumi.dev.yaml)`,
-        },
-      ],
+      [{ key: file, value: undefined, message: `no such stack config file${nor}; create it (see ${see})` }],
       "invalid stack",
     );
   }
-  return projectFromConfig(configMapFromStackYaml(readFileSync(path, "utf8"), file), stack);
+  return projectFromConfig(configMapFromStackYaml(readFileSync(join(root, file), "utf8"), file), stack);
 }
 
 /** The plan a person reads before anything is deployed: budget, and per template its walls. */
 export function describePlan(stack: string, p: ResolvedProject): string {
   const lines = [
     `stack ${stack}: project ${p.spec.name} on ${p.spec.backend}${p.spec.enabled ? "" : " (DISABLED: nothing new may start)"}`,
-    `  budget: ${p.budget.arithmetic} ≤ cap $${p.budget.capUsd.toFixed(2)} (a slot the size of template ${p.largestTemplate})`,
+    p.spec.budget.enforce === "metered"
+      ? `  budget: cap $${p.budget.capUsd.toFixed(2)}, ${p.budget.concurrency} task(s) at once, ${p.budget.arithmetic}`
+      : `  budget: ${p.budget.arithmetic} ≤ cap $${p.budget.capUsd.toFixed(2)} (a slot the size of template ${p.largestTemplate})`,
   ];
   for (const name of Object.keys(p.spec.templates).sort()) {
     const s = launchSpec(p, name, projectNetworkName(p.spec.name));
@@ -127,7 +136,7 @@ function parseFlags(argv: readonly string[]) {
 /** The raw `namespace:key` map of a stack's config file, or undefined when it cannot be read or parsed. */
 function rawConfig(root: string, stack: string): Record<string, string> | undefined {
   try {
-    const file = join("stacks", `Pulumi.${stack}.yaml`);
+    const { file } = findStackFile(root, stack, toolkitFiles(root).installed);
     return configMapFromStackYaml(readFileSync(join(root, file), "utf8"), file);
   } catch {
     return undefined;
@@ -144,10 +153,12 @@ async function offTarget(
   env: NodeJS.ProcessEnv,
 ): Promise<OffTarget & { source: string }> {
   const lenient = offTargetFromConfig(rawConfig(root, stack) ?? {}, stack);
+  const { engineEnv } = await import("./engine.js");
   const backend = engineEnv(root, env).PULUMI_BACKEND_URL ?? "";
   let found = backend.startsWith("file://") ? targetFromState(backend.slice(7), stack) : undefined;
   if (found === undefined) {
     try {
+      const { dockerClient } = await import("../runtime/docker/client.js");
       found = await targetFromLabels(dockerClient(env), stack);
     } catch {
       // no engine: runOff says so in its own words
@@ -162,6 +173,31 @@ async function offTarget(
   };
 }
 
+/**
+ * The engine set-up of the checkout's front: `./sandbox` skips toolchain/docker.sh when its cached fact (the file in
+ * SANDBOX_DOCKER_STAMP) says the engine answers and the images are current; a task verb that finds otherwise runs
+ * the set-up then (cli/runtime.ts). None elsewhere (the installed front, tests).
+ */
+async function engineSetUp(root: string, env: NodeJS.ProcessEnv) {
+  const stamp = env.SANDBOX_DOCKER_STAMP;
+  if (stamp === undefined || stamp === "") return undefined;
+  const { checkoutSetUp } = await import("./runtime.js");
+  return checkoutSetUp(root, stamp);
+}
+
+/** The ledger's refusal of `up` when the project's spend is at its cap (no ledger yet: none). */
+async function upRefusal(root: string, project: ResolvedProject): Promise<string | undefined> {
+  const file = ledgerFile(root, project.spec.name);
+  if (!existsSync(file)) return undefined;
+  const { Ledger, meterOf } = await import("../runtime/ledger.js");
+  const ledger = Ledger.open(file, meterOf(project));
+  try {
+    return ledger.upRefusal();
+  } finally {
+    ledger.close();
+  }
+}
+
 /** Runs the front with `argv` (without node and script). Returns the exit code; never throws for bad input. */
 export async function main(
   argv: readonly string[],
@@ -170,7 +206,10 @@ export async function main(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
   // `scan` takes files and folders, not a stack: it has its own arguments and never loads a stack config.
-  if (argv[0] === "scan") return runScan(argv.slice(1), io, { cwd: env.INIT_CWD ?? process.cwd() });
+  if (argv[0] === "scan") {
+    const { runScan } = await import("./scan.js");
+    return runScan(argv.slice(1), io, { cwd: env.INIT_CWD ?? process.cwd() });
+  }
   const { json, verbose, args } = parseFlags(argv);
   const [verb = "help", stack = "dev", ...rest] = args;
   const rep = new Reporter(io, json, verbose);
@@ -179,7 +218,8 @@ export async function main(
     return EXIT.ok;
   }
   const taskVerb = (TASK_VERBS as readonly string[]).includes(verb);
-  if (!((STACK_VERBS as readonly string[]).includes(verb) && rest.length === 0) && !taskVerb) {
+  const ledgerVerb = (LEDGER_VERBS as readonly string[]).includes(verb);
+  if (!((STACK_VERBS as readonly string[]).includes(verb) && rest.length === 0) && !taskVerb && !ledgerVerb) {
     const message = `unknown command: ${argv.join(" ")}`;
     if (json)
       return rep.failure({
@@ -216,14 +256,52 @@ export async function main(
     `the config of stack ${stack} is invalid (\`./sandbox check ${stack}\` lists the problems); ${what}`;
   if (verb === "off" && project === undefined) {
     const target = await offTarget(root, stack, env);
+    const { runOff } = await import("./runtime.js");
     return runOff(
       target,
       io,
       json,
       invalidNote(`the off switch runs for project ${target.name}, named by ${target.source}`),
+      await engineSetUp(root, env),
     );
   }
-  if (taskVerb && project !== undefined) return runTaskVerb(verb as TaskVerb, project, rest, io, json);
+  if (taskVerb && project !== undefined) {
+    const { runTaskVerb } = await import("./runtime.js");
+    return runTaskVerb(
+      verb as TaskVerb,
+      project,
+      rest,
+      io,
+      json,
+      await engineSetUp(root, env),
+      ledgerFile(root, project.spec.name),
+    );
+  }
+  if (ledgerVerb && project !== undefined) {
+    const { runLedgerVerb } = await import("./ledger.js");
+    return runLedgerVerb(
+      verb as LedgerVerb,
+      stack,
+      project,
+      rest,
+      ledgerFile(root, project.spec.name),
+      io,
+      json,
+    );
+  }
+  if (verb === "up" && project !== undefined) {
+    // At the cap, `up` is refused until the cap is raised or the month turns (a metered project's hard stop).
+    const refusal = await upRefusal(root, project);
+    if (refusal !== undefined) {
+      return rep.failure({
+        verb,
+        stack,
+        ok: false,
+        exitCode: EXIT.failed,
+        error: { kind: "budget", message: `${refusal}. Nothing was deployed.` },
+      });
+    }
+  }
   if (verb === "check" && project !== undefined) {
     return rep.result(
       { verb, stack, ok: true, exitCode: EXIT.ok, project: project.spec.name, budget: project.budget },
@@ -234,6 +312,7 @@ export async function main(
   const backend =
     project?.spec.backend ??
     (rawConfig(root, stack)?.["sandbox:backend"] === "kubernetes" ? "kubernetes" : "docker");
+  const { runStackVerb, stateOnlyWorkDir } = await import("./engine.js");
   const toolchain = inspectToolchain(root, [backend], env);
   if (toolchain.missing.length > 0) {
     return rep.failure({
@@ -265,21 +344,24 @@ export async function main(
   }
 }
 
-if (require.main === module) {
+/**
+ * Runs the front as a command on stdout and stderr and sets `process.exitCode`. A failure the front does not know is
+ * still one message (one JSON document with --json), never a stack trace. The checkout's `./sandbox` calls it
+ * (toolchain/front.cjs), compiled or not.
+ */
+export async function runCommand(argv: readonly string[], root = projectRoot()): Promise<void> {
   const io: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
-  main(process.argv.slice(2), io).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (e: unknown) => {
-      // Not a failure the front knows: still one message (one JSON document with --json), never a stack trace.
-      const message = `internal error: ${e instanceof Error ? e.message : String(e)}`;
-      if (process.argv.includes("--json")) {
-        io.out(
-          `${JSON.stringify({ verb: process.argv[2] ?? "", ok: false, exitCode: EXIT.failed, error: { kind: "internal", message } })}\n`,
-        );
-      } else io.err(`${message}\n`);
-      process.exitCode = EXIT.failed;
-    },
-  );
+  try {
+    process.exitCode = await main(argv, io, root);
+  } catch (e) {
+    const message = `internal error: ${e instanceof Error ? e.message : String(e)}`;
+    if (argv.includes("--json")) {
+      io.out(
+        `${JSON.stringify({ verb: argv[0] ?? "", ok: false, exitCode: EXIT.failed, error: { kind: "internal", message } })}\n`,
+      );
+    } else io.err(`${message}\n`);
+    process.exitCode = EXIT.failed;
+  }
 }
+
+if (require.main === module) void runCommand(process.argv.slice(2));

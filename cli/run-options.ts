@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
+import { AGENT_NAME } from "../components/model";
 import { isSafeJobName, type JobSeed } from "../runtime/jobs";
 import type { TaskResult } from "../runtime/launcher";
 
@@ -10,6 +11,7 @@ import type { TaskResult } from "../runtime/launcher";
  *   --dir path         copy the contents of the host folder `path` into the job folder (repeatable)
  *   --out dir          after the task, copy the job folder's contents to `dir` (new, or an empty folder)
  *   --keep             keep the job folder on the host (by default it is removed after the copy to --out)
+ *   --agent name       the agent the task is for (recorded in the ledger; required when the project names agents)
  */
 export interface RunOptions {
   readonly template: string;
@@ -17,6 +19,7 @@ export interface RunOptions {
   readonly seeds: readonly JobSeed[];
   readonly out?: string;
   readonly keep: boolean;
+  readonly agent?: string;
 }
 
 /** Bad `run` arguments: one message naming the option, the value and what is allowed. */
@@ -28,7 +31,7 @@ export class RunUsageError extends Error {
 }
 
 export const RUN_USAGE =
-  "run <stack> <template> [--file name=path]... [--dir path]... [--out dir] [--keep] [--json] [-- command...]";
+  "run <stack> <template> [--file name=path]... [--dir path]... [--out dir] [--keep] [--agent name] [--json] [-- command...]";
 
 /** The exit code of `run` when the task ran: its own, or 124 when its deadline killed it (as `timeout` does). */
 export function runExitCode(result: TaskResult): number {
@@ -45,18 +48,28 @@ export function parseRunArgs(rest: readonly string[], cwd: string): RunOptions {
   const seeds: JobSeed[] = [];
   let out: string | undefined;
   let keep = false;
+  let agent: string | undefined;
   for (let i = 0; i < head.length; i++) {
     const arg = head[i] ?? "";
     const eq = arg.indexOf("=");
     const flag = arg.startsWith("--") && eq !== -1 ? arg.slice(0, eq) : arg;
-    const takesValue = ["--file", "--dir", "--out"].includes(flag);
+    const takesValue = ["--file", "--dir", "--out", "--agent"].includes(flag);
     let value: string | undefined;
     if (takesValue) {
       value = flag !== arg ? arg.slice(eq + 1) : head[++i];
       if (value === undefined || value === "") throw new RunUsageError(`${flag} needs a value: ${RUN_USAGE}`);
     }
     if (flag === "--keep") keep = true;
-    else if (flag === "--file") seeds.push(fileSeed(value ?? "", cwd));
+    else if (flag === "--agent") {
+      if (agent !== undefined)
+        throw new RunUsageError(`--agent is given twice ("${agent}", "${value}"); name one agent`);
+      if (!AGENT_NAME.test(value ?? "")) {
+        throw new RunUsageError(
+          `--agent "${value}": an agent name is lower-case letters, digits, ., _ and -, starting with a letter or digit, at most 64 characters`,
+        );
+      }
+      agent = value;
+    } else if (flag === "--file") seeds.push(fileSeed(value ?? "", cwd));
     else if (flag === "--dir") seeds.push({ kind: "dir", source: existingDir("--dir", value ?? "", cwd) });
     else if (flag === "--out") {
       if (out !== undefined)
@@ -64,7 +77,7 @@ export function parseRunArgs(rest: readonly string[], cwd: string): RunOptions {
       out = outDir(value ?? "", cwd);
     } else if (arg.startsWith("-")) {
       throw new RunUsageError(
-        `unknown option "${arg}" for run; allowed: --file name=path, --dir path, --out dir, --keep, --json (a task's own arguments go after --)`,
+        `unknown option "${arg}" for run; allowed: --file name=path, --dir path, --out dir, --keep, --agent name, --json (a task's own arguments go after --)`,
       );
     } else positional.push(arg);
   }
@@ -82,6 +95,7 @@ export function parseRunArgs(rest: readonly string[], cwd: string): RunOptions {
     seeds,
     ...(out === undefined ? {} : { out }),
     keep,
+    ...(agent === undefined ? {} : { agent }),
   };
 }
 

@@ -1,20 +1,22 @@
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type Dockerode from "dockerode";
 import { launchSpec, projectNetworkName, proxySpec, type ResolvedProject } from "../components/model";
 import { dockerClient } from "../runtime/docker/client";
 import { copyTree, removeJobFolder } from "../runtime/jobs";
 import { ImageMissing, isImageMissing, Launcher, LaunchRefused } from "../runtime/launcher";
+import type { Ledger } from "../runtime/ledger";
+import { BudgetRefused } from "../runtime/ledger";
 import { offSwitch } from "../runtime/offSwitch";
 import { policyPreflight } from "../runtime/preflight";
 import { ensureProxy } from "../runtime/proxy";
 import { ESCAPE_CHECKS, runEscape, runProbe } from "../runtime/walls";
-import { parseRunArgs, RunUsageError, runExitCode } from "./run-options";
+import { openLedger } from "./ledger";
+import { parseRunArgs, type RunOptions, RunUsageError, runExitCode } from "./run-options";
+import type { TaskVerb } from "./verbs";
 import { wallsTable } from "./walls-table";
-
-/** The task verbs: they drive the local Docker engine directly, from the stack's validated templates. */
-export const TASK_VERBS = ["run", "probe", "escape", "off"] as const;
-export type TaskVerb = (typeof TASK_VERBS)[number];
 
 interface Io {
   out: (text: string) => void;
@@ -53,6 +55,7 @@ function report(verb: string, f: Failure, io: Io, json: boolean): number {
 function failureOf(verb: string, e: unknown): Failure {
   if (e instanceof RunUsageError) return { kind: "bad-input", message: e.message };
   if (e instanceof LaunchRefused) return { kind: "refused", message: e.message };
+  if (e instanceof BudgetRefused) return { kind: "refused", message: e.message };
   if (e instanceof ImageMissing) return { kind: "image-missing", message: e.message };
   const detail = e instanceof Error ? e.message : String(e);
   if (isImageMissing(e)) {
@@ -79,23 +82,65 @@ function templatesOf(project: ResolvedProject, names: readonly string[]): string
   return names.length > 0 ? [...names] : all;
 }
 
-/** The local engine, or undefined after one message saying how to start it. */
-async function connect(verb: string, io: Io, json: boolean): Promise<Dockerode | number> {
+/** The local engine, or the failure saying how to start it. */
+async function connect(verb: string): Promise<Dockerode | Failure> {
   try {
     const docker = dockerClient();
     await docker.ping();
     return docker;
   } catch (e) {
-    return report(
-      verb,
-      {
-        kind: "no-engine",
-        message: `${verb}: no Docker engine answers (${e instanceof Error ? e.message : String(e)}); start one with \`bash toolchain/docker.sh\` (as root on Debian it installs and starts Debian's docker.io).`,
-      },
-      io,
-      json,
-    );
+    return {
+      kind: "no-engine",
+      message: `${verb}: no Docker engine answers (${e instanceof Error ? e.message : String(e)}); start one with \`bash toolchain/docker.sh\` (as root on Debian it installs and starts Debian's docker.io).`,
+    };
   }
+}
+
+/**
+ * The engine and image set-up a task verb may run once when it finds no engine or an image missing, before any task
+ * started; then the verb is tried again. True when the set-up succeeded.
+ */
+export type EngineSetUp = () => boolean;
+
+/**
+ * The checkout front's set-up (`./sandbox` answers "engine up, images current" from a cached fact, `stamp`, and
+ * checks with toolchain/docker.sh only when that fact is missing): forgets the fact, so that the next call checks
+ * again, and runs toolchain/docker.sh (its messages on stderr).
+ */
+export function checkoutSetUp(root: string, stamp: string): EngineSetUp {
+  return () => {
+    rmSync(stamp, { force: true });
+    return (
+      spawnSync("bash", [join(root, "toolchain", "docker.sh")], { stdio: ["ignore", 2, 2] }).status === 0
+    );
+  };
+}
+
+function isFailure(x: Dockerode | Failure): x is Failure {
+  return typeof (x as Partial<Failure>).kind === "string";
+}
+
+/** What one attempt of a verb came to: its exit code, or a failure not yet reported. */
+type Attempt = number | (Failure & { started: boolean });
+
+/**
+ * Runs `attempt`; when it failed for want of an engine or an image before any task started and `setUp` is given,
+ * runs the set-up once and tries again. Reports a failure once, in the end.
+ */
+async function withSetUp(
+  verb: string,
+  io: Io,
+  json: boolean,
+  setUp: EngineSetUp | undefined,
+  attempt: () => Promise<Attempt>,
+): Promise<number> {
+  let outcome = await attempt();
+  const repairable = (o: Attempt) =>
+    typeof o !== "number" && !o.started && (o.kind === "no-engine" || o.kind === "image-missing");
+  if (setUp !== undefined && repairable(outcome) && setUp()) outcome = await attempt();
+  if (typeof outcome === "number") return outcome;
+  const { started: _started, ...failure } = outcome;
+  return report(verb, failure, io, json);
 }
 
 /** Where the off switch looks: the project's name and the job root its job folders live under. */
@@ -108,9 +153,19 @@ export interface OffTarget {
  * The off switch: every container, network and volume labelled with the project, then its job folders. Needs only
  * the name and the job root, so it also runs when the config is no longer valid (`note` says so).
  */
-export async function runOff(target: OffTarget, io: Io, json: boolean, note?: string): Promise<number> {
-  const docker = await connect("off", io, json);
-  if (typeof docker === "number") return docker;
+export async function runOff(
+  target: OffTarget,
+  io: Io,
+  json: boolean,
+  note?: string,
+  setUp?: EngineSetUp,
+): Promise<number> {
+  return withSetUp("off", io, json, setUp, () => offOnce(target, io, json, note));
+}
+
+async function offOnce(target: OffTarget, io: Io, json: boolean, note?: string): Promise<Attempt> {
+  const docker = await connect("off");
+  if (isFailure(docker)) return { ...docker, started: false };
   if (note !== undefined) io.err(`${note}\n`);
   try {
     const r = await offSwitch(docker, target.name, { jobRoot: target.jobRoot });
@@ -123,14 +178,15 @@ export async function runOff(target: OffTarget, io: Io, json: boolean, note?: st
     );
     return 0;
   } catch (e) {
-    return report("off", failureOf("off", e), io, json);
+    return { ...failureOf("off", e), started: true };
   }
 }
 
 /**
  * Runs a task verb. `run <template> [options] [-- command...]` launches one task (see cli/run-options.ts);
  * `probe [templates]` proves every wall; `escape [templates]` tries the four escapes; `off` removes everything of
- * the project. Returns the exit code ({@link TASK_EXIT}); never throws.
+ * the project. Returns the exit code ({@link TASK_EXIT}); never throws. With `setUp`, a verb that finds no engine or
+ * an image missing before any task started runs it once and tries again.
  */
 export async function runTaskVerb(
   verb: TaskVerb,
@@ -138,24 +194,65 @@ export async function runTaskVerb(
   rest: readonly string[],
   io: Io,
   json: boolean,
+  setUp?: EngineSetUp,
+  ledgerFile?: string,
 ): Promise<number> {
-  if (verb === "off") return runOff({ name: project.spec.name, jobRoot: project.jobRoot }, io, json);
+  if (verb === "off")
+    return runOff({ name: project.spec.name, jobRoot: project.jobRoot }, io, json, undefined, setUp);
   let run: ReturnType<typeof parseRunArgs> | undefined;
   try {
     if (verb === "run") run = parseRunArgs(rest, process.env.INIT_CWD ?? process.cwd());
   } catch (e) {
     return report(verb, failureOf(verb, e), io, json);
   }
-  const docker = await connect(verb, io, json);
-  if (typeof docker === "number") return docker;
+  return withSetUp(verb, io, json, setUp, () => taskVerbOnce(verb, project, rest, run, io, json, ledgerFile));
+}
+
+/** One attempt of `run`, `probe` or `escape` (`run`'s options already parsed). */
+async function taskVerbOnce(
+  verb: Exclude<TaskVerb, "off">,
+  project: ResolvedProject,
+  rest: readonly string[],
+  run: RunOptions | undefined,
+  io: Io,
+  json: boolean,
+  ledgerFile?: string,
+): Promise<Attempt> {
+  const docker = await connect(verb);
+  if (isFailure(docker)) return { ...docker, started: false };
+  // Every run is admitted, recorded and charged by the project's ledger; its alerts go to the configured sinks.
+  const metered = ledgerFile === undefined ? undefined : openLedger(ledgerFile, project, io.err);
+  try {
+    return await taskVerbMetered(verb, project, rest, run, io, json, docker, metered?.ledger);
+  } finally {
+    await metered?.outbox.flush();
+    metered?.ledger.close();
+  }
+}
+
+async function taskVerbMetered(
+  verb: Exclude<TaskVerb, "off">,
+  project: ResolvedProject,
+  rest: readonly string[],
+  run: RunOptions | undefined,
+  io: Io,
+  json: boolean,
+  docker: Dockerode,
+  ledger: Ledger | undefined,
+): Promise<Attempt> {
+  let started = false;
   const name = project.spec.name;
   const networkName = projectNetworkName(name);
   const proxy = proxySpec(project, networkName);
   const launcher = new Launcher(docker, {
     preflight: policyPreflight({}, (w) => io.err(`warning: ${w}\n`)),
+    ...(ledger === undefined ? {} : { ledger }),
     // Proxy-mode tasks need the project's proxy: start it (or keep the one `up` started) on first use.
     ...(proxy === undefined ? {} : { proxy: () => ensureProxy(docker, proxy) }),
-    onEvent: (e) => io.err(`[${e.type}] task ${e.id} (${e.running} running)\n`),
+    onEvent: (e) => {
+      started = true;
+      io.err(`[${e.type}] task ${e.id} (${e.running} running)\n`);
+    },
   });
   // `run` names its task up front, so an interrupted run can also remove its job folder.
   const taskId = `${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
@@ -200,6 +297,11 @@ export async function runTaskVerb(
             io.err(`escape ${check} from template ${template}...\n`);
             const r = await runEscape(launcher, docker, spec, check);
             results[template]?.push(r);
+            // Every escape attempt is recorded and raises an alert, blocked or not.
+            ledger?.alert({
+              kind: "escape-check",
+              message: `escape check ${check} from template ${template}: ${r.blocked ? "blocked" : "ESCAPED"} by ${r.blockedBy}; ${r.evidence}`,
+            });
             ok &&= r.blocked && r.leftovers.length === 0;
             if (!json) {
               io.out(
@@ -213,7 +315,7 @@ export async function runTaskVerb(
       }
     }
   } catch (e) {
-    return report(verb, failureOf(verb, e), io, json);
+    return { ...failureOf(verb, e), started };
   } finally {
     process.removeListener("SIGINT", onInt);
     process.removeListener("SIGTERM", onTerm);
@@ -229,7 +331,7 @@ export async function runTaskVerb(
 async function runOne(
   launcher: Launcher,
   project: ResolvedProject,
-  run: ReturnType<typeof parseRunArgs>,
+  run: RunOptions,
   taskId: string,
   io: Io,
   json: boolean,
@@ -241,6 +343,7 @@ async function runOne(
     result = await launcher.run(spec, {
       id: taskId,
       ...(run.command === undefined ? {} : { command: run.command }),
+      ...(run.agent === undefined ? {} : { agent: run.agent }),
       seeds: run.seeds,
     });
   } catch (e) {

@@ -16,6 +16,15 @@ export {
   type TaskRequest,
   type TaskResult,
 } from "./launcher";
-export { type OffReport, offSwitch, projectLeftovers } from "./offSwitch";
+export {
+  OFF_CONCURRENCY,
+  type OffFailure,
+  type OffOptions,
+  type OffReport,
+  OffSwitchError,
+  offSwitch,
+  projectLeftovers,
+} from "./offSwitch";
+export { type PoolMember, type PoolRequest, poolMemberName, WarmPool, type WarmPoolOptions } from "./pool";
 export { policyPreflight, type RuleConfig } from "./preflight";
 export { ensureProxy, type ProxyOptions } from "./proxy";

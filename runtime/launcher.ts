@@ -1,10 +1,13 @@
-import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { lstatSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import type Dockerode from "dockerode";
 import { LABELS, type LaunchSpec, type ProxyDecision, projectLabels } from "../components/model";
 import { demuxLogs, isNotFound } from "./docker/client";
 import { taskContainer } from "./docker/taskContainer";
 import { type JobSeed, prepareJobFolder, removeJobFolder } from "./jobs";
+import { BudgetRefused, type Ledger } from "./ledger";
+import type { WarmPool } from "./pool";
 import { findProxy, taskDecisions } from "./proxy";
 
 /** One task to run from a template. */
@@ -19,6 +22,11 @@ export interface TaskRequest {
   readonly seeds?: readonly JobSeed[];
   /** Remove the job folder after the task (for checks whose output is only their logs). Defaults to false. */
   readonly removeJobDir?: boolean;
+  /**
+   * The agent the task is for: the ledger records it and, when the project names agents, admits only a known
+   * agent and a template of its profile, under its cap and concurrency. Defaults to none.
+   */
+  readonly agent?: string;
 }
 
 /** A limit a task ran into: its deadline, its memory, or its process cap. */
@@ -41,6 +49,10 @@ export interface TaskResult {
   readonly jobDir: string;
   /** Proxy mode: the task's own network and every decision the proxy made about the task's requests. */
   readonly egress?: { readonly network: string; readonly decisions: readonly ProxyDecision[] };
+  /** True when the meter stopped the task because the month's spend reached the cap. */
+  readonly stoppedByCap: boolean;
+  /** What the ledger charged for the run (with a ledger), in US dollars. */
+  readonly chargeUsd?: number;
 }
 
 /** A launch refused before any container was created. */
@@ -91,6 +103,17 @@ export interface LauncherOptions {
    * proxy (started by `up`, or by `ensureProxy`); without one a proxy-mode launch is refused.
    */
   readonly proxy?: (spec: LaunchSpec) => Promise<Dockerode.Container | undefined>;
+  /**
+   * The warm pool (runtime/pool.ts): a launch it can serve takes a member created in advance instead of creating its
+   * container; anything else runs cold. The container is the same either way. Defaults to none (every launch cold).
+   */
+  readonly pool?: WarmPool;
+  /**
+   * The ledger (runtime/ledger.ts): every launch is admitted by it under the budget's cap and the agents' limits,
+   * recorded before its container is created or started, stopped at the cap, and charged when it ends. Runs a dead
+   * launcher left open are reconciled at the first launch. Defaults to none (nothing metered or recorded).
+   */
+  readonly ledger?: Ledger;
   /** Called when a task starts and ends (for progress output and tests). */
   readonly onEvent?: (event: { type: "start" | "end"; id: string; running: number }) => void;
 }
@@ -153,6 +176,9 @@ export class Launcher {
   /** One set of slots per project: the budget's concurrency is a per-project limit. */
   private readonly slots: Map<string, Slots> = new Map();
   private readonly live = new Map<string, Dockerode.Container>();
+  /** Runs this launcher opened in the ledger and has not closed. */
+  private readonly openRuns = new Set<string>();
+  private reconciled: Promise<unknown> | undefined;
   private stopping = false;
 
   constructor(
@@ -193,44 +219,98 @@ export class Launcher {
       request.command ? { command: request.command } : {},
     );
     const violations = this.options.preflight(body, spec);
-    if (violations.length > 0) throw new LaunchRefused(spec.template, violations);
+    const ledger = this.options.ledger;
+    if (violations.length > 0) {
+      const refused = new LaunchRefused(spec.template, violations);
+      ledger?.alert({
+        kind: "launch-refused",
+        message: refused.message,
+        agent: request.agent ?? null,
+        runId: id,
+      });
+      throw refused;
+    }
     await this.requireImage(spec);
+    if (ledger !== undefined) {
+      this.reconciled ??= ledger.reconcile((c) => this.removeByName(c));
+      await this.reconciled;
+    }
 
     const slots = this.slotsFor(spec);
     await slots.acquire();
     const started = Date.now();
     let container: Dockerode.Container | undefined;
     let taskNet: TaskNetwork | undefined;
+    // A pooled member was made by the same recipe for its own id, and judged by the same preflight on its body.
+    let task = { id, name, jobDir };
     try {
+      const member = this.stopping ? undefined : await this.options.pool?.claim(spec, request);
+      if (member !== undefined) {
+        task = { id: member.id, name: member.name, jobDir: member.jobDir };
+        container = member.container;
+        this.live.set(task.name, container);
+      }
+      // The run's row, written before its container is created (or, pooled, started).
+      ledger?.admit({
+        id: task.id,
+        template: spec.template,
+        specHash: spec.specHash,
+        agent: request.agent,
+        command: request.command ?? spec.command,
+        container: task.name,
+        size: { vcpu: spec.resources.vcpu, memoryMb: spec.resources.memoryMb },
+        maxSeconds: spec.timeoutSeconds + (this.options.graceSeconds ?? 5),
+      });
+      if (ledger !== undefined) this.openRuns.add(task.id);
       if (network !== undefined) taskNet = await this.openTaskNetwork(spec, id, network);
       prepareJobFolder(
         spec.jobFolder.hostRoot,
-        id,
+        task.id,
         spec.project,
         spec.user,
         request.files ?? {},
         request.seeds,
       );
-      try {
-        container = await this.docker.createContainer(body);
-      } catch (e) {
-        // Removed between the check and the create: the same answer as before the slot.
-        if (isImageMissing(e)) throw new ImageMissing(spec.image, spec.template);
-        throw e;
+      if (ledger !== undefined) ledger.recordFiles(task.id, hashTree(task.jobDir));
+      if (container === undefined) {
+        try {
+          container = await this.docker.createContainer(body);
+        } catch (e) {
+          // Removed between the check and the create: the same answer as before the slot.
+          if (isImageMissing(e)) throw new ImageMissing(spec.image, spec.template);
+          throw e;
+        }
+        this.live.set(name, container);
       }
-      this.live.set(name, container);
-      this.options.onEvent?.({ type: "start", id, running: slots.active });
+      this.options.onEvent?.({ type: "start", id: task.id, running: slots.active });
       await container.start();
-      const result = await this.supervise(container, spec, id, name, jobDir, started);
-      if (taskNet === undefined) return result;
-      const decisions = await taskDecisions(taskNet.proxy, taskNet.subnet, started);
-      return { ...result, egress: { network: taskNet.name, decisions } };
+      let result = await this.supervise(container, spec, task.id, task.name, task.jobDir, started);
+      if (taskNet !== undefined) {
+        const decisions = await taskDecisions(taskNet.proxy, taskNet.subnet, started);
+        result = { ...result, egress: { network: taskNet.name, decisions } };
+      }
+      if (ledger !== undefined && this.openRuns.delete(task.id)) {
+        const closed = ledger.complete(task.id, {
+          exitCode: result.exitCode,
+          limits: result.limits,
+          killedByLauncher: result.killedByLauncher,
+          ...(result.stoppedByCap ? { stoppedBy: "cap" as const } : {}),
+          egress: result.egress?.decisions ?? [],
+        });
+        result = { ...result, chargeUsd: closed.chargeUsd ?? 0 };
+      }
+      return result;
+    } catch (e) {
+      if (ledger !== undefined && this.openRuns.delete(task.id)) {
+        ledger.complete(task.id, { exitCode: null, error: e instanceof Error ? e.message : String(e) });
+      }
+      throw e;
     } finally {
-      if (container) await this.remove(name, container);
+      if (container) await this.remove(task.name, container);
       if (taskNet) await closeTaskNetwork(this.docker, taskNet);
-      if (request.removeJobDir) removeJobFolder(spec.jobFolder.hostRoot, id);
+      if (request.removeJobDir) removeJobFolder(spec.jobFolder.hostRoot, task.id);
       slots.release();
-      this.options.onEvent?.({ type: "end", id, running: slots.active });
+      this.options.onEvent?.({ type: "end", id: task.id, running: slots.active });
     }
   }
 
@@ -284,15 +364,30 @@ export class Launcher {
     started: number,
   ): Promise<TaskResult> {
     let killedByLauncher = false;
+    let stoppedByCap = false;
     let pidsHits = 0;
+    const ledger = this.options.ledger;
     const deadlineMs = (spec.timeoutSeconds + (this.options.graceSeconds ?? 5)) * 1000;
     const killer = setTimeout(() => {
       killedByLauncher = true;
       container.kill({ signal: "SIGKILL" }).catch(() => undefined);
     }, deadlineMs);
+    let ticks = 0;
     const poll = setInterval(() => {
       const hits = pidsLimitHits(container.id);
       if (hits !== undefined) pidsHits = Math.max(pidsHits, hits);
+      if (ledger === undefined || stoppedByCap) return;
+      try {
+        // The meter: stop the run when the month's spend reaches the cap; the thresholds each second.
+        const stopAt = ledger.stopTime(id);
+        if (stopAt !== undefined && ledger.now() >= stopAt) {
+          stoppedByCap = true;
+          container.kill({ signal: "SIGKILL" }).catch(() => undefined);
+        }
+        if (++ticks % 5 === 0) ledger.tick();
+      } catch {
+        // A busy ledger this tick: the next one reads it again.
+      }
     }, 200);
     try {
       const { StatusCode } = (await container.wait()) as { StatusCode: number };
@@ -303,7 +398,7 @@ export class Launcher {
         killedByLauncher ||
         ((StatusCode === 137 || StatusCode === 124) && durationMs >= spec.timeoutSeconds * 1000);
       const limits: LimitHit[] = [];
-      if (timedOut) limits.push("timeout");
+      if (timedOut && !stoppedByCap) limits.push("timeout");
       if (info.State.OOMKilled) limits.push("oom");
       if (pidsHits > 0 || /can't fork|Resource temporarily unavailable/.test(logs.stderr))
         limits.push("pids");
@@ -315,6 +410,7 @@ export class Launcher {
         stderr: logs.stderr,
         limits,
         killedByLauncher,
+        stoppedByCap,
         durationMs,
         jobDir,
       };
@@ -338,12 +434,36 @@ export class Launcher {
     this.live.delete(name);
   }
 
-  /** Kills and removes every container this launcher started; new launches are refused from now on. */
+  /**
+   * Kills and removes every container this launcher started, and closes its warm pool (its members are removed);
+   * new launches are refused from now on.
+   */
   async shutdown(): Promise<string[]> {
     this.stopping = true;
     const names = [...this.live.keys()];
-    await Promise.all([...this.live.entries()].map(([n, c]) => this.remove(n, c)));
+    await Promise.all([
+      ...[...this.live.entries()].map(([n, c]) => this.remove(n, c)),
+      this.options.pool?.close(),
+    ]);
+    // Runs whose containers were just removed: charged to now, recorded as interrupted.
+    for (const id of [...this.openRuns]) {
+      this.openRuns.delete(id);
+      this.options.ledger?.complete(id, {
+        exitCode: null,
+        stoppedBy: "interrupted",
+        error: "the launcher was shut down",
+      });
+    }
     return names;
+  }
+
+  /** Removes a container by name (a run a dead launcher left); one already gone is no error. */
+  private async removeByName(name: string): Promise<void> {
+    try {
+      await this.docker.getContainer(name).remove({ force: true, v: true });
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
   }
 }
 
@@ -371,3 +491,33 @@ async function closeTaskNetwork(docker: Dockerode, net: TaskNetwork): Promise<vo
     }
   }
 }
+
+/**
+ * SHA-256 of every regular file under `dir`, by its path inside it (symbolic links are recorded as links, never
+ * followed): what a task was given, for the audit log.
+ */
+export function hashTree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (rel: string) => {
+    let names: string[];
+    try {
+      names = readdirSync(join(dir, rel)).sort();
+    } catch {
+      return;
+    }
+    for (const n of names) {
+      const r = rel === "" ? n : `${rel}/${n}`;
+      const st = lstatSync(join(dir, r));
+      if (st.isDirectory()) walk(r);
+      else if (st.isFile())
+        out[r] = createHash("sha256")
+          .update(readFileSync(join(dir, r)))
+          .digest("hex");
+      else if (st.isSymbolicLink()) out[r] = "symlink";
+    }
+  };
+  walk("");
+  return out;
+}
+
+export { BudgetRefused };

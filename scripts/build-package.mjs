@@ -10,6 +10,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import front from "../toolchain/front.cjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const at = process.argv.indexOf("--out-dir");
@@ -17,6 +18,8 @@ const out = at === -1 ? join(root, "dist") : resolve(process.argv[at + 1] ?? "")
 
 // A clean build: files the sources no longer have must not ship.
 rmSync(out, { recursive: true, force: true });
+// What the build is made from, for the checkout's front (toolchain/front.cjs), which runs a build only while fresh.
+const sources = front.sourceSnapshot(root);
 const tsc = spawnSync(
   process.execPath,
   [
@@ -70,4 +73,6 @@ if (missing.length > 0) {
   );
   process.exit(1);
 }
+if (!front.recordBuild(root, out, sources))
+  process.stderr.write("build-package: sources changed during the build; ./sandbox will not run it\n");
 process.stderr.write(`build-package: built ${relative(process.cwd(), out) || "."}\n`);

@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { parseDocument } from "yaml";
 import { z } from "zod";
 import {
@@ -22,6 +24,8 @@ export const CONFIG_KEYS = [
   "network",
   "jobRoot",
   "probe",
+  "agents",
+  "alerts",
   "templates",
 ] as const;
 
@@ -111,6 +115,27 @@ export function defaultProjectName(stack: string): string {
     .replace(/-+/g, "-")
     .replace(/-$/, "");
   return cleaned.slice(0, 32).replace(/-$/, "");
+}
+
+/** A stack's config file as the front looks it up: see {@link findStackFile}. */
+export interface StackFile {
+  /** The file's path relative to the folder the front runs on (the first place looked when none exists). */
+  readonly file: string;
+  readonly exists: boolean;
+  /** Every place looked, in order. */
+  readonly tried: readonly string[];
+}
+
+/**
+ * Where the front finds a stack's config file, relative to the folder it runs on. A checkout keeps its stack files
+ * in `stacks/` (its Pulumi.yaml's `stackConfigDir`): `stacks/Pulumi.<stack>.yaml`. The installed front runs in a
+ * team's own folder and takes `Pulumi.<stack>.yaml` there, else `stacks/Pulumi.<stack>.yaml`.
+ */
+export function findStackFile(root: string, stack: string, installed: boolean): StackFile {
+  const name = `Pulumi.${stack}.yaml`;
+  const tried = installed ? [name, join("stacks", name)] : [join("stacks", name)];
+  const found = tried.find((f) => existsSync(join(root, f)));
+  return { file: found ?? tried[0] ?? name, exists: found !== undefined, tried };
 }
 
 /**

@@ -23,6 +23,7 @@ export const UNIT_FOLDERS: readonly string[] = [
   "cli",
   "docker",
   "kubernetes",
+  "ledger",
   "model",
   "package",
   "policy",

@@ -18,8 +18,12 @@ sandbox_ensure_node() {
       || sandbox_die "sandbox: 'npm ci' failed (see above). The npm registry must be reachable."
     printf '%s\n' "$want" >"$stamp"
   fi
-  local major
+  # The version, asked once per Node binary (its size and time are recorded), not on every call: that costs a start.
+  local checked="$root/node_modules/.sandbox-node-checked" mark major
+  mark="$(stat -L -c '%s %Y' "$root/node_modules/.bin/node" 2>/dev/null || echo missing)"
+  [ "$(cat "$checked" 2>/dev/null)" = "$mark" ] && return 0
   major="$("$root/node_modules/.bin/node" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
   [ "$major" -ge 22 ] 2>/dev/null \
     || sandbox_die "sandbox: node_modules/.bin/node is Node $major; the project needs Node 22 or later. Remove node_modules and run this again."
+  printf '%s\n' "$mark" >"$checked"
 }

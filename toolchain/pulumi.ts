@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { basename, delimiter, dirname, join } from "node:path";
 import { cachedToolPath, TOOLCHAIN } from "./manifest";
 
 /** Where the toolkit keeps the Pulumi CLI it built: `<cache>/<PULUMI_CACHE_FOLDER>/v<PULUMI_VERSION>/bin/pulumi`. */
@@ -35,12 +35,48 @@ export function compareVersions(a: string, b: string): number {
 }
 
 /**
- * The toolkit's own Docker provider (`providers/docker`), served as `pulumi-resource-docker` when the official plugin
- * is not installed. `SANDBOX_DOCKER_PROVIDER=official` refuses the fallback; `=local` uses it even when the official
- * plugin is there.
+ * Where the running toolkit keeps its own files, which the stack verbs hand to the engine. In a checkout they are
+ * under the root the front runs on (`policy/`, `providers/docker/`). Installed from the package, the code runs from
+ * `<package>/dist/` and they are the package's: `policy-pack/` and the compiled `dist/providers/docker/`, whatever
+ * folder the front runs in.
  */
-function localDockerProvider(root: string): string {
-  return join(root, "providers", "docker", "pulumi-resource-docker");
+export interface ToolkitFiles {
+  /** True when the code runs from the installed package, false in a checkout. */
+  readonly installed: boolean;
+  /** The policy pack's folder: its `PulumiPolicy.yaml` and the `run-pack` launcher. */
+  readonly policyPack: string;
+  /**
+   * The folder of the toolkit's own Docker provider, `pulumi-resource-docker`, served when the official plugin is not
+   * installed. `SANDBOX_DOCKER_PROVIDER=official` refuses the fallback; `=local` uses it even when the official
+   * plugin is there.
+   */
+  readonly dockerProvider: string;
+}
+
+/**
+ * The toolkit's files for a front running on `root`. `codeDir` is this module's folder: `<package>/dist/toolchain`
+ * when installed (the package's `policy-pack/` beside `dist/`), `<checkout>/toolchain` otherwise.
+ */
+export function toolkitFiles(root: string, codeDir: string = __dirname): ToolkitFiles {
+  const pkg = dirname(dirname(codeDir));
+  // A checkout's own build (dist/ beside the sources, which the package does not ship) runs as the checkout.
+  const packaged = !existsSync(join(pkg, "cli", "main.ts"));
+  if (
+    basename(dirname(codeDir)) === "dist" &&
+    packaged &&
+    existsSync(join(pkg, "policy-pack", "PulumiPolicy.yaml"))
+  ) {
+    return {
+      installed: true,
+      policyPack: join(pkg, "policy-pack"),
+      dockerProvider: join(pkg, "dist", "providers", "docker"),
+    };
+  }
+  return {
+    installed: false,
+    policyPack: join(root, "policy"),
+    dockerProvider: join(root, "providers", "docker"),
+  };
 }
 
 /** What was found of the Pulumi toolchain, and what is missing, in words a person can act on. */
@@ -53,6 +89,8 @@ export interface ToolchainReport {
   readonly pathPrepend: readonly string[];
   /** One line per missing piece. */
   readonly missing: readonly string[];
+  /** True for the installed front, which finds the Pulumi CLI on PATH only and cannot build one. */
+  readonly installed: boolean;
 }
 
 /** The Pulumi home the toolkit uses: `PULUMI_HOME` when set, else a project-owned folder. */
@@ -83,16 +121,23 @@ export function findResourcePlugin(
   return dir === undefined ? undefined : join(plugins, dir);
 }
 
-/** Looks for the Pulumi CLI (PATH, then the toolkit's cache) and the resource plugins `packages` need. */
+/**
+ * Looks for the Pulumi CLI and the resource plugins `packages` need. A checkout takes the CLI from PATH, then from
+ * the toolkit's cache (what `toolchain/setup.sh` built); the installed front from PATH only, since the package
+ * cannot build one.
+ */
 export function inspectToolchain(
   root: string,
   packages: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
+  files: ToolkitFiles = toolkitFiles(root),
 ): ToolchainReport {
   const missing: string[] = [];
   const cached = cachedPulumiPath(env);
+  const installed = files.installed;
   let pulumi: ToolchainReport["pulumi"];
-  for (const path of [onPath("pulumi", env), existsSync(cached) ? cached : undefined]) {
+  const candidates = [onPath("pulumi", env), installed || !existsSync(cached) ? undefined : cached];
+  for (const path of candidates) {
     if (path === undefined) continue;
     const version = versionOf(path);
     if (version !== undefined && compareVersions(version, TOOLCHAIN.MIN_PULUMI_VERSION) >= 0) {
@@ -104,7 +149,11 @@ export function inspectToolchain(
     );
   }
   if (pulumi === undefined) {
-    missing.push(`the Pulumi CLI: no \`pulumi\` on PATH and none cached at ${cached}`);
+    missing.push(
+      installed
+        ? `the Pulumi CLI: no \`pulumi\` v${TOOLCHAIN.MIN_PULUMI_VERSION} or later on PATH`
+        : `the Pulumi CLI: no \`pulumi\` on PATH and none cached at ${cached}`,
+    );
   }
   const home = pulumiHome(root, env);
   const plugins: Record<string, string | undefined> = {};
@@ -113,10 +162,10 @@ export function inspectToolchain(
     const choice = env.SANDBOX_DOCKER_PROVIDER;
     plugins[pkg] = pkg === "docker" && choice === "local" ? undefined : findResourcePlugin(pkg, home, env);
     if (pkg === "docker" && plugins[pkg] === undefined && choice !== "official") {
-      const local = localDockerProvider(root);
+      const local = join(files.dockerProvider, "pulumi-resource-docker");
       if (existsSync(local)) {
         plugins[pkg] = local;
-        pathPrepend.push(join(root, "providers", "docker"));
+        pathPrepend.push(files.dockerProvider);
       }
     }
     if (plugins[pkg] === undefined) {
@@ -125,20 +174,33 @@ export function inspectToolchain(
       );
     }
   }
-  return pulumi === undefined ? { plugins, pathPrepend, missing } : { pulumi, plugins, pathPrepend, missing };
+  const report = { plugins, pathPrepend, missing, installed };
+  return pulumi === undefined ? report : { pulumi, ...report };
 }
 
 /** The message the front prints when the engine cannot run: what is missing and how to get it. */
 export function missingToolchainMessage(verb: string, stack: string, report: ToolchainReport): string {
+  const min = TOOLCHAIN.MIN_PULUMI_VERSION;
+  const howTo = report.installed
+    ? [
+        `  - install the Pulumi CLI v${min} or later (https://www.pulumi.com/docs/install/) and put \`pulumi\` on PATH;`,
+        "    the installed package cannot build one (a checkout of the toolkit can: toolchain/setup.sh builds it from",
+        `    the Go module proxy with Go ${TOOLCHAIN.MIN_GO_VERSION} or later); the package's own Docker provider needs nothing;`,
+        "  - for Kubernetes projects: `pulumi plugin install resource kubernetes`, or put `pulumi-resource-kubernetes`",
+        "    on PATH, or point PULUMI_HOME at a Pulumi home that holds it.",
+      ]
+    : [
+        "  - with internet access: install the Pulumi CLI (https://www.pulumi.com/docs/install/), then",
+        "    `pulumi plugin install resource docker` (and `kubernetes` for Kubernetes projects);",
+        "  - without downloads: `bash toolchain/setup.sh` builds the CLI and the Kubernetes plugin from the Go module",
+        `    proxy and caches them (it needs Go ${TOOLCHAIN.MIN_GO_VERSION} or later); the toolkit's own Docker provider needs nothing;`,
+        "  - point PULUMI_HOME at a Pulumi home that already holds the plugins, or put `pulumi-resource-<pkg>` on PATH.",
+      ];
   return [
     `cannot ${verb} stack "${stack}": the Pulumi engine is not available on this machine.`,
     ...report.missing.map((m) => `  missing: ${m}`),
     "How to get it:",
-    "  - with internet access: install the Pulumi CLI (https://www.pulumi.com/docs/install/), then",
-    "    `pulumi plugin install resource docker` (and `kubernetes` for Kubernetes projects);",
-    "  - without downloads: `bash toolchain/setup.sh` builds the CLI and the Kubernetes plugin from the Go module",
-    `    proxy and caches them (it needs Go ${TOOLCHAIN.MIN_GO_VERSION} or later); the toolkit's own Docker provider needs nothing;`,
-    "  - point PULUMI_HOME at a Pulumi home that already holds the plugins, or put `pulumi-resource-<pkg>` on PATH.",
+    ...howTo,
     "Nothing was deployed.",
   ].join("\n");
 }

@@ -1,33 +1,38 @@
 #!/usr/bin/env node
 /**
- * `sandbox`, the installed front. It reads `stacks/Pulumi.<stack>.yaml` in the folder it runs in and runs `check`,
- * the task verbs (`run`, `probe`, `escape`, `off`) and `scan` as `./sandbox` does in a checkout. The stack verbs
- * (`preview`, `up`, `refresh`, `destroy`) deploy the checkout's own program; from the package, a team deploys its
- * own Pulumi program with the package's components and policy pack instead (docs/quickstart-components.md).
+ * `sandbox`, the installed front: `./sandbox` of a checkout, run in a team's own folder. It reads
+ * `Pulumi.<stack>.yaml` there (else `stacks/Pulumi.<stack>.yaml`) and runs `check`, the stack verbs (`preview`, `up`,
+ * `refresh`, `destroy`), the task verbs (`run`, `probe`, `escape`, `off`) and `scan`. The stack verbs run the
+ * package's compiled program inline through the Automation API, with the package's policy pack and, where no
+ * official Docker plugin is installed, the package's local Docker provider; the state is the folder's own.
  */
 import { enableCompileCache } from "node:module";
 
 // Node keeps the compiled code of the modules loaded below, so every run after the first starts faster.
 enableCompileCache?.();
 const { EXIT, main } = require("../main") as typeof import("../main");
-
-/** The verbs that need a checkout: they run the toolkit's own stack program with the checkout's pack. */
-const CHECKOUT_VERBS = ["preview", "up", "refresh", "destroy", "test"];
+const { TOOLCHAIN } = require("../../toolchain/manifest") as typeof import("../../toolchain/manifest");
 
 const argv = process.argv.slice(2);
 const io = { out: (t: string) => process.stdout.write(t), err: (t: string) => process.stderr.write(t) };
 
-/** Where the installed front differs from a checkout's, said after its usage and when a checkout verb is asked for. */
+/** Where the installed front differs from a checkout's, said after its usage. */
 const INSTALLED = [
-  "installed from the package, sandbox runs check, run, probe, escape, off and scan on stacks/Pulumi.<stack>.yaml",
-  "in this folder; preview, up, refresh, destroy and test run from a checkout (./sandbox). Deploy your own Pulumi",
-  "program with the package's components and policy pack:",
-  "  pulumi up --policy-pack node_modules/@sandbox-projects/toolkit/policy-pack",
+  "installed from the package, sandbox runs in the folder you run it in:",
+  "  stack file  ./Pulumi.<stack>.yaml, else ./stacks/Pulumi.<stack>.yaml (the `sandbox:` config of the README)",
+  "  state       ./.sandbox/state, or PULUMI_BACKEND_URL; the Pulumi home ./.sandbox/pulumi-home, or PULUMI_HOME",
+  "  passphrase  PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE, else a dev passphrase",
+  `  engine      the \`pulumi\` on PATH, v${TOOLCHAIN.MIN_PULUMI_VERSION} or later (the package cannot build one: exit 3)`,
+  "  program     the package's, with its policy pack and, where no official Docker plugin is installed, its own",
+  "              Docker provider",
+  "  test        the toolkit's own suite runs from a checkout only (./sandbox test)",
   "",
 ].join("\n");
 
-if (CHECKOUT_VERBS.includes(argv[0] ?? "")) {
-  io.err(`sandbox ${argv[0]}: ${INSTALLED}`);
+if (argv[0] === "test") {
+  io.err(
+    "sandbox test: the toolkit's own test suite runs from a checkout (./sandbox test); the package holds no tests\n",
+  );
   process.exitCode = EXIT.badInput;
 } else {
   main(argv, io, process.cwd()).then(

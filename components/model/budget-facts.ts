@@ -40,6 +40,15 @@ export const BudgetFactsSchema = strictObject({
       .number({ error: "hours per month must be a number, 1 or more" })
       .min(1, { error: "hours per month must be a number, 1 or more" }),
   }),
+  /**
+   * How the cap is held: `worst-case` (the slots' worst case must fit) or `metered` (the ledger charges every
+   * launcher run and admits it under the cap). Absent: `worst-case`, the stricter reading.
+   */
+  enforce: z
+    .enum(["worst-case", "metered"], { error: 'enforce must be "worst-case" or "metered"' })
+    .default("worst-case"),
+  /** Each agent's own monthly cap, where one is set (each must be at most the project's cap). */
+  agentCapsUsd: z.record(z.string(), usdAmount("an agent's cap")).default({}),
   /** Tasks the project admits at once: the plan's figure (0 when disabled), not the concurrency setting as written. */
   maxConcurrentTasks: z
     .number({ error: "maxConcurrentTasks must be a whole number, 0 or more" })
@@ -80,6 +89,12 @@ export function budgetFacts(p: ResolvedProject): BudgetFacts {
     backend: p.spec.backend,
     enabled: p.spec.enabled,
     budget: { monthlyCapUsd, usdPerVcpuHour, usdPerGbHour, hoursPerMonth },
+    enforce: p.spec.budget.enforce,
+    agentCapsUsd: Object.fromEntries(
+      Object.entries(p.spec.agents)
+        .filter(([, a]) => a.monthlyCapUsd !== undefined)
+        .map(([n, a]) => [n, a.monthlyCapUsd as number]),
+    ),
     maxConcurrentTasks: p.budget.concurrency,
     slot: sizeOf(p.slot),
     ...(fixed === undefined ? {} : { fixed: { label: fixed.label, size: sizeOf(fixed.size) } }),

@@ -44,6 +44,15 @@ export const BudgetSchema = strictObject({
     .min(1, { error: "hours per month must be a number between 1 and 744" })
     .max(744, { error: "hours per month must be a number between 1 and 744" })
     .default(DEFAULT_RATES.hoursPerMonth),
+  /**
+   * How the cap is held. `worst-case` (the default): the worst case (every slot busy all month) must fit under the
+   * cap, so nothing needs to be counted. `metered`: the concurrency may exceed what fits all month; the ledger
+   * (runtime/ledger.ts) charges every run and admits a launch only while month-to-date spend plus the task's
+   * maximum charge fits, and stops running work at the cap.
+   */
+  enforce: z
+    .enum(["worst-case", "metered"], { error: 'budget.enforce must be "worst-case" or "metered"' })
+    .default("worst-case"),
   /** Tasks that may run at once. Defaults to the largest number whose worst case fits the cap. */
   maxConcurrentTasks: z
     .number({ error: "the concurrency must be a whole number between 1 and 10000" })
@@ -71,9 +80,28 @@ export function memoryGb(memoryMb: number): number {
  * the stack policy) is a sum of these.
  */
 export function taskMonthlyUsd(size: TaskSize, rates: Rates): number {
-  return (
-    (size.vcpu * rates.usdPerVcpuHour + memoryGb(size.memoryMb) * rates.usdPerGbHour) * rates.hoursPerMonth
-  );
+  return taskUsd(size, rates, rates.hoursPerMonth * 3600);
+}
+
+/**
+ * What `size` costs kept busy for `seconds`: (vCPU × $/vCPU-hour + GB × $/GB-hour) × hours. The one formula the
+ * budget proof ({@link taskMonthlyUsd}) and the ledger's charge for a run both price with.
+ */
+export function taskUsd(size: TaskSize, rates: Omit<Rates, "hoursPerMonth">, seconds: number): number {
+  return (size.vcpu * rates.usdPerVcpuHour + memoryGb(size.memoryMb) * rates.usdPerGbHour) * (seconds / 3600);
+}
+
+/** `(1 vCPU × $0.004 + 1 GB × $0.002) × 65 s`: the charge of one run of `size` for `seconds`, as printed. */
+export function runArithmetic(size: TaskSize, rates: Omit<Rates, "hoursPerMonth">, seconds: number): string {
+  const cpu = `${trimNumber(size.vcpu)} vCPU × $${trimNumber(rates.usdPerVcpuHour)}/h`;
+  const mem = `${trimNumber(memoryGb(size.memoryMb), 3)} GB × $${trimNumber(rates.usdPerGbHour)}/h`;
+  return `(${cpu} + ${mem}) × ${trimNumber(seconds, 3)} s = ${usdFine(taskUsd(size, rates, seconds))}`;
+}
+
+/** An amount to a tenth of a cent or finer when it is small (`$0.0042`), to the cent otherwise. */
+export function usdFine(n: number): string {
+  if (Math.abs(n) >= 1) return usd(n);
+  return `$${trimNumber(n, 6)}`;
 }
 
 /**
@@ -194,6 +222,17 @@ export function planBudget(
     capUsd: budget.monthlyCapUsd,
     arithmetic: budgetArithmetic(n, size, budget, fixed),
   });
+  if (budget.enforce === "metered") {
+    // The ledger holds the cap run by run: the concurrency is the setting (else what fits all month, at least one).
+    const n = budget.maxConcurrentTasks ?? Math.max(1, affordable);
+    const worst = worstCaseMonthlyUsd(n, size, budget, fixed);
+    return {
+      concurrency: n,
+      worstCaseUsd: worst,
+      capUsd: budget.monthlyCapUsd,
+      arithmetic: `metered: every run charged and admitted under the cap by the ledger (unmetered worst case ${budgetArithmetic(n, size, budget, fixed)})`,
+    };
+  }
   if (budget.maxConcurrentTasks !== undefined) {
     const n = budget.maxConcurrentTasks;
     if (!fits(n)) {

@@ -6,6 +6,7 @@ export * from "./egress";
 export * from "./errors";
 export * from "./labels";
 export * from "./launch";
+export * from "./meter";
 export * from "./names";
 export * from "./network";
 export * from "./probe";

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { type BudgetPlan, BudgetSchema, type FixedCost, planBudget, type TaskSize } from "./budget";
-import { joinKey, parseOrThrow, SpecError, strictObject } from "./errors";
+import { joinKey, parseOrThrow, SpecError, type SpecProblem, strictObject } from "./errors";
+import { AgentsSchema, AlertSinksSchema } from "./meter";
 import { NetworkSchema } from "./network";
 import { PROXY_RESOURCES } from "./proxy";
 import { type Template, TemplateSchema } from "./template";
@@ -31,6 +32,13 @@ export const ProjectSchema = strictObject({
     .optional(),
   /** Run the self-check probe of every template at `up`. Defaults to `true`. */
   probe: z.boolean({ error: "probe must be true or false" }).default(true),
+  /**
+   * The agents that may launch tasks, each with its templates, monthly cap and concurrency (the ledger enforces
+   * them). Defaults to none: any launch is admitted under the project's own limits.
+   */
+  agents: AgentsSchema.default({}),
+  /** Where the ledger's alerts go besides its own record. Defaults to one line on stderr. */
+  alerts: AlertSinksSchema.default({ stderr: true }),
   /** The task templates by name. At least one. */
   templates: z
     .record(z.string().regex(NAME, { error: `template names must be ${NAME_RULE}` }), TemplateSchema, {
@@ -95,6 +103,8 @@ export function resolveProject(input: unknown, keyPrefix = ""): ResolvedProject 
       },
     ]);
   }
+  const meterProblems = checkMeter(spec, plan.concurrency, keyPrefix);
+  if (meterProblems.length > 0) throw new SpecError(meterProblems);
   return {
     spec,
     budget: plan,
@@ -111,4 +121,48 @@ export function resolveProject(input: unknown, keyPrefix = ""): ResolvedProject 
 export function alwaysOnCost(spec: ProjectSpec): FixedCost | undefined {
   const proxied = Object.values(spec.templates).some((t) => t.egress.mode === "proxy");
   return proxied ? { label: "1 proxy", size: PROXY_RESOURCES } : undefined;
+}
+
+/**
+ * The meter's cross-field checks: every agent's templates exist, its cap is at most the project's and its
+ * concurrency at most the project's; a metered budget runs on the Docker backend, whose launcher keeps the ledger.
+ */
+export function checkMeter(spec: ProjectSpec, concurrency: number, keyPrefix = ""): SpecProblem[] {
+  const problems: SpecProblem[] = [];
+  if (spec.budget.enforce === "metered" && spec.backend === "kubernetes") {
+    problems.push({
+      key: joinKey(keyPrefix, "budget.enforce"),
+      value: '"metered"',
+      message:
+        'a metered budget needs the ledger, which only the Docker launcher keeps; use "worst-case" on the kubernetes backend',
+    });
+  }
+  const templates = Object.keys(spec.templates).sort();
+  for (const [name, agent] of Object.entries(spec.agents).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const key = (k: string) => joinKey(keyPrefix, `agents.${name}.${k}`);
+    for (const [i, t] of (agent.templates ?? []).entries()) {
+      if (!templates.includes(t)) {
+        problems.push({
+          key: `${key("templates")}[${i}]`,
+          value: JSON.stringify(t),
+          message: `no such template; the project has: ${templates.join(", ")}`,
+        });
+      }
+    }
+    if (agent.monthlyCapUsd !== undefined && agent.monthlyCapUsd > spec.budget.monthlyCapUsd) {
+      problems.push({
+        key: key("monthlyCapUsd"),
+        value: String(agent.monthlyCapUsd),
+        message: `an agent's cap must be at most the project's cap (${spec.budget.monthlyCapUsd})`,
+      });
+    }
+    if (agent.maxConcurrentTasks !== undefined && agent.maxConcurrentTasks > concurrency) {
+      problems.push({
+        key: key("maxConcurrentTasks"),
+        value: String(agent.maxConcurrentTasks),
+        message: `an agent's concurrency must be at most the project's (${concurrency})`,
+      });
+    }
+  }
+  return problems;
 }

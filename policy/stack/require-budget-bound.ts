@@ -4,6 +4,7 @@ import {
   BudgetFactsSchema,
   budgetArithmetic,
   DEFAULT_RATES,
+  priceArithmetic,
   problemsFromZod,
   type Rates,
   renderProblem,
@@ -104,6 +105,25 @@ function judgeFacts({ facts: f, urn }: ProjectFacts, config: BudgetConfig): Stac
     ];
   }
   const out: StackFinding[] = [];
+  for (const [agent, cap] of Object.entries(f.agentCapsUsd).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (!withinCap(cap, f.budget.monthlyCapUsd)) {
+      out.push({
+        message: `${scope}agent "${agent}" has a cap of ${usd(cap)} > the project's cap ${usd(f.budget.monthlyCapUsd)}`,
+        urn,
+      });
+    }
+  }
+  if (f.enforce === "metered") {
+    // The ledger holds the task spend under the cap run by run; what runs all month must still fit before it.
+    const fixedUsd = f.fixed === undefined ? 0 : taskMonthlyUsd(f.fixed.size, f.budget);
+    if (!withinCap(fixedUsd, f.budget.monthlyCapUsd)) {
+      out.push({
+        message: `${scope}the always-on part ${f.fixed?.label ?? ""} × ${priceArithmetic(f.fixed?.size ?? f.slot, f.budget)} = ${usd(fixedUsd)} > cap ${usd(f.budget.monthlyCapUsd)}, before any metered task`,
+        urn,
+      });
+    }
+    return out;
+  }
   if (!withinCap(own.usd, f.budget.monthlyCapUsd)) {
     out.push({ message: `${scope}worst case ${own.arithmetic} > cap ${usd(f.budget.monthlyCapUsd)}`, urn });
   }
@@ -332,8 +352,22 @@ export const requireBudgetBound = defineStackRule<BudgetConfig>({
       u: Usage,
       r: Rates,
       componentConcurrency: number | undefined,
+      metered?: { capUsd: number; ownCap: boolean },
     ): SpendTerm[] => {
       const terms: SpendTerm[] = [];
+      if (metered !== undefined) {
+        // The launcher's runs are charged by the ledger under the project's cap; task containers the stack itself
+        // deploys (and its probes) run outside the ledger, so each is priced as running all month.
+        const deployed = u.tasks.map((t) => ({ label: `task ${t.name}`, count: 1, size: t.size }));
+        if (!metered.ownCap)
+          terms.push({
+            label: `metered tasks of project "${project}"`,
+            count: 0,
+            size: { vcpu: 0, memoryMb: 0 },
+            usd: metered.capUsd,
+          });
+        return [...terms, ...deployed, ...u.always];
+      }
       if (u.tasks.length > 0) {
         const largest = u.tasks.reduce((a, b) =>
           taskMonthlyUsd(b.size, r) > taskMonthlyUsd(a.size, r) ? b : a,
@@ -375,7 +409,16 @@ export const requireBudgetBound = defineStackRule<BudgetConfig>({
       const quotas = [...quotaTerms].filter(([ns]) => quotaProjects.get(ns) === f.project).map(([, t]) => t);
       report(
         f.budget.monthlyCapUsd,
-        [...termsOf(f.project, u, f.budget, f.maxConcurrentTasks), ...quotas],
+        [
+          ...termsOf(
+            f.project,
+            u,
+            f.budget,
+            f.maxConcurrentTasks,
+            f.enforce === "metered" ? { capUsd: f.budget.monthlyCapUsd, ownCap: true } : undefined,
+          ),
+          ...quotas,
+        ],
         u,
         f.budget,
         b.urn,
@@ -389,7 +432,17 @@ export const requireBudgetBound = defineStackRule<BudgetConfig>({
       const terms: SpendTerm[] = [];
       for (const [project, u] of byProject) {
         const b = budgets.find((x) => x.facts.project === project);
-        terms.push(...termsOf(project, u, r, b?.facts.maxConcurrentTasks));
+        terms.push(
+          ...termsOf(
+            project,
+            u,
+            r,
+            b?.facts.maxConcurrentTasks,
+            b?.facts.enforce === "metered"
+              ? { capUsd: b.facts.budget.monthlyCapUsd, ownCap: false }
+              : undefined,
+          ),
+        );
         all.unbounded.push(...u.unbounded);
         all.uncertain.push(...u.uncertain);
       }

@@ -18,14 +18,17 @@ export interface SpendTerm {
   readonly label: string;
   readonly count: number;
   readonly size: TaskSize;
+  /** A bound in dollars instead of a size (a metered project's tasks: at most its own cap). */
+  readonly usd?: number;
 }
 
 function termUsd(t: SpendTerm, rates: Rates): number {
-  return t.count * taskMonthlyUsd(t.size, rates);
+  return t.usd ?? t.count * taskMonthlyUsd(t.size, rates);
 }
 
 /** `3 tasks × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h = $13.14`, or `proxy "p": 1 × (...) × 730 h = $1.46`. */
 function termArithmetic(t: SpendTerm, rates: Rates): string {
+  if (t.usd !== undefined) return `${t.label}: at most ${usd(t.usd)}`;
   if (t.label === "tasks") return budgetArithmetic(t.count, t.size, rates);
   return `${t.label}: ${t.count} × ${priceArithmetic(t.size, rates)} = ${usd(termUsd(t, rates))}`;
 }

@@ -1,9 +1,11 @@
 // A team's project that installs only the packed tarball, in a temporary folder that is not this repository, running
-// each quick-start (docs/quickstart-*.md) as it is written: their files written as they are, their `sh test`
-// commands run as they are. Real engines: the Pulumi CLI (the toolkit's cached build, or one on PATH) and the local
-// Docker engine; the package's own policy-pack/run-pack and local Docker provider, since this machine has neither
-// the Node policy analyzer nor the official Docker plugin. The project's PATH holds a Node 22+ binary, the Pulumi
-// CLI, the package's provider folder and the system's folders: nothing of this repository's code.
+// each quick-start (docs/quickstart-*.md) as it is written: their files written as they are (but the stack file's
+// project name and image, which are this run's: the Docker engine is shared), their `sh test` commands run as they
+// are. Real engines: the Pulumi CLI (the toolkit's cached build, or one on PATH) and the local Docker engine; the
+// package's own policy-pack/run-pack and local Docker provider, since this machine has neither the Node policy
+// analyzer nor the official Docker plugin. The project's PATH holds a Node 22+ binary, the Pulumi CLI, the
+// package's provider folder and the system's folders: nothing of this repository's code. The installed `sandbox`
+// front runs without that provider folder on PATH: it finds the package's provider itself.
 import { type SpawnSyncReturns, spawnSync } from "node:child_process";
 import {
   copyFileSync,
@@ -194,7 +196,10 @@ beforeAll(async () => {
 afterAll(async () => {
   process.stdout.write(`consumer test timings: ${timings.join("; ")}\n`);
   // Whatever a failed test left on the shared engine goes, by the project's label, before its folder does.
-  if (docker !== undefined) await offSwitch(docker, `agents-${stack}`, { jobRoot: join(project, "jobs") });
+  if (docker !== undefined) {
+    for (const name of [`agents-${stack}`, `front-${stack}`])
+      await offSwitch(docker, name, { jobRoot: join(project, "jobs") });
+  }
   if (project !== "") rmSync(project, { recursive: true, force: true });
 });
 
@@ -225,19 +230,135 @@ describe("the installed package", () => {
 });
 
 describe("the installed front, sandbox", () => {
-  it("checks a stack file of the folder it runs in, and sends the stack verbs to the team's own program", () => {
-    const dir = join(project, "front");
-    mkdirSync(join(dir, "stacks"), { recursive: true });
-    writeFileSync(
-      join(dir, "stacks", "Pulumi.dev.yaml"),
-      "config:\n  sandbox:budget:\n    monthlyCapUsd: 10\n  sandbox:templates:\n    default:\n      image: busybox:1\n",
-    );
-    const check = sh("npx sandbox check dev --json", dir);
+  const dir = () => join(project, "front");
+
+  it("checks the stack file beside it, else the one in stacks/", () => {
+    mkdirSync(join(dir(), "stacks"), { recursive: true });
+    const stackFile = (name: string) =>
+      `config:\n  sandbox:name: ${name}\n  sandbox:budget:\n    monthlyCapUsd: 10\n  sandbox:templates:\n    default:\n      image: busybox:1\n`;
+    writeFileSync(join(dir(), "stacks", "Pulumi.dev.yaml"), stackFile("in-stacks"));
+    const check = sh("npx sandbox check dev --json", dir());
     expect(check.status, check.stderr).toBe(0);
-    expect(JSON.parse(check.stdout)).toMatchObject({ verb: "check", ok: true, project: "sandbox-dev" });
-    const up = sh("npx sandbox up dev", dir);
-    expect(up.status).toBe(2);
-    expect(up.stderr).toContain(`--policy-pack node_modules/${PKG}/policy-pack`);
+    expect(JSON.parse(check.stdout)).toMatchObject({ verb: "check", ok: true, project: "in-stacks" });
+    writeFileSync(join(dir(), "Pulumi.dev.yaml"), stackFile("beside"));
+    expect(JSON.parse(sh("npx sandbox check dev --json", dir()).stdout)).toMatchObject({ project: "beside" });
+    const help = sh("npx sandbox --help", dir());
+    expect(help.stdout).toContain(
+      "stack file  ./Pulumi.<stack>.yaml, else ./stacks/Pulumi.<stack>.yaml (the `sandbox:` config of the README)",
+    );
+    const none = sh("npx sandbox up nope --json", dir());
+    expect(none.status).toBe(2);
+    expect(JSON.parse(none.stdout).problems).toEqual([
+      {
+        key: "Pulumi.nope.yaml",
+        message:
+          "no such stack config file (nor stacks/Pulumi.nope.yaml); create it (see docs/quickstart-stack-file.md in the package)",
+      },
+    ]);
+  });
+
+  it("without a Pulumi CLI on PATH, says that the package cannot build one and what to install (exit 3)", () => {
+    // Only this Node on PATH: no pulumi anywhere, whatever the machine has in its system folders.
+    const r = spawnSync(
+      join(project, ".node", "node"),
+      [join(pkgDir(), "dist", "cli", "bin", "sandbox.js"), "up", "dev", "--json"],
+      { cwd: dir(), env: { ...env, PATH: join(project, ".node") }, encoding: "utf8", timeout: 120_000 },
+    );
+    expect(r.status, r.stderr).toBe(3);
+    const answer = JSON.parse(r.stdout);
+    expect(answer).toMatchObject({ verb: "up", ok: false, exitCode: 3, error: { kind: "missing-tool" } });
+    expect(answer.missing).toEqual([
+      `the Pulumi CLI: no \`pulumi\` v${TOOLCHAIN.MIN_PULUMI_VERSION} or later on PATH`,
+    ]);
+    expect(answer.error.message).toContain("the installed package cannot build one");
+    expect(answer.error.message).toContain("https://www.pulumi.com/docs/install/");
+  });
+
+  it("refers the toolkit's own test suite to a checkout", () => {
+    const r = sh("npx sandbox test", dir());
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("./sandbox test");
+  });
+});
+
+describe("quick-start: deploy from a stack file with npx sandbox (docs/quickstart-stack-file.md)", () => {
+  const dir = () => join(project, "stack-file");
+  const name = `front-${stack}`;
+  /** The quick-start's stack file, with this run's project name and the offline test image. */
+  function stackFile(q: Quickstart): string {
+    const file = q.files.find((f) => f.path === "Pulumi.dev.yaml");
+    expect(file?.content).toContain("sandbox:name: team-agents ");
+    expect(file?.content).toContain("image: busybox:1.36 ");
+    return (file?.content ?? "")
+      .replace("sandbox:name: team-agents ", `sandbox:name: ${name} `)
+      .replace("image: busybox:1.36 ", `image: ${TEST_IMAGE} `);
+  }
+  /** What a team's shell has: no backend or passphrase set, and no provider folder of ours on PATH. */
+  const frontEnv = (): NodeJS.ProcessEnv => {
+    const {
+      PULUMI_BACKEND_URL: _b,
+      PULUMI_CONFIG_PASSPHRASE: _p,
+      PULUMI_HOME: _h,
+      PULUMI_SKIP_UPDATE_CHECK: _u,
+      PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: _a,
+      ...rest
+    } = env;
+    const provider = join(pkgDir(), "dist", "providers", "docker");
+    return {
+      ...rest,
+      PATH: (env.PATH ?? "")
+        .split(":")
+        .filter((p) => p !== provider)
+        .join(":"),
+    };
+  };
+  const run = (script: string) =>
+    spawnSync("sh", ["-ec", script], { cwd: dir(), env: frontEnv(), encoding: "utf8", timeout: 600_000 });
+
+  it("goes up in the team's folder with the package's program, pack and provider, and comes down with destroy", async () => {
+    const q = quickstart("stack-file");
+    mkdirSync(dir(), { recursive: true });
+    writeFileSync(join(dir(), "Pulumi.dev.yaml"), stackFile(q));
+    const [check, up, destroy] = q.commands;
+    expect(q.commands.map((c) => c.script.trim())).toEqual([
+      "npx sandbox check dev",
+      "npx sandbox up dev --json",
+      "npx sandbox destroy dev --json",
+    ]);
+
+    const checked = run(check?.script ?? "");
+    expect(checked.status, checked.stderr).toBe(check?.exit);
+    expect(checked.stdout).toContain(`stack dev: project ${name} on docker`);
+
+    let t = Date.now();
+    const upped = run(up?.script ?? "");
+    timings.push(`npx sandbox up: ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    expect(upped.status, `${upped.stdout}\n${upped.stderr}`).toBe(up?.exit);
+    const result = JSON.parse(upped.stdout);
+    expect(result).toMatchObject({ verb: "up", stack: "dev", ok: true, exitCode: 0, project: name });
+    expect(result.changes.create).toBeGreaterThan(0);
+    expect(result.walls.default.passed).toBe(true);
+    // The package's provider served the engine, and the state is the folder's own, under the dev passphrase.
+    expect(result.warnings.join("\n")).toContain(join(pkgDir(), "dist", "providers", "docker"));
+    expect(existsSync(join(dir(), ".sandbox", "state", ".pulumi", "stacks", "sandbox", "dev.json"))).toBe(
+      true,
+    );
+    const labelled = { label: [`sandbox.project=${name}`] };
+    expect((await docker.listNetworks({ filters: labelled })).map((n) => n.Name)).toContain(`${name}-net`);
+    expect(await projectLeftovers(docker, name)).not.toEqual([]);
+    // The package's pack judged the stack: the engine names it, at the package's version, in its verbose output.
+    const previewed = run("npx sandbox preview dev --verbose");
+    expect(previewed.status, previewed.stderr).toBe(0);
+    expect(previewed.stderr).toMatch(
+      new RegExp(`sandbox-projects@v${VERSION.replace(/\./g, "\\.")} .*policy-pack/run-pack`),
+    );
+
+    t = Date.now();
+    const destroyed = run(destroy?.script ?? "");
+    timings.push(`npx sandbox destroy: ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    expect(destroyed.status, `${destroyed.stdout}\n${destroyed.stderr}`).toBe(destroy?.exit);
+    expect(JSON.parse(destroyed.stdout)).toMatchObject({ verb: "destroy", ok: true, exitCode: 0 });
+    expect(await projectLeftovers(docker, name)).toEqual([]);
   });
 });
 

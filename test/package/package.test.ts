@@ -207,7 +207,7 @@ describe("the public entry points", () => {
 describe("the quick-starts", () => {
   it("are each run by the consumer test, and each has something to run", () => {
     const consumer = read("test/package/consumer.test.ts");
-    for (const name of ["components", "policy-pack", "scan-ci", "agent"]) {
+    for (const name of ["components", "policy-pack", "scan-ci", "agent", "stack-file"]) {
       expect(consumer, name).toContain(`quickstart("${name}")`);
       const q = quickstart(name);
       expect(q.files.length + q.commands.length, name).toBeGreaterThan(0);

@@ -1,0 +1,145 @@
+/**
+ * The ledger as the front uses it: one file per project in the front's state folder, its alerts on the configured
+ * sinks, and the verbs that read it: `spend`, `audit` and `alerts`.
+ */
+import { type ResolvedProject, usdFine } from "../components/model";
+import { AlertOutbox, alertSinks } from "../runtime/alerts";
+import { type AlertRecord, Ledger, meterOf, type RunRecord } from "../runtime/ledger";
+import type { LedgerVerb } from "./ledger-file";
+
+/** Opens a project's ledger with its alert sinks (stderr through `err`); `outbox` holds webhooks in flight. */
+export function openLedger(
+  file: string,
+  project: ResolvedProject,
+  err: (text: string) => void,
+): { ledger: Ledger; outbox: AlertOutbox } {
+  const outbox = new AlertOutbox();
+  const ledger = Ledger.open(file, meterOf(project), { sinks: alertSinks(project.spec.alerts, outbox, err) });
+  return { ledger, outbox };
+}
+
+interface Io {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+/** Bad arguments of a ledger verb. */
+class LedgerUsage extends Error {}
+
+/** `--since`: an ISO date or time, or a span back from now (`30m`, `12h`, `7d`). */
+export function parseSince(value: string, now = Date.now()): number {
+  const span = /^(\d+)([smhd])$/.exec(value);
+  if (span) {
+    const unit = { s: 1e3, m: 6e4, h: 3.6e6, d: 8.64e7 }[span[2] as "s" | "m" | "h" | "d"];
+    return now - Number(span[1]) * unit;
+  }
+  const t = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(t)) {
+    throw new LedgerUsage(
+      `--since "${value}": expected an ISO date or time (2026-12-01, 2026-12-01T10:00:00Z) or a span back from now (30m, 12h, 7d)`,
+    );
+  }
+  return t;
+}
+
+function options(verb: LedgerVerb, rest: readonly string[]): { since?: number; agent?: string } {
+  const allowed = verb === "audit" ? ["--since", "--agent"] : verb === "alerts" ? ["--since"] : [];
+  const out: { since?: number; agent?: string } = {};
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i] ?? "";
+    const eq = arg.indexOf("=");
+    const flag = eq === -1 ? arg : arg.slice(0, eq);
+    if (!allowed.includes(flag)) {
+      throw new LedgerUsage(
+        `unknown argument "${arg}" for ${verb}; allowed: ${[...allowed, "--json"].join(", ")}`,
+      );
+    }
+    const value = eq === -1 ? rest[++i] : arg.slice(eq + 1);
+    if (value === undefined || value === "") throw new LedgerUsage(`${flag} needs a value`);
+    if (flag === "--since") out.since = parseSince(value);
+    else out.agent = value;
+  }
+  return out;
+}
+
+const pct = (f: number) => `${Math.round(f * 1000) / 10} %`;
+
+function spendText(s: ReturnType<Ledger["spend"]>): string {
+  const lines = [
+    `project ${s.project}, ${s.month} (UTC), budget ${s.enforce}: spent ${usdFine(s.spentUsd)} of ${usdFine(s.runsCapUsd)} for runs (${pct(s.fraction)}), ${usdFine(s.leftUsd)} left; forecast for the month at this rate ${usdFine(s.forecastUsd)}`,
+    `  cap ${usdFine(s.capUsd)}${s.fixedUsd > 0 ? `, of which ${usdFine(s.fixedUsd)} for what runs all month (the proxy)` : ""}; ${s.runs} run(s), ${s.open} running`,
+  ];
+  for (const [what, by] of [
+    ["template", s.byTemplate],
+    ["agent", s.byAgent],
+  ] as const) {
+    for (const [k, v] of Object.entries(by).sort(([a], [b]) => (a < b ? -1 : 1))) {
+      lines.push(`  ${what} ${k}: ${usdFine(v)}`);
+    }
+  }
+  if (s.blocked)
+    lines.push("  AT THE CAP: new launches and `up` are refused until the cap is raised or the month turns");
+  return `${lines.join("\n")}\n`;
+}
+
+function runText(r: RunRecord): string {
+  const when = new Date(r.admittedAt).toISOString();
+  const took = r.endedAt === null ? "running" : `${((r.endedAt - r.admittedAt) / 1000).toFixed(1)} s`;
+  const files = Object.entries(r.files);
+  const denied = r.egress.filter((d) => (d as { decision?: string }).decision === "denied").length;
+  return (
+    `${when} run ${r.id} template ${r.template}${r.agent === null ? "" : ` agent ${r.agent}`}: ${r.status}, exit ${r.exitCode ?? "-"}, ${took}, ${usdFine(r.chargeUsd ?? 0)}` +
+    `${r.limits.length ? `, limits ${r.limits.join(",")}` : ""}${r.killedByLauncher ? ", killed by the launcher" : ""}` +
+    `${r.stoppedBy === null ? "" : `, stopped (${r.stoppedBy})`}${r.error === null ? "" : `, error: ${r.error}`}\n` +
+    `  command: ${JSON.stringify(r.command)}\n` +
+    (files.length ? `  files: ${files.map(([p, h]) => `${p} sha256:${h.slice(0, 16)}`).join(", ")}\n` : "") +
+    (r.egress.length ? `  egress: ${r.egress.length} request(s), ${denied} refused\n` : "")
+  );
+}
+
+function alertText(a: AlertRecord): string {
+  return `${new Date(a.at).toISOString()} ${a.kind}: ${a.message}\n`;
+}
+
+/** Runs `spend`, `audit` or `alerts` on a project's ledger. Exit 0, or 2 for bad arguments; never throws. */
+export function runLedgerVerb(
+  verb: LedgerVerb,
+  stack: string,
+  project: ResolvedProject,
+  rest: readonly string[],
+  file: string,
+  io: Io,
+  json: boolean,
+): number {
+  let opts: { since?: number; agent?: string };
+  try {
+    opts = options(verb, rest);
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    if (json) {
+      io.out(
+        `${JSON.stringify({ verb, stack, ok: false, exitCode: 2, error: { kind: "bad-input", message } })}\n`,
+      );
+    } else io.err(`${message}\n`);
+    return 2;
+  }
+  const ledger = Ledger.open(file, meterOf(project));
+  try {
+    const head = { verb, stack, ok: true, exitCode: 0, project: project.spec.name, ledger: file };
+    if (verb === "spend") {
+      const s = ledger.spend();
+      io.out(json ? `${JSON.stringify({ ...head, spend: s })}\n` : spendText(s));
+    } else if (verb === "audit") {
+      const runs = ledger.runs(opts);
+      io.out(json ? `${JSON.stringify({ ...head, runs })}\n` : runs.map(runText).join("") || "no runs\n");
+    } else {
+      const alerts = ledger.alerts(opts.since === undefined ? {} : { since: opts.since });
+      io.out(
+        json ? `${JSON.stringify({ ...head, alerts })}\n` : alerts.map(alertText).join("") || "no alerts\n",
+      );
+    }
+    return 0;
+  } finally {
+    ledger.close();
+  }
+}

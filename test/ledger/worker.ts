@@ -1,0 +1,47 @@
+// A launcher process of its own on a shared ledger file, for test/ledger/ledger.test.ts:
+//   worker.ts <file> launch <n> <tag> <t>   from time t, admits n runs, each closed at once at its full maximum
+//   worker.ts <file> hold               admits one run ("held") and waits to be killed
+import { BudgetRefused, Ledger, type Meter } from "../../runtime/ledger";
+
+const [file = "", mode = "", count = "0", tag = "w", startAt = "0"] = process.argv.slice(2);
+const meter: Meter = {
+  project: "meter-test",
+  enforce: "metered",
+  capUsd: 1,
+  fixedUsd: 0,
+  rates: { usdPerVcpuHour: 3.6, usdPerGbHour: 0 },
+  concurrency: 100,
+  agents: {},
+  templates: ["default"],
+  enabled: true,
+};
+const ledger = Ledger.open(file, meter);
+const request = (id: string) => ({
+  id,
+  template: "default",
+  specHash: "abc",
+  command: ["true"],
+  container: `${id}-container`,
+  size: { vcpu: 1, memoryMb: 1024 },
+  maxSeconds: 100,
+});
+
+/** Sleeps the thread (the ledger is synchronous: a launcher's work between two launches). */
+const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+if (mode === "launch") {
+  while (Date.now() < Number(startAt)) pause(5);
+  for (let i = 0; i < Number(count); i++) {
+    pause(20);
+    try {
+      const run = ledger.admit(request(`${tag}-${i}`));
+      ledger.complete(run.id, { exitCode: 0 }, "done", run.admittedAt + run.maxSeconds * 1000);
+    } catch (e) {
+      if (!(e instanceof BudgetRefused)) throw e;
+    }
+  }
+  ledger.close();
+} else if (mode === "hold") {
+  ledger.admit(request("held"));
+  setInterval(() => undefined, 1000);
+}

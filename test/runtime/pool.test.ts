@@ -1,0 +1,433 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type Dockerode from "dockerode";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type LaunchSpec,
+  PROBE_TIMEOUT_SECONDS,
+  probeEgressUrl,
+  probeScript,
+  resolveProject,
+} from "../../components/model";
+import { Launcher, LaunchRefused, type TaskResult } from "../../runtime/launcher";
+import { offSwitch, projectLeftovers } from "../../runtime/offSwitch";
+import { poolMemberName, WarmPool } from "../../runtime/pool";
+import { policyPreflight } from "../../runtime/preflight";
+import { runProbe } from "../../runtime/walls";
+import { requireDocker, specOf, TEST_IMAGE, testProject } from "../helpers/docker";
+
+let docker: Dockerode;
+const projects: { name: string; jobRoot: string }[] = [];
+function track<T extends { spec: { name: string }; jobRoot: string }>(p: T): T {
+  projects.push({ name: p.spec.name, jobRoot: p.jobRoot });
+  return p;
+}
+
+const project = track(
+  testProject(
+    "pool",
+    {
+      default: { image: TEST_IMAGE },
+      short: { image: TEST_IMAGE, timeoutSeconds: 2 },
+    },
+    { monthlyCapUsd: 100, maxConcurrentTasks: 4 },
+  ),
+);
+
+beforeAll(async () => {
+  docker = await requireDocker();
+});
+afterAll(async () => {
+  if (!docker) return;
+  for (const p of projects) await offSwitch(docker, p.name, { jobRoot: p.jobRoot });
+});
+
+/** The project's waiting members on the engine: created, never started, under their pool names. */
+async function members(name: string): Promise<Dockerode.ContainerInfo[]> {
+  const all = await docker.listContainers({ all: true, filters: { label: [`sandbox.project=${name}`] } });
+  return all.filter((c) => (c.Names[0] ?? "").startsWith(`/${name}-pool-`));
+}
+
+/** The containers of `ids` the engine started since `since` (its events, up to now). */
+async function started(since: number, ids: readonly string[]): Promise<string[]> {
+  const stream = (await docker.getEvents({
+    since,
+    until: Math.ceil(Date.now() / 1000),
+    filters: { type: ["container"], event: ["start"] },
+  })) as NodeJS.ReadableStream;
+  let text = "";
+  for await (const chunk of stream) text += chunk.toString();
+  return text
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => (JSON.parse(l) as { id: string }).id)
+    .filter((id) => ids.includes(id));
+}
+
+/** Inspects each task's container as it starts, by task id. */
+function inspector(project: string) {
+  const seen = new Map<string, Promise<Dockerode.ContainerInspectInfo>>();
+  return {
+    seen,
+    onEvent: (e: { type: string; id: string }) => {
+      if (e.type === "start") seen.set(e.id, docker.getContainer(`${project}-task-${e.id}`).inspect());
+    },
+  };
+}
+
+/** Runs one task on a launcher made with the given pool (or none) and inspects its container as it starts. */
+async function runInspected(
+  pool: WarmPool | undefined,
+  spec: LaunchSpec,
+  request: Parameters<Launcher["run"]>[1],
+): Promise<{ result: TaskResult; inspected: Dockerode.ContainerInspectInfo }> {
+  const { seen, onEvent } = inspector(spec.project);
+  const l = new Launcher(docker, { preflight: policyPreflight(), onEvent, ...(pool ? { pool } : {}) });
+  const result = await l.run(spec, request);
+  const inspected = seen.get(result.id);
+  if (inspected === undefined) throw new Error("the task never started");
+  return { result, inspected: await inspected };
+}
+
+/** What a task's container is, less what names its own task (id, job folder path, engine ids and dates). */
+function walls(i: Dockerode.ContainerInspectInfo) {
+  const {
+    Binds: _b,
+    Mounts,
+    ...host
+  } = i.HostConfig as Dockerode.HostConfig & { Mounts?: { Target: string }[] };
+  const { Hostname: _h, Labels, ...config } = i.Config;
+  const { "sandbox.task": _t, ...labels } = Labels ?? {};
+  return {
+    host,
+    mounts: (Mounts ?? []).map((m) => ({ ...m, Source: "<job>" })),
+    config: { ...config, Labels: labels },
+    path: i.Path,
+    args: i.Args,
+  };
+}
+
+const TASK = [
+  "id -u; id -g; pwd; ls -A /job; cat /job/in.txt",
+  "grep -E '^(Cap|NoNewPrivs|Seccomp)' /proc/self/status",
+  "cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max",
+  "env | grep -v '^HOSTNAME=' | sort",
+  "touch /etc/x 2>&1; echo out > /job/out.txt; echo err >&2; exit 3",
+].join("\n");
+
+describe("a pooled launch is a cold launch made early", () => {
+  it("runs with the same walls, command, environment, user and deadline, in a fresh job folder", async () => {
+    const pool = new WarmPool(docker, { size: 2, preflight: policyPreflight() });
+    const spec = specOf(project, "default");
+    await pool.warm(spec);
+    const waiting = (await members(spec.project)).map((c) => c.Labels["sandbox.task"]);
+    expect(waiting).toHaveLength(2);
+    expect((await members(spec.project)).map((c) => c.State)).toEqual(["created", "created"]);
+    const request = { files: { "run.sh": TASK, "in.txt": "input\n" } };
+    try {
+      const a = await runInspected(pool, spec, request);
+      const b = await runInspected(undefined, spec, request);
+      const c = await runInspected(pool, spec, request);
+      expect(waiting).toContain(a.result.id);
+      expect(waiting).toContain(c.result.id);
+      expect(b.result.id).not.toBe(a.result.id);
+      for (const r of [a, c]) {
+        expect(r.inspected.Name).toBe(`/${spec.project}-task-${r.result.id}`);
+        expect(walls(r.inspected)).toEqual(walls(b.inspected));
+        const same = ({ exitCode, stdout, stderr, limits, killedByLauncher }: TaskResult) =>
+          ({ exitCode, stdout, stderr, limits, killedByLauncher }) as const;
+        expect(same(r.result)).toEqual(same(b.result));
+        expect(readFileSync(join(r.result.jobDir, "out.txt"), "utf8")).toBe("out\n");
+      }
+      // Nothing left from another task: each job folder held only its own inputs.
+      expect(a.result.stdout).toContain("/job\nin.txt\nrun.sh\ninput\n");
+      expect(a.result.exitCode).toBe(3);
+      expect(a.result.stdout).toContain("touch: /etc/x: Read-only file system\n");
+      expect(a.result.stderr).toBe("err\n");
+      expect(new Set([a.result.jobDir, b.result.jobDir, c.result.jobDir]).size).toBe(3);
+    } finally {
+      await pool.close();
+    }
+    expect(await projectLeftovers(docker, spec.project)).toEqual([]);
+  });
+
+  it("gives identical probe reports pooled and cold", async () => {
+    const spec = specOf(project, "default");
+    const t = project.spec.templates.default;
+    if (t === undefined) throw new Error("no template");
+    // The probe's own launch: its script as the command and its shorter deadline (runtime/walls.ts).
+    const probeSpec = { ...spec, timeoutSeconds: Math.min(spec.timeoutSeconds, PROBE_TIMEOUT_SECONDS) };
+    const command = ["sh", "-c", probeScript({ jobFolder: "/job", egressUrl: probeEgressUrl(spec.egress) })];
+    const pool = new WarmPool(docker, { size: 1, preflight: policyPreflight() });
+    try {
+      await pool.warm(probeSpec, { command });
+      const [waiting] = (await members(spec.project)).map((c) => c.Labels["sandbox.task"]);
+      const pooled = await runProbe(new Launcher(docker, { preflight: policyPreflight(), pool }), spec, t);
+      const cold = await runProbe(new Launcher(docker, { preflight: policyPreflight() }), spec, t);
+      expect(pooled.result.id).toBe(waiting);
+      expect(pooled.report.passed).toBe(true);
+      expect(pooled.report).toEqual(cold.report);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("enforces the deadline the same way", async () => {
+    const spec = specOf(project, "short");
+    const pool = new WarmPool(docker, { size: 1, preflight: policyPreflight() });
+    try {
+      await pool.warm(spec);
+      const [waiting] = (await members(spec.project)).map((c) => c.Labels["sandbox.task"]);
+      const r = await new Launcher(docker, { preflight: policyPreflight(), pool }).run(spec, {
+        files: { "run.sh": "sleep 30\n" },
+      });
+      expect(r.id).toBe(waiting);
+      expect(r.limits).toEqual(["timeout"]);
+      expect(r.killedByLauncher).toBe(false);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("launches cold what its members are not: another command, an explicit id", async () => {
+    const spec = specOf(project, "default");
+    const pool = new WarmPool(docker, { size: 1, preflight: policyPreflight() });
+    try {
+      await pool.warm(spec);
+      const [waiting] = (await members(spec.project)).map((c) => c.Labels["sandbox.task"]);
+      const l = new Launcher(docker, { preflight: policyPreflight(), pool });
+      const other = await l.run(spec, { command: ["echo", "hi"] });
+      const named = await l.run(spec, { id: "named-one", files: { "run.sh": "echo named\n" } });
+      expect(other.id).not.toBe(waiting);
+      expect(other.stdout).toBe("hi\n");
+      expect(named.id).toBe("named-one");
+      expect(named.stdout).toBe("named\n");
+      expect((await members(spec.project)).map((c) => c.Labels["sandbox.task"])).toEqual([waiting]);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe("claims", () => {
+  it("hands each member to one claim only, in the process and on the engine", async () => {
+    const spec = specOf(project, "default");
+    const pool = new WarmPool(docker, { size: 2, preflight: policyPreflight() });
+    const claimed = [];
+    try {
+      await pool.warm(spec);
+      const got = await Promise.all([1, 2, 3, 4].map(() => pool.claim(spec)));
+      claimed.push(...got.filter((m) => m !== undefined));
+      expect(claimed).toHaveLength(2);
+      expect(new Set(claimed.map((m) => m.id)).size).toBe(2);
+      for (const m of claimed) {
+        expect((await m.container.inspect()).Name).toBe(`/${m.name}`);
+        // Another process holding the old name cannot claim it again: the engine has no such container now.
+        await expect(
+          docker.getContainer(poolMemberName(spec.project, m.id)).rename({ name: `${m.name}-again` }),
+        ).rejects.toMatchObject({ statusCode: 404 });
+      }
+    } finally {
+      for (const m of claimed) await m.container.remove({ force: true });
+      await pool.close();
+    }
+  });
+
+  it("never reuses a member: every task of a long run gets its own", async () => {
+    const spec = specOf(project, "default");
+    const pool = new WarmPool(docker, { size: 2, preflight: policyPreflight() });
+    try {
+      await pool.warm(spec);
+      const { seen, onEvent } = inspector(spec.project);
+      const l = new Launcher(docker, { preflight: policyPreflight(), pool, onEvent });
+      const run = () => l.run(spec, { files: { "run.sh": "ls -A /job\n" } });
+      const results = [...(await Promise.all([run(), run(), run()]))];
+      await pool.settled();
+      results.push(await run(), await run());
+      expect(new Set(results.map((r) => r.id)).size).toBe(5);
+      const containerIds = await Promise.all(results.map(async (r) => (await seen.get(r.id))?.Id));
+      expect(new Set(containerIds).size).toBe(5);
+      expect(containerIds).not.toContain(undefined);
+      expect(results.map((r) => r.stdout)).toEqual(Array(5).fill("run.sh\n"));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("drains the members of an older template version, never starting them", async () => {
+    const name = `pool-v-${Math.random().toString(36).slice(2, 8)}`;
+    const jobRoot = mkdtempSync(join(tmpdir(), `${name}-jobs-`));
+    const version = (memoryMb: number) =>
+      track(
+        resolveProject({
+          name,
+          jobRoot,
+          budget: { monthlyCapUsd: 100 },
+          templates: { default: { image: TEST_IMAGE, resources: { memoryMb } } },
+        }),
+      );
+    const v1 = specOf(version(256), "default");
+    const v2 = specOf(version(128), "default");
+    expect(v2.specHash).not.toBe(v1.specHash);
+    const pool = new WarmPool(docker, { size: 2, preflight: policyPreflight() });
+    const since = Math.floor(Date.now() / 1000) - 1;
+    try {
+      await pool.warm(v1);
+      const old = await members(name);
+      expect(old.map((c) => c.Labels["sandbox.spec-hash"])).toEqual([v1.specHash, v1.specHash]);
+      const { result: r, inspected } = await runInspected(pool, v2, {
+        files: {
+          "run.sh":
+            "cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes\n",
+        },
+      });
+      expect(old.map((c) => c.Labels["sandbox.task"])).not.toContain(r.id);
+      expect(r.stdout).toBe(`${128 * 1024 * 1024}\n`);
+      await pool.settled();
+      const now = await members(name);
+      expect(now.map((c) => c.Labels["sandbox.spec-hash"])).toEqual([v2.specHash, v2.specHash]);
+      expect(now.map((c) => c.State)).toEqual(["created", "created"]);
+      const oldIds = old.map((c) => c.Id);
+      expect(now.filter((c) => oldIds.includes(c.Id))).toEqual([]);
+      // Their job folders went with them.
+      for (const c of old) expect(readdirSync(jobRoot)).not.toContain(c.Labels["sandbox.task"]);
+      // The engine's own record: none of them ever started.
+      expect(await started(since, oldIds)).toEqual([]);
+      expect(await started(since, [...oldIds, inspected.Id])).toEqual([inspected.Id]);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe("the budget and the preflight", () => {
+  it("holds the concurrency limit with the pool on", async () => {
+    const p = track(
+      testProject(
+        "pool-c",
+        { default: { image: TEST_IMAGE } },
+        { monthlyCapUsd: 100, maxConcurrentTasks: 2 },
+      ),
+    );
+    const spec = specOf(p, "default");
+    const pool = new WarmPool(docker, { size: 2, preflight: policyPreflight() });
+    let maxRunning = 0;
+    let maxWaiting = 0;
+    let polling = true;
+    const poll = (async () => {
+      while (polling) {
+        const all = await docker.listContainers({
+          all: true,
+          filters: { label: [`sandbox.project=${p.spec.name}`] },
+        });
+        maxRunning = Math.max(maxRunning, all.filter((c) => c.State === "running").length);
+        maxWaiting = Math.max(maxWaiting, all.filter((c) => c.Names[0]?.includes("-pool-")).length);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    try {
+      await pool.warm(spec);
+      const l = new Launcher(docker, { preflight: policyPreflight(), pool });
+      const results = await Promise.all(
+        Array.from({ length: 6 }, () => l.run(spec, { files: { "run.sh": "sleep 1\n" } })),
+      );
+      expect(results.map((r) => r.exitCode)).toEqual(Array(6).fill(0));
+    } finally {
+      polling = false;
+      await poll;
+      await pool.close();
+    }
+    expect(maxRunning).toBe(2);
+    expect(maxWaiting).toBeLessThanOrEqual(2);
+    expect(maxWaiting).toBeGreaterThan(0);
+  });
+
+  it("refuses a pool larger than the budget's concurrency", async () => {
+    const p = track(
+      testProject(
+        "pool-k",
+        { default: { image: TEST_IMAGE } },
+        { monthlyCapUsd: 100, maxConcurrentTasks: 2 },
+      ),
+    );
+    const pool = new WarmPool(docker, { size: 3, preflight: policyPreflight() });
+    await expect(pool.warm(specOf(p, "default"))).rejects.toThrow(
+      `WarmPool: size 3 is more than project "${p.spec.name}" allows at once (maxConcurrentTasks 2); a pool holds at most the budget's concurrency`,
+    );
+    expect(await members(p.spec.name)).toEqual([]);
+  });
+
+  it("passes every member through the preflight before creating it", async () => {
+    const spec = specOf(project, "default");
+    const tampered = { ...spec, capDrop: ["NET_RAW", "MKNOD"] };
+    const pool = new WarmPool(docker, { size: 1, preflight: policyPreflight() });
+    const before = readdirSync(project.jobRoot);
+    await expect(pool.warm(tampered)).rejects.toThrow(LaunchRefused);
+    await expect(pool.warm(tampered)).rejects.toThrow("sandbox-require-drop-net-admin");
+    expect(await members(spec.project)).toEqual([]);
+    expect(readdirSync(project.jobRoot)).toEqual(before);
+    await pool.close();
+  });
+
+  it("refuses bad sizes and proxy-mode templates with what is allowed", async () => {
+    for (const size of [0, 1.5, -1, Number.NaN, "2"]) {
+      expect(() => new WarmPool(docker, { size: size as number, preflight: policyPreflight() })).toThrow(
+        `WarmPool: size ${String(size)} must be a whole number from 1 to 10000`,
+      );
+    }
+    const proxied = { ...specOf(project, "default"), network: "sandbox:per-task" };
+    await expect(
+      new WarmPool(docker, { size: 1, preflight: policyPreflight() }).warm(proxied),
+    ).rejects.toThrow('template "default" sends traffic through the proxy');
+  });
+});
+
+describe("the off switch after a crash", () => {
+  it("removes everything a runtime killed mid-refill left", async () => {
+    const p = track(
+      testProject(
+        "pool-x",
+        { default: { image: TEST_IMAGE } },
+        { monthlyCapUsd: 100, maxConcurrentTasks: 20 },
+      ),
+    );
+    const spec = specOf(p, "default");
+    const dir = mkdtempSync(join(tmpdir(), "pool-crash-"));
+    writeFileSync(join(dir, "spec.json"), JSON.stringify(spec));
+    const root = resolve(__dirname, "..", "..");
+    writeFileSync(
+      join(dir, "refill.ts"),
+      [
+        `import { readFileSync } from "node:fs";`,
+        `import { dockerClient } from ${JSON.stringify(join(root, "runtime/docker/client"))};`,
+        `import { WarmPool } from ${JSON.stringify(join(root, "runtime/pool"))};`,
+        `import { policyPreflight } from ${JSON.stringify(join(root, "runtime/preflight"))};`,
+        `const spec = JSON.parse(readFileSync(${JSON.stringify(join(dir, "spec.json"))}, "utf8"));`,
+        "void new WarmPool(dockerClient(), { size: 20, preflight: policyPreflight() }).warm(spec);",
+        "setInterval(() => undefined, 1000);",
+      ].join("\n"),
+    );
+    // The refill runs in a process of its own (no tsx wrapper between), killed outright as a crash would.
+    const child = spawn(process.execPath, ["--import", "tsx", join(dir, "refill.ts")], {
+      cwd: root,
+      stdio: "ignore",
+    });
+    try {
+      const deadline = Date.now() + 60_000;
+      while ((await members(p.spec.name)).length < 2) {
+        if (Date.now() > deadline) throw new Error("the refill never created a member");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      child.kill("SIGKILL");
+      await new Promise((r) => child.once("exit", r));
+    }
+    expect((await members(p.spec.name)).length).toBeGreaterThanOrEqual(2);
+    expect(readdirSync(p.jobRoot).length).toBeGreaterThan(0);
+    await offSwitch(docker, p.spec.name, { jobRoot: p.jobRoot });
+    expect(await projectLeftovers(docker, p.spec.name)).toEqual([]);
+    expect(readdirSync(p.jobRoot)).toEqual([]);
+  });
+});
