@@ -189,6 +189,9 @@ function namespaceOf(r: StackResource): string | undefined | "unknown" {
  *   `sandbox.role=task`) or PodTemplate; every other container, and every pod carrier (replicas × limits) outside a
  *   namespace with a ResourceQuota, runs all month; a ResourceQuota's `limits.cpu`/`limits.memory` bounds its
  *   namespace.
+ * A metered project (`enforce: metered`) runs its tasks through the ledger, which admits each run under the cap: its
+ * slots are not priced all month; its always-on part must fit the cap, each agent's cap must be at most the
+ * project's, and task containers the stack deploys itself (outside the ledger) are priced as running all month.
  * With `monthlyCapUsd` in the pack config, each project's plan and everything the stack runs are judged against that
  * cap at the configured rates as well. Limits not known at preview are a note when the known part fits.
  */
@@ -425,7 +428,9 @@ export const requireBudgetBound = defineStackRule<BudgetConfig>({
         `project "${f.project}": `,
       );
     }
-    // The whole stack, against the cap the pack config gives.
+    // The whole stack, against the cap the pack config gives: a metered project spends up to its own cap, whatever
+    // the stack deploys for it.
+    for (const b of budgets) if (b.facts.enforce === "metered") usageFor(b.facts.project);
     if (config.monthlyCapUsd !== undefined) {
       const r: Rates = config;
       const all = newUsage();

@@ -17,9 +17,23 @@ describe("budgetFacts", () => {
       backend: "docker",
       enabled: true,
       budget: { monthlyCapUsd: 10, usdPerVcpuHour: 0.004, usdPerGbHour: 0.002, hoursPerMonth: 730 },
+      enforce: "worst-case",
+      agentCapsUsd: {},
       maxConcurrentTasks: 2,
       slot: { vcpu: 1, memoryMb: 1024 },
       worstCaseUsd: expect.closeTo(8.76, 10),
+    });
+  });
+
+  it("writes a metered budget and each agent's own cap", () => {
+    const p = project({
+      budget: { monthlyCapUsd: 10, enforce: "metered", maxConcurrentTasks: 50 },
+      agents: { ci: { monthlyCapUsd: 4 }, dev: {} },
+    });
+    expect(budgetFacts(p)).toMatchObject({
+      enforce: "metered",
+      agentCapsUsd: { ci: 4 },
+      maxConcurrentTasks: 50,
     });
   });
 

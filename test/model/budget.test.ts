@@ -6,8 +6,10 @@ import {
   DEFAULT_RATES,
   maxAffordableConcurrency,
   planBudget,
+  runArithmetic,
   sameUsd,
   taskMonthlyUsd,
+  taskUsd,
   withinCap,
   worstCaseMonthlyUsd,
 } from "../../components/model";
@@ -18,12 +20,17 @@ const oneByOne = { vcpu: 1, memoryMb: 1024 };
 describe("budget defaults", () => {
   it("prices $0.004 per vCPU-hour, $0.002 per GB-hour, 730 hours, no fixed concurrency", () => {
     expect(BudgetSchema.parse({ monthlyCapUsd: 10 })).toEqual({
+      enforce: "worst-case",
       monthlyCapUsd: 10,
       usdPerVcpuHour: 0.004,
       usdPerGbHour: 0.002,
       hoursPerMonth: 730,
     });
-    expect(BudgetSchema.parse({ monthlyCapUsd: 10 })).toEqual({ monthlyCapUsd: 10, ...DEFAULT_RATES });
+    expect(BudgetSchema.parse({ monthlyCapUsd: 10 })).toEqual({
+      monthlyCapUsd: 10,
+      enforce: "worst-case",
+      ...DEFAULT_RATES,
+    });
   });
 });
 
@@ -101,6 +108,44 @@ describe("planBudget", () => {
     });
   });
 
+  it("lets a metered budget run more at once than fits all month: the ledger holds the cap run by run", () => {
+    expect(
+      planBudget(oneByOne, budget({ monthlyCapUsd: 1, enforce: "metered", maxConcurrentTasks: 20 }), true),
+    ).toEqual({
+      concurrency: 20,
+      worstCaseUsd: expect.closeTo(87.6, 10),
+      capUsd: 1,
+      arithmetic:
+        "metered: every run charged and admitted under the cap by the ledger (unmetered worst case 20 tasks × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h = $87.60)",
+    });
+    // Without a concurrency, what fits all month, but at least one task.
+    expect(planBudget(oneByOne, budget({ monthlyCapUsd: 1, enforce: "metered" }), true)).toMatchObject({
+      concurrency: 1,
+    });
+    expect(planBudget(oneByOne, budget({ monthlyCapUsd: 10, enforce: "metered" }), true)).toMatchObject({
+      concurrency: 2,
+    });
+    // Disabled is still the hard stop.
+    expect(planBudget(oneByOne, budget({ monthlyCapUsd: 1, enforce: "metered" }), false)).toMatchObject({
+      concurrency: 0,
+    });
+  });
+
+  it("prices a run by the same formula as the month: size × rates × its seconds", () => {
+    const rates = { usdPerVcpuHour: 0.004, usdPerGbHour: 0.002, hoursPerMonth: 730 };
+    expect(taskUsd(oneByOne, rates, 730 * 3600)).toBeCloseTo(taskMonthlyUsd(oneByOne, rates), 12);
+    expect(taskUsd({ vcpu: 2, memoryMb: 512 }, rates, 1800)).toBeCloseTo(0.0045, 12);
+    expect(runArithmetic({ vcpu: 2, memoryMb: 512 }, rates, 1800)).toBe(
+      "(2 vCPU × $0.004/h + 0.5 GB × $0.002/h) × 1800 s = $0.0045",
+    );
+  });
+
+  it("refuses an enforcement mode it does not know", () => {
+    expect(BudgetSchema.safeParse({ monthlyCapUsd: 1, enforce: "soft" }).error?.issues[0]?.message).toBe(
+      'budget.enforce must be "worst-case" or "metered"',
+    );
+  });
+
   it("keeps a fixed concurrency that fits", () => {
     expect(planBudget(oneByOne, budget({ monthlyCapUsd: 10, maxConcurrentTasks: 2 }), true)).toEqual({
       concurrency: 2,
@@ -174,7 +219,7 @@ describe("budget refusals", () => {
     [
       { monthlyCapUsd: 10, capUsd: 3 },
       "capUsd",
-      "unknown key; allowed keys: monthlyCapUsd, usdPerVcpuHour, usdPerGbHour, hoursPerMonth, maxConcurrentTasks",
+      "unknown key; allowed keys: monthlyCapUsd, usdPerVcpuHour, usdPerGbHour, hoursPerMonth, enforce, maxConcurrentTasks",
     ],
   ])("%j is refused at %s", (input, key, message) => {
     const r = BudgetSchema.safeParse(input);

@@ -90,6 +90,48 @@ describe("resolveProject", () => {
     expect(p.budget.concurrency).toBe(0);
   });
 
+  it("checks each agent against the project: its templates exist, its cap and concurrency are within the project's", () => {
+    expect(
+      messageOf({
+        ...base,
+        budget: { monthlyCapUsd: 10, maxConcurrentTasks: 2 },
+        agents: {
+          ci: { templates: ["default", "gpu"], monthlyCapUsd: 11 },
+          dev: { maxConcurrentTasks: 3 },
+        },
+      }),
+    ).toBe(
+      [
+        "invalid sandbox project:",
+        '  - agents.ci.templates[1] = "gpu": no such template; the project has: default',
+        "  - agents.ci.monthlyCapUsd = 11: an agent's cap must be at most the project's cap (10)",
+        "  - agents.dev.maxConcurrentTasks = 3: an agent's concurrency must be at most the project's (2)",
+      ].join("\n"),
+    );
+    expect(messageOf({ ...base, agents: { "Bad Name": {} } })).toBe(
+      'invalid sandbox project:\n  - agents.Bad Name = "Bad Name": agent names must be lower-case letters, digits, ., _ and -, starting with a letter or digit, at most 64 characters',
+    );
+  });
+
+  it("refuses a metered budget on the kubernetes backend, whose launcher keeps no ledger yet", () => {
+    expect(
+      messageOf({ ...base, backend: "kubernetes", budget: { monthlyCapUsd: 10, enforce: "metered" } }),
+    ).toBe(
+      'invalid sandbox project:\n  - budget.enforce = "metered": a metered budget needs the ledger, which only the Docker launcher keeps; use "worst-case" on the kubernetes backend',
+    );
+  });
+
+  it("refuses alert sinks it cannot deliver to", () => {
+    expect(messageOf({ ...base, alerts: { file: "alerts.jsonl", webhook: "ftp://x/y", sms: true } })).toBe(
+      [
+        "invalid sandbox project:",
+        '  - alerts.file = "alerts.jsonl": alerts.file must be an absolute host path',
+        '  - alerts.webhook = "ftp://x/y": alerts.webhook must be an http:// or https:// URL without credentials in it',
+        "  - alerts.sms: unknown key; allowed keys: stderr, file, webhook",
+      ].join("\n"),
+    );
+  });
+
   it("lists every problem at once, each with its key, its value and what is allowed", () => {
     expect(
       messageOf(
@@ -108,7 +150,7 @@ describe("resolveProject", () => {
         '  - sandbox:budget.monthlyCapUsd = "ten": the monthly cap must be a number of US dollars, 0 or more',
         '  - sandbox:templates.Bad_Name = "Bad_Name": template names must be lower-case letters, digits and -, starting with a letter and not ending with -, at most 32 characters',
         '  - sandbox:templates.ok.resources.memoryMb = "lots": memoryMb (megabytes) must be a whole number between 16 and 262144',
-        "  - sandbox:budgets: unknown key; allowed keys: name, backend, enabled, budget, network, jobRoot, probe, templates",
+        "  - sandbox:budgets: unknown key; allowed keys: name, backend, enabled, budget, network, jobRoot, probe, agents, alerts, templates",
       ].join("\n"),
     );
   });

@@ -196,6 +196,41 @@ describe(`${BUDGET}: the budget facts a SandboxProject component writes`, () => 
     ]);
   });
 
+  it("reads a metered project's facts: the ledger holds its runs, what the stack deploys must still fit", () => {
+    const metered = factsOf({ budget: { monthlyCapUsd: 1, enforce: "metered", maxConcurrentTasks: 50 } });
+    expect(metered).toMatchObject({ enforce: "metered", maxConcurrentTasks: 50 });
+    // 50 slots would cost $219 a month; the ledger admits each run under the $1 cap instead.
+    expect(messages([component(metered)])).toEqual([]);
+    // A task container the stack itself deploys runs outside the ledger: priced all month.
+    expect(messages([component(metered), task("t", 1024, "1")])).toEqual([
+      'project "demo": worst case task Container "t": 1 × (1 vCPU × $0.004 + 1 GB × $0.002) × 730 h = $4.38 > cap $1.00',
+    ]);
+    // The proxy is paid before any metered run.
+    const proxied = factsOf({
+      budget: { monthlyCapUsd: 1, enforce: "metered" },
+      templates: { web: { image: "x:1", egress: { mode: "proxy", allow: ["pypi.org"] } } },
+    });
+    expect(messages([component(proxied)])).toEqual([
+      'project "demo": the always-on part 1 proxy × (0.5 vCPU × $0.004 + 0.25 GB × $0.002) × 730 h = $1.83 > cap $1.00, before any metered task',
+    ]);
+    // Against the pack's stack cap, a metered project counts as its own cap.
+    expect(
+      validateStack([component(metered)], { [BUDGET]: { monthlyCapUsd: 0.5 } }).violations.map(
+        (v) => v.message,
+      ),
+    ).toEqual(['worst case metered tasks of project "demo": at most $1.00 > cap $0.50']);
+    expect(validateStack([component(metered)], { [BUDGET]: { monthlyCapUsd: 1 } }).violations).toEqual([]);
+  });
+
+  it("refuses an agent whose cap exceeds the project's, and a hand-set enforcement it does not know", () => {
+    expect(messages([component({ ...factsOf(), agentCapsUsd: { ci: 12 } })])).toEqual([
+      'project "demo": agent "ci" has a cap of $12.00 > the project\'s cap $10.00',
+    ]);
+    expect(messages([component({ ...factsOf(), enforce: "trust-me" })])[0]).toMatch(
+      /^the budget facts of SandboxProject "sbx" do not match the facts this policy reads \(budgetFacts\.enforce = "trust-me": enforce must be "worst-case" or "metered"\)/,
+    );
+  });
+
   it("judges the project's plan against the pack's stack cap too, at the pack's rates", () => {
     const fixtures = [component(factsOf())];
     expect(validateStack(fixtures, { [BUDGET]: { monthlyCapUsd: 8.76 } }).violations).toEqual([]);
@@ -226,7 +261,7 @@ describe(`${BUDGET}: the budget facts a SandboxProject component writes`, () => 
     [
       "a key the facts do not have",
       component({ ...factsOf(), name: "demo" }),
-      "budgetFacts.name: unknown key; allowed keys: project, backend, enabled, budget, maxConcurrentTasks, slot, fixed, worstCaseUsd",
+      "budgetFacts.name: unknown key; allowed keys: project, backend, enabled, budget, enforce, agentCapsUsd, maxConcurrentTasks, slot, fixed, worstCaseUsd",
     ],
     [
       "a concurrency written as text",
