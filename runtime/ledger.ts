@@ -293,8 +293,15 @@ function burn(run: RunRecord, rates: Meter["rates"]): number {
  * The moment the spend of `runs` reaches `limitUsd`, given what each has used at `now` and that each stops at its
  * maximum; undefined when it never does.
  */
-function reachTime(runs: readonly RunRecord[], rates: Meter["rates"], limitUsd: number, now: number) {
-  let remaining = limitUsd - runs.reduce((s, r) => s + usedBy(r, rates, now), 0);
+function reachTime(
+  view: MonthView,
+  rates: Meter["rates"],
+  limitUsd: number,
+  now: number,
+  agent?: string | null,
+): number | undefined {
+  const runs = agent === undefined ? view.open : view.open.filter((r) => r.agent === agent);
+  let remaining = limitUsd - spentIn(view, rates, now, agent);
   if (remaining <= 1e-9) return now;
   let t = now;
   let active = runs
@@ -310,6 +317,20 @@ function reachTime(runs: readonly RunRecord[], rates: Meter["rates"], limitUsd: 
     active = active.filter((a) => a.end > t);
   }
   return undefined;
+}
+
+/** A month as the meter reads it: what closed runs were charged (in all and by agent), and the open runs. */
+interface MonthView {
+  readonly closedUsd: number;
+  readonly closedByAgent: ReadonlyMap<string | null, number>;
+  readonly open: readonly RunRecord[];
+}
+
+/** The month's spend at `t` (of one agent when given): closed charges plus what open runs have used. */
+function spentIn(view: MonthView, rates: Meter["rates"], t: number, agent?: string | null): number {
+  const closed = agent === undefined ? view.closedUsd : (view.closedByAgent.get(agent) ?? 0);
+  const open = agent === undefined ? view.open : view.open.filter((r) => r.agent === agent);
+  return open.reduce((s, r) => s + usedBy(r, rates, t), closed);
 }
 
 /** Options of {@link Ledger.open}. */
@@ -406,6 +427,27 @@ export class Ledger {
   private spentBy(runs: readonly RunRecord[], t: number): number {
     return runs.reduce((s, r) => s + usedBy(r, this.meter.rates, t), 0);
   }
+  /** The month's closed charges (summed by the database) and its open runs, without `except`. */
+  private view(month: string, except?: string): MonthView {
+    const sums = this.db
+      .prepare(
+        "SELECT agent, SUM(charge_usd) AS usd FROM runs WHERE project = ? AND month = ? AND status != 'open' GROUP BY agent",
+      )
+      .all(this.meter.project, month) as Row[];
+    const byAgent = new Map<string | null, number>();
+    let closed = 0;
+    for (const r of sums) {
+      const v = Number(r.usd ?? 0);
+      byAgent.set(r.agent === null ? null : String(r.agent), v);
+      closed += v;
+    }
+    const open = (
+      this.db
+        .prepare("SELECT * FROM runs WHERE project = ? AND month = ? AND status = 'open' AND id != ?")
+        .all(this.meter.project, month, except ?? "") as Row[]
+    ).map(runFromRow);
+    return { closedUsd: closed, closedByAgent: byAgent, open };
+  }
 
   /**
    * Admits a launch or refuses it with the arithmetic: the project is enabled, its agent (when agents are
@@ -426,12 +468,12 @@ export class Ledger {
       const agent = req.agent ?? null;
       const agents = Object.keys(m.agents);
       const profile = agent === null ? undefined : m.agents[agent];
-      const runs = this.monthRuns(month);
+      const view = this.view(month);
       // Open runs of any month hold a slot (one admitted before midnight on the last day still runs).
       const open = this.db
         .prepare("SELECT id FROM runs WHERE project = ? AND status = 'open'")
         .all(m.project) as Row[];
-      const spent = this.spentBy(runs, now);
+      const spent = spentIn(view, m.rates, now);
       const cap = this.runsCap();
       const fixed =
         m.fixedUsd > 0 ? ` (cap ${usd(m.capUsd)} less ${usdFine(m.fixedUsd)} for what runs all month)` : "";
@@ -467,9 +509,8 @@ export class Ledger {
           "concurrency",
         );
       } else if (profile !== undefined && agent !== null) {
-        const mine = runs.filter((r) => r.agent === agent);
-        const mineOpen = mine.filter((r) => r.status === "open").length;
-        const mineSpent = this.spentBy(mine, now);
+        const mineOpen = view.open.filter((r) => r.agent === agent).length;
+        const mineSpent = spentIn(view, m.rates, now, agent);
         if (profile.maxConcurrentTasks !== undefined && mineOpen >= profile.maxConcurrentTasks) {
           refused = refusal(
             `agent "${agent}" has ${mineOpen} tasks running, its limit is ${profile.maxConcurrentTasks}`,
@@ -541,19 +582,10 @@ export class Ledger {
     const run = this.run(id);
     if (run === undefined || run.status !== "open") return undefined;
     const now = this.clock();
-    const runs = this.monthRuns(run.month);
-    const times = [reachTime(runs, this.meter.rates, this.runsCap(), now)];
+    const view = this.view(run.month);
+    const times = [reachTime(view, this.meter.rates, this.runsCap(), now)];
     const agentCap = run.agent === null ? undefined : this.meter.agents[run.agent]?.monthlyCapUsd;
-    if (agentCap !== undefined) {
-      times.push(
-        reachTime(
-          runs.filter((r) => r.agent === run.agent),
-          this.meter.rates,
-          agentCap,
-          now,
-        ),
-      );
-    }
+    if (agentCap !== undefined) times.push(reachTime(view, this.meter.rates, agentCap, now, run.agent));
     const defined = times.filter((t): t is number => t !== undefined);
     return defined.length === 0 ? undefined : Math.min(...defined);
   }
@@ -604,19 +636,11 @@ export class Ledger {
   /** What a run is charged when it ends at `t`: its use, clipped to what the caps leave besides every other run. */
   private chargeFor(run: RunRecord, t: number): number {
     const used = usedBy(run, this.meter.rates, t);
-    const others = this.monthRuns(run.month).filter((r) => r.id !== run.id);
-    let limit = this.runsCap() - this.spentBy(others, t);
+    const others = this.view(run.month, run.id);
+    let limit = this.runsCap() - spentIn(others, this.meter.rates, t);
     const agentCap = run.agent === null ? undefined : this.meter.agents[run.agent]?.monthlyCapUsd;
-    if (agentCap !== undefined) {
-      limit = Math.min(
-        limit,
-        agentCap -
-          this.spentBy(
-            others.filter((r) => r.agent === run.agent),
-            t,
-          ),
-      );
-    }
+    if (agentCap !== undefined)
+      limit = Math.min(limit, agentCap - spentIn(others, this.meter.rates, t, run.agent));
     return Math.max(0, Math.min(used, limit));
   }
 
@@ -679,7 +703,8 @@ export class Ledger {
     const month = monthOf(now);
     const cap = this.runsCap();
     if (cap <= 0) return;
-    const spent = this.spentBy(this.monthRuns(month), now);
+    const view = this.view(month);
+    const spent = spentIn(view, this.meter.rates, now);
     for (const [pct, kind] of [
       [80, "budget-80"],
       [90, "budget-90"],
@@ -698,10 +723,7 @@ export class Ledger {
     }
     for (const [agent, profile] of Object.entries(this.meter.agents)) {
       if (profile.monthlyCapUsd === undefined || profile.monthlyCapUsd <= 0) continue;
-      const mine = this.spentBy(
-        this.monthRuns(month).filter((r) => r.agent === agent),
-        now,
-      );
+      const mine = spentIn(view, this.meter.rates, now, agent);
       if (!withinCap(profile.monthlyCapUsd, mine)) continue;
       this.insertAlert(
         {
