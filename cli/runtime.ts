@@ -6,7 +6,7 @@ import type Dockerode from "dockerode";
 import { launchSpec, projectNetworkName, proxySpec, type ResolvedProject } from "../components/model";
 import { dockerClient } from "../runtime/docker/client";
 import { copyTree, removeJobFolder } from "../runtime/jobs";
-import { ImageMissing, isImageMissing, Launcher, LaunchRefused } from "../runtime/launcher";
+import { ImageMissing, isImageMissing, Launcher, LaunchRefused, RuntimeMissing } from "../runtime/launcher";
 import type { Ledger } from "../runtime/ledger";
 import { BudgetRefused } from "../runtime/ledger";
 import { offSwitch } from "../runtime/offSwitch";
@@ -33,12 +33,18 @@ interface Io {
 export const TASK_EXIT = { failed: 1, badInput: 2, missing: 3, timeout: 124 } as const;
 
 /** What went wrong, in the user's terms; `kind` is stable for `--json` readers. */
-type Failure = { kind: "bad-input" | "refused" | "image-missing" | "no-engine" | "engine"; message: string };
+type Failure = {
+  kind: "bad-input" | "refused" | "image-missing" | "runtime-missing" | "no-engine" | "engine";
+  message: string;
+  /** The runtime a `runtime-missing` failure needs. */
+  runtime?: string;
+};
 
 const FAILURE_CODE: Record<Failure["kind"], number> = {
   "bad-input": TASK_EXIT.badInput,
   refused: TASK_EXIT.badInput,
   "image-missing": TASK_EXIT.missing,
+  "runtime-missing": TASK_EXIT.missing,
   "no-engine": TASK_EXIT.missing,
   engine: TASK_EXIT.failed,
 };
@@ -57,6 +63,7 @@ function failureOf(verb: string, e: unknown): Failure {
   if (e instanceof LaunchRefused) return { kind: "refused", message: e.message };
   if (e instanceof BudgetRefused) return { kind: "refused", message: e.message };
   if (e instanceof ImageMissing) return { kind: "image-missing", message: e.message };
+  if (e instanceof RuntimeMissing) return { kind: "runtime-missing", message: e.message, runtime: e.runtime };
   const detail = e instanceof Error ? e.message : String(e);
   if (isImageMissing(e)) {
     return {
@@ -100,7 +107,7 @@ async function connect(verb: string): Promise<Dockerode | Failure> {
  * The engine and image set-up a task verb may run once when it finds no engine or an image missing, before any task
  * started; then the verb is tried again. True when the set-up succeeded.
  */
-export type EngineSetUp = () => boolean;
+export type EngineSetUp = (need?: { runtime: string }) => boolean;
 
 /**
  * The checkout front's set-up (`./sandbox` answers "engine up, images current" from a cached fact, `stamp`, and
@@ -108,7 +115,12 @@ export type EngineSetUp = () => boolean;
  * again, and runs toolchain/docker.sh (its messages on stderr).
  */
 export function checkoutSetUp(root: string, stamp: string): EngineSetUp {
-  return () => {
+  return (need) => {
+    if (need !== undefined) {
+      // gVisor: built once and registered with the engine by toolchain/runsc.sh; other runtimes are the user's.
+      if (need.runtime !== "runsc") return false;
+      return spawnSync("bash", [join(root, "toolchain", "runsc.sh")], { stdio: ["ignore", 2, 2] }).status === 0;
+    }
     rmSync(stamp, { force: true });
     return (
       spawnSync("bash", [join(root, "toolchain", "docker.sh")], { stdio: ["ignore", 2, 2] }).status === 0
@@ -136,8 +148,13 @@ async function withSetUp(
 ): Promise<number> {
   let outcome = await attempt();
   const repairable = (o: Attempt) =>
-    typeof o !== "number" && !o.started && (o.kind === "no-engine" || o.kind === "image-missing");
-  if (setUp !== undefined && repairable(outcome) && setUp()) outcome = await attempt();
+    typeof o !== "number" &&
+    !o.started &&
+    (o.kind === "no-engine" || o.kind === "image-missing" || o.kind === "runtime-missing");
+  if (setUp !== undefined && repairable(outcome) && typeof outcome !== "number") {
+    const need = outcome.kind === "runtime-missing" ? { runtime: outcome.runtime ?? "" } : undefined;
+    if (setUp(need)) outcome = await attempt();
+  }
   if (typeof outcome === "number") return outcome;
   const { started: _started, ...failure } = outcome;
   return report(verb, failure, io, json);

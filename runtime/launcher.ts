@@ -80,6 +80,27 @@ export class ImageMissing extends Error {
   }
 }
 
+/**
+ * The template's runtime (`runsc`, `kata`) is not registered with the engine: the launch is refused before anything
+ * is created, never run under another runtime.
+ */
+export class RuntimeMissing extends Error {
+  constructor(
+    readonly runtime: string,
+    readonly template: string,
+    readonly available: readonly string[],
+  ) {
+    super(
+      `template "${template}" runs under the runtime "${runtime}", and the Docker engine has no runtime "${runtime}" registered (it has: ${available.join(", ") || "none"}); ` +
+        (runtime === "runsc"
+          ? "build and register gVisor with `bash toolchain/runsc.sh`. "
+          : `install ${runtime} and register it in the engine's daemon.json (runtimes). `) +
+        "The task never falls back to another runtime; nothing was started.",
+    );
+    this.name = "RuntimeMissing";
+  }
+}
+
 /** True for the engine's answer to a create or start whose image is not there. */
 export function isImageMissing(e: unknown): boolean {
   return isNotFound(e) && /no such image/i.test(String((e as { message?: unknown }).message ?? e));
@@ -231,6 +252,7 @@ export class Launcher {
       throw refused;
     }
     await this.requireImage(spec);
+    await this.requireRuntime(spec);
     if (ledger !== undefined) {
       this.reconciled ??= ledger.reconcile((c) => this.removeByName(c));
       await this.reconciled;
@@ -311,6 +333,25 @@ export class Launcher {
       if (request.removeJobDir) removeJobFolder(spec.jobFolder.hostRoot, task.id);
       slots.release();
       this.options.onEvent?.({ type: "end", id: task.id, running: slots.active });
+    }
+  }
+
+  private runtimes: Promise<string[]> | undefined;
+
+  /** Refuses a launch whose runtime the engine does not have, before anything is created. */
+  private async requireRuntime(spec: LaunchSpec): Promise<void> {
+    if (spec.runtime === "runc") return;
+    this.runtimes ??= this.docker.info().then((i: { Runtimes?: Record<string, unknown> }) =>
+      Object.keys(i.Runtimes ?? {}).sort(),
+    );
+    let available = await this.runtimes;
+    if (!available.includes(spec.runtime)) {
+      // Registered since this launcher asked (toolchain/runsc.sh reloads the engine): ask once more.
+      this.runtimes = undefined;
+      available = await (this.runtimes = this.docker
+        .info()
+        .then((i: { Runtimes?: Record<string, unknown> }) => Object.keys(i.Runtimes ?? {}).sort()));
+      if (!available.includes(spec.runtime)) throw new RuntimeMissing(spec.runtime, spec.template, available);
     }
   }
 

@@ -21,6 +21,8 @@ export const MANIFEST_KEYS = [
   "PULUMI_CACHE_FOLDER",
   "K8S_PLUGIN_CACHE_FOLDER",
   "KUBE_CACHE_FOLDER",
+  "GVISOR_VERSION",
+  "RUNSC_CACHE_FOLDER",
 ] as const;
 
 /** One key of the manifest. */

@@ -5,7 +5,7 @@
 # the next run skips the build.
 #
 #   toolchain/setup.sh                 everything: pulumi, the kubernetes plugin, etcd, kube-apiserver/controller-manager
-#   toolchain/setup.sh pulumi ...      only the named parts (pulumi, kubernetes-plugin, etcd, kube)
+#   toolchain/setup.sh pulumi ...      only the named parts (pulumi, kubernetes-plugin, etcd, kube, runsc)
 #   toolchain/setup.sh --print-path    print the PATH entries of the cached tools (one per line) and exit
 #
 # It downloads nothing but Go modules (through `go`, so GOPROXY applies) and Debian packages (apt-get).
@@ -36,10 +36,12 @@ here="$root/toolchain"
 . "$here/setup/etcd.sh"
 # shellcheck source=toolchain/setup/kube.sh
 . "$here/setup/kube.sh"
+# shellcheck source=toolchain/setup/runsc.sh
+. "$here/setup/runsc.sh"
 
 main() {
   if [ "${1:-}" = "--print-path" ]; then
-    printf '%s\n' "$(dirname "$pulumi_bin")" "$(dirname "$k8s_plugin_bin")" "$kube_dir"
+    printf '%s\n' "$(dirname "$pulumi_bin")" "$(dirname "$k8s_plugin_bin")" "$kube_dir" "$runsc_dir"
     return 0
   fi
   local parts=("$@") part started m
@@ -53,8 +55,9 @@ main() {
       kubernetes-plugin) ensure_kubernetes_plugin ;;
       etcd) ensure_etcd ;;
       kube) ensure_kube ;;
+      runsc) ensure_runsc ;;
       *)
-        say "unknown part '$part' (expected: pulumi, kubernetes-plugin, etcd, kube)"
+        say "unknown part '$part' (expected: pulumi, kubernetes-plugin, etcd, kube, runsc)"
         return 2
         ;;
     esac

@@ -32,6 +32,9 @@ export function probeScript(options: { jobFolder: string; egressUrl: string }): 
   return [
     'say() { echo "probe.$1=$2"; }',
     'say id "$(id -u):$(id -g)"',
+    // Which kernel answers: gVisor's own log opens with its banner; the host's is refused to a task or is the host's.
+    'say release "$(uname -r)"',
+    'k="$(dmesg 2>/dev/null | head -n 1)"; case "$k" in *gVisor*) say kernel gVisor; say banner "$k";; *) say kernel host;; esac',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
     'while read -r k v _; do case "$k" in CapEff:|CapBnd:|CapPrm:|NoNewPrivs:|Seccomp:) say "${k%:}" "$v";; esac; done < /proc/self/status',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
@@ -101,9 +104,23 @@ export interface ProbeReport {
 
 const denied = (observed: string | undefined) => (observed === undefined ? null : observed === "denied");
 
+/** The kernel the probe talked to, in words: `gVisor ("[ 0.0] Starting gVisor...", release 4.4.0)` or `host 6.1.0`. */
+function kernelObserved(observed: Readonly<Record<string, string>>): string | undefined {
+  if (observed.kernel === undefined) return undefined;
+  const release = observed.release === undefined ? "" : `release ${observed.release}`;
+  if (observed.kernel === "gVisor") {
+    const banner = (observed.banner ?? "").replace(/^\[[^\]]*\]\s*/, "");
+    return `gVisor (${[banner, release].filter((x) => x !== "").join(", ")})`;
+  }
+  return `the host's${release === "" ? "" : ` (${release})`}`;
+}
+
 /**
- * Judges a probe's observations against its template. gVisor (`runsc`) is its own kernel: it shows no
- * NoNewPrivs line and `Seccomp: 0`, so those two walls are judged as held by the runtime itself there.
+ * Judges a probe's observations against its template. The probe first says which kernel it talks to: a `runsc`
+ * template must show gVisor (a task that ran under the host's kernel instead is a broken wall, never a quiet fall
+ * back). gVisor is its own kernel: it reports `Seccomp: 0` about its own processes (it filters system calls itself,
+ * and the host's filter sits on the sandbox, out of sight), and older releases have no NoNewPrivs line; what it
+ * does not show is said to be not observable rather than passed or failed.
  */
 export function judgeProbe(
   template: Template,
@@ -117,12 +134,22 @@ export function judgeProbe(
     readonly pidsLimitApplied?: boolean;
   } = {},
 ): ProbeReport {
-  const gvisor = template.runtime === "runsc";
+  const gvisor = observed.kernel === "gVisor";
   const keptBound = effectiveCapabilities(templateDrops(template), []);
   const walls: WallReport[] = [];
   const add = (wall: string, declared: string, obs: string | undefined, ok: boolean | null) =>
     walls.push({ wall, declared, observed: obs ?? "(not reported)", ok: obs === undefined ? null : ok });
 
+  const runtimeKernel = { runc: "the host's (runc)", runsc: "gVisor (runsc)", kata: "a VM's (kata)" }[
+    template.runtime
+  ];
+  add(
+    "kernel",
+    runtimeKernel,
+    kernelObserved(observed),
+    // runc tasks run under whatever the engine's runc is; kata's VM kernel is not told apart from a host's here.
+    template.runtime === "runsc" ? gvisor : template.runtime === "runc" ? true : null,
+  );
   add("user", template.user, observed.id, observed.id === template.user);
 
   const capEff = observed.CapEff === undefined ? undefined : safeDecode(observed.CapEff);
@@ -137,8 +164,15 @@ export function judgeProbe(
   );
 
   if (gvisor) {
-    add("noNewPrivs", "1 (or gVisor)", observed.NoNewPrivs ?? "gVisor", true);
-    add("seccomp", "2 (or gVisor)", observed.Seccomp ?? "gVisor", true);
+    // Judged where gVisor shows them (newer releases report NoNewPrivs); said to be hidden where it does not.
+    const hidden = (line: string, v: string | undefined) =>
+      `not observable under gVisor (${v === undefined ? `no ${line} line` : `${line}: ${v}`})`;
+    if (observed.NoNewPrivs === undefined) {
+      walls.push({ wall: "noNewPrivs", declared: "1", observed: hidden("NoNewPrivs", undefined), ok: null });
+    } else add("noNewPrivs", "1", observed.NoNewPrivs, observed.NoNewPrivs === "1");
+    if (observed.Seccomp === "2") add("seccomp", "2", observed.Seccomp, true);
+    else
+      walls.push({ wall: "seccomp", declared: "2", observed: hidden("Seccomp", observed.Seccomp), ok: null });
   } else {
     add("noNewPrivs", "1", observed.NoNewPrivs, observed.NoNewPrivs === "1");
     add("seccomp", "2", observed.Seccomp, observed.Seccomp === "2");

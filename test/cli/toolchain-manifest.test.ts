@@ -85,6 +85,7 @@ describe("the manifest's bash reader (toolchain/manifest.sh)", () => {
       dirname(cachedPulumiPath(env)),
       dirname(cachedToolPath(TOOLCHAIN.K8S_PLUGIN_CACHE_FOLDER, TOOLCHAIN.K8S_PLUGIN_VERSION, "x", env)),
       dirname(cachedToolPath(TOOLCHAIN.KUBE_CACHE_FOLDER, TOOLCHAIN.KUBE_VERSION, "x", env)),
+      dirname(cachedToolPath(TOOLCHAIN.RUNSC_CACHE_FOLDER, TOOLCHAIN.GVISOR_VERSION, "x", env)),
     ];
     expect(folders[0]).toBe(
       join(cache, TOOLCHAIN.CACHE_FOLDER, "pulumi", `v${TOOLCHAIN.PULUMI_VERSION}`, "bin"),
@@ -95,6 +96,7 @@ describe("the manifest's bash reader (toolchain/manifest.sh)", () => {
         'cached_bin_dir "$PULUMI_CACHE_FOLDER" "$PULUMI_VERSION"',
         'cached_bin_dir "$K8S_PLUGIN_CACHE_FOLDER" "$K8S_PLUGIN_VERSION"',
         'cached_bin_dir "$KUBE_CACHE_FOLDER" "$KUBE_VERSION"',
+        'cached_bin_dir "$RUNSC_CACHE_FOLDER" "$GVISOR_VERSION"',
       ].join("; "),
       env,
     );

@@ -4,6 +4,8 @@
  */
 export const HARDENED_PROBE_LOGS = [
   "probe.id=1000:1000",
+  "probe.release=6.1.0-28-amd64",
+  "probe.kernel=host",
   "probe.CapPrm=0000000000000000",
   "probe.CapEff=0000000000000000",
   "probe.CapBnd=0000000000000000",

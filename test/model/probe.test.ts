@@ -104,6 +104,7 @@ describe("judgeProbe", () => {
     const report = judgeProbe(template, parseProbeOutput(hardenedLogs));
     expect(report.passed).toBe(true);
     expect(report.walls.map((w) => [w.wall, w.declared, w.observed, w.ok])).toEqual([
+      ["kernel", "the host's (runc)", "the host's (release 6.1.0-28-amd64)", true],
       ["user", "1000:1000", "1000:1000", true],
       ["capEff", "(none)", "(none)", true],
       ["capBnd", "(none)", "(none)", true],
@@ -174,17 +175,69 @@ describe("judgeProbe", () => {
     expect(judgeProbe(template, parseProbeOutput(logs)).passed).toBe(false);
   });
 
-  it("judges NoNewPrivs and Seccomp as held by gVisor under runsc", () => {
+  it("says which kernel answered, and under gVisor says NoNewPrivs and Seccomp are not observable", () => {
     const gvisor = TemplateSchema.parse({ image: "x:1", runtime: "runsc" });
     const logs = hardenedLogs
       .replace("probe.NoNewPrivs=1\n", "")
-      .replace("probe.Seccomp=2", "probe.Seccomp=0");
+      .replace("probe.Seccomp=2", "probe.Seccomp=0")
+      .replace("probe.kernel=host", "probe.kernel=gVisor\nprobe.banner=[    0.000000] Starting gVisor...")
+      .replace("probe.release=6.1.0-28-amd64", "probe.release=4.4.0");
     const report = judgeProbe(gvisor, parseProbeOutput(logs));
     expect(report.passed).toBe(true);
+    expect(report.walls.slice(0, 1)).toEqual([
+      {
+        wall: "kernel",
+        declared: "gVisor (runsc)",
+        observed: "gVisor (Starting gVisor..., release 4.4.0)",
+        ok: true,
+      },
+    ]);
+    expect(report.walls.filter((w) => w.wall === "noNewPrivs" || w.wall === "seccomp")).toEqual([
+      {
+        wall: "noNewPrivs",
+        declared: "1",
+        observed: "not observable under gVisor (no NoNewPrivs line)",
+        ok: null,
+      },
+      { wall: "seccomp", declared: "2", observed: "not observable under gVisor (Seccomp: 0)", ok: null },
+    ]);
+    // A release that shows NoNewPrivs is judged on it.
+    const shown = judgeProbe(gvisor, parseProbeOutput(`${logs}\nprobe.NoNewPrivs=0`));
+    expect(shown.walls.find((w) => w.wall === "noNewPrivs")).toEqual({
+      wall: "noNewPrivs",
+      declared: "1",
+      observed: "0",
+      ok: false,
+    });
+    expect(shown.passed).toBe(false);
+  });
+
+  it("fails a runsc template that ran under the host's kernel, and judges its walls as the host shows them", () => {
+    const gvisor = TemplateSchema.parse({ image: "x:1", runtime: "runsc" });
+    const report = judgeProbe(gvisor, parseProbeOutput(hardenedLogs));
+    expect(report.passed).toBe(false);
+    expect(report.walls.filter((w) => w.ok === false)).toEqual([
+      {
+        wall: "kernel",
+        declared: "gVisor (runsc)",
+        observed: "the host's (release 6.1.0-28-amd64)",
+        ok: false,
+      },
+    ]);
     expect(report.walls.find((w) => w.wall === "noNewPrivs")).toEqual({
       wall: "noNewPrivs",
-      declared: "1 (or gVisor)",
-      observed: "gVisor",
+      declared: "1",
+      observed: "1",
+      ok: true,
+    });
+  });
+
+  it("reports a runc template's kernel as observed, and judges nothing of it", () => {
+    const runc = TemplateSchema.parse({ image: "x:1" });
+    expect(judgeProbe(runc, parseProbeOutput(hardenedLogs)).walls[0]).toEqual({
+      wall: "kernel",
+      declared: "the host's (runc)",
+      observed: "the host's (release 6.1.0-28-amd64)",
       ok: true,
     });
   });
