@@ -295,8 +295,9 @@ export class Launcher {
       );
       if (ledger !== undefined) ledger.recordFiles(task.id, hashTree(task.jobDir));
       if (container === undefined) {
+        const created = taskNet === undefined ? body : this.withProxyHost(body, spec, taskNet);
         try {
-          container = await this.docker.createContainer(body);
+          container = await this.docker.createContainer(created);
         } catch (e) {
           // Removed between the check and the create: the same answer as before the slot.
           if (isImageMissing(e)) throw new ImageMissing(spec.image, spec.template);
@@ -336,14 +337,39 @@ export class Launcher {
     }
   }
 
+  /**
+   * gVisor's own network stack does not reach the engine's embedded DNS (127.0.0.11 is answered by the engine's
+   * rules in the task's network namespace, which gVisor's stack never passes): a runsc task finds the proxy by a
+   * hosts entry with its address on the task's network. The body with the entry is judged by the preflight again.
+   */
+  private withProxyHost(
+    body: Dockerode.ContainerCreateOptions,
+    spec: LaunchSpec,
+    net: TaskNetwork,
+  ): Dockerode.ContainerCreateOptions {
+    if (spec.runtime !== "runsc" || spec.egress.proxyHost === undefined) return body;
+    if (net.proxyIp === "") {
+      throw new LaunchRefused(spec.template, [
+        `the proxy has no address on the task's network ${net.name}, and a gVisor task can reach it by address only`,
+      ]);
+    }
+    const amended = {
+      ...body,
+      HostConfig: { ...body.HostConfig, ExtraHosts: [`${spec.egress.proxyHost}:${net.proxyIp}`] },
+    };
+    const violations = this.options.preflight(amended, spec);
+    if (violations.length > 0) throw new LaunchRefused(spec.template, violations);
+    return amended;
+  }
+
   private runtimes: Promise<string[]> | undefined;
 
   /** Refuses a launch whose runtime the engine does not have, before anything is created. */
   private async requireRuntime(spec: LaunchSpec): Promise<void> {
     if (spec.runtime === "runc") return;
-    this.runtimes ??= this.docker.info().then((i: { Runtimes?: Record<string, unknown> }) =>
-      Object.keys(i.Runtimes ?? {}).sort(),
-    );
+    this.runtimes ??= this.docker
+      .info()
+      .then((i: { Runtimes?: Record<string, unknown> }) => Object.keys(i.Runtimes ?? {}).sort());
     let available = await this.runtimes;
     if (!available.includes(spec.runtime)) {
       // Registered since this launcher asked (toolchain/runsc.sh reloads the engine): ask once more.
@@ -382,14 +408,26 @@ export class Launcher {
       Internal: true,
       Labels: { ...projectLabels(spec.project, "network", spec.template), [LABELS.task]: id },
     });
-    const opened: TaskNetwork = { name, network, proxy, subnet: "" };
+    const opened: TaskNetwork = { name, network, proxy, subnet: "", proxyIp: "" };
     try {
       await network.connect({
         Container: proxy.id,
         EndpointConfig: { Aliases: [spec.egress.proxyHost ?? ""] },
       });
-      const info = (await network.inspect()) as { IPAM?: { Config?: { Subnet?: string }[] } };
-      return { ...opened, subnet: info.IPAM?.Config?.[0]?.Subnet ?? "" };
+      const info = (await network.inspect()) as {
+        IPAM?: { Config?: { Subnet?: string }[] };
+        Containers?: Record<string, { IPv4Address?: string }>;
+      };
+      // The proxy's address on this network: from the network's view, else the proxy's own.
+      const listed = Object.entries(info.Containers ?? {}).find(([k]) => k.startsWith(proxy.id))?.[1];
+      let proxyIp = (listed?.IPv4Address ?? "").split("/")[0] ?? "";
+      if (proxyIp === "" && spec.runtime === "runsc") {
+        const own = (await proxy.inspect()) as {
+          NetworkSettings?: { Networks?: Record<string, { IPAddress?: string }> };
+        };
+        proxyIp = own.NetworkSettings?.Networks?.[name]?.IPAddress ?? "";
+      }
+      return { ...opened, subnet: info.IPAM?.Config?.[0]?.Subnet ?? "", proxyIp };
     } catch (e) {
       await closeTaskNetwork(this.docker, opened);
       throw e;
@@ -432,6 +470,8 @@ export class Launcher {
     }, 200);
     try {
       const { StatusCode } = (await container.wait()) as { StatusCode: number };
+      // A short task may exit between two polls: its pids cgroup, when still there, has the last word.
+      pidsHits = Math.max(pidsHits, pidsLimitHits(container.id) ?? 0);
       const info = await container.inspect();
       const logs = demuxLogs((await container.logs({ stdout: true, stderr: true, follow: false })) as Buffer);
       const durationMs = Date.now() - started;
@@ -513,6 +553,8 @@ interface TaskNetwork {
   readonly network: Dockerode.Network;
   readonly proxy: Dockerode.Container;
   readonly subnet: string;
+  /** The proxy's address on the task's network. */
+  readonly proxyIp: string;
 }
 
 /** Disconnects the proxy from a task's network and removes the network (also when the task never started). */

@@ -172,11 +172,22 @@ export async function runEscape(
     case "fork-bomb": {
       // The host must still be able to start a process while and after the bomb ran.
       const hostForks = spawnSync("true").status === 0;
-      const blocked = result.limits.includes("pids") && hostForks;
+      // Under gVisor the bomb's processes are the sandbox's own: the process limit on the sandbox's host cgroup ends
+      // the shell at its first failed fork (exit 2, its last line never printed), without a word on stderr.
+      const gvisorStopped =
+        spec.runtime === "runsc" &&
+        result.exitCode !== 0 &&
+        !result.limits.includes("timeout") &&
+        lines(result.stdout, "pids").length === 0;
+      const blocked = (result.limits.includes("pids") || gvisorStopped) && hostForks;
       return {
         check,
         blocked,
-        blockedBy: blocked ? `pids limit (pids.max=${spec.resources.pids})` : "nothing",
+        blockedBy: blocked
+          ? spec.runtime === "runsc"
+            ? `gVisor under the pids limit of its host cgroup (pids.max=${spec.resources.pids}): the bomb could not fork past it`
+            : `pids limit (pids.max=${spec.resources.pids})`
+          : "nothing",
         evidence: `limits hit: ${result.limits.join(", ") || "none"}; processes at the end: ${lines(result.stdout, "pids")[0] ?? "unknown"}; host can fork: ${hostForks}`,
         leftovers,
       };

@@ -11,6 +11,8 @@ mkdir -p .sandbox
 status=0
 echo "== Docker engine and the offline test image"
 bash toolchain/docker.sh || exit 3
+echo "== gVisor (runsc) registered with the engine (built from Go modules once, then cached)"
+bash toolchain/runsc.sh || status=1
 echo "== Pulumi engine and the local Kubernetes control plane (built from Go modules once, then cached)"
 bash toolchain/setup.sh || status=1
 echo "== type check"

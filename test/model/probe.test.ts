@@ -201,6 +201,15 @@ describe("judgeProbe", () => {
       },
       { wall: "seccomp", declared: "2", observed: "not observable under gVisor (Seccomp: 0)", ok: null },
     ]);
+    // gVisor's cgroup files show no process limit: the limit sits on the sandbox's host cgroup.
+    const pids = judgeProbe(gvisor, parseProbeOutput(logs.replace("probe.pidsMax=128", "probe.pidsMax=max")));
+    expect(pids.walls.find((w) => w.wall === "pidsMax")).toEqual({
+      wall: "pidsMax",
+      declared: "128",
+      observed:
+        "not observable under gVisor (its pids.max shows max; the limit is on the sandbox's host cgroup)",
+      ok: null,
+    });
     // A release that shows NoNewPrivs is judged on it.
     const shown = judgeProbe(gvisor, parseProbeOutput(`${logs}\nprobe.NoNewPrivs=0`));
     expect(shown.walls.find((w) => w.wall === "noNewPrivs")).toEqual({

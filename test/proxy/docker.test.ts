@@ -36,6 +36,13 @@ const project = testProject("px", {
     },
   },
   other: { image: TEST_IMAGE, timeoutSeconds: 60, egress: { mode: "proxy", allow: ["other.test"] } },
+  // The same egress under gVisor: its own network stack, the same per-task network and proxy.
+  zweb: {
+    image: TEST_IMAGE,
+    runtime: "runsc",
+    timeoutSeconds: 60,
+    egress: { mode: "proxy", allow: ["allowed.test"] },
+  },
   closed: { image: TEST_IMAGE, timeoutSeconds: 30 },
 });
 const name = project.spec.name;
@@ -331,6 +338,27 @@ describe("a none-mode task", () => {
     expect(r.stdout).not.toContain("HTTP/");
     expect(r.egress).toBeUndefined();
   });
+});
+
+describe("proxy mode under gVisor", () => {
+  it("the probe talks to gVisor and its egress is answered through the proxy", async () => {
+    const t = project.spec.templates.zweb;
+    if (t === undefined) throw new Error("no template");
+    const { report, result } = await runProbe(launcher(), specOf(project, "zweb"), t);
+    expect(report.walls[0]).toMatchObject({ wall: "kernel", ok: true });
+    expect(report.walls.filter((w) => w.ok === false)).toEqual([]);
+    expect(report.walls.find((w) => w.wall === "egress")?.observed).toBe("allowed");
+    expect(result.egress?.decisions.map((d) => `${d.decision} ${d.host}`)).toEqual(["allowed allowed.test"]);
+  });
+
+  it.each(["exfiltrate-env", "metadata"] as const)(
+    "%s is blocked under gVisor by the proxy",
+    async (check) => {
+      const r = await runEscape(launcher(), docker, specOf(project, "zweb"), check);
+      expect(r.blocked).toBe(true);
+      expect(r.leftovers).toEqual([]);
+    },
+  );
 });
 
 describe("walls in proxy mode", () => {
