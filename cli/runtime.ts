@@ -119,7 +119,9 @@ export function checkoutSetUp(root: string, stamp: string): EngineSetUp {
     if (need !== undefined) {
       // gVisor: built once and registered with the engine by toolchain/runsc.sh; other runtimes are the user's.
       if (need.runtime !== "runsc") return false;
-      return spawnSync("bash", [join(root, "toolchain", "runsc.sh")], { stdio: ["ignore", 2, 2] }).status === 0;
+      return (
+        spawnSync("bash", [join(root, "toolchain", "runsc.sh")], { stdio: ["ignore", 2, 2] }).status === 0
+      );
     }
     rmSync(stamp, { force: true });
     return (

@@ -33,8 +33,9 @@ options:
                              plus exemptions: [{ rule, resource, reason }]; every exemption needs a reason
   --stdin-name <name>        the file name to report for standard input (default <stdin>)
   --category <id>            SARIF automation id, GitHub's upload category (default sandbox-projects-scan/)
-  --preset <name>            start every rule's level from a preset: baseline, restricted or sandbox (strictest);
-                             the config's own levels still win
+  --preset <name>            start every rule's level from a preset: baseline, restricted, sandbox (strictest)
+                             or gvisor (sandbox, and every workload under gVisor: Docker runtime runsc,
+                             Kubernetes RuntimeClass gvisor); the config's own levels and settings still win
   --print-pack-config        print the config (preset, levels, exemptions) as \`--policy-pack-config\` takes it, and
                              scan nothing
   --max-file-size <size>     refuse a file larger than this (default 32M; bytes, or with K, M, G)

@@ -7,14 +7,17 @@
  *   the rest advisory;
  * - `sandbox`: every rule mandatory, including the ones advisory by default (read-only root, drop ALL, restart, Job
  *   lifecycle, service-account token, runtime class). A `remediate` rule stays `remediate`, which is mandatory in
- *   effect and also redacts.
+ *   effect and also redacts;
+ * - `gvisor`: `sandbox`, and every workload must run under gVisor: `sandbox-require-runtime-class` allows only the
+ *   Docker runtime `runsc` and the Kubernetes RuntimeClass `gvisor` (the toolkit's names for it). Its own settings
+ *   in the pack config still win.
  *
  * Which check is at which level is pod-security-admission's own table (k8s.io/pod-security-admission v0.36.3,
  * policy/check_*.go, each check's `Level`); each rule names the checks it answers in `crosswalk.psa`.
  */
 import type { Crosswalk, EnforcementLevel } from "./rules/types";
 
-export const PRESETS = ["baseline", "restricted", "sandbox"] as const;
+export const PRESETS = ["baseline", "restricted", "sandbox", "gvisor"] as const;
 export type Preset = (typeof PRESETS)[number];
 
 /** pod-security-admission checks at the baseline level. */
@@ -60,7 +63,7 @@ export function presetLevel(preset: Preset, rule: PresetRule): EnforcementLevel 
   const psa = rule.crosswalk.psa ?? [];
   const checks =
     preset === "baseline" ? PSA_BASELINE_CHECKS : [...PSA_BASELINE_CHECKS, ...PSA_RESTRICTED_CHECKS];
-  const mandatory = preset === "sandbox" || psa.some((c) => checks.includes(c));
+  const mandatory = preset === "sandbox" || preset === "gvisor" || psa.some((c) => checks.includes(c));
   if (!mandatory) return "advisory";
   return rule.enforcementLevel === "remediate" ? "remediate" : "mandatory";
 }
@@ -68,4 +71,21 @@ export function presetLevel(preset: Preset, rule: PresetRule): EnforcementLevel 
 /** Every rule's level under a preset. */
 export function presetLevels(preset: Preset, rules: readonly PresetRule[]): Record<string, EnforcementLevel> {
   return Object.fromEntries(rules.map((r) => [r.id, presetLevel(preset, r)]));
+}
+
+/** The settings a preset gives rules, beneath what the pack config sets. */
+const PRESET_SETTINGS: Readonly<Record<Preset, Readonly<Record<string, Readonly<Record<string, unknown>>>>>> =
+  {
+    baseline: {},
+    restricted: {},
+    sandbox: {},
+    gvisor: { "sandbox-require-runtime-class": { allowed: ["runsc", "gvisor"] } },
+  };
+
+/** A rule's settings under a preset (empty when the preset sets none). */
+export function presetSettings(
+  preset: Preset | undefined,
+  ruleId: string,
+): Readonly<Record<string, unknown>> {
+  return preset === undefined ? {} : (PRESET_SETTINGS[preset][ruleId] ?? {});
 }

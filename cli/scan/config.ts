@@ -12,7 +12,7 @@
  * object (pkg/resource/analyzer `parsePolicyConfigs`), so `preset` and the top-level `exemptions` list are `scan`'s
  * shorthand: {@link toPackConfig} writes the same config in the shape the engine accepts.
  */
-import { isPreset, PRESETS, type Preset, presetLevel } from "../../policy/presets";
+import { isPreset, PRESETS, type Preset, presetLevel, presetSettings } from "../../policy/presets";
 import type { Exemption } from "../../policy/report/model";
 import {
   type ConfigProperty,
@@ -210,6 +210,10 @@ export function readScanConfig(
     settings[key] = ruleSettings;
   }
   if (problems.length > 0) throw new ConfigError(problems, source);
+  for (const r of rules) {
+    const fromPreset = presetSettings(preset, r.id);
+    if (Object.keys(fromPreset).length > 0) settings[r.id] = { ...fromPreset, ...settings[r.id] };
+  }
   for (const r of rules)
     levels[r.id] =
       levels[r.id] ?? all ?? (preset === undefined ? r.enforcementLevel : presetLevel(preset, r));

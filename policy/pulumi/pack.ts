@@ -19,7 +19,7 @@ import { sealSecrets } from "../adapters/secrets";
 import { adaptResource, adaptResources } from "../adapters/subject";
 import { type EvaluationConfig, evaluate, levelOf, renderFinding } from "../evaluate";
 import { EXEMPTIONS_SCHEMA } from "../exemptions";
-import type { Preset } from "../presets";
+import { type Preset, presetSettings } from "../presets";
 import { crosswalkTags } from "../report/tags";
 import { type RuleSelection, selectRules } from "../rules/registry";
 import { type AnyRule, type ConfigSchema, type Edit, PACK_NAME, resolveConfig } from "../rules/types";
@@ -36,8 +36,16 @@ export { PACK_NAME };
  * A rule's settings as CrossGuard declares them, plus `exemptions` on every rule: the Pulumi CLI validates the pack
  * config against this schema, so an exemption without a reason is refused before the pack runs.
  */
-function toPulumiSchema(s: ConfigSchema | undefined): PolicyConfigSchema {
+function toPulumiSchema(
+  s: ConfigSchema | undefined,
+  defaults: Readonly<Record<string, unknown>> = {},
+): PolicyConfigSchema {
   const schema = JSON.parse(JSON.stringify(s ?? { properties: {} })) as PolicyConfigSchema;
+  // A preset's settings are the defaults the engine fills in, beneath what the pack config sets.
+  for (const [k, v] of Object.entries(defaults)) {
+    const prop = schema.properties?.[k];
+    if (prop !== undefined) (prop as { default?: unknown }).default = v;
+  }
   return { ...schema, properties: { ...schema.properties, exemptions: EXEMPTIONS_SCHEMA as never } };
 }
 
@@ -50,8 +58,9 @@ function toPulumiSchema(s: ConfigSchema | undefined): PolicyConfigSchema {
 function configOf(
   rule: AnyRule | AnyStackRule,
   args: { getConfig<T extends object>(): T },
+  preset?: Preset,
 ): EvaluationConfig {
-  return { rules: { [rule.id]: args.getConfig<object>() } };
+  return { rules: { [rule.id]: { ...presetSettings(preset, rule.id), ...args.getConfig<object>() } } };
 }
 
 /**
@@ -112,14 +121,19 @@ function couldNotCheck(items: readonly string[]): UnknownValueError {
  * Runs one rule on one resource's args, reporting each violation no exemption covers (on the resource's URN);
  * throws the advisory note for what could not be checked.
  */
-function validateWithRule(rule: AnyRule, args: ResourceValidationArgs, report: ReportViolation): void {
+function validateWithRule(
+  rule: AnyRule,
+  args: ResourceValidationArgs,
+  report: ReportViolation,
+  preset?: Preset,
+): void {
   const subjects = subjectOf(args).filter((s) => rule.subjects.includes(s.subject));
   if (subjects.length === 0) {
     args.notApplicable(`${rule.id} judges containers, pods, Services and Ingresses, not ${args.type}`);
   }
   const notes: string[] = [];
   for (const view of subjects) {
-    for (const e of evaluate({ view, resource: args.urn }, [rule], configOf(rule, args))) {
+    for (const e of evaluate({ view, resource: args.urn }, [rule], configOf(rule, args, preset))) {
       if (e.finding.unchecked) notes.push(renderFinding(e.finding));
       else if (e.exemption === undefined) report(renderFinding(e.finding));
     }
@@ -150,7 +164,7 @@ function policyMetadata(rule: AnyRule | AnyStackRule, preset: Preset | undefined
     severity: rule.severity,
     tags: crosswalkTags(rule.crosswalk, rule.mission),
     remediationSteps: rule.remediationSteps,
-    configSchema: toPulumiSchema(rule.configSchema),
+    configSchema: toPulumiSchema(rule.configSchema, presetSettings(preset, rule.id)),
   };
 }
 
@@ -158,7 +172,7 @@ function policyMetadata(rule: AnyRule | AnyStackRule, preset: Preset | undefined
 export function resourcePolicy(rule: AnyRule, preset?: Preset): ResourceValidationPolicy {
   return {
     ...policyMetadata(rule, preset),
-    validateResource: (args, report) => validateWithRule(rule, args, report),
+    validateResource: (args, report) => validateWithRule(rule, args, report, preset),
     ...(rule.remediate === undefined
       ? {}
       : { remediateResource: (args: ResourceValidationArgs) => remediateWithRule(rule, args) }),
@@ -196,9 +210,18 @@ export function stackResourceOf(r: PolicyResource): StackResource {
  * Runs one stack rule on the stack, reporting each violation no exemption covers (on the URN it names, else the
  * stack's first resource); throws the advisory note for what could not be checked.
  */
-function validateStackWithRule(rule: AnyStackRule, args: StackValidationArgs, report: ReportViolation): void {
+function validateStackWithRule(
+  rule: AnyStackRule,
+  args: StackValidationArgs,
+  report: ReportViolation,
+  preset?: Preset,
+): void {
   const notes: string[] = [];
-  for (const e of evaluate({ stack: args.resources.map(stackResourceOf) }, [rule], configOf(rule, args))) {
+  for (const e of evaluate(
+    { stack: args.resources.map(stackResourceOf) },
+    [rule],
+    configOf(rule, args, preset),
+  )) {
     if (e.finding.unchecked) notes.push(renderFinding(e.finding));
     else if (e.exemption === undefined) report(renderFinding(e.finding), e.finding.urn);
   }
@@ -209,7 +232,7 @@ function validateStackWithRule(rule: AnyStackRule, args: StackValidationArgs, re
 export function stackPolicy(rule: AnyStackRule, preset?: Preset): StackValidationPolicy {
   return {
     ...policyMetadata(rule, preset),
-    validateStack: (args, report) => validateStackWithRule(rule, args, report),
+    validateStack: (args, report) => validateStackWithRule(rule, args, report, preset),
   };
 }
 

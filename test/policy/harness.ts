@@ -14,6 +14,7 @@ import {
   unknownCheckingProxy,
 } from "@pulumi/policy";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
+import type { Preset } from "../../policy/presets";
 import { forgetRecordedSecrets, packArgs } from "../../policy/pulumi/pack";
 import type { RuleSelection } from "../../policy/rules/registry";
 
@@ -47,6 +48,8 @@ export interface Outcome {
 export interface RunOptions {
   readonly config?: Record<string, object>;
   readonly selection?: RuleSelection;
+  /** The preset the pack is built with (`packArgs({ preset })`). */
+  readonly preset?: Preset;
   readonly name?: string;
   readonly additionalSecretOutputs?: string[];
 }
@@ -84,8 +87,10 @@ function resourceArgs(
   };
 }
 
-function resourcePolicies(selection?: RuleSelection): ResourceValidationPolicy[] {
-  return packArgs(selection).policies.filter((p): p is ResourceValidationPolicy => "validateResource" in p);
+function resourcePolicies(selection?: RuleSelection, preset?: Preset): ResourceValidationPolicy[] {
+  return packArgs({ ...selection, ...(preset === undefined ? {} : { preset }) }).policies.filter(
+    (p): p is ResourceValidationPolicy => "validateResource" in p,
+  );
 }
 
 /** Validates one resource with every resource policy, like `pulumi preview` (no remediation). */
@@ -101,7 +106,7 @@ function validateAfter(type: string, props: object, opts: RunOptions): Outcome {
   const notApplicable: string[] = [];
   // One request's Struct, as the engine sends it; each policy deserializes it anew (server.js makeAnalyzeRpcFun).
   const struct = toStruct(props);
-  for (const policy of resourcePolicies(opts.selection)) {
+  for (const policy of resourcePolicies(opts.selection, opts.preset)) {
     const fns = Array.isArray(policy.validateResource) ? policy.validateResource : [policy.validateResource];
     for (const fn of fns) {
       if (fn === undefined) continue;

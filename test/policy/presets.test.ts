@@ -15,6 +15,7 @@ import type { EnforcementLevel } from "../../policy/rules/types";
 import { runOracle } from "../helpers/goOracle";
 import { scan, scanJson, tempFiles } from "../scan/helpers";
 import { copy, safeK8sContainer, safePodSpec } from "./fixtures";
+import { validate } from "./harness";
 
 const ALL_IDS = SCAN_RULES.map((r) => r.id);
 
@@ -50,7 +51,8 @@ function levelsOf(preset: Preset | undefined, raw: unknown = {}): Record<string,
 function expectedLevels(preset: Preset): Record<string, EnforcementLevel> {
   return Object.fromEntries(
     ALL_IDS.map((id) => {
-      if (preset === "sandbox") return [id, id === "sandbox-disallow-secret-env" ? "remediate" : "mandatory"];
+      if (preset === "sandbox" || preset === "gvisor")
+        return [id, id === "sandbox-disallow-secret-env" ? "remediate" : "mandatory"];
       const mandatory = preset === "baseline" ? BASELINE_MANDATORY : RESTRICTED_MANDATORY;
       return [id, mandatory.includes(id) ? "mandatory" : "advisory"];
     }),
@@ -95,6 +97,72 @@ function rootPod(): string {
   return stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "root" }, spec });
 }
 
+/** A hardened Pod, under gVisor's RuntimeClass or not. */
+function gvisorPod(runtimeClassName?: string): string {
+  const spec = copy(safePodSpec()) as Record<string, unknown>;
+  if (runtimeClassName !== undefined) spec.runtimeClassName = runtimeClassName;
+  return stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec });
+}
+
+describe("the gvisor preset: every workload under gVisor", () => {
+  const RULE = "sandbox-require-runtime-class";
+  const dir = tempFiles({
+    "plain.yaml": gvisorPod(),
+    "gvisor.yaml": gvisorPod("gvisor"),
+    "kata.yaml": gvisorPod("kata"),
+    "compose.yaml": stringify({ services: { t: { image: "x:1", runtime: "runc" } } }),
+    "compose-runsc.yaml": stringify({ services: { t: { image: "x:1", runtime: "runsc" } } }),
+  });
+  const blockingOf = async (file: string, args: string[]) => {
+    const { report } = await scanJson([...args, file], undefined, dir);
+    return report.findings.filter((f) => f.ruleId === RULE && f.level === "mandatory").map((f) => f.message);
+  };
+
+  it("fails a Pod without gVisor's RuntimeClass and passes one with it, in scan", async () => {
+    expect(await blockingOf("plain.yaml", ["--preset", "gvisor"])).toEqual([
+      "runtimeClassName is not set; allowed: runsc, gvisor [spec.runtimeClassName]",
+    ]);
+    expect(await blockingOf("kata.yaml", ["--preset", "gvisor"])).toEqual([
+      "runtimeClassName is kata; allowed: runsc, gvisor [spec.runtimeClassName]",
+    ]);
+    expect(await blockingOf("gvisor.yaml", ["--preset", "gvisor"])).toEqual([]);
+    // Without the preset the rule asks for nothing.
+    expect(await blockingOf("plain.yaml", ["--preset", "sandbox"])).toEqual([]);
+  });
+
+  it("fails a Compose service under runc and passes one under runsc", async () => {
+    expect(await blockingOf("compose.yaml", ["--preset", "gvisor"])).toEqual([
+      "runtime is runc; allowed: runsc, gvisor [runtime]",
+    ]);
+    expect(await blockingOf("compose-runsc.yaml", ["--preset", "gvisor"])).toEqual([]);
+  });
+
+  it("gives the pack the same verdict, the allowed runtimes as the setting's default, and lets the config's own win", () => {
+    const policy = packArgs({ preset: "gvisor" }).policies.find((p) => p.name === RULE);
+    expect(policy?.enforcementLevel).toBe("mandatory");
+    expect(
+      (policy?.configSchema?.properties as Record<string, { default?: unknown }>)?.allowed?.default,
+    ).toEqual(["runsc", "gvisor"]);
+    const pod = (runtimeClassName?: string) => ({
+      metadata: { name: "p" },
+      spec: { ...copy(safePodSpec()), ...(runtimeClassName === undefined ? {} : { runtimeClassName }) },
+    });
+    const rule = (o: ReturnType<typeof validate>) => o.violations.filter((v) => v.policy === RULE);
+    expect(
+      rule(validate("kubernetes:core/v1:Pod", pod(), { preset: "gvisor" })).map((v) => v.message),
+    ).toEqual([expect.stringContaining("runtimeClassName is not set; allowed: runsc, gvisor")]);
+    expect(rule(validate("kubernetes:core/v1:Pod", pod("gvisor"), { preset: "gvisor" }))).toEqual([]);
+    expect(
+      rule(
+        validate("kubernetes:core/v1:Pod", pod("kata"), {
+          preset: "gvisor",
+          config: { [RULE]: { allowed: ["kata"] } },
+        }),
+      ),
+    ).toEqual([]);
+  });
+});
+
 describe("scan --preset", () => {
   const dir = tempFiles({ "pod.yaml": rootPod(), "sandbox.json": JSON.stringify({ preset: "sandbox" }) });
 
@@ -122,11 +190,11 @@ describe("scan --preset", () => {
   it("refuses an unknown preset, as an option or in the config (exit 2)", async () => {
     const opt = await scan(["--preset", "strict", "pod.yaml"], undefined, dir);
     expect(opt.code).toBe(2);
-    expect(opt.err).toContain('--preset must be one of baseline, restricted, sandbox, not "strict"');
+    expect(opt.err).toContain('--preset must be one of baseline, restricted, sandbox, gvisor, not "strict"');
     const file = tempFiles({ "c.json": JSON.stringify({ preset: "strict" }), "pod.yaml": rootPod() });
     const cfg = await scan(["--config", "c.json", "pod.yaml"], undefined, file);
     expect(cfg.code).toBe(2);
-    expect(cfg.err).toContain('preset = "strict": must be one of baseline, restricted, sandbox');
+    expect(cfg.err).toContain('preset = "strict": must be one of baseline, restricted, sandbox, gvisor');
   });
 });
 
