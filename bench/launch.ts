@@ -87,6 +87,7 @@ export function dockerRunArgs(body: Dockerode.ContainerCreateOptions): string[] 
     "MemorySwap",
     "NanoCpus",
     "PidsLimit",
+    "Runtime",
   ]);
   unmapped(
     "HostConfig",
@@ -124,6 +125,7 @@ export function dockerRunArgs(body: Dockerode.ContainerCreateOptions): string[] 
   if (h.MemorySwap !== undefined) args.push("--memory-swap", h.MemorySwap < 0 ? "-1" : `${h.MemorySwap}b`);
   if (h.NanoCpus !== undefined) args.push("--cpus", String(h.NanoCpus / 1e9));
   if (h.PidsLimit !== undefined) args.push("--pids-limit", String(h.PidsLimit));
+  if (h.Runtime !== undefined) args.push("--runtime", h.Runtime);
   return [...args, body.Image ?? "", ...(body.Cmd ?? [])];
 }
 

@@ -36,7 +36,10 @@ async function main(): Promise<void> {
     templates: { default: { image, timeoutSeconds: 30 } },
   });
   const spec = launchSpec(project, "default", `${name}-net`);
-  const ledger = Ledger.open(join(mkdtempSync(join(tmpdir(), `${name}-`)), "ledger.sqlite"), meterOf(project));
+  const ledger = Ledger.open(
+    join(mkdtempSync(join(tmpdir(), `${name}-`)), "ledger.sqlite"),
+    meterOf(project),
+  );
   const ways = {
     ledger: new Launcher(docker, { preflight: policyPreflight(), ledger }),
     plain: new Launcher(docker, { preflight: policyPreflight() }),
@@ -80,8 +83,16 @@ async function main(): Promise<void> {
     benchmark: "ledger",
     runs,
     launch: {
-      withLedger: { medianMs: median(times.ledger), p95Ms: p95(times.ledger), minMs: Math.min(...times.ledger) },
-      withoutLedger: { medianMs: median(times.plain), p95Ms: p95(times.plain), minMs: Math.min(...times.plain) },
+      withLedger: {
+        medianMs: median(times.ledger),
+        p95Ms: p95(times.ledger),
+        minMs: Math.min(...times.ledger),
+      },
+      withoutLedger: {
+        medianMs: median(times.plain),
+        p95Ms: p95(times.plain),
+        minMs: Math.min(...times.plain),
+      },
       ratio: median(times.ledger) / median(times.plain),
     },
     ledgerAlone: { medianMs: median(alone), p95Ms: p95(alone), share: median(alone) / median(times.plain) },

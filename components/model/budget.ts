@@ -100,7 +100,8 @@ export function runArithmetic(size: TaskSize, rates: Omit<Rates, "hoursPerMonth"
 
 /** An amount to a tenth of a cent or finer when it is small (`$0.0042`), to the cent otherwise. */
 export function usdFine(n: number): string {
-  if (Math.abs(n) >= 1) return usd(n);
+  // From a dollar (less what rounds to it) on, cents: $0.9999999 of float noise reads as $1.00.
+  if (Math.abs(n) >= 0.995) return usd(n);
   return `$${trimNumber(n, 6)}`;
 }
 

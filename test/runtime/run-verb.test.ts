@@ -178,7 +178,7 @@ describe("run: what it refuses, once, in the user's terms", () => {
   it.each([
     [
       ["--bogus"],
-      'unknown option "--bogus" for run; allowed: --file name=path, --dir path, --out dir, --keep, --json (a task\'s own arguments go after --)',
+      'unknown option "--bogus" for run; allowed: --file name=path, --dir path, --out dir, --keep, --agent name, --json (a task\'s own arguments go after --)',
     ],
     [
       ["--file", "run.sh"],
@@ -195,7 +195,7 @@ describe("run: what it refuses, once, in the user's terms", () => {
     [["--dir", "/nonexistent"], '--dir "/nonexistent": /nonexistent is not a folder'],
     [
       ["--out"],
-      "--out needs a value: run <stack> <template> [--file name=path]... [--dir path]... [--out dir] [--keep] [--json] [-- command...]",
+      "--out needs a value: run <stack> <template> [--file name=path]... [--dir path]... [--out dir] [--keep] [--agent name] [--json] [-- command...]",
     ],
   ])("refuses %j with exit 2 and one message", async (args, message) => {
     const r = await front("run", "rv", "default", ...args);
