@@ -183,6 +183,16 @@ beforeAll(async () => {
     PULUMI_SKIP_UPDATE_CHECK: "true",
     PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
     ...(process.env.DOCKER_HOST === undefined ? {} : { DOCKER_HOST: process.env.DOCKER_HOST }),
+    // How this machine reaches the registry (its proxy and the certificates it trusts), as a team's shell has it.
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(
+        ([k, v]) =>
+          v !== undefined &&
+          /^(NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|HTTPS?_PROXY|NO_PROXY|npm_config_(registry|cafile|proxy|https_proxy|noproxy|strict_ssl))$/i.test(
+            k,
+          ),
+      ),
+    ),
   };
   mkdirSync(join(project, ".state"));
   t = Date.now();
