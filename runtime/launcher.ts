@@ -367,16 +367,16 @@ export class Launcher {
   /** Refuses a launch whose runtime the engine does not have, before anything is created. */
   private async requireRuntime(spec: LaunchSpec): Promise<void> {
     if (spec.runtime === "runc") return;
-    this.runtimes ??= this.docker
-      .info()
-      .then((i: { Runtimes?: Record<string, unknown> }) => Object.keys(i.Runtimes ?? {}).sort());
+    const ask = () =>
+      this.docker
+        .info()
+        .then((i: { Runtimes?: Record<string, unknown> }) => Object.keys(i.Runtimes ?? {}).sort());
+    this.runtimes ??= ask();
     let available = await this.runtimes;
     if (!available.includes(spec.runtime)) {
       // Registered since this launcher asked (toolchain/runsc.sh reloads the engine): ask once more.
-      this.runtimes = undefined;
-      available = await (this.runtimes = this.docker
-        .info()
-        .then((i: { Runtimes?: Record<string, unknown> }) => Object.keys(i.Runtimes ?? {}).sort()));
+      this.runtimes = ask();
+      available = await this.runtimes;
       if (!available.includes(spec.runtime)) throw new RuntimeMissing(spec.runtime, spec.template, available);
     }
   }

@@ -183,7 +183,8 @@ export function judgeProbe(
     walls.push({
       wall: "pidsMax",
       declared: String(template.resources.pids),
-      observed: "not observable under gVisor (its pids.max shows max; the limit is on the sandbox's host cgroup)",
+      observed:
+        "not observable under gVisor (its pids.max shows max; the limit is on the sandbox's host cgroup)",
       ok: null,
     });
   } else if (options.pidsLimitApplied === false && observed.pidsMax === "max") {

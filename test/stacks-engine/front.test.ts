@@ -100,7 +100,9 @@ describe("up after objects were removed behind the stack's back", () => {
     );
     // The same table `./sandbox probe` prints, not the engine's nested outputs.
     expect(lines[4]).toBe("template default: every wall held");
-    expect(lines[5]).toMatch(/^ {2}ok {3}kernel {8}declared the host's \(runc\); observed the host's \(release .+\)$/);
+    expect(lines[5]).toMatch(
+      /^ {2}ok {3}kernel {8}declared the host's \(runc\); observed the host's \(release .+\)$/,
+    );
     expect(lines[6]).toBe("  ok   user          declared 1000:1000; observed 1000:1000");
     expect(up.out).not.toContain("Outputs:");
     expect(await names("network")).toEqual([`${f.project}-net`]);
