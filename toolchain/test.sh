@@ -3,30 +3,36 @@
 # engine). Arguments go to vitest: `--project unit` runs one tier, file names run those files. Prints one closing
 # line: "tests: N passed, N failed".
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root" || exit 1
-export PATH="$root/node_modules/.bin:$PATH"
-mkdir -p .sandbox
+# The whole script is one function, called on the last line: bash has read all of it before anything runs, so
+# editing this file while the suite runs is harmless.
+run_suite() {
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  cd "$root" || exit 1
+  export PATH="$root/node_modules/.bin:$PATH"
+  mkdir -p .sandbox
 
-status=0
-echo "== Docker engine and the offline test image"
-bash toolchain/docker.sh || exit 3
-echo "== gVisor (runsc) registered with the engine (built from Go modules once, then cached)"
-bash toolchain/runsc.sh || status=1
-echo "== Pulumi engine and the local Kubernetes control plane (built from Go modules once, then cached)"
-bash toolchain/setup.sh || status=1
-echo "== type check"
-tsc --noEmit -p tsconfig.json || status=1
-echo "== lint"
-biome check --error-on-warnings . || status=1
-echo "== tests"
-vitest run --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json "$@" || status=1
+  status=0
+  echo "== Docker engine and the offline test image"
+  bash toolchain/docker.sh || exit 3
+  echo "== gVisor (runsc) registered with the engine (built from Go modules once, then cached)"
+  bash toolchain/runsc.sh || status=1
+  echo "== Pulumi engine and the local Kubernetes control plane (built from Go modules once, then cached)"
+  bash toolchain/setup.sh || status=1
+  echo "== type check"
+  tsc --noEmit -p tsconfig.json || status=1
+  echo "== lint"
+  biome check --error-on-warnings . || status=1
+  echo "== tests"
+  vitest run --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json "$@" || status=1
 
-node -e '
-const fs = require("node:fs");
-let r = { numPassedTests: 0, numFailedTests: 0, numTotalTests: 0 };
-try { r = JSON.parse(fs.readFileSync(".sandbox/test-results.json", "utf8")); } catch {}
-console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed`);
-if (r.numTotalTests === 0) process.exit(1);
-' || status=1
-exit "$status"
+  node -e '
+  const fs = require("node:fs");
+  let r = { numPassedTests: 0, numFailedTests: 0, numTotalTests: 0 };
+  try { r = JSON.parse(fs.readFileSync(".sandbox/test-results.json", "utf8")); } catch {}
+  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed`);
+  if (r.numTotalTests === 0) process.exit(1);
+  ' || status=1
+  exit "$status"
+}
+
+run_suite "$@"; exit

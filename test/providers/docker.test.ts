@@ -122,6 +122,35 @@ describe("the plugin executable", () => {
     await exited;
     expect({ port: /^\d+\s*$/m.test(out), err }).toEqual({ port: true, err: "" });
   }, 90_000);
+
+  it("stops by itself when the engine that started it is gone", async () => {
+    // A shell stands in for the engine: it starts the plugin, prints its pid, and is killed.
+    const engine = spawn(
+      "sh",
+      ["-c", `${join(__dirname, "../../providers/docker/pulumi-resource-docker")} & echo $!; wait`],
+      { stdio: ["ignore", "pipe", "ignore"] },
+    );
+    let out = "";
+    engine.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    const deadline = Date.now() + 60_000;
+    while (!/^\d+\n\d+/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const pid = Number(out.split("\n")[0]);
+    expect(pid).toBeGreaterThan(0);
+    engine.kill("SIGKILL");
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const gone = Date.now() + 10_000;
+    while (alive() && Date.now() < gone) await new Promise((r) => setTimeout(r, 100));
+    expect(alive()).toBe(false);
+  }, 90_000);
 });
 
 describe("on the real engine", () => {
