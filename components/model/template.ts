@@ -162,7 +162,19 @@ export const TemplateSchema = strictObject({
     .default("runc"),
   /** Non-secret environment variables. Defaults to none. */
   env: EnvSchema.default({}),
+}).superRefine((t, ctx) => {
+  // gVisor's own threads run under the task's process limit (on the sandbox's host cgroup): about 30 of them.
+  if (t.runtime === "runsc" && Number.isInteger(t.resources.pids) && t.resources.pids < RUNSC_MIN_PIDS) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["resources", "pids"],
+      message: `under runtime runsc the process limit also counts gVisor's own threads (about 30): pids must be at least ${RUNSC_MIN_PIDS}`,
+    });
+  }
 });
+
+/** The smallest process limit a gVisor task gets: below it the sandbox cannot start or its task cannot fork. */
+export const RUNSC_MIN_PIDS = 64;
 export type TemplateInput = z.input<typeof TemplateSchema>;
 export type Template = z.output<typeof TemplateSchema>;
 

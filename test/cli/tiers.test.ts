@@ -93,7 +93,10 @@ describe("the test tiers", () => {
     ).scripts;
     expect(scripts.test).toMatch(/^vitest run --project unit( |$)/);
     const testSh = readFileSync(join(repo, "toolchain", "test.sh"), "utf8");
-    const vitest = testSh.split("\n").filter((line) => line.startsWith("vitest "));
+    const vitest = testSh
+      .split("\n")
+      .map((line) => line.trim())
+      .filter((line) => line.startsWith("vitest "));
     expect(vitest).toHaveLength(1);
     expect(vitest[0]).toMatch(/^vitest run /);
     expect(vitest[0]).not.toContain("--project");

@@ -143,6 +143,10 @@ describe("template refusals", () => {
       "env.1BAD: not a valid variable name; allowed: letters, digits and _, not starting with a digit",
     ],
     [
+      { runtime: "runsc", resources: { pids: 32 } },
+      "resources.pids: under runtime runsc the process limit also counts gVisor's own threads (about 30): pids must be at least 64",
+    ],
+    [
       { privileged: true },
       ": unknown key; allowed keys: image, command, jobFolder, resources, timeoutSeconds, user, capDrop, egress, runtime, env",
     ],
