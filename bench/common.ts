@@ -1,7 +1,7 @@
 /** Shared pieces of the benchmarks: the OPA peer, timing with peak memory, medians, printing. */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 
 export const ROOT = resolve(__dirname, "..");
 export const REGO = join(ROOT, "bench", "peer", "sandbox.rego");
@@ -88,4 +88,19 @@ export function disagreements(ours: Pairs, peer: Pairs, rules: ReadonlySet<strin
   for (const p of ours) if (!peer.has(p)) bump(p, 0);
   for (const p of peer) if (!ours.has(p)) bump(p, 1);
   return [...by].map(([r, [a, b]]) => `${r}: ${a} only in ours, ${b} only in the peer's`);
+}
+
+/** Writes a benchmark's result as JSON at `out` (its folder made when missing); nothing when `out` is undefined. */
+export function writeResult(out: string | undefined, doc: unknown): void {
+  if (out === undefined) return;
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(doc, null, 2)}\n`);
+}
+
+/** The run main of a benchmark: its failure as one line on stderr and exit code 1, never a stack trace. */
+export function runBenchmark(main: () => Promise<void>): void {
+  main().catch((e: unknown) => {
+    console.error(e instanceof Error ? e.message : String(e));
+    process.exit(1);
+  });
 }

@@ -8,9 +8,9 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { launchSpec, resolveProject } from "../components/model";
 import { dockerClient } from "../runtime/docker/client";
 import { taskContainer } from "../runtime/docker/taskContainer";
@@ -18,7 +18,7 @@ import { prepareJobFolder, removeJobFolder } from "../runtime/jobs";
 import { Launcher } from "../runtime/launcher";
 import { offSwitch, projectLeftovers } from "../runtime/offSwitch";
 import { policyPreflight } from "../runtime/preflight";
-import { fmt, median, ROOT } from "./common";
+import { fmt, median, ROOT, runBenchmark, writeResult } from "./common";
 import { dockerRunArgs } from "./launch";
 
 const args = process.argv.slice(2);
@@ -114,13 +114,7 @@ async function main(): Promise<void> {
   console.log(
     `${tasks} tasks at once: the launcher ${fmt(medians.launcher, 0)} ms, docker run --rm in parallel ${fmt(medians.dockerRun, 0)} ms (median of ${rounds}): ${fmt(doc.ratio, 2)}×; left on the engine: ${left.length}`,
   );
-  if (out !== undefined) {
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, `${JSON.stringify(doc, null, 2)}\n`);
-  }
+  writeResult(out, doc);
 }
 
-void main().catch((e: unknown) => {
-  console.error(e instanceof Error ? e.message : String(e));
-  process.exit(1);
-});
+runBenchmark(main);

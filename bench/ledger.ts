@@ -7,16 +7,16 @@
  *   node --import tsx bench/ledger.ts [runs=15] [--out bench/results/ledger.json]
  * Needs the Docker engine and the offline image (toolchain/docker.sh).
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { launchSpec, resolveProject } from "../components/model";
 import { dockerClient } from "../runtime/docker/client";
 import { Launcher } from "../runtime/launcher";
 import { Ledger, meterOf } from "../runtime/ledger";
 import { offSwitch } from "../runtime/offSwitch";
 import { policyPreflight } from "../runtime/preflight";
-import { fmt, median, ROOT } from "./common";
+import { fmt, median, ROOT, runBenchmark, writeResult } from "./common";
 
 const args = process.argv.slice(2);
 const outAt = args.indexOf("--out");
@@ -102,13 +102,7 @@ async function main(): Promise<void> {
     `launch with the ledger ${fmt(result.launch.withLedger.medianMs, 0)} ms, without ${fmt(result.launch.withoutLedger.medianMs, 0)} ms (median of ${runs}): ${fmt(result.launch.ratio, 3)}×\n` +
       `the ledger alone (admit, files, charge): ${fmt(result.ledgerAlone.medianMs, 2)} ms a launch, ${fmt(result.ledgerAlone.share * 100, 2)} % of a launch`,
   );
-  if (out !== undefined) {
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
-  }
+  writeResult(out, result);
 }
 
-void main().catch((e: unknown) => {
-  console.error(e instanceof Error ? e.message : String(e));
-  process.exit(1);
-});
+runBenchmark(main);

@@ -8,9 +8,9 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { launchSpec, resolveProject } from "../components/model";
 import { dockerClient } from "../runtime/docker/client";
 import { taskContainer } from "../runtime/docker/taskContainer";
@@ -18,7 +18,7 @@ import { prepareJobFolder, removeJobFolder } from "../runtime/jobs";
 import { Launcher } from "../runtime/launcher";
 import { offSwitch } from "../runtime/offSwitch";
 import { policyPreflight } from "../runtime/preflight";
-import { fmt, median, ROOT } from "./common";
+import { fmt, median, ROOT, runBenchmark, writeResult } from "./common";
 import { dockerRunArgs } from "./launch";
 
 const args = process.argv.slice(2);
@@ -90,13 +90,7 @@ async function main(): Promise<void> {
   console.log(
     `launcher under runsc / docker run --runtime=runsc: ${fmt(doc.ratios.launcherRunscToDockerRunRunsc, 2)}×; runsc / runc: ${fmt(doc.ratios.runscToRunc, 2)}×`,
   );
-  if (out !== undefined) {
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, `${JSON.stringify(doc, null, 2)}\n`);
-  }
+  writeResult(out, doc);
 }
 
-void main().catch((e: unknown) => {
-  console.error(e instanceof Error ? e.message : String(e));
-  process.exit(1);
-});
+runBenchmark(main);

@@ -7,7 +7,6 @@ import { launchSpec, projectNetworkName, proxySpec, type ResolvedProject } from 
 import { dockerClient } from "../runtime/docker/client";
 import { copyTree, removeJobFolder } from "../runtime/jobs";
 import { ImageMissing, isImageMissing, Launcher, LaunchRefused, RuntimeMissing } from "../runtime/launcher";
-import type { Ledger } from "../runtime/ledger";
 import { BudgetRefused } from "../runtime/ledger";
 import { offSwitch } from "../runtime/offSwitch";
 import { policyPreflight } from "../runtime/preflight";
@@ -241,24 +240,7 @@ async function taskVerbOnce(
   if (isFailure(docker)) return { ...docker, started: false };
   // Every run is admitted, recorded and charged by the project's ledger; its alerts go to the configured sinks.
   const metered = ledgerFile === undefined ? undefined : openLedger(ledgerFile, project, io.err);
-  try {
-    return await taskVerbMetered(verb, project, rest, run, io, json, docker, metered?.ledger);
-  } finally {
-    await metered?.outbox.flush();
-    metered?.ledger.close();
-  }
-}
-
-async function taskVerbMetered(
-  verb: Exclude<TaskVerb, "off">,
-  project: ResolvedProject,
-  rest: readonly string[],
-  run: RunOptions | undefined,
-  io: Io,
-  json: boolean,
-  docker: Dockerode,
-  ledger: Ledger | undefined,
-): Promise<Attempt> {
+  const ledger = metered?.ledger;
   let started = false;
   const name = project.spec.name;
   const networkName = projectNetworkName(name);
@@ -338,7 +320,11 @@ async function taskVerbMetered(
   } finally {
     process.removeListener("SIGINT", onInt);
     process.removeListener("SIGTERM", onTerm);
+    // Webhooks in flight are delivered before the verb returns; the ledger closes after them.
+    await metered?.outbox.flush();
+    ledger?.close();
   }
+  return { kind: "engine", message: `${verb}: not a task verb`, started };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import {
   copyFileSync,
   existsSync,
@@ -162,4 +163,32 @@ function lstatSafe(path: string) {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * SHA-256 of every regular file under `dir`, by its path inside it (symbolic links are recorded as links, never
+ * followed): what a task was given, for the audit log.
+ */
+export function hashTree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (rel: string) => {
+    let names: string[];
+    try {
+      names = readdirSync(join(dir, rel)).sort();
+    } catch {
+      return;
+    }
+    for (const n of names) {
+      const r = rel === "" ? n : `${rel}/${n}`;
+      const st = lstatSync(join(dir, r));
+      if (st.isDirectory()) walk(r);
+      else if (st.isFile())
+        out[r] = createHash("sha256")
+          .update(readFileSync(join(dir, r)))
+          .digest("hex");
+      else if (st.isSymbolicLink()) out[r] = "symlink";
+    }
+  };
+  walk("");
+  return out;
 }

@@ -1,14 +1,18 @@
-import { createHash, randomBytes } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { randomBytes } from "node:crypto";
 import type Dockerode from "dockerode";
-import { LABELS, type LaunchSpec, type ProxyDecision, projectLabels } from "../components/model";
+import type { LaunchSpec, ProxyDecision } from "../components/model";
 import { demuxLogs, isNotFound } from "./docker/client";
 import { taskContainer } from "./docker/taskContainer";
-import { type JobSeed, prepareJobFolder, removeJobFolder } from "./jobs";
-import { BudgetRefused, type Ledger } from "./ledger";
+import { hashTree, type JobSeed, prepareJobFolder, removeJobFolder } from "./jobs";
+import { ImageMissing, isImageMissing, LaunchRefused, RuntimeMissing } from "./launch-errors";
+import type { Ledger } from "./ledger";
+import { pidsLimitHits, Slots } from "./limits";
 import type { WarmPool } from "./pool";
 import { findProxy, taskDecisions } from "./proxy";
+import { closeTaskNetwork, openTaskNetwork, type TaskNetwork, withProxyHost } from "./task-network";
+
+export { ImageMissing, isImageMissing, LaunchRefused, RuntimeMissing } from "./launch-errors";
+export { pidsLimitHits, Slots } from "./limits";
 
 /** One task to run from a template. */
 export interface TaskRequest {
@@ -55,57 +59,6 @@ export interface TaskResult {
   readonly chargeUsd?: number;
 }
 
-/** A launch refused before any container was created. */
-export class LaunchRefused extends Error {
-  readonly violations: readonly string[];
-  constructor(template: string, violations: readonly string[]) {
-    super(`launch of template "${template}" refused:\n${violations.map((v) => `  - ${v}`).join("\n")}`);
-    this.name = "LaunchRefused";
-    this.violations = violations;
-  }
-}
-
-/** The template's image is not on the engine: nothing is ever pulled, so the launch cannot happen. */
-export class ImageMissing extends Error {
-  constructor(
-    readonly image: string,
-    readonly template: string,
-  ) {
-    super(
-      `image "${image}" of template "${template}" is not on the local Docker engine, and the toolkit never pulls ` +
-        "one. Build the offline images with `bash toolchain/docker.sh`, or build or load your own image and name it " +
-        `in the template (sandbox:templates.${template}.image). Nothing was started.`,
-    );
-    this.name = "ImageMissing";
-  }
-}
-
-/**
- * The template's runtime (`runsc`, `kata`) is not registered with the engine: the launch is refused before anything
- * is created, never run under another runtime.
- */
-export class RuntimeMissing extends Error {
-  constructor(
-    readonly runtime: string,
-    readonly template: string,
-    readonly available: readonly string[],
-  ) {
-    super(
-      `template "${template}" runs under the runtime "${runtime}", and the Docker engine has no runtime "${runtime}" registered (it has: ${available.join(", ") || "none"}); ` +
-        (runtime === "runsc"
-          ? "build and register gVisor with `bash toolchain/runsc.sh`. "
-          : `install ${runtime} and register it in the engine's daemon.json (runtimes). `) +
-        "The task never falls back to another runtime; nothing was started.",
-    );
-    this.name = "RuntimeMissing";
-  }
-}
-
-/** True for the engine's answer to a create or start whose image is not there. */
-export function isImageMissing(e: unknown): boolean {
-  return isNotFound(e) && /no such image/i.test(String((e as { message?: unknown }).message ?? e));
-}
-
 /**
  * Judges the exact Engine API create body before launch (runtime/docker/taskContainer.ts); returns the violation
  * messages (empty when clean).
@@ -137,54 +90,6 @@ export interface LauncherOptions {
   readonly ledger?: Ledger;
   /** Called when a task starts and ends (for progress output and tests). */
   readonly onEvent?: (event: { type: "start" | "end"; id: string; running: number }) => void;
-}
-
-/** A counting semaphore: tasks beyond the limit wait in order; none is refused or started over the limit. */
-export class Slots {
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
-  constructor(private readonly limit: number) {
-    if (!Number.isInteger(limit) || limit < 1)
-      throw new Error(`concurrency ${limit} must be a whole number ≥ 1`);
-  }
-  get active(): number {
-    return this.running;
-  }
-  async acquire(): Promise<void> {
-    if (this.running < this.limit) {
-      this.running++;
-      return;
-    }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
-  }
-  release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.running--;
-  }
-}
-
-/** Paths where an engine may keep a container's pids cgroup, for cgroup v1 and v2 with either driver. */
-function pidsEventsPaths(id: string): string[] {
-  return [
-    `/sys/fs/cgroup/pids/docker/${id}/pids.events`,
-    `/sys/fs/cgroup/pids/system.slice/docker-${id}.scope/pids.events`,
-    `/sys/fs/cgroup/docker/${id}/pids.events`,
-    `/sys/fs/cgroup/system.slice/docker-${id}.scope/pids.events`,
-  ];
-}
-
-/** How often the container's pids cgroup refused a fork (`max` in pids.events), or undefined if unreadable. */
-export function pidsLimitHits(id: string): number | undefined {
-  for (const p of pidsEventsPaths(id)) {
-    try {
-      const m = /^max (\d+)/m.exec(readFileSync(p, "utf8"));
-      if (m?.[1] !== undefined) return Number(m[1]);
-    } catch {
-      // not this layout
-    }
-  }
-  return undefined;
 }
 
 /**
@@ -284,7 +189,14 @@ export class Launcher {
         maxSeconds: spec.timeoutSeconds + (this.options.graceSeconds ?? 5),
       });
       if (ledger !== undefined) this.openRuns.add(task.id);
-      if (network !== undefined) taskNet = await this.openTaskNetwork(spec, id, network);
+      if (network !== undefined)
+        taskNet = await openTaskNetwork(
+          this.docker,
+          await (this.options.proxy ?? ((x: LaunchSpec) => findProxy(this.docker, x.project)))(spec),
+          spec,
+          id,
+          network,
+        );
       prepareJobFolder(
         spec.jobFolder.hostRoot,
         task.id,
@@ -295,7 +207,8 @@ export class Launcher {
       );
       if (ledger !== undefined) ledger.recordFiles(task.id, hashTree(task.jobDir));
       if (container === undefined) {
-        const created = taskNet === undefined ? body : this.withProxyHost(body, spec, taskNet);
+        const created =
+          taskNet === undefined ? body : withProxyHost(body, spec, taskNet, this.options.preflight);
         try {
           container = await this.docker.createContainer(created);
         } catch (e) {
@@ -337,31 +250,6 @@ export class Launcher {
     }
   }
 
-  /**
-   * gVisor's own network stack does not reach the engine's embedded DNS (127.0.0.11 is answered by the engine's
-   * rules in the task's network namespace, which gVisor's stack never passes): a runsc task finds the proxy by a
-   * hosts entry with its address on the task's network. The body with the entry is judged by the preflight again.
-   */
-  private withProxyHost(
-    body: Dockerode.ContainerCreateOptions,
-    spec: LaunchSpec,
-    net: TaskNetwork,
-  ): Dockerode.ContainerCreateOptions {
-    if (spec.runtime !== "runsc" || spec.egress.proxyHost === undefined) return body;
-    if (net.proxyIp === "") {
-      throw new LaunchRefused(spec.template, [
-        `the proxy has no address on the task's network ${net.name}, and a gVisor task can reach it by address only`,
-      ]);
-    }
-    const amended = {
-      ...body,
-      HostConfig: { ...body.HostConfig, ExtraHosts: [`${spec.egress.proxyHost}:${net.proxyIp}`] },
-    };
-    const violations = this.options.preflight(amended, spec);
-    if (violations.length > 0) throw new LaunchRefused(spec.template, violations);
-    return amended;
-  }
-
   private runtimes: Promise<string[]> | undefined;
 
   /** Refuses a launch whose runtime the engine does not have, before anything is created. */
@@ -387,49 +275,6 @@ export class Launcher {
       await this.docker.getImage(spec.image).inspect();
     } catch (e) {
       if (isNotFound(e)) throw new ImageMissing(spec.image, spec.template);
-      throw e;
-    }
-  }
-
-  /**
-   * Proxy mode: an internal network of the task's own (inter-container traffic allowed: it holds only the task and
-   * the proxy), with the proxy connected under its name `<project>-proxy`. Removed after the task.
-   */
-  private async openTaskNetwork(spec: LaunchSpec, id: string, name: string): Promise<TaskNetwork> {
-    const proxy = await (this.options.proxy ?? ((s: LaunchSpec) => findProxy(this.docker, s.project)))(spec);
-    if (proxy === undefined) {
-      throw new LaunchRefused(spec.template, [
-        `template "${spec.template}" sends traffic through the proxy, and project "${spec.project}" has no running proxy (start it with \`up\`)`,
-      ]);
-    }
-    const network = await this.docker.createNetwork({
-      Name: name,
-      Driver: "bridge",
-      Internal: true,
-      Labels: { ...projectLabels(spec.project, "network", spec.template), [LABELS.task]: id },
-    });
-    const opened: TaskNetwork = { name, network, proxy, subnet: "", proxyIp: "" };
-    try {
-      await network.connect({
-        Container: proxy.id,
-        EndpointConfig: { Aliases: [spec.egress.proxyHost ?? ""] },
-      });
-      const info = (await network.inspect()) as {
-        IPAM?: { Config?: { Subnet?: string }[] };
-        Containers?: Record<string, { IPv4Address?: string }>;
-      };
-      // The proxy's address on this network: from the network's view, else the proxy's own.
-      const listed = Object.entries(info.Containers ?? {}).find(([k]) => k.startsWith(proxy.id))?.[1];
-      let proxyIp = (listed?.IPv4Address ?? "").split("/")[0] ?? "";
-      if (proxyIp === "" && spec.runtime === "runsc") {
-        const own = (await proxy.inspect()) as {
-          NetworkSettings?: { Networks?: Record<string, { IPAddress?: string }> };
-        };
-        proxyIp = own.NetworkSettings?.Networks?.[name]?.IPAddress ?? "";
-      }
-      return { ...opened, subnet: info.IPAM?.Config?.[0]?.Subnet ?? "", proxyIp };
-    } catch (e) {
-      await closeTaskNetwork(this.docker, opened);
       throw e;
     }
   }
@@ -547,60 +392,3 @@ export class Launcher {
     }
   }
 }
-
-interface TaskNetwork {
-  readonly name: string;
-  readonly network: Dockerode.Network;
-  readonly proxy: Dockerode.Container;
-  readonly subnet: string;
-  /** The proxy's address on the task's network. */
-  readonly proxyIp: string;
-}
-
-/** Disconnects the proxy from a task's network and removes the network (also when the task never started). */
-async function closeTaskNetwork(docker: Dockerode, net: TaskNetwork): Promise<void> {
-  try {
-    await net.network.disconnect({ Container: net.proxy.id, Force: true });
-  } catch (e) {
-    if (!isNotFound(e) && !/is not connected/.test(String(e))) throw e;
-  }
-  for (let attempt = 0; attempt < 20; attempt++) {
-    try {
-      await docker.getNetwork(net.name).remove();
-      return;
-    } catch (e) {
-      if (isNotFound(e)) return;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-}
-
-/**
- * SHA-256 of every regular file under `dir`, by its path inside it (symbolic links are recorded as links, never
- * followed): what a task was given, for the audit log.
- */
-export function hashTree(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (rel: string) => {
-    let names: string[];
-    try {
-      names = readdirSync(join(dir, rel)).sort();
-    } catch {
-      return;
-    }
-    for (const n of names) {
-      const r = rel === "" ? n : `${rel}/${n}`;
-      const st = lstatSync(join(dir, r));
-      if (st.isDirectory()) walk(r);
-      else if (st.isFile())
-        out[r] = createHash("sha256")
-          .update(readFileSync(join(dir, r)))
-          .digest("hex");
-      else if (st.isSymbolicLink()) out[r] = "symlink";
-    }
-  };
-  walk("");
-  return out;
-}
-
-export { BudgetRefused };

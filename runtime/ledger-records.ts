@@ -1,0 +1,260 @@
+/**
+ * The ledger's records: what the meter holds a project to, a run's and an alert's rows (and how they are read back
+ * from SQLite), what a launch asks and how it ended, the month-to-date report, and the schema's migrations.
+ */
+import {
+  type Agents,
+  type AlertKind,
+  alwaysOnCost,
+  type ResolvedProject,
+  type TaskSize,
+  taskMonthlyUsd,
+} from "../components/model";
+
+/** What the meter holds a project to: read once from the resolved project ({@link meterOf}). */
+export interface Meter {
+  readonly project: string;
+  readonly enforce: "worst-case" | "metered";
+  /** The monthly cap in US dollars. */
+  readonly capUsd: number;
+  /** What runs all month whatever the tasks do (the proxy), paid before any run. */
+  readonly fixedUsd: number;
+  readonly rates: { readonly usdPerVcpuHour: number; readonly usdPerGbHour: number };
+  /** Tasks of the project that may run at once, across every launcher process. */
+  readonly concurrency: number;
+  readonly agents: Agents;
+  readonly templates: readonly string[];
+  /** False when the project is disabled: nothing is admitted. */
+  readonly enabled: boolean;
+}
+
+/** The meter of a resolved project. */
+export function meterOf(p: ResolvedProject): Meter {
+  const fixed = p.spec.enabled ? alwaysOnCost(p.spec) : undefined;
+  return {
+    project: p.spec.name,
+    enforce: p.spec.budget.enforce,
+    capUsd: p.spec.budget.monthlyCapUsd,
+    fixedUsd: fixed === undefined ? 0 : taskMonthlyUsd(fixed.size, p.spec.budget),
+    rates: { usdPerVcpuHour: p.spec.budget.usdPerVcpuHour, usdPerGbHour: p.spec.budget.usdPerGbHour },
+    concurrency: p.budget.concurrency,
+    agents: p.spec.agents,
+    templates: Object.keys(p.spec.templates).sort(),
+    enabled: p.spec.enabled,
+  };
+}
+
+/** A launch the ledger refused: the budget, an agent's profile or limits. Nothing was created. */
+export class BudgetRefused extends Error {
+  constructor(
+    message: string,
+    readonly reason: "cap" | "agent" | "concurrency" | "disabled",
+  ) {
+    super(message);
+    this.name = "BudgetRefused";
+  }
+}
+
+/** A run's row: what was launched, by whom, what came of it and what it cost. */
+export interface RunRecord {
+  readonly id: string;
+  readonly project: string;
+  readonly template: string;
+  readonly specHash: string;
+  readonly agent: string | null;
+  readonly command: readonly string[];
+  /** SHA-256 of every file put in the job folder, by path inside it. */
+  readonly files: Readonly<Record<string, string>>;
+  readonly container: string;
+  readonly size: TaskSize;
+  /** The longest the run may take (its deadline and the launcher's grace), in seconds. */
+  readonly maxSeconds: number;
+  readonly maxChargeUsd: number;
+  /** `YYYY-MM` (UTC) of the admission: the month the run is charged to. */
+  readonly month: string;
+  readonly admittedAt: number;
+  readonly endedAt: number | null;
+  readonly status: "open" | "done" | "reconciled";
+  readonly exitCode: number | null;
+  readonly limits: readonly string[];
+  readonly killedByLauncher: boolean;
+  /** `cap` when the meter stopped the run at the cap; `interrupted` when the launcher was shut down. */
+  readonly stoppedBy: string | null;
+  readonly error: string | null;
+  readonly chargeUsd: number | null;
+  readonly egress: readonly unknown[];
+}
+
+/** An alert's row. */
+export interface AlertRecord {
+  readonly id: number;
+  readonly at: number;
+  readonly month: string;
+  readonly kind: AlertKind;
+  readonly project: string;
+  readonly agent: string | null;
+  readonly runId: string | null;
+  readonly message: string;
+}
+
+/** What a new alert carries; the ledger adds its id, time and month. */
+export type AlertInput = Omit<AlertRecord, "id" | "at" | "month" | "project" | "agent" | "runId"> & {
+  readonly agent?: string | null;
+  readonly runId?: string | null;
+};
+
+/** Where alerts go once recorded (runtime/alerts.ts makes them from the config). */
+export type AlertSink = (alert: AlertRecord) => void;
+
+/** What a launch asks the ledger to admit. */
+export interface AdmitRequest {
+  readonly id: string;
+  readonly template: string;
+  readonly specHash: string;
+  readonly agent?: string | undefined;
+  readonly command: readonly string[];
+  readonly container: string;
+  readonly size: TaskSize;
+  readonly maxSeconds: number;
+}
+
+/** How a run ended, as the launcher saw it. */
+export interface RunOutcome {
+  readonly exitCode: number | null;
+  readonly limits?: readonly string[];
+  readonly killedByLauncher?: boolean;
+  readonly stoppedBy?: "cap" | "interrupted";
+  readonly error?: string;
+  readonly egress?: readonly unknown[];
+}
+
+/** Month to date: what was spent, by template and agent, what is left, and the forecast at the current rate. */
+export interface SpendReport {
+  readonly project: string;
+  readonly month: string;
+  readonly enforce: "worst-case" | "metered";
+  readonly capUsd: number;
+  /** The always-on part's month, paid before any run. */
+  readonly fixedUsd: number;
+  /** What the cap leaves for runs: cap − fixed. */
+  readonly runsCapUsd: number;
+  readonly spentUsd: number;
+  readonly leftUsd: number;
+  /** Spent / runs cap, 0–1. */
+  readonly fraction: number;
+  /** Month-end spend at the rate so far this month (spent ÷ elapsed × the month), at most the cap. */
+  readonly forecastUsd: number;
+  readonly runs: number;
+  readonly open: number;
+  readonly byTemplate: Readonly<Record<string, number>>;
+  readonly byAgent: Readonly<Record<string, number>>;
+  /** True when the spend reached the cap: new launches and `up` are refused until the cap is raised or the month turns. */
+  readonly blocked: boolean;
+}
+
+/** The schema, one migration per version; `PRAGMA user_version` says how many ran. */
+export const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE runs (
+     id TEXT PRIMARY KEY,
+     project TEXT NOT NULL,
+     template TEXT NOT NULL,
+     spec_hash TEXT NOT NULL,
+     agent TEXT,
+     command TEXT NOT NULL,
+     files TEXT NOT NULL DEFAULT '{}',
+     container TEXT NOT NULL,
+     vcpu REAL NOT NULL,
+     memory_mb REAL NOT NULL,
+     max_seconds REAL NOT NULL,
+     max_charge_usd REAL NOT NULL,
+     month TEXT NOT NULL,
+     admitted_at INTEGER NOT NULL,
+     ended_at INTEGER,
+     status TEXT NOT NULL,
+     exit_code INTEGER,
+     limits TEXT NOT NULL DEFAULT '[]',
+     killed_by_launcher INTEGER NOT NULL DEFAULT 0,
+     stopped_by TEXT,
+     error TEXT,
+     charge_usd REAL,
+     egress TEXT NOT NULL DEFAULT '[]',
+     owner_host TEXT NOT NULL,
+     owner_pid INTEGER NOT NULL
+   );
+   CREATE INDEX runs_month ON runs (project, month, status);
+   CREATE TABLE alerts (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     at INTEGER NOT NULL,
+     month TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     project TEXT NOT NULL,
+     agent TEXT,
+     run_id TEXT,
+     message TEXT NOT NULL,
+     once_key TEXT UNIQUE
+   );
+   CREATE INDEX alerts_at ON alerts (project, at);`,
+];
+
+/** The schema version this code writes. */
+export const LEDGER_SCHEMA_VERSION = MIGRATIONS.length;
+
+/** `YYYY-MM` of a time, in UTC. */
+export function monthOf(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 7);
+}
+
+/** The first instant of the month after `month` (UTC), in ms. */
+export function nextMonthStart(month: string): number {
+  const [y, m] = month.split("-").map(Number) as [number, number];
+  return Date.UTC(y, m, 1);
+}
+
+/** The first instant of `month` (UTC), in ms. */
+export function monthStart(month: string): number {
+  const [y, m] = month.split("-").map(Number) as [number, number];
+  return Date.UTC(y, m - 1, 1);
+}
+
+/** A row as node:sqlite returns it. */
+export type Row = Record<string, unknown>;
+
+export function runFromRow(r: Row): RunRecord {
+  return {
+    id: String(r.id),
+    project: String(r.project),
+    template: String(r.template),
+    specHash: String(r.spec_hash),
+    agent: r.agent === null ? null : String(r.agent),
+    command: JSON.parse(String(r.command)) as string[],
+    files: JSON.parse(String(r.files)) as Record<string, string>,
+    container: String(r.container),
+    size: { vcpu: Number(r.vcpu), memoryMb: Number(r.memory_mb) },
+    maxSeconds: Number(r.max_seconds),
+    maxChargeUsd: Number(r.max_charge_usd),
+    month: String(r.month),
+    admittedAt: Number(r.admitted_at),
+    endedAt: r.ended_at === null ? null : Number(r.ended_at),
+    status: String(r.status) as RunRecord["status"],
+    exitCode: r.exit_code === null ? null : Number(r.exit_code),
+    limits: JSON.parse(String(r.limits)) as string[],
+    killedByLauncher: Number(r.killed_by_launcher) === 1,
+    stoppedBy: r.stopped_by === null ? null : String(r.stopped_by),
+    error: r.error === null ? null : String(r.error),
+    chargeUsd: r.charge_usd === null ? null : Number(r.charge_usd),
+    egress: JSON.parse(String(r.egress)) as unknown[],
+  };
+}
+
+export function alertFromRow(r: Row): AlertRecord {
+  return {
+    id: Number(r.id),
+    at: Number(r.at),
+    month: String(r.month),
+    kind: String(r.kind) as AlertKind,
+    project: String(r.project),
+    agent: r.agent === null ? null : String(r.agent),
+    runId: r.run_id === null ? null : String(r.run_id),
+    message: String(r.message),
+  };
+}
