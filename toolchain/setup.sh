@@ -4,8 +4,9 @@
 # built from the Go module proxy (or installed from Debian, for etcd) and cached by version in a per-user folder, so
 # the next run skips the build.
 #
-#   toolchain/setup.sh                 everything: pulumi, the kubernetes plugin, etcd, kube-apiserver/controller-manager
-#   toolchain/setup.sh pulumi ...      only the named parts (pulumi, kubernetes-plugin, etcd, kube, runsc)
+#   toolchain/setup.sh                 everything: pulumi, the kubernetes plugin, etcd, the kube binaries, the node's
+#                                      host pieces (containerd, runc, CNI plugins, pause)
+#   toolchain/setup.sh pulumi ...      only the named parts (pulumi, kubernetes-plugin, etcd, kube, node, runsc)
 #   toolchain/setup.sh --print-path    print the PATH entries of the cached tools (one per line) and exit
 #
 # It downloads nothing but Go modules (through `go`, so GOPROXY applies) and Debian packages (apt-get).
@@ -36,6 +37,8 @@ here="$root/toolchain"
 . "$here/setup/etcd.sh"
 # shellcheck source=toolchain/setup/kube.sh
 . "$here/setup/kube.sh"
+# shellcheck source=toolchain/setup/node.sh
+. "$here/setup/node.sh"
 # shellcheck source=toolchain/setup/runsc.sh
 . "$here/setup/runsc.sh"
 
@@ -45,7 +48,7 @@ main() {
     return 0
   fi
   local parts=("$@") part started m
-  [ "${#parts[@]}" -eq 0 ] && parts=(pulumi kubernetes-plugin etcd kube)
+  [ "${#parts[@]}" -eq 0 ] && parts=(pulumi kubernetes-plugin etcd kube node)
   started="$(now)"
   # No set-up-wide lock: each build holds only its own tool's lock (with_lock), so a cached tool never waits.
   mkdir -p "$cache"
@@ -55,9 +58,10 @@ main() {
       kubernetes-plugin) ensure_kubernetes_plugin ;;
       etcd) ensure_etcd ;;
       kube) ensure_kube ;;
+      node) ensure_node ;;
       runsc) ensure_runsc ;;
       *)
-        say "unknown part '$part' (expected: pulumi, kubernetes-plugin, etcd, kube, runsc)"
+        say "unknown part '$part' (expected: pulumi, kubernetes-plugin, etcd, kube, node, runsc)"
         return 2
         ;;
     esac

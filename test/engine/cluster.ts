@@ -1,14 +1,17 @@
 // A throwaway Kubernetes control plane for the engine tests: etcd, kube-apiserver and kube-controller-manager on free
-// loopback ports, every file in a temporary folder, no kubelet (pods are admitted or rejected, and stay Pending).
-// The API server runs RBAC, a static token, a service-account key pair, and the admission plugins the sandbox relies
-// on: PodSecurity, ResourceQuota, LimitRanger, NamespaceLifecycle, ServiceAccount.
-import { type ChildProcess, spawn } from "node:child_process";
+// loopback ports, every file in a temporary folder. Without a node, pods are admitted or rejected and stay Pending;
+// with `node: {...}` a scheduler and a real node (test/engine/node.ts: containerd, kubelet, kube-proxy, the
+// NetworkPolicy enforcer) run them. The API server runs RBAC (and the Node authorizer), static tokens, a
+// service-account key pair, and the admission plugins the sandbox relies on: PodSecurity, ResourceQuota,
+// LimitRanger, NamespaceLifecycle, ServiceAccount (and NodeRestriction).
+import { spawnSync } from "node:child_process";
 import { generateKeyPairSync, randomBytes } from "node:crypto";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type NodeOptions, NODE_NAME, POD_CIDR, type RunningNode, startNode } from "./node";
+import { freePort, type Proc, sleep, startProcess, stopProcess, tail } from "./processes";
 import type { EngineToolchain } from "./toolchain";
 
 /** One answer of the API server. */
@@ -36,63 +39,74 @@ export interface Cluster {
   waitFor(what: string, check: () => Promise<boolean>, timeoutMs?: number): Promise<void>;
   /** Stops every process and removes the temporary folder. */
   stop(): Promise<void>;
+  /** The node, when one was asked for. */
+  readonly node?: RunningNode;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr !== null ? addr.port : 0;
-      srv.close(() => resolvePort(port));
-    });
+export interface ClusterOptions {
+  /** Runs a scheduler and a real node beside the control plane. */
+  readonly node?: NodeOptions;
+}
+
+/** The controllers every cluster runs: without them no service account, quota status or namespace deletion. */
+const CONTROLLERS = [
+  "namespace-controller",
+  "serviceaccount-controller",
+  "serviceaccount-token-controller",
+  "resourcequota-controller",
+  "job-controller",
+  "garbage-collector-controller",
+  "ttl-after-finished-controller",
+];
+
+/**
+ * The controllers a cluster with a node adds: Deployments (the egress proxy), Service endpoints (kube-proxy routes
+ * by EndpointSlices), the node's lifecycle (it lifts the not-ready taint) and pod CIDR, and the pod collector.
+ */
+const NODE_CONTROLLERS = [
+  "deployment-controller",
+  "replicaset-controller",
+  "endpointslice-controller",
+  "node-lifecycle-controller",
+  "node-ipam-controller",
+  "pod-garbage-collector-controller",
+];
+
+/** A kubeconfig (JSON) for one identity of the cluster. */
+function kubeconfigFor(server: string, ca: string, user: string, token: string): string {
+  return JSON.stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [
+      {
+        name: "sandbox-test",
+        cluster: { server, "certificate-authority-data": Buffer.from(ca).toString("base64") },
+      },
+    ],
+    users: [{ name: user, user: { token } }],
+    contexts: [{ name: "sandbox-test", context: { cluster: "sandbox-test", user } }],
+    "current-context": "sandbox-test",
   });
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function tail(file: string, lines = 40): string {
-  try {
-    return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
-  } catch {
-    return "(no log)";
-  }
-}
-
-interface Proc {
-  readonly name: string;
-  readonly child: ChildProcess;
-  readonly log: string;
-  exited?: number | string | null;
-}
-
-function startProcess(name: string, bin: string, args: string[], dir: string): Proc {
-  const log = join(dir, `${name}.log`);
-  const fd = openSync(log, "a");
-  const child = spawn(bin, args, { stdio: ["ignore", fd, fd], cwd: dir });
-  closeSync(fd);
-  const proc: Proc = { name, child, log };
-  child.on("exit", (code, signal) => {
-    proc.exited = code ?? signal;
-  });
-  return proc;
-}
-
-async function stopProcess(p: Proc): Promise<void> {
-  if (p.exited !== undefined || p.child.exitCode !== null) return;
-  const gone = new Promise<void>((r) => p.child.once("exit", () => r()));
-  p.child.kill("SIGTERM");
-  const killed = await Promise.race([gone.then(() => true), sleep(10_000).then(() => false)]);
-  if (!killed) {
-    p.child.kill("SIGKILL");
-    await gone;
-  }
+/**
+ * The client certificate the API server presents to the kubelet (logs, exec): a throwaway CA and a certificate
+ * of `system:masters` signed by it, made with openssl. The kubelet trusts that CA for its clients.
+ */
+function kubeletClientCertificate(dir: string): { ca: string; cert: string; key: string } {
+  const f = (n: string) => join(dir, n);
+  const run = (args: string[]) => {
+    const r = spawnSync("openssl", args, { encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`openssl ${args[0]} failed: ${r.stderr || r.error}`);
+  };
+  run(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", f("client-ca.key"), "-out", f("client-ca.crt"), "-days", "2", "-subj", "/CN=sandbox-test-client-ca"]);
+  run(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", f("kubelet-client.key"), "-out", f("kubelet-client.csr"), "-subj", "/O=system:masters/CN=kube-apiserver-kubelet-client"]);
+  run(["x509", "-req", "-in", f("kubelet-client.csr"), "-CA", f("client-ca.crt"), "-CAkey", f("client-ca.key"), "-CAcreateserial", "-out", f("kubelet-client.crt"), "-days", "2"]);
+  return { ca: f("client-ca.crt"), cert: f("kubelet-client.crt"), key: f("kubelet-client.key") };
 }
 
 /** Starts etcd, kube-apiserver and kube-controller-manager; resolves once the `default` service account exists. */
-export async function startCluster(tools: EngineToolchain): Promise<Cluster> {
+export async function startCluster(tools: EngineToolchain, options: ClusterOptions = {}): Promise<Cluster> {
   const dir = mkdtempSync(join(tmpdir(), "sandbox-engine-kube-"));
   const procs: Proc[] = [];
   // If the test process dies, its control plane dies with it.
@@ -100,7 +114,10 @@ export async function startCluster(tools: EngineToolchain): Promise<Cluster> {
     for (const p of procs) if (p.exited === undefined) p.child.kill("SIGKILL");
   };
   process.once("exit", onExit);
+  let node: RunningNode | undefined;
   const stop = async () => {
+    // The node first (its pods and host state), while the API server still answers.
+    await node?.stop();
     for (const p of [...procs].reverse()) await stopProcess(p);
     process.removeListener("exit", onExit);
     rmSync(dir, { recursive: true, force: true });
@@ -129,9 +146,18 @@ export async function startCluster(tools: EngineToolchain): Promise<Cluster> {
 
     // A static admin token, and the service-account key pair the API server signs tokens with.
     const token = randomBytes(24).toString("hex");
-    writeFileSync(join(dir, "tokens.csv"), `${token},sandbox-admin,sandbox-admin,"system:masters"\n`, {
-      mode: 0o600,
-    });
+    // The node's own identities: the kubelet (Node authorizer), kube-proxy and the scheduler (their RBAC roles).
+    const identities = {
+      kubelet: { user: `system:node:${NODE_NAME}`, groups: "system:nodes", token: randomBytes(24).toString("hex") },
+      proxy: { user: "system:kube-proxy", groups: "", token: randomBytes(24).toString("hex") },
+      scheduler: { user: "system:kube-scheduler", groups: "", token: randomBytes(24).toString("hex") },
+    };
+    const tokenLines = [
+      `${token},sandbox-admin,sandbox-admin,"system:masters"`,
+      ...Object.values(identities).map((i) => `${i.token},${i.user},${i.user}${i.groups ? `,"${i.groups}"` : ""}`),
+    ];
+    writeFileSync(join(dir, "tokens.csv"), `${tokenLines.join("\n")}\n`, { mode: 0o600 });
+    const client = options.node === undefined ? undefined : kubeletClientCertificate(dir);
     const sa = generateKeyPairSync("rsa", { modulusLength: 2048 });
     writeFileSync(join(dir, "sa.key"), sa.privateKey.export({ type: "pkcs8", format: "pem" }), {
       mode: 0o600,
@@ -216,16 +242,23 @@ export async function startCluster(tools: EngineToolchain): Promise<Cluster> {
           `--etcd-servers=${etcd}`,
           `--cert-dir=${join(dir, "pki")}`,
           `--token-auth-file=${join(dir, "tokens.csv")}`,
-          "--authorization-mode=RBAC",
+          `--authorization-mode=${client === undefined ? "RBAC" : "Node,RBAC"}`,
           `--service-account-key-file=${join(dir, "sa.pub")}`,
           `--service-account-signing-key-file=${join(dir, "sa.key")}`,
           "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
           "--service-cluster-ip-range=10.96.0.0/16",
-          "--enable-admission-plugins=NamespaceLifecycle,LimitRanger,ServiceAccount,PodSecurity,ResourceQuota",
+          `--enable-admission-plugins=NamespaceLifecycle,LimitRanger,ServiceAccount,PodSecurity,ResourceQuota${client === undefined ? "" : ",NodeRestriction"}`,
           "--allow-privileged=true",
           // The `kubernetes` Service's endpoints would name a loopback address, which validation refuses.
           "--endpoint-reconciler-type=none",
           "--profiling=false",
+          ...(client === undefined
+            ? []
+            : [
+                `--kubelet-client-certificate=${client.cert}`,
+                `--kubelet-client-key=${client.key}`,
+                "--kubelet-preferred-address-types=InternalIP",
+              ]),
           "--v=1",
         ],
         dir,
@@ -246,19 +279,7 @@ export async function startCluster(tools: EngineToolchain): Promise<Cluster> {
       90_000,
     );
 
-    const kubeconfig = JSON.stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [
-        {
-          name: "sandbox-test",
-          cluster: { server, "certificate-authority-data": Buffer.from(ca).toString("base64") },
-        },
-      ],
-      users: [{ name: "sandbox-admin", user: { token } }],
-      contexts: [{ name: "sandbox-test", context: { cluster: "sandbox-test", user: "sandbox-admin" } }],
-      "current-context": "sandbox-test",
-    });
+    const kubeconfig = kubeconfigFor(server, ca, "sandbox-admin", token);
     writeFileSync(join(dir, "kubeconfig"), kubeconfig, { mode: 0o600 });
 
     procs.push(
@@ -267,7 +288,10 @@ export async function startCluster(tools: EngineToolchain): Promise<Cluster> {
         tools.kubeControllerManager,
         [
           `--kubeconfig=${join(dir, "kubeconfig")}`,
-          "--controllers=namespace-controller,serviceaccount-controller,serviceaccount-token-controller,resourcequota-controller,job-controller,garbage-collector-controller,ttl-after-finished-controller",
+          `--controllers=${[...CONTROLLERS, ...(client === undefined ? [] : NODE_CONTROLLERS)].join(",")}`,
+          ...(client === undefined
+            ? []
+            : ["--allocate-node-cidrs=true", `--cluster-cidr=${POD_CIDR}`, "--node-cidr-mask-size=24"]),
           `--service-account-private-key-file=${join(dir, "sa.key")}`,
           `--root-ca-file=${join(dir, "pki", "apiserver.crt")}`,
           "--leader-elect=false",
@@ -283,7 +307,38 @@ export async function startCluster(tools: EngineToolchain): Promise<Cluster> {
       90_000,
     );
 
-    return { server, token, ca, kubeconfig, dir, api, waitFor, stop };
+    if (options.node !== undefined && client !== undefined) {
+      const configs = Object.fromEntries(
+        Object.entries(identities).map(([k, i]) => {
+          const file = join(dir, `${k}.kubeconfig`);
+          writeFileSync(file, kubeconfigFor(server, ca, i.user, i.token), { mode: 0o600 });
+          return [k, file];
+        }),
+      ) as Record<keyof typeof identities, string>;
+      procs.push(
+        startProcess(
+          "kube-scheduler",
+          options.node.tools.kubeScheduler,
+          [`--kubeconfig=${configs.scheduler}`, "--leader-elect=false", "--secure-port=0", "--v=1"],
+          dir,
+        ),
+      );
+      node = await startNode(
+        {
+          dir,
+          api,
+          waitFor,
+          procs,
+          admin: join(dir, "kubeconfig"),
+          kubelet: configs.kubelet,
+          proxy: configs.proxy,
+          clientCa: client.ca,
+        },
+        options.node,
+      );
+    }
+
+    return { server, token, ca, kubeconfig, dir, api, waitFor, stop, ...(node === undefined ? {} : { node }) };
   } catch (e) {
     await stop();
     throw e;

@@ -78,3 +78,51 @@ export function requireEngineToolchain(): EngineToolchain {
     path: [dirname(plugin), process.env.PATH ?? ""].join(delimiter),
   };
 }
+
+/** What a real node adds to the engine toolchain (toolchain/setup.sh kube node, and netpol for the enforcer). */
+export interface NodeToolchain {
+  readonly kubeScheduler: string;
+  readonly kubelet: string;
+  readonly kubeProxy: string;
+  readonly containerd: string;
+  /** The CNI plugins' folder. */
+  readonly cniBinDir: string;
+  /** The pod sandbox's process, compiled from k8s.io/kubernetes's pause.c. */
+  readonly pause: string;
+  /** The NetworkPolicy enforcer: its binary and its arguments for an admin kubeconfig and the node's name. */
+  readonly netpol?: { readonly bin: string; readonly args: (kubeconfig: string, node: string) => string[] };
+}
+
+/** Debian's CNI plugins' folder (containernetworking-plugins), else the CNI convention's. */
+const CNI_DIRS = ["/usr/lib/cni", "/opt/cni/bin"];
+
+/** Finds the node's tools, or throws one error naming what is missing and the command that provides it. */
+export function requireNodeToolchain(): NodeToolchain {
+  const missing: string[] = [];
+  const kube = (binary: string) => {
+    const found = firstExisting(cachedToolPath(TOOLCHAIN.KUBE_CACHE_FOLDER, TOOLCHAIN.KUBE_VERSION, binary));
+    if (found === undefined) missing.push(`${binary} v${TOOLCHAIN.KUBE_VERSION} (toolchain/setup.sh kube)`);
+    return found ?? "";
+  };
+  const kubeScheduler = kube("kube-scheduler");
+  const kubelet = kube("kubelet");
+  const kubeProxy = kube("kube-proxy");
+  const pause = kube("pause");
+  const containerd = onPath("containerd") ?? "";
+  if (containerd === "") missing.push("containerd (Debian's containerd: toolchain/setup.sh node)");
+  for (const tool of ["runc", "ctr", "iptables", "ipset", "ip"]) {
+    if (onPath(tool) === undefined) missing.push(`${tool} (toolchain/setup.sh node)`);
+  }
+  const cniBinDir = CNI_DIRS.find((d) => existsSync(`${d}/bridge`)) ?? "";
+  if (cniBinDir === "") missing.push("the CNI plugins (Debian's containernetworking-plugins: toolchain/setup.sh node)");
+  if (missing.length > 0) {
+    throw new Error(
+      [
+        "the node tests need a local Kubernetes node's tools, and these are missing:",
+        ...missing.map((m) => `  - ${m}`),
+        `Run \`toolchain/setup.sh\` (as root on Debian), then run the tests again.`,
+      ].join("\n"),
+    );
+  }
+  return { kubeScheduler, kubelet, kubeProxy, containerd, cniBinDir, pause };
+}
