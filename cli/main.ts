@@ -4,6 +4,7 @@ import { launchSpec, projectNetworkName, type ResolvedProject, SpecError } from 
 import {
   configMapFromStackYaml,
   findStackFile,
+  kubernetesTargetFromConfig,
   offTargetFromConfig,
   projectFromConfig,
 } from "../stacks/config";
@@ -144,6 +145,23 @@ function rawConfig(root: string, stack: string): Record<string, string> | undefi
 }
 
 /**
+ * Where a Kubernetes stack runs, read from its config (a relative kubeconfig path is the project folder's, as the
+ * program reads it); leniently when the config no longer passes (the ambient kubeconfig then).
+ */
+function kubeTarget(root: string, stack: string): { kubeconfig?: string; context?: string } {
+  let t: { kubeconfig?: string; context?: string } = {};
+  try {
+    t = kubernetesTargetFromConfig(rawConfig(root, stack) ?? {});
+  } catch {
+    // an invalid sandbox:kubernetes: the ambient kubeconfig
+  }
+  return {
+    ...(t.kubeconfig === undefined ? {} : { kubeconfig: resolve(root, t.kubeconfig) }),
+    ...(t.context === undefined ? {} : { context: t.context }),
+  };
+}
+
+/**
  * The off switch's target when the config no longer passes: the name the stack's last deployment exported, else the
  * name on the objects the stack made (their labels), else the config read leniently (name or its default).
  */
@@ -254,6 +272,21 @@ export async function main(
   }
   const invalidNote = (what: string) =>
     `the config of stack ${stack} is invalid (\`./sandbox check ${stack}\` lists the problems); ${what}`;
+  if (
+    verb === "off" &&
+    project === undefined &&
+    rawConfig(root, stack)?.["sandbox:backend"] === "kubernetes"
+  ) {
+    const { name } = offTargetFromConfig(rawConfig(root, stack) ?? {}, stack);
+    const { runKubeOff } = await import("./kube-runtime.js");
+    return runKubeOff(
+      name,
+      kubeTarget(root, stack),
+      io,
+      json,
+      invalidNote(`the off switch runs for namespace ${name}, named by the config read leniently`),
+    );
+  }
   if (verb === "off" && project === undefined) {
     const target = await offTarget(root, stack, env);
     const { runOff } = await import("./runtime.js");
@@ -264,6 +297,10 @@ export async function main(
       invalidNote(`the off switch runs for project ${target.name}, named by ${target.source}`),
       await engineSetUp(root, env),
     );
+  }
+  if (taskVerb && project !== undefined && project.spec.backend === "kubernetes") {
+    const { runKubeTaskVerb } = await import("./kube-runtime.js");
+    return runKubeTaskVerb(verb as TaskVerb, project, kubeTarget(root, stack), rest, io, json);
   }
   if (taskVerb && project !== undefined) {
     const { runTaskVerb } = await import("./runtime.js");

@@ -17,7 +17,7 @@ import { parseRunArgs, type RunOptions, RunUsageError, runExitCode } from "./run
 import type { TaskVerb } from "./verbs";
 import { wallsTable } from "./walls-table";
 
-interface Io {
+export interface Io {
   out: (text: string) => void;
   err: (text: string) => void;
 }
@@ -32,8 +32,8 @@ interface Io {
 export const TASK_EXIT = { failed: 1, badInput: 2, missing: 3, timeout: 124 } as const;
 
 /** What went wrong, in the user's terms; `kind` is stable for `--json` readers. */
-type Failure = {
-  kind: "bad-input" | "refused" | "image-missing" | "runtime-missing" | "no-engine" | "engine";
+export type Failure = {
+  kind: "bad-input" | "refused" | "image-missing" | "runtime-missing" | "no-engine" | "no-cluster" | "engine";
   message: string;
   /** The runtime a `runtime-missing` failure needs. */
   runtime?: string;
@@ -45,11 +45,12 @@ const FAILURE_CODE: Record<Failure["kind"], number> = {
   "image-missing": TASK_EXIT.missing,
   "runtime-missing": TASK_EXIT.missing,
   "no-engine": TASK_EXIT.missing,
+  "no-cluster": TASK_EXIT.missing,
   engine: TASK_EXIT.failed,
 };
 
 /** Prints one failure once (one JSON document on stdout with --json) and returns its exit code. */
-function report(verb: string, f: Failure, io: Io, json: boolean): number {
+export function report(verb: string, f: Failure, io: Io, json: boolean): number {
   const code = FAILURE_CODE[f.kind];
   if (json) io.out(`${JSON.stringify({ verb, ok: false, exitCode: code, error: f })}\n`);
   else io.err(`${f.message}\n`);
@@ -57,7 +58,7 @@ function report(verb: string, f: Failure, io: Io, json: boolean): number {
 }
 
 /** Classifies an error thrown by a task verb; anything unexpected is the engine's answer, named as such. */
-function failureOf(verb: string, e: unknown): Failure {
+export function failureOf(verb: string, e: unknown): Failure {
   if (e instanceof RunUsageError) return { kind: "bad-input", message: e.message };
   if (e instanceof LaunchRefused) return { kind: "refused", message: e.message };
   if (e instanceof BudgetRefused) return { kind: "refused", message: e.message };
@@ -77,7 +78,7 @@ function failureOf(verb: string, e: unknown): Failure {
   };
 }
 
-function templatesOf(project: ResolvedProject, names: readonly string[]): string[] {
+export function templatesOf(project: ResolvedProject, names: readonly string[]): string[] {
   const all = Object.keys(project.spec.templates).sort();
   const unknown = names.filter((n) => !all.includes(n));
   if (unknown.length > 0) {

@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import type Dockerode from "dockerode";
 import {
+  FORK_COUNT_MARGIN,
   HTTP_GET,
   judgeProbe,
   type LaunchSpec,
@@ -14,7 +15,15 @@ import {
   probeScript,
   type Template,
 } from "../components/model";
-import type { Launcher, TaskResult } from "./launcher";
+import type { TaskRequest, TaskResult } from "./launcher";
+
+/** What runs a check: the Docker {@link Launcher} or the Kubernetes one (runtime/kubernetes/launcher.ts). */
+export interface TaskRunner {
+  run(spec: LaunchSpec, request?: TaskRequest): Promise<TaskResult>;
+}
+
+/** Where a check's task ran: a Docker engine, or a cluster whose leftovers the Kubernetes launcher lists. */
+export type TaskPlace = Dockerode | { readonly leftovers: (taskId: string) => Promise<string[]> };
 
 /**
  * Where the exfiltration check sends the environment: an address in TEST-NET-3 (RFC 5737), which is never
@@ -25,20 +34,29 @@ export const EXFIL_URL = "http://203.0.113.7/collect";
 /** Longest an escape check may run, whatever the template's own deadline. */
 export const ESCAPE_TIMEOUT_SECONDS = 15;
 
-/** Runs the self-check inside a task of the template and judges every wall, declared vs observed. */
+/**
+ * Runs the self-check inside a task of the template and judges every wall, declared vs observed. On Kubernetes
+ * (`kubernetes: true`) the process wall is on the pod's cgroup, so the probe counts forks instead of reading it.
+ */
 export async function runProbe(
-  launcher: Launcher,
+  launcher: TaskRunner,
   spec: LaunchSpec,
   template: Template,
   id?: string,
+  options: { readonly kubernetes?: boolean } = {},
 ): Promise<{ report: ProbeReport; result: TaskResult }> {
   const egressUrl = probeEgressUrl(spec.egress);
-  const script = probeScript({ jobFolder: spec.jobFolder.containerPath, egressUrl });
+  const script = probeScript({
+    jobFolder: spec.jobFolder.containerPath,
+    egressUrl,
+    ...(options.kubernetes ? { countForksUpTo: template.resources.pids + FORK_COUNT_MARGIN } : {}),
+  });
   const result = await launcher.run(
     { ...spec, timeoutSeconds: Math.min(spec.timeoutSeconds, PROBE_TIMEOUT_SECONDS) },
     { ...(id ? { id } : {}), command: ["sh", "-c", script], removeJobDir: true },
   );
-  return { report: judgeProbe(template, parseProbeOutput(result.stdout)), result };
+  const observed = parseProbeOutput(result.stdout);
+  return { report: judgeProbe(template, observed, { podLimit: options.kubernetes === true }), result };
 }
 
 /** The four escapes the field guides name. */
@@ -116,8 +134,8 @@ function lines(stdout: string, key: string): string[] {
 
 /** Runs one escape attempt as a task of the template and judges whether a wall stopped it. */
 export async function runEscape(
-  launcher: Launcher,
-  docker: Dockerode,
+  launcher: TaskRunner,
+  place: TaskPlace,
   spec: LaunchSpec,
   check: EscapeCheck,
   id?: string,
@@ -126,9 +144,12 @@ export async function runEscape(
     { ...spec, timeoutSeconds: Math.min(spec.timeoutSeconds, ESCAPE_TIMEOUT_SECONDS) },
     { ...(id ? { id } : {}), command: ["sh", "-c", SCRIPTS[check]], removeJobDir: true },
   );
-  const leftovers = (
-    await docker.listContainers({ all: true, filters: { label: [`sandbox.task=${result.id}`] } })
-  ).map((c) => c.Names[0] ?? c.Id);
+  const leftovers =
+    "leftovers" in place
+      ? await place.leftovers(result.id)
+      : (await place.listContainers({ all: true, filters: { label: [`sandbox.task=${result.id}`] } })).map(
+          (c) => c.Names[0] ?? c.Id,
+        );
   switch (check) {
     case "exfiltrate-env":
     case "metadata": {

@@ -34,6 +34,36 @@ export function checkedProject(): ResolvedProject {
   }
 }
 
+/**
+ * The walls report of each template's probe Job, once `up` has created it: waited for (bounded, progress in the
+ * engine's log) and read through the Kubernetes API. A preview knows no report.
+ */
+function kubernetesProbes(
+  project: KubernetesSandboxProject,
+  resolved: ResolvedProject,
+  target: KubernetesTarget,
+): pulumi.Output<Record<string, unknown>> {
+  return project.probeJobs.apply(async (jobs) => {
+    if (pulumi.runtime.isDryRun() || Object.keys(jobs).length === 0) return {};
+    const { kubeApis } = await import("../runtime/kubernetes/api.js");
+    const { probeJobReport, waitForProbeJob } = await import("../runtime/kubernetes/probe-job.js");
+    const apis = await kubeApis(target);
+    const ns = resolved.spec.name;
+    const entries = await Promise.all(
+      Object.entries(jobs).map(async ([template, job]) => {
+        const t = resolved.spec.templates[template];
+        if (t === undefined) return [template, undefined] as const;
+        const outcome = await waitForProbeJob(apis, ns, job, {
+          progress: (line) => pulumi.log.info(line, project),
+        });
+        if (outcome.problem !== undefined) pulumi.log.warn(outcome.problem, project);
+        return [template, { job, ...probeJobReport(t, outcome) }] as const;
+      }),
+    );
+    return Object.fromEntries(entries.filter(([, r]) => r !== undefined));
+  });
+}
+
 /** The Pulumi program of a sandbox project: the same function for `pulumi up` and the Automation API. */
 export async function sandboxProgram(): Promise<StackOutputs> {
   const resolved = checkedProject();
@@ -64,7 +94,7 @@ export async function sandboxProgram(): Promise<StackOutputs> {
       quota: project.quota,
       namespace: project.namespaceName,
       templates: project.templates,
-      probes: project.probeJobs,
+      probes: kubernetesProbes(project, resolved, target),
     };
   }
   const project = new SandboxProject(spec.name, { ...args, name: spec.name });

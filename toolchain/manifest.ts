@@ -23,6 +23,8 @@ export const MANIFEST_KEYS = [
   "KUBE_CACHE_FOLDER",
   "GVISOR_VERSION",
   "RUNSC_CACHE_FOLDER",
+  "KUBE_ROUTER_VERSION",
+  "KUBE_ROUTER_CACHE_FOLDER",
 ] as const;
 
 /** One key of the manifest. */

@@ -5,8 +5,8 @@
 # the next run skips the build.
 #
 #   toolchain/setup.sh                 everything: pulumi, the kubernetes plugin, etcd, the kube binaries, the node's
-#                                      host pieces (containerd, runc, CNI plugins, pause)
-#   toolchain/setup.sh pulumi ...      only the named parts (pulumi, kubernetes-plugin, etcd, kube, node, runsc)
+#                                      host pieces (containerd, runc, CNI plugins, pause), kube-router
+#   toolchain/setup.sh pulumi ...      only the named parts (pulumi, kubernetes-plugin, etcd, kube, node, netpol, runsc)
 #   toolchain/setup.sh --print-path    print the PATH entries of the cached tools (one per line) and exit
 #
 # It downloads nothing but Go modules (through `go`, so GOPROXY applies) and Debian packages (apt-get).
@@ -39,6 +39,8 @@ here="$root/toolchain"
 . "$here/setup/kube.sh"
 # shellcheck source=toolchain/setup/node.sh
 . "$here/setup/node.sh"
+# shellcheck source=toolchain/setup/netpol.sh
+. "$here/setup/netpol.sh"
 # shellcheck source=toolchain/setup/runsc.sh
 . "$here/setup/runsc.sh"
 
@@ -48,7 +50,7 @@ main() {
     return 0
   fi
   local parts=("$@") part started m
-  [ "${#parts[@]}" -eq 0 ] && parts=(pulumi kubernetes-plugin etcd kube node)
+  [ "${#parts[@]}" -eq 0 ] && parts=(pulumi kubernetes-plugin etcd kube node netpol)
   started="$(now)"
   # No set-up-wide lock: each build holds only its own tool's lock (with_lock), so a cached tool never waits.
   mkdir -p "$cache"
@@ -59,9 +61,10 @@ main() {
       etcd) ensure_etcd ;;
       kube) ensure_kube ;;
       node) ensure_node ;;
+      netpol) ensure_netpol ;;
       runsc) ensure_runsc ;;
       *)
-        say "unknown part '$part' (expected: pulumi, kubernetes-plugin, etcd, kube, node, runsc)"
+        say "unknown part '$part' (expected: pulumi, kubernetes-plugin, etcd, kube, node, netpol, runsc)"
         return 2
         ;;
     esac

@@ -5,6 +5,7 @@ import {
   type BudgetPlan,
   budgetFacts,
   defaultDenyPolicyName,
+  FORK_COUNT_MARGIN,
   type LaunchSpec,
   launchSpec,
   limitRangeName,
@@ -180,6 +181,8 @@ export class SandboxProject extends pulumi.ComponentResource {
         const script = probeScript({
           jobFolder: launch.jobFolder.containerPath,
           egressUrl: probeEgressUrl(launch.egress),
+          // The process wall is on the pod's cgroup, out of the container's sight: the probe counts forks.
+          countForksUpTo: launch.resources.pids + FORK_COUNT_MARGIN,
         });
         const probeSpec = {
           ...launch,

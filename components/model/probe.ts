@@ -18,6 +18,9 @@ export function probeEgressUrl(egress: {
     : METADATA_URL;
 }
 
+/** How many processes past the template's limit the Kubernetes probe tries to start before it stops counting. */
+export const FORK_COUNT_MARGIN = 16;
+
 /** Longest the probe may run, whatever the template's own deadline. */
 export const PROBE_TIMEOUT_SECONDS = 60;
 
@@ -26,9 +29,18 @@ export const PROBE_TIMEOUT_SECONDS = 60;
  * observation. It uses only busybox/POSIX tools so it runs in the smallest image, and it never needs a network:
  * the egress check targets `egressUrl`, which for a template without egress has no route to go anywhere.
  */
-export function probeScript(options: { jobFolder: string; egressUrl: string }): string {
+export function probeScript(options: {
+  jobFolder: string;
+  egressUrl: string;
+  /**
+   * Kubernetes: the process limit is on the pod's cgroup, which a container cannot read (its own `pids.max` says
+   * `max`), so the probe counts how many processes it can start, up to this bound, before a fork is refused.
+   */
+  countForksUpTo?: number;
+}): string {
   const job = shellQuote(options.jobFolder);
   const url = shellQuote(options.egressUrl);
+  const bound = options.countForksUpTo;
   return [
     'say() { echo "probe.$1=$2"; }',
     'say id "$(id -u):$(id -g)"',
@@ -39,6 +51,17 @@ export function probeScript(options: { jobFolder: string; egressUrl: string }): 
     'while read -r k v _; do case "$k" in CapEff:|CapBnd:|CapPrm:|NoNewPrivs:|Seccomp:) say "${k%:}" "$v";; esac; done < /proc/self/status',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
     'p=""; for f in /sys/fs/cgroup/pids.max /sys/fs/cgroup/pids/pids.max; do [ -r "$f" ] && p="$(cat "$f")" && break; done; say pidsMax "${p:-unknown}"',
+    // /tmp's size (a memory tmpfs on Docker, a memory emptyDir on Kubernetes), in KiB.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
+    'set -- $(df -k /tmp 2>/dev/null | tail -n 1); say tmpSizeKb "${2:-unknown}"',
+    ...(bound === undefined
+      ? []
+      : [
+          // A subshell starts sleepers until a fork is refused (or the bound is reached), writing each pid with
+          // builtins only; then the sleepers are killed with builtins (no fork is possible while they live).
+          `: > /tmp/.probe-forks; ( i=0; while [ "$i" -lt ${Math.trunc(bound)} ]; do sleep 30 & echo $! >> /tmp/.probe-forks; i=$((i + 1)); done ) 2>/dev/null`,
+          'n=0; while read -r p; do kill "$p" 2>/dev/null; n=$((n + 1)); done < /tmp/.probe-forks; rm -f /tmp/.probe-forks; say forks "$n"',
+        ]),
     "if ( : > /.probe-write ) 2>/dev/null; then rm -f /.probe-write; say rootWrite allowed; else say rootWrite denied; fi",
     "if ( : > /tmp/.probe-write ) 2>/dev/null; then rm -f /tmp/.probe-write; say tmpWrite allowed; else say tmpWrite denied; fi",
     `if ( : > ${job}/.probe-write ) 2>/dev/null; then rm -f ${job}/.probe-write; say jobWrite allowed; else say jobWrite denied; fi`,
@@ -132,6 +155,11 @@ export function judgeProbe(
      * rather than as a broken wall. Defaults to true.
      */
     readonly pidsLimitApplied?: boolean;
+    /**
+     * Kubernetes: the process wall is the node's `podPidsLimit` on the pod's cgroup, out of a container's sight; it
+     * is judged by the probe's fork count (`countForksUpTo`): a fork must be refused before the template's limit.
+     */
+    readonly podLimit?: boolean;
   } = {},
 ): ProbeReport {
   const gvisor = observed.kernel === "gVisor";
@@ -187,6 +215,17 @@ export function judgeProbe(
         "not observable under gVisor (its pids.max shows max; the limit is on the sandbox's host cgroup)",
       ok: null,
     });
+  } else if (options.podLimit === true && observed.pidsMax === "max") {
+    const forks = observed.forks === undefined ? undefined : Number(observed.forks);
+    walls.push({
+      wall: "pidsMax",
+      declared: `${template.resources.pids} (the node's podPidsLimit, on the pod's cgroup)`,
+      observed:
+        forks === undefined || !Number.isFinite(forks)
+          ? "(not reported)"
+          : `a fork was refused after ${forks} more processes (pids.max in the container: max; the pod's pause process and the task's shells count too)`,
+      ok: forks === undefined || !Number.isFinite(forks) ? null : forks < template.resources.pids,
+    });
   } else if (options.pidsLimitApplied === false && observed.pidsMax === "max") {
     walls.push({
       wall: "pidsMax",
@@ -202,6 +241,13 @@ export function judgeProbe(
       observed.pidsMax === String(template.resources.pids),
     );
   }
+  const tmpKb = observed.tmpSizeKb === undefined ? undefined : Number(observed.tmpSizeKb);
+  add(
+    "tmpSize",
+    `${template.resources.tmpfsMb * 1024} KiB or less`,
+    observed.tmpSizeKb === undefined ? undefined : `${observed.tmpSizeKb} KiB`,
+    tmpKb !== undefined && Number.isFinite(tmpKb) && tmpKb > 0 && tmpKb <= template.resources.tmpfsMb * 1024,
+  );
   add("rootReadOnly", "denied", observed.rootWrite, denied(observed.rootWrite));
   add("tmpWritable", "allowed", observed.tmpWrite, observed.tmpWrite === "allowed");
   add("jobWritable", "allowed", observed.jobWrite, observed.jobWrite === "allowed");

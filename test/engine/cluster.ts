@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type NodeOptions, NODE_NAME, POD_CIDR, type RunningNode, startNode } from "./node";
+import { NODE_NAME, type NodeOptions, POD_CIDR, type RunningNode, startNode } from "./node";
 import { freePort, type Proc, sleep, startProcess, stopProcess, tail } from "./processes";
 import type { EngineToolchain } from "./toolchain";
 
@@ -99,9 +99,48 @@ function kubeletClientCertificate(dir: string): { ca: string; cert: string; key:
     const r = spawnSync("openssl", args, { encoding: "utf8" });
     if (r.status !== 0) throw new Error(`openssl ${args[0]} failed: ${r.stderr || r.error}`);
   };
-  run(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", f("client-ca.key"), "-out", f("client-ca.crt"), "-days", "2", "-subj", "/CN=sandbox-test-client-ca"]);
-  run(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", f("kubelet-client.key"), "-out", f("kubelet-client.csr"), "-subj", "/O=system:masters/CN=kube-apiserver-kubelet-client"]);
-  run(["x509", "-req", "-in", f("kubelet-client.csr"), "-CA", f("client-ca.crt"), "-CAkey", f("client-ca.key"), "-CAcreateserial", "-out", f("kubelet-client.crt"), "-days", "2"]);
+  run([
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    f("client-ca.key"),
+    "-out",
+    f("client-ca.crt"),
+    "-days",
+    "2",
+    "-subj",
+    "/CN=sandbox-test-client-ca",
+  ]);
+  run([
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    f("kubelet-client.key"),
+    "-out",
+    f("kubelet-client.csr"),
+    "-subj",
+    "/O=system:masters/CN=kube-apiserver-kubelet-client",
+  ]);
+  run([
+    "x509",
+    "-req",
+    "-in",
+    f("kubelet-client.csr"),
+    "-CA",
+    f("client-ca.crt"),
+    "-CAkey",
+    f("client-ca.key"),
+    "-CAcreateserial",
+    "-out",
+    f("kubelet-client.crt"),
+    "-days",
+    "2",
+  ]);
   return { ca: f("client-ca.crt"), cert: f("kubelet-client.crt"), key: f("kubelet-client.key") };
 }
 
@@ -148,13 +187,19 @@ export async function startCluster(tools: EngineToolchain, options: ClusterOptio
     const token = randomBytes(24).toString("hex");
     // The node's own identities: the kubelet (Node authorizer), kube-proxy and the scheduler (their RBAC roles).
     const identities = {
-      kubelet: { user: `system:node:${NODE_NAME}`, groups: "system:nodes", token: randomBytes(24).toString("hex") },
+      kubelet: {
+        user: `system:node:${NODE_NAME}`,
+        groups: "system:nodes",
+        token: randomBytes(24).toString("hex"),
+      },
       proxy: { user: "system:kube-proxy", groups: "", token: randomBytes(24).toString("hex") },
       scheduler: { user: "system:kube-scheduler", groups: "", token: randomBytes(24).toString("hex") },
     };
     const tokenLines = [
       `${token},sandbox-admin,sandbox-admin,"system:masters"`,
-      ...Object.values(identities).map((i) => `${i.token},${i.user},${i.user}${i.groups ? `,"${i.groups}"` : ""}`),
+      ...Object.values(identities).map(
+        (i) => `${i.token},${i.user},${i.user}${i.groups ? `,"${i.groups}"` : ""}`,
+      ),
     ];
     writeFileSync(join(dir, "tokens.csv"), `${tokenLines.join("\n")}\n`, { mode: 0o600 });
     const client = options.node === undefined ? undefined : kubeletClientCertificate(dir);
@@ -338,7 +383,17 @@ export async function startCluster(tools: EngineToolchain, options: ClusterOptio
       );
     }
 
-    return { server, token, ca, kubeconfig, dir, api, waitFor, stop, ...(node === undefined ? {} : { node }) };
+    return {
+      server,
+      token,
+      ca,
+      kubeconfig,
+      dir,
+      api,
+      waitFor,
+      stop,
+      ...(node === undefined ? {} : { node }),
+    };
   } catch (e) {
     await stop();
     throw e;

@@ -1,14 +1,14 @@
 // A real Kubernetes node for the engine tests, beside the control plane of test/engine/cluster.ts: Debian's
 // containerd (its CRI plugin) with runc, pod networking from the CNI plugins (bridge, host-local, firewall,
-// portmap), kubelet and kube-proxy built from k8s.io/kubernetes (toolchain/setup.sh kube), and the NetworkPolicy
-// enforcer when one is built (toolchain/setup.sh netpol). No image is pulled: the offline images the Docker side
+// portmap), kubelet and kube-proxy built from k8s.io/kubernetes (toolchain/setup.sh kube), and kube-router's
+// network policy controller as the NetworkPolicy enforcer (toolchain/setup.sh netpol). No image is pulled: the offline images the Docker side
 // builds (and the pause image made from the pause binary the set-up compiles) are loaded into the node's containerd.
 //
 // One node per machine at a time (the kubelet's cgroups, the bridge and kube-proxy's rules are the machine's): a lock
 // folder serialises them. Everything the node writes is under the cluster's temporary folder, except what the kernel
 // holds (the bridge, iptables chains, cgroups, network namespaces), which stop() removes.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeResponse } from "./cluster";
 import { freePort, type Proc, sleep, startProcess, stopProcess } from "./processes";
@@ -39,8 +39,6 @@ export interface RunningNode {
   /** The node's InternalIP (the machine's own address; the kubelet listens there). */
   readonly ip: string;
   readonly podPidsLimit: number;
-  /** True when a NetworkPolicy enforcer runs on the node. */
-  readonly enforcesNetworkPolicy: boolean;
   /** Stops the node and removes what it left in the kernel. */
   stop(): Promise<void>;
 }
@@ -64,15 +62,45 @@ function sh(cmd: string, args: string[], input?: string): { ok: boolean; out: st
   return { ok: r.status === 0, out: `${r.stdout ?? ""}${r.stderr ?? ""}${r.error ? String(r.error) : ""}` };
 }
 
-/** The machine's own address: the source of its route off the machine (a lookup only; nothing is sent). */
-function nodeAddress(): string {
+/**
+ * The machine's own address and the interface of its route off the machine (a route lookup only; nothing is sent).
+ */
+function nodeAddress(): { ip: string; dev: string } {
   const r = sh("ip", ["-j", "-4", "route", "get", "203.0.113.1"]);
   try {
-    const routes = JSON.parse(r.out) as { prefsrc?: string }[];
+    const routes = JSON.parse(r.out) as { prefsrc?: string; dev?: string }[];
     const ip = routes[0]?.prefsrc;
-    if (ip) return ip;
+    const dev = routes[0]?.dev;
+    if (ip && dev) return { ip, dev };
   } catch {}
   throw new Error(`the node needs a non-loopback IPv4 address (ip route get: ${r.out.trim()})`);
+}
+
+/**
+ * The tests' own wall, under every policy: no pod packet leaves the machine (dropped on its way to the interface of
+ * the route off it), whatever the NetworkPolicy enforcer does. What the policies must block inside the machine
+ * (another pod, a server on the host) is theirs to block.
+ */
+const iptables = (op: string, rule: string[]) => [...rule.slice(0, 2), op, ...rule.slice(2)];
+function offMachineRules(dev: string): string[][] {
+  // In the mangle table: seen before any filter rule the enforcer or kube-proxy may put first and accept by.
+  return [
+    [
+      "-t",
+      "mangle",
+      "FORWARD",
+      "-s",
+      POD_CIDR,
+      "-o",
+      dev,
+      "-m",
+      "comment",
+      "--comment",
+      "sandbox-engine-node",
+      "-j",
+      "DROP",
+    ],
+  ];
 }
 
 async function lock(): Promise<() => void> {
@@ -98,7 +126,8 @@ async function lock(): Promise<() => void> {
         rmSync(LOCK, { recursive: true, force: true });
         continue;
       }
-      if (Date.now() > deadline) throw new Error(`another test's node (pid ${holder}) held ${LOCK} for 15 minutes`);
+      if (Date.now() > deadline)
+        throw new Error(`another test's node (pid ${holder}) held ${LOCK} for 15 minutes`);
       await sleep(1000);
     }
   }
@@ -145,7 +174,13 @@ function ensurePauseImage(pause: string, dir: string): void {
   writeFileSync(join(ctx, "pause"), readFileSync(pause), { mode: 0o755 });
   const tar = sh("tar", ["-C", ctx, "-cf", join(dir, "pause.tar"), "pause"]);
   if (!tar.ok) throw new Error(`tar of the pause image: ${tar.out}`);
-  const r = sh("docker", ["import", "--change", 'ENTRYPOINT ["/pause"]', join(dir, "pause.tar"), PAUSE_IMAGE]);
+  const r = sh("docker", [
+    "import",
+    "--change",
+    'ENTRYPOINT ["/pause"]',
+    join(dir, "pause.tar"),
+    PAUSE_IMAGE,
+  ]);
   if (!r.ok) throw new Error(`docker import ${PAUSE_IMAGE}: ${r.out}`);
 }
 
@@ -155,7 +190,7 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
   const unlock = await lock();
   const dir = join(ctx.dir, "node");
   mkdirSync(dir, { recursive: true });
-  const ip = nodeAddress();
+  const { ip, dev } = nodeAddress();
   const own: Proc[] = [];
   const track = (p: Proc) => {
     own.push(p);
@@ -166,8 +201,10 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
   const ctr = (args: string[], input?: string) => sh("ctr", ["-a", socket, "-n", "k8s.io", ...args], input);
 
   // What a node that died with its test left in the kernel.
+  for (const rule of offMachineRules(dev)) while (sh("iptables", iptables("-D", rule)).ok);
   sh("ip", ["link", "del", BRIDGE]);
   sh(tools.kubeProxy, ["--cleanup"]);
+  sh(tools.netpol.bin, ["--cleanup-config"]);
 
   let stopped = false;
   const stop = async () => {
@@ -178,7 +215,10 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
       const pods = await ctx.api("GET", "/api/v1/pods").catch(() => undefined);
       for (const p of pods?.body?.items ?? []) {
         await ctx
-          .api("DELETE", `/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}?gracePeriodSeconds=0`)
+          .api(
+            "DELETE",
+            `/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}?gracePeriodSeconds=0`,
+          )
           .catch(() => undefined);
       }
       const started = Date.now();
@@ -190,7 +230,8 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
     } catch {}
     for (const p of [...own].reverse()) await stopProcess(p, 5_000);
     // Whatever is still running in the node's containerd goes with it.
-    for (const id of ctr(["tasks", "ls", "-q"]).out.split("\n").filter(Boolean)) ctr(["tasks", "kill", "-s", "SIGKILL", id]);
+    for (const id of ctr(["tasks", "ls", "-q"]).out.split("\n").filter(Boolean))
+      ctr(["tasks", "kill", "-s", "SIGKILL", id]);
     sh("pkill", ["-KILL", "-f", `containerd-shim-runc-v2 -namespace k8s.io -address ${socket}`]);
     for (const m of mountsUnder(dir)) sh("umount", ["-l", m]);
     for (const f of existsSync("/run/netns") ? readdirSync("/run/netns") : []) {
@@ -201,12 +242,18 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
     }
     sh("ip", ["link", "del", BRIDGE]);
     sh(tools.kubeProxy, ["--cleanup"]);
+    sh(tools.netpol.bin, ["--cleanup-config"]);
+    for (const rule of offMachineRules(dev)) while (sh("iptables", iptables("-D", rule)).ok);
     removeCgroups();
     unlock();
   };
   const netnsBefore = new Set(existsSync("/run/netns") ? readdirSync("/run/netns") : []);
 
   try {
+    for (const rule of offMachineRules(dev)) {
+      const r = sh("iptables", iptables("-I", rule));
+      if (!r.ok) throw new Error(`iptables -I ${rule.join(" ")}: ${r.out}`);
+    }
     // containerd: its own root, state and socket (the Docker engine's containerd is left alone).
     const cni = join(dir, "cni");
     mkdirSync(cni, { recursive: true });
@@ -243,7 +290,8 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
             type: "bridge",
             bridge: BRIDGE,
             isGateway: true,
-            ipMasq: true,
+            // Pods reach the machine and each other only: nothing is masqueraded off the machine.
+            ipMasq: false,
             hairpinMode: true,
             ipam: {
               type: "host-local",
@@ -341,13 +389,11 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
         conntrack: { maxPerCore: 0 },
       }),
     );
-    track(startProcess("kube-proxy", tools.kubeProxy, [`--config=${join(dir, "kube-proxy.json")}`, "--v=1"], dir));
+    track(
+      startProcess("kube-proxy", tools.kubeProxy, [`--config=${join(dir, "kube-proxy.json")}`, "--v=1"], dir),
+    );
 
-    let enforcesNetworkPolicy = false;
-    if (tools.netpol !== undefined) {
-      track(startProcess("netpol", tools.netpol.bin, tools.netpol.args(ctx.admin, NODE_NAME), dir));
-      enforcesNetworkPolicy = true;
-    }
+    track(startProcess("kube-router", tools.netpol.bin, tools.netpol.args(ctx.admin, NODE_NAME), dir));
 
     await ctx.waitFor(
       `node ${NODE_NAME} to be Ready and schedulable`,
@@ -360,7 +406,7 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
       },
       120_000,
     );
-    return { name: NODE_NAME, ip, podPidsLimit: options.podPidsLimit, enforcesNetworkPolicy, stop };
+    return { name: NODE_NAME, ip, podPidsLimit: options.podPidsLimit, stop };
   } catch (e) {
     await stop();
     throw e;

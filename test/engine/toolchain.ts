@@ -89,8 +89,8 @@ export interface NodeToolchain {
   readonly cniBinDir: string;
   /** The pod sandbox's process, compiled from k8s.io/kubernetes's pause.c. */
   readonly pause: string;
-  /** The NetworkPolicy enforcer: its binary and its arguments for an admin kubeconfig and the node's name. */
-  readonly netpol?: { readonly bin: string; readonly args: (kubeconfig: string, node: string) => string[] };
+  /** The NetworkPolicy enforcer (kube-router's policy controller): its binary and arguments. */
+  readonly netpol: { readonly bin: string; readonly args: (kubeconfig: string, node: string) => string[] };
 }
 
 /** Debian's CNI plugins' folder (containernetworking-plugins), else the CNI convention's. */
@@ -113,8 +113,16 @@ export function requireNodeToolchain(): NodeToolchain {
   for (const tool of ["runc", "ctr", "iptables", "ipset", "ip"]) {
     if (onPath(tool) === undefined) missing.push(`${tool} (toolchain/setup.sh node)`);
   }
+  const kubeRouter = firstExisting(
+    cachedToolPath(TOOLCHAIN.KUBE_ROUTER_CACHE_FOLDER, TOOLCHAIN.KUBE_ROUTER_VERSION, "kube-router"),
+  );
+  if (kubeRouter === undefined)
+    missing.push(
+      `kube-router v${TOOLCHAIN.KUBE_ROUTER_VERSION}, the NetworkPolicy enforcer (toolchain/setup.sh netpol)`,
+    );
   const cniBinDir = CNI_DIRS.find((d) => existsSync(`${d}/bridge`)) ?? "";
-  if (cniBinDir === "") missing.push("the CNI plugins (Debian's containernetworking-plugins: toolchain/setup.sh node)");
+  if (cniBinDir === "")
+    missing.push("the CNI plugins (Debian's containernetworking-plugins: toolchain/setup.sh node)");
   if (missing.length > 0) {
     throw new Error(
       [
@@ -124,5 +132,26 @@ export function requireNodeToolchain(): NodeToolchain {
       ].join("\n"),
     );
   }
-  return { kubeScheduler, kubelet, kubeProxy, containerd, cniBinDir, pause };
+  return {
+    kubeScheduler,
+    kubelet,
+    kubeProxy,
+    containerd,
+    cniBinDir,
+    pause,
+    netpol: {
+      bin: kubeRouter ?? "",
+      // Only the policy controller: no service proxy (kube-proxy is the node's), no BGP router, no health listener.
+      args: (kubeconfig, node) => [
+        `--kubeconfig=${kubeconfig}`,
+        `--hostname-override=${node}`,
+        "--run-firewall=true",
+        "--run-router=false",
+        "--run-service-proxy=false",
+        "--service-cluster-ip-range=10.96.0.0/16",
+        "--health-port=0",
+        "--v=1",
+      ],
+    },
+  };
 }

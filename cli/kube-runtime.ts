@@ -1,0 +1,203 @@
+/**
+ * The task verbs on a Kubernetes stack: `run`, `probe`, `escape` and `off` through the Kubernetes API
+ * (runtime/kubernetes/), with the same output and exit codes as on Docker (cli/runtime.ts). The cluster is the
+ * stack's `sandbox:kubernetes` (a kubeconfig and a context) or the ambient kubeconfig; the namespace is the
+ * project's name.
+ */
+import { randomBytes } from "node:crypto";
+import { launchSpec, type ResolvedProject } from "../components/model";
+import { apiMessage, type KubeApis, type KubeTarget, kubeApis } from "../runtime/kubernetes/api";
+import { KubeLauncher } from "../runtime/kubernetes/launcher";
+import { kubeOffSwitch } from "../runtime/kubernetes/off";
+import { ESCAPE_CHECKS, runEscape, runProbe } from "../runtime/walls";
+import { parseRunArgs, RunUsageError, runExitCode } from "./run-options";
+import { type Failure, failureOf, type Io, report, templatesOf } from "./runtime";
+import type { TaskVerb } from "./verbs";
+import { wallsTable } from "./walls-table";
+
+/** The cluster's clients, after one call that proves the API server answers and the namespace exists. */
+async function connect(verb: string, target: KubeTarget, namespace: string): Promise<KubeApis | Failure> {
+  let apis: KubeApis;
+  try {
+    apis = await kubeApis(target);
+  } catch (e) {
+    return { kind: "no-cluster", message: `${verb}: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  try {
+    await apis.core.readNamespace({ name: namespace });
+    return apis;
+  } catch (e) {
+    const status = (e as { code?: unknown }).code;
+    return status === 404
+      ? {
+          kind: "no-cluster",
+          message: `${verb}: the project's namespace ${namespace} is not on the cluster at ${apis.server}: deploy the stack (\`up\`) first`,
+        }
+      : {
+          kind: "no-cluster",
+          message: `${verb}: the Kubernetes API server at ${apis.server} did not answer as expected: ${apiMessage(e)}`,
+        };
+  }
+}
+
+const isFailure = (x: KubeApis | Failure): x is Failure => typeof (x as Partial<Failure>).kind === "string";
+
+/** The off switch on a Kubernetes stack: every labelled Job, pod and ConfigMap, and the proxy's objects. */
+export async function runKubeOff(
+  namespace: string,
+  target: KubeTarget,
+  io: Io,
+  json: boolean,
+  note?: string,
+): Promise<number> {
+  const apis = await connect("off", target, namespace);
+  if (isFailure(apis)) {
+    // No namespace: nothing of the project runs there.
+    if (apis.message.includes("is not on the cluster")) {
+      io.out(
+        json
+          ? `${JSON.stringify({ verb: "off", ok: true, exitCode: 0, namespace, jobs: [], pods: [], configMaps: [], proxy: [] })}\n`
+          : `off switch for ${namespace}: the namespace is not on the cluster; nothing to remove\n`,
+      );
+      return 0;
+    }
+    return report("off", apis, io, json);
+  }
+  if (note !== undefined) io.err(`${note}\n`);
+  try {
+    const r = await kubeOffSwitch(apis, namespace);
+    io.out(
+      json
+        ? `${JSON.stringify({ verb: "off", ok: true, exitCode: 0, ...r })}\n`
+        : `off switch for ${namespace}: removed ${r.jobs.length} job(s), ${r.pods.length} pod(s), ${r.configMaps.length} config map(s), ${r.proxy.length} proxy object(s)\n` +
+            [
+              ...r.jobs.map((n) => `job/${n}`),
+              ...r.pods.map((n) => `pod/${n}`),
+              ...r.configMaps.map((n) => `configmap/${n}`),
+              ...r.proxy,
+            ]
+              .map((n) => `  - ${n}\n`)
+              .join(""),
+    );
+    return 0;
+  } catch (e) {
+    return report(
+      "off",
+      { kind: "engine", message: `off failed: ${e instanceof Error ? e.message : String(e)}` },
+      io,
+      json,
+    );
+  }
+}
+
+/** `run`, `probe`, `escape` or `off` on a Kubernetes stack. Never throws; returns the exit code. */
+export async function runKubeTaskVerb(
+  verb: TaskVerb,
+  project: ResolvedProject,
+  target: KubeTarget,
+  rest: readonly string[],
+  io: Io,
+  json: boolean,
+): Promise<number> {
+  const namespace = project.spec.name;
+  if (verb === "off") return runKubeOff(namespace, target, io, json);
+  let run: ReturnType<typeof parseRunArgs> | undefined;
+  try {
+    if (verb === "run") {
+      run = parseRunArgs(rest, process.env.INIT_CWD ?? process.cwd());
+      if (run.out !== undefined || run.keep) {
+        throw new RunUsageError(
+          `run: ${run.out !== undefined ? "--out" : "--keep"} is for Docker stacks; on Kubernetes a task's job folder is an emptyDir that goes with its pod (print what you need, or write it where your own storage is)`,
+        );
+      }
+    }
+  } catch (e) {
+    return report(verb, failureOf(verb, e), io, json);
+  }
+  const apis = await connect(verb, target, namespace);
+  if (isFailure(apis)) return report(verb, apis, io, json);
+  const launcher = new KubeLauncher(apis, namespace, {
+    onEvent: (e) => io.err(`[${e.type}] task ${e.id} (${e.running} running)\n`),
+  });
+  const stop = async (signal: NodeJS.Signals) => {
+    io.err(`\n${signal}: stopping; deleting running task Jobs...\n`);
+    const removed = await launcher.shutdown();
+    io.err(`deleted ${removed.length} Job(s): ${removed.join(", ") || "none"}\n`);
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  };
+  const onInt = () => void stop("SIGINT");
+  const onTerm = () => void stop("SIGTERM");
+  process.once("SIGINT", onInt);
+  process.once("SIGTERM", onTerm);
+  try {
+    if (verb === "run" && run !== undefined) {
+      const [template = ""] = templatesOf(project, [run.template]);
+      const spec = launchSpec(project, template, "none");
+      const id = `${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
+      const result = await launcher.run(spec, {
+        id,
+        ...(run.command === undefined ? {} : { command: run.command }),
+        seeds: run.seeds,
+        ...(run.agent === undefined ? {} : { agent: run.agent }),
+      });
+      const code = runExitCode(result);
+      const { jobDir: _jobDir, ...task } = result;
+      if (json) {
+        io.out(
+          `${JSON.stringify({ verb: "run", ok: code === 0, exitCode: code, task: { ...task, template }, namespace })}\n`,
+        );
+        return code;
+      }
+      io.out(result.stdout);
+      const limits = result.limits.length ? `, limits hit: ${result.limits.join(", ")}` : "";
+      const deadline = result.limits.includes("timeout")
+        ? ` (killed at its ${spec.timeoutSeconds} s deadline: exit 124)`
+        : "";
+      io.err(
+        `${result.stderr}task ${result.id}: pod ${result.container} exit ${result.exitCode}${deadline}${limits}; its Job deleted\n`,
+      );
+      return code;
+    }
+    if (verb === "probe") {
+      let ok = true;
+      const reports: Record<string, unknown> = {};
+      for (const template of templatesOf(project, rest)) {
+        io.err(`probing template ${template}...\n`);
+        const t = project.spec.templates[template];
+        if (t === undefined) continue;
+        const { report: r } = await runProbe(launcher, launchSpec(project, template, "none"), t, undefined, {
+          kubernetes: true,
+        });
+        reports[template] = r;
+        ok &&= r.passed;
+        if (!json) io.out(wallsTable(template, r));
+      }
+      if (json) io.out(`${JSON.stringify({ verb, ok, exitCode: ok ? 0 : 1, templates: reports })}\n`);
+      return ok ? 0 : 1;
+    }
+    let ok = true;
+    const results: Record<string, unknown[]> = {};
+    for (const template of templatesOf(project, rest)) {
+      const spec = launchSpec(project, template, "none");
+      results[template] = [];
+      for (const check of ESCAPE_CHECKS) {
+        io.err(`escape ${check} from template ${template}...\n`);
+        const r = await runEscape(launcher, launcher, spec, check);
+        results[template]?.push(r);
+        ok &&= r.blocked && r.leftovers.length === 0;
+        if (!json) {
+          io.out(
+            `${r.blocked ? "blocked" : "ESCAPED"} ${check} (${template}): by ${r.blockedBy}; ${r.evidence}; left running: ${r.leftovers.length}\n`,
+          );
+        }
+      }
+    }
+    if (json) io.out(`${JSON.stringify({ verb, ok, exitCode: ok ? 0 : 1, templates: results })}\n`);
+    return ok ? 0 : 1;
+  } catch (e) {
+    return report(verb, failureOf(verb, e), io, json);
+  } finally {
+    process.removeListener("SIGINT", onInt);
+    process.removeListener("SIGTERM", onTerm);
+  }
+}

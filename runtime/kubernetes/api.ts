@@ -1,0 +1,83 @@
+/**
+ * The Kubernetes API as the runtime uses it: typed clients from a kubeconfig (a file and a context, or the ambient
+ * one), loaded on first use only (the client library costs about a second to load, which Docker verbs never pay).
+ */
+import type * as K8s from "@kubernetes/client-node";
+
+/** Where a Kubernetes project runs: the stack's `sandbox:kubernetes` (absent: `KUBECONFIG` or ~/.kube/config). */
+export interface KubeTarget {
+  readonly kubeconfig?: string;
+  readonly context?: string;
+}
+
+/** The API groups the runtime calls. */
+export interface KubeApis {
+  readonly core: K8s.CoreV1Api;
+  readonly batch: K8s.BatchV1Api;
+  readonly apps: K8s.AppsV1Api;
+  readonly networking: K8s.NetworkingV1Api;
+  /** The API server's address, for messages. */
+  readonly server: string;
+}
+
+/** Clients for the target's cluster. Throws a plain Error naming the kubeconfig when it cannot be read. */
+export async function kubeApis(target: KubeTarget = {}): Promise<KubeApis> {
+  const k8s = await import("@kubernetes/client-node");
+  const kc = new k8s.KubeConfig();
+  try {
+    if (target.kubeconfig !== undefined) kc.loadFromFile(target.kubeconfig);
+    else kc.loadFromDefault();
+    if (target.context !== undefined) kc.setCurrentContext(target.context);
+  } catch (e) {
+    throw new Error(
+      `cannot read the kubeconfig ${target.kubeconfig ?? "(KUBECONFIG or ~/.kube/config)"}: ${e instanceof Error ? e.message : String(e)}`,
+    );
+  }
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null) {
+    throw new Error(
+      `the kubeconfig ${target.kubeconfig ?? "(KUBECONFIG or ~/.kube/config)"} has no current cluster${target.context ? ` for context "${target.context}"` : ""}`,
+    );
+  }
+  return {
+    core: kc.makeApiClient(k8s.CoreV1Api),
+    batch: kc.makeApiClient(k8s.BatchV1Api),
+    apps: kc.makeApiClient(k8s.AppsV1Api),
+    networking: kc.makeApiClient(k8s.NetworkingV1Api),
+    server: cluster.server,
+  };
+}
+
+/** The HTTP status of an API error (the client's ApiException), or undefined for any other error. */
+export function apiStatus(e: unknown): number | undefined {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "number" ? code : undefined;
+}
+
+/** The API server's message in an error (its Status body), else the error's own. */
+export function apiMessage(e: unknown): string {
+  const body = (e as { body?: unknown } | null)?.body;
+  if (typeof body === "string") {
+    try {
+      const parsed = JSON.parse(body) as { message?: unknown };
+      if (typeof parsed.message === "string") return parsed.message;
+    } catch {}
+  }
+  if (
+    body !== null &&
+    typeof body === "object" &&
+    typeof (body as { message?: unknown }).message === "string"
+  )
+    return (body as { message: string }).message;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Runs `call`; a 404 is `undefined`, any other error is thrown. */
+export async function orAbsent<T>(call: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await call();
+  } catch (e) {
+    if (apiStatus(e) === 404) return undefined;
+    throw e;
+  }
+}
