@@ -64,10 +64,12 @@ export function proxyQuotaExtra(proxy: ProxySpec): QuotaExtra {
 }
 
 /**
- * The ResourceQuota's `hard` map for a plan, plus the always-on proxy pod when the project has one (Jobs are only
- * tasks: the proxy is a Deployment).
+ * The ResourceQuota's `hard` map for a plan, plus the always-on proxy pod when the project has one. Jobs are the
+ * tasks' plus the stack's own probe Jobs (`probeJobs`, one per template when the probe is on): a finished probe Job
+ * is kept for its log with its finished pod, and must never hold a task's slot (`pods` counts only pods that run;
+ * `count/pods` and `count/jobs.batch` count every object).
  */
-export function quotaHard(plan: QuotaPlan, extra?: QuotaExtra): Record<string, string> {
+export function quotaHard(plan: QuotaPlan, extra?: QuotaExtra, probeJobs = 0): Record<string, string> {
   const e = extra ?? { vcpu: 0, memoryMib: 0, diskMib: 0, pods: 0 };
   const vcpu = Math.round((plan.vcpu + e.vcpu) * 1000) / 1000;
   return {
@@ -78,8 +80,9 @@ export function quotaHard(plan: QuotaPlan, extra?: QuotaExtra): Record<string, s
     "requests.memory": mibQuantity(plan.memoryMib + e.memoryMib),
     "requests.ephemeral-storage": mibQuantity(plan.diskMib + e.diskMib),
     pods: String(plan.tasks + e.pods),
-    "count/pods": String(plan.tasks + e.pods),
-    "count/jobs.batch": String(plan.tasks),
+    // count/pods counts finished pods too (`pods` only those that run): a kept probe Job keeps its pod.
+    "count/pods": String(plan.tasks + e.pods + probeJobs),
+    "count/jobs.batch": String(plan.tasks + probeJobs),
   };
 }
 

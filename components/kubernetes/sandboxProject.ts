@@ -96,7 +96,13 @@ export class SandboxProject extends pulumi.ComponentResource {
       `${name}-quota`,
       {
         metadata: meta(quotaName(ns)),
-        spec: { hard: quotaHard(plan, proxy && spec.enabled ? proxyQuotaExtra(proxy) : undefined) },
+        spec: {
+          hard: quotaHard(
+            plan,
+            proxy && spec.enabled ? proxyQuotaExtra(proxy) : undefined,
+            spec.probe && spec.enabled ? Object.keys(spec.templates).length : 0,
+          ),
+        },
       },
       inNs,
     );

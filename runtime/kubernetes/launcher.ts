@@ -15,7 +15,7 @@ import { isSafeJobName } from "../jobs";
 import { LaunchRefused } from "../launch-errors";
 import type { LimitHit, TaskRequest, TaskResult } from "../launcher";
 import { Slots } from "../limits";
-import { apiMessage, type KubeApis, orAbsent } from "./api";
+import { apiMessage, apiStatus, type KubeApis, orAbsent } from "./api";
 
 /** The most a task's files may come to: one ConfigMap holds them (the API server's limit is 1 MiB). */
 export const MAX_TASK_FILES_BYTES = 1_000_000;
@@ -227,7 +227,18 @@ export class KubeLauncher {
     }
     this.live.set(jobName, id);
     try {
-      await this.apis.batch.createNamespacedJob({ namespace: this.namespace, body: job as Obj });
+      try {
+        await this.apis.batch.createNamespacedJob({ namespace: this.namespace, body: job as Obj });
+      } catch (e) {
+        // The Job quota holds the budget's concurrency too (a Job counts from creation to deletion).
+        const message = apiMessage(e);
+        if (apiStatus(e) === 403 && /exceeded quota/.test(message)) {
+          throw new LaunchRefused(spec.template, [
+            `the namespace's ResourceQuota refused the task's Job (the budget's concurrency is used up): ${message}`,
+          ]);
+        }
+        throw e;
+      }
       this.options.onEvent?.({ type: "start", id, running: this.live.size });
       return await this.supervise(spec, id, jobName, started);
     } finally {

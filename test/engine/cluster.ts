@@ -67,6 +67,8 @@ const NODE_CONTROLLERS = [
   "deployment-controller",
   "replicaset-controller",
   "endpointslice-controller",
+  // Pulumi's await of a Service reads its (v1) Endpoints.
+  "endpoints-controller",
   "node-lifecycle-controller",
   "node-ipam-controller",
   "pod-garbage-collector-controller",

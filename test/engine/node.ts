@@ -81,6 +81,25 @@ function nodeAddress(): { ip: string; dev: string } {
  * the route off it), whatever the NetworkPolicy enforcer does. What the policies must block inside the machine
  * (another pod, a server on the host) is theirs to block.
  */
+/** Pod packets that no policy rule accepted (see startNode): dropped, not passed on. */
+function failClosedRules(): string[][] {
+  return ["INPUT", "FORWARD"].map((chain) => [
+    chain,
+    "-s",
+    POD_CIDR,
+    "-m",
+    "conntrack",
+    "--ctstate",
+    "NEW",
+    "-m",
+    "comment",
+    "--comment",
+    "sandbox-engine-node fail closed",
+    "-j",
+    "DROP",
+  ]);
+}
+
 const iptables = (op: string, rule: string[]) => [...rule.slice(0, 2), op, ...rule.slice(2)];
 function offMachineRules(dev: string): string[][] {
   // In the mangle table: seen before any filter rule the enforcer or kube-proxy may put first and accept by.
@@ -202,6 +221,7 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
 
   // What a node that died with its test left in the kernel.
   for (const rule of offMachineRules(dev)) while (sh("iptables", iptables("-D", rule)).ok);
+  for (const rule of failClosedRules()) while (sh("iptables", ["-D", ...rule]).ok);
   sh("ip", ["link", "del", BRIDGE]);
   sh(tools.kubeProxy, ["--cleanup"]);
   sh(tools.netpol.bin, ["--cleanup-config"]);
@@ -244,6 +264,7 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
     sh(tools.kubeProxy, ["--cleanup"]);
     sh(tools.netpol.bin, ["--cleanup-config"]);
     for (const rule of offMachineRules(dev)) while (sh("iptables", iptables("-D", rule)).ok);
+    for (const rule of failClosedRules()) while (sh("iptables", ["-D", ...rule]).ok);
     removeCgroups();
     unlock();
   };
@@ -393,8 +414,6 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
       startProcess("kube-proxy", tools.kubeProxy, [`--config=${join(dir, "kube-proxy.json")}`, "--v=1"], dir),
     );
 
-    track(startProcess("kube-router", tools.netpol.bin, tools.netpol.args(ctx.admin, NODE_NAME), dir));
-
     await ctx.waitFor(
       `node ${NODE_NAME} to be Ready and schedulable`,
       async () => {
@@ -406,6 +425,24 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
       },
       120_000,
     );
+    // The enforcer looks its node up at start: after the kubelet registered it. Ready once its chains are in.
+    track(startProcess("kube-router", tools.netpol.bin, tools.netpol.args(ctx.admin, NODE_NAME), dir));
+    await ctx.waitFor(
+      "kube-router to install its NetworkPolicy chains",
+      async () =>
+        ["INPUT", "FORWARD"].every((c) =>
+          /^-A \S+ .*-j KUBE-ROUTER-/.test(sh("iptables", ["-S", c]).out.split("\n")[1] ?? ""),
+        ),
+      60_000,
+    );
+    // The enforcer programs a new pod's rules a moment after the pod starts, and until then lets its traffic fall
+    // through to the chains after its own: the node fails closed instead. Its jump is first in INPUT and FORWARD
+    // (it puts it back there on every sync) and accepts what a policy allows; a new connection from a pod that gets
+    // past it is dropped, right after it.
+    for (const rule of failClosedRules()) {
+      const r = sh("iptables", ["-I", rule[0] ?? "", "2", ...rule.slice(1)]);
+      if (!r.ok) throw new Error(`iptables -I ${rule.join(" ")}: ${r.out}`);
+    }
     return { name: NODE_NAME, ip, podPidsLimit: options.podPidsLimit, stop };
   } catch (e) {
     await stop();

@@ -1,0 +1,361 @@
+// Kubernetes for real: a sandbox project goes up through the real engine on a local cluster with a real node
+// (test/engine/node.ts: containerd, runc, CNI bridge, kubelet, kube-proxy, kube-router enforcing NetworkPolicy), and
+// its tasks run in pods there: the probe Job's walls report observed inside a pod is a stack output, tasks run as
+// Jobs through the front's verbs, the four escapes are blocked, the deadline kills, the quota refuses a task past the
+// budget, egress goes only through the proxy (the policies hold on the node), `off` leaves no task object and
+// `destroy` no namespace. Nothing leaves the machine: the "outside" server is on the machine's loopback at
+// 198.18.1.1 (RFC 2544 space, which the proxy does not refuse), and the node drops every pod packet bound off it.
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Stack } from "@pulumi/pulumi/automation";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runKubeOff, runKubeTaskVerb } from "../../cli/kube-runtime";
+import { HTTP_GET, launchSpec, type ResolvedProject } from "../../components/model";
+import { type KubeApis, kubeApis } from "../../runtime/kubernetes/api";
+import { KubeLauncher } from "../../runtime/kubernetes/launcher";
+import { LaunchRefused } from "../../runtime/launch-errors";
+import { projectFromConfig } from "../../stacks/config";
+import { sandboxProgram } from "../../stacks/program";
+import { type Cluster, startCluster } from "../engine/cluster";
+import { requireEngineToolchain, requireNodeToolchain } from "../engine/toolchain";
+import { type EngineWorkspace, engineWorkspace, POLICY_PACK } from "../engine/workspace";
+
+const TIMEOUT = 300_000;
+const PODS_LIMIT = 64;
+const OUTSIDE_IP = "198.18.1.1";
+const ANSWER = `hello-${randomBytes(4).toString("hex")}`;
+const project = `kn-${randomBytes(3).toString("hex")}`;
+
+let cluster: Cluster | undefined;
+let ws: EngineWorkspace | undefined;
+let stack: Stack | undefined;
+let apis: KubeApis | undefined;
+let resolved: ResolvedProject | undefined;
+let kubeconfig = "";
+let server: Server | undefined;
+const seen: string[] = [];
+let setupError: Error | undefined;
+const scratch = mkdtempSync(join(tmpdir(), "sandbox-kube-node-"));
+
+// Half a vCPU each: the budget's two tasks and the proxy fit on this 2-core node at once.
+const config = () => ({
+  name: project,
+  backend: "kubernetes",
+  kubernetes: { kubeconfig },
+  budget: { monthlyCapUsd: 10, maxConcurrentTasks: 2 },
+  templates: {
+    default: { image: "sandbox-busybox:1", timeoutSeconds: 30, resources: { vcpu: 0.5, pids: PODS_LIMIT } },
+    web: {
+      image: "sandbox-busybox:1",
+      timeoutSeconds: 30,
+      resources: { vcpu: 0.5, pids: PODS_LIMIT },
+      egress: { mode: "proxy", allow: ["allowed.test"] },
+    },
+  },
+});
+
+beforeAll(async () => {
+  try {
+    const tools = requireEngineToolchain();
+    cluster = await startCluster(tools, {
+      node: {
+        tools: requireNodeToolchain(),
+        podPidsLimit: PODS_LIMIT,
+        images: ["sandbox-busybox:1", "sandbox-proxy:1"],
+      },
+    });
+    // The "outside" server, on the machine's own loopback (the pods reach it through their gateway).
+    spawnSync("ip", ["addr", "add", `${OUTSIDE_IP}/32`, "dev", "lo"]);
+    server = createServer((req, res) => {
+      seen.push(`${req.socket.remoteAddress} ${req.method} ${req.headers.host} ${req.url}`);
+      res.end(ANSWER);
+    });
+    await new Promise<void>((r) => server?.listen(80, OUTSIDE_IP, () => r()));
+    kubeconfig = join(cluster.dir, "kubeconfig.json");
+    writeFileSync(kubeconfig, cluster.kubeconfig);
+    apis = await kubeApis({ kubeconfig });
+    ws = await engineWorkspace(tools);
+    stack = await ws.newStack("node", sandboxProgram);
+    const cfg = config();
+    await stack.setAllConfig(
+      Object.fromEntries(
+        Object.entries(cfg).map(([k, v]) => [
+          `sandbox:${k}`,
+          { value: typeof v === "string" ? v : JSON.stringify(v) },
+        ]),
+      ),
+    );
+    resolved = projectFromConfig(
+      Object.fromEntries(
+        Object.entries(cfg).map(([k, v]) => [`sandbox:${k}`, typeof v === "string" ? v : JSON.stringify(v)]),
+      ),
+      "node",
+    );
+  } catch (e) {
+    setupError = e as Error;
+  }
+}, TIMEOUT);
+
+afterAll(async () => {
+  try {
+    if (stack !== undefined && ws !== undefined) await ws.dispose(stack).catch(() => undefined);
+  } finally {
+    await new Promise((r) => (server === undefined ? r(undefined) : server.close(() => r(undefined))));
+    spawnSync("ip", ["addr", "del", `${OUTSIDE_IP}/32`, "dev", "lo"]);
+    await cluster?.stop();
+    ws?.cleanup();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}, TIMEOUT);
+
+function ready() {
+  if (cluster === undefined || stack === undefined || apis === undefined || resolved === undefined)
+    throw setupError ?? new Error("set-up did not run");
+  return { cluster, stack, apis, project: resolved };
+}
+
+/** Captures a front verb's output. */
+function io() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { io: { out: (t: string) => out.push(t), err: (t: string) => err.push(t) }, out, err };
+}
+
+type Wall = { wall: string; observed: string; ok: boolean | null };
+const wall = (report: { walls: Wall[] }, name: string) => report.walls.find((w) => w.wall === name);
+
+describe("a Kubernetes sandbox project on a real node", () => {
+  it(
+    "goes up with the policy pack; the probe Job ran in a pod and its walls report is a stack output",
+    async () => {
+      const { stack: s } = ready();
+      const up = await s.up({ policyPacks: [POLICY_PACK] });
+      expect(up.summary.result).toBe("succeeded");
+      const probes = up.outputs.probes?.value as Record<string, { passed: boolean; walls: Wall[] }>;
+      const report = probes.default;
+      expect(report, JSON.stringify(probes)).toBeDefined();
+      if (report === undefined) return;
+      expect(report.passed, JSON.stringify(report.walls)).toBe(true);
+      expect(wall(report, "capEff")?.observed).toBe("(none)");
+      expect(wall(report, "noNewPrivs")?.observed).toBe("1");
+      expect(wall(report, "seccomp")?.observed).toBe("2");
+      expect(wall(report, "rootReadOnly")?.observed).toBe("denied");
+      expect(wall(report, "user")?.ok).toBe(true);
+      expect(wall(report, "tmpSize")?.observed).toBe("65536 KiB");
+      // The node's podPidsLimit: forks are refused before the template's limit, inside the pod.
+      const pids = wall(report, "pidsMax");
+      expect(pids?.ok, pids?.observed).toBe(true);
+      expect(pids?.observed).toMatch(/a fork was refused after \d+ more processes/);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "runs a task as a Job through the front: its files in the job folder, its exit code and output, nothing left",
+    async () => {
+      const { apis: a, project: p } = ready();
+      const input = join(scratch, "input.txt");
+      writeFileSync(input, "from the host\n");
+      const c = io();
+      const code = await runKubeTaskVerb(
+        "run",
+        p,
+        { kubeconfig },
+        ["default", "--file", `in/input.txt=${input}`, "--", "sh", "-c", "cat in/input.txt; id -u; exit 3"],
+        c.io,
+        true,
+      );
+      const doc = JSON.parse(c.out.join(""));
+      expect(code, c.err.join("")).toBe(3);
+      expect(doc.task.exitCode).toBe(3);
+      expect(doc.task.stdout).toContain("from the host");
+      expect(doc.task.stdout).toContain("1000");
+      const left = await a.batch.listNamespacedJob({
+        namespace: project,
+        labelSelector: `sandbox.task=${doc.task.id}`,
+      });
+      expect(left.items).toEqual([]);
+      const maps = await a.core.listNamespacedConfigMap({
+        namespace: project,
+        labelSelector: `sandbox.task=${doc.task.id}`,
+      });
+      expect(maps.items).toEqual([]);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "probe and escape through the front: every wall holds and the four escapes are blocked",
+    async () => {
+      const { project: p } = ready();
+      const probe = io();
+      expect(
+        await runKubeTaskVerb("probe", p, { kubeconfig }, ["default"], probe.io, true),
+        probe.err.join(""),
+      ).toBe(0);
+      expect(JSON.parse(probe.out.join("")).templates.default.passed).toBe(true);
+      const escape = io();
+      const code = await runKubeTaskVerb("escape", p, { kubeconfig }, ["default"], escape.io, true);
+      const doc = JSON.parse(escape.out.join(""));
+      expect(code, JSON.stringify(doc)).toBe(0);
+      const results = doc.templates.default as { check: string; blocked: boolean; leftovers: string[] }[];
+      expect(results.map((r) => r.check)).toEqual([
+        "exfiltrate-env",
+        "write-outside-job",
+        "fork-bomb",
+        "metadata",
+      ]);
+      for (const r of results) {
+        expect(r.blocked, JSON.stringify(r)).toBe(true);
+        expect(r.leftovers).toEqual([]);
+      }
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "kills a task at its deadline and says so",
+    async () => {
+      const { apis: a, project: p } = ready();
+      const launcher = new KubeLauncher(a, project);
+      const spec = { ...launchSpec(p, "default", "none"), timeoutSeconds: 4 };
+      const started = Date.now();
+      const result = await launcher.run(spec, { command: ["sleep", "60"] });
+      expect(result.limits).toContain("timeout");
+      expect(result.exitCode).toBe(137);
+      expect(Date.now() - started).toBeLessThan(45_000);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "holds the budget's concurrency: a third task at once is refused by the namespace's quota",
+    async () => {
+      const { apis: a, project: p } = ready();
+      const spec = launchSpec(p, "default", "none");
+      const first = new KubeLauncher(a, project);
+      const running = [1, 2].map(() => first.run(spec, { command: ["sleep", "25"] }));
+      // Both pods exist before the third is asked for.
+      const until = Date.now() + 60_000;
+      for (;;) {
+        const pods = await a.core.listNamespacedPod({
+          namespace: project,
+          labelSelector: "sandbox.role=task",
+        });
+        if (pods.items.filter((x) => x.status?.phase === "Running").length >= 2 || Date.now() > until) break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      // Another launcher (another process would be the same): the cluster's quota is the wall.
+      const third = await new KubeLauncher(a, project).run(spec, { command: ["true"] }).catch((e) => e);
+      expect(third).toBeInstanceOf(LaunchRefused);
+      expect(String(third.message)).toMatch(/ResourceQuota refused/);
+      for (const r of await Promise.all(running)) expect(r.exitCode).toBe(0);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "egress only through the proxy: the allowed host answers through it; a direct connection is refused by policy",
+    async () => {
+      const { apis: a, project: p } = ready();
+      // The proxy resolves the test's name through its pod's hosts file (a cluster would have DNS for this).
+      await a.apps.patchNamespacedDeployment(
+        {
+          name: `${project}-proxy`,
+          namespace: project,
+          body: {
+            spec: { template: { spec: { hostAliases: [{ ip: OUTSIDE_IP, hostnames: ["allowed.test"] }] } } },
+          },
+        },
+        (await import("@kubernetes/client-node")).setHeaderOptions(
+          "Content-Type",
+          "application/strategic-merge-patch+json",
+        ),
+      );
+      const until = Date.now() + 120_000;
+      for (;;) {
+        const d = await a.apps.readNamespacedDeployment({ name: `${project}-proxy`, namespace: project });
+        const st = d.status;
+        if (st?.updatedReplicas === 1 && st.readyReplicas === 1 && (st.replicas ?? 0) === 1) break;
+        if (Date.now() > until) throw new Error(`the proxy did not roll: ${JSON.stringify(st)}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      const launcher = new KubeLauncher(a, project);
+      const web = await launcher.run(launchSpec(p, "web", "none"), {
+        command: [
+          "sh",
+          "-c",
+          [
+            HTTP_GET,
+            'echo "via=$(http_get http://allowed.test/)"',
+            `echo "direct=$(printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${OUTSIDE_IP} 80 2>&1 | head -n 1)"`,
+          ].join("\n"),
+        ],
+      });
+      expect(web.stdout).toMatch(/via=HTTP\/1\.1 200/);
+      expect(web.stdout).not.toMatch(/direct=HTTP/);
+      const closed = await launcher.run(launchSpec(p, "default", "none"), {
+        command: [
+          "sh",
+          "-c",
+          `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${OUTSIDE_IP} 80 2>&1 | head -n 1; echo end`,
+        ],
+      });
+      expect(closed.stdout).not.toMatch(/HTTP\//);
+      // Every request the server saw came through the proxy's pod.
+      const proxyPods = await a.core.listNamespacedPod({
+        namespace: project,
+        labelSelector: "sandbox.role=proxy",
+      });
+      const proxyIps = proxyPods.items.map((x) => x.status?.podIP);
+      expect(seen.length).toBeGreaterThan(0);
+      for (const line of seen)
+        expect(
+          proxyIps.some((ip) => ip && line.includes(ip)),
+          line,
+        ).toBe(true);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "off leaves no task object in the namespace; destroy leaves no namespace",
+    async () => {
+      const { apis: a, project: p, stack: s, cluster: c } = ready();
+      const launcher = new KubeLauncher(a, project);
+      const long = launcher
+        .run(launchSpec(p, "default", "none"), { command: ["sleep", "25"] })
+        .catch((e) => e);
+      const until = Date.now() + 60_000;
+      while (Date.now() < until) {
+        const jobs = await a.batch.listNamespacedJob({
+          namespace: project,
+          labelSelector: "sandbox.role=task",
+        });
+        if (jobs.items.length > 0) break;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      const off = io();
+      expect(await runKubeOff(project, { kubeconfig }, off.io, true), off.err.join("")).toBe(0);
+      const doc = JSON.parse(off.out.join(""));
+      expect(doc.jobs.length).toBeGreaterThan(0);
+      await long;
+      const sel = { namespace: project, labelSelector: `sandbox.project=${project}` };
+      expect((await a.batch.listNamespacedJob(sel)).items).toEqual([]);
+      expect((await a.core.listNamespacedPod(sel)).items).toEqual([]);
+      expect((await a.core.listNamespacedConfigMap(sel)).items).toEqual([]);
+      const down = await s.destroy();
+      expect(down.summary.result).toBe("succeeded");
+      await c.waitFor(
+        "the namespace to be gone",
+        async () => (await c.api("GET", `/api/v1/namespaces/${project}`)).status === 404,
+        120_000,
+      );
+    },
+    TIMEOUT,
+  );
+});
