@@ -4,6 +4,9 @@
  * - `unit`: nothing: unit, Pulumi-mock and policy tests. `npm test` runs this tier.
  * - `oracle`: a Go toolchain, to build the differential oracles of test/oracles/ (test/helpers/goOracle.ts).
  * - `engine`: a Docker engine, the Pulumi engine, a local Kubernetes control plane or the packed npm package.
+ * - `node`: a real Kubernetes node on this machine (test/engine/node.ts). Its kubelet's cgroups, its bridge and the
+ *   iptables rules of kube-proxy and the NetworkPolicy enforcer are the machine's, so `./sandbox test` runs this tier
+ *   on its own, after the others.
  *
  * `./sandbox test` (toolchain/test.sh, what CI runs) runs every tier. A file's tier is its folder's, unless it is
  * named below. A file in a folder not listed here is an engine test: the safe default, since `npm test` must run
@@ -12,7 +15,7 @@
  */
 
 /** The tiers: one vitest project each (vitest.config.mts). */
-export const TIERS = ["unit", "oracle", "engine"] as const;
+export const TIERS = ["unit", "oracle", "engine", "node"] as const;
 
 /** One tier. */
 export type Tier = (typeof TIERS)[number];
@@ -31,6 +34,9 @@ export const UNIT_FOLDERS: readonly string[] = [
   "scan",
   "stacks",
 ];
+
+/** Folders of test/ whose files start a real Kubernetes node. */
+export const NODE_FOLDERS: readonly string[] = ["kube-node"];
 
 /** Tests in the unit folders that build and run a Go oracle. */
 export const ORACLE_TESTS: readonly string[] = [
@@ -54,5 +60,6 @@ export function tierOf(file: string): Tier {
   if (ORACLE_TESTS.includes(file)) return "oracle";
   if (ENGINE_TESTS.includes(file)) return "engine";
   const parts = file.split("/");
+  if (parts.length > 2 && NODE_FOLDERS.includes(parts[1] ?? "")) return "node";
   return parts.length > 2 && UNIT_FOLDERS.includes(parts[1] ?? "") ? "unit" : "engine";
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test suite: type check, lint (zero warnings), then every test of every tier (test/tiers.mts: unit, oracle,
-# engine). Arguments go to vitest: `--project unit` runs one tier, file names run those files. Prints one closing
-# line: "tests: N passed, N failed".
+# engine, then the node tier on its own). Arguments go to vitest (one run): `--project unit` runs one tier, file
+# names run those files. Prints one closing line: "tests: N passed, N failed".
 set -uo pipefail
 # The whole script is one function, called on the last line: bash has read all of it before anything runs, so
 # editing this file while the suite runs is harmless.
@@ -23,14 +23,26 @@ run_suite() {
   echo "== lint"
   biome check --error-on-warnings . || status=1
   echo "== tests"
-  vitest run --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json "$@" || status=1
+  rm -f .sandbox/test-results.json .sandbox/test-results-node.json
+  if [ "$#" -gt 0 ]; then
+    vitest run --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json "$@" || status=1
+  else
+    vitest run --project unit --project oracle --project engine --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json || status=1
+    echo "== tests on a real Kubernetes node (alone: its cgroups, bridge and iptables rules are the machine's)"
+    vitest run --project node --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-node.json || status=1
+  fi
 
   node -e '
   const fs = require("node:fs");
-  let r = { numPassedTests: 0, numFailedTests: 0, numTotalTests: 0 };
-  try { r = JSON.parse(fs.readFileSync(".sandbox/test-results.json", "utf8")); } catch {}
-  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed`);
-  if (r.numTotalTests === 0) process.exit(1);
+  const t = { numPassedTests: 0, numFailedTests: 0, numTotalTests: 0 };
+  for (const f of [".sandbox/test-results.json", ".sandbox/test-results-node.json"]) {
+    try {
+      const r = JSON.parse(fs.readFileSync(f, "utf8"));
+      for (const k of Object.keys(t)) t[k] += r[k] ?? 0;
+    } catch {}
+  }
+  console.log(`tests: ${t.numPassedTests} passed, ${t.numFailedTests} failed`);
+  if (t.numTotalTests === 0) process.exit(1);
   ' || status=1
   exit "$status"
 }

@@ -75,6 +75,10 @@ describe("the test tiers", () => {
     for (const file of [...ORACLE_TESTS, ...ENGINE_TESTS]) expect(UNIT_FOLDERS).toContain(file.split("/")[1]);
   });
 
+  it("sorts the node folders' files into the node tier", () => {
+    expect(tierOf("test/kube-node/kube-node.test.ts")).toBe("node");
+  });
+
   it("sorts a file of a folder it does not know into the engine tier", () => {
     expect(tierOf("test/new-folder/x.test.ts")).toBe("engine");
     expect(tierOf("test/x.test.ts")).toBe("engine");
@@ -97,8 +101,14 @@ describe("the test tiers", () => {
       .split("\n")
       .map((line) => line.trim())
       .filter((line) => line.startsWith("vitest "));
-    expect(vitest).toHaveLength(1);
+    // With arguments, one run of what they name; without, every tier but the node's, then the node's alone.
+    expect(vitest).toHaveLength(3);
     expect(vitest[0]).toMatch(/^vitest run /);
     expect(vitest[0]).not.toContain("--project");
+    const projectsOf = (line: string) => [...line.matchAll(/--project (\S+)/g)].map((m) => m[1]).sort();
+    expect([...projectsOf(vitest[1] ?? ""), ...projectsOf(vitest[2] ?? "")].sort()).toEqual(
+      [...TIERS].sort(),
+    );
+    expect(projectsOf(vitest[2] ?? "")).toEqual(["node"]);
   });
 });

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runKubeOff, runKubeTaskVerb } from "../../cli/kube-runtime";
+import { wallsTable } from "../../cli/walls-table";
 import { HTTP_GET, launchSpec, type ResolvedProject } from "../../components/model";
 import { type KubeApis, kubeApis } from "../../runtime/kubernetes/api";
 import { KubeLauncher } from "../../runtime/kubernetes/launcher";
@@ -125,7 +126,7 @@ function io() {
   return { io: { out: (t: string) => out.push(t), err: (t: string) => err.push(t) }, out, err };
 }
 
-type Wall = { wall: string; observed: string; ok: boolean | null };
+type Wall = { wall: string; declared: string; observed: string; ok: boolean | null };
 const wall = (report: { walls: Wall[] }, name: string) => report.walls.find((w) => w.wall === name);
 
 describe("a Kubernetes sandbox project on a real node", () => {
@@ -139,6 +140,8 @@ describe("a Kubernetes sandbox project on a real node", () => {
       const report = probes.default;
       expect(report, JSON.stringify(probes)).toBeDefined();
       if (report === undefined) return;
+      // The table `up` prints (the README shows one).
+      console.log(wallsTable("default", report));
       expect(report.passed, JSON.stringify(report.walls)).toBe(true);
       expect(wall(report, "capEff")?.observed).toBe("(none)");
       expect(wall(report, "noNewPrivs")?.observed).toBe("1");
