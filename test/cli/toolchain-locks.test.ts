@@ -88,7 +88,9 @@ describe("toolchain locks are per tool, never one for every set-up", () => {
     // The builds' own record: the second began only after the first had ended, never alongside it.
     expect(readFileSync(log, "utf8")).toBe("start\nend\nstart\nend\n");
     expect(second.err()).toContain("building kube-apiserver");
-    expect(second.err()).toContain("missing: kube-apiserver and kube-controller-manager");
+    expect(second.err()).toContain(
+      "missing: kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy",
+    );
   }, 90_000);
 });
 

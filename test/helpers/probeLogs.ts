@@ -12,6 +12,7 @@ export const HARDENED_PROBE_LOGS = [
   "probe.NoNewPrivs=1",
   "probe.Seccomp=2",
   "probe.pidsMax=128",
+  "probe.tmpSizeKb=65536",
   "probe.rootWrite=denied",
   "probe.tmpWrite=allowed",
   "probe.jobWrite=allowed",

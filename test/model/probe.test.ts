@@ -100,6 +100,25 @@ describe("parseProbeOutput", () => {
 describe("judgeProbe", () => {
   const template = TemplateSchema.parse({ image: "x:1" });
 
+  it("on Kubernetes judges the pod's process limit by the fork count: refused before the template's limit", () => {
+    const onPod = (forks: string | undefined) =>
+      judgeProbe(
+        template,
+        parseProbeOutput(
+          hardenedLogs.replace(
+            "probe.pidsMax=128",
+            `probe.pidsMax=max${forks === undefined ? "" : `\nprobe.forks=${forks}`}`,
+          ),
+        ),
+        { podLimit: true },
+      ).walls.find((w) => w.wall === "pidsMax");
+    expect(onPod("123")?.ok).toBe(true);
+    expect(onPod("128")?.ok).toBe(false);
+    expect(onPod("144")?.ok).toBe(false);
+    expect(onPod(undefined)?.ok).toBeNull();
+    expect(onPod("many")?.ok).toBeNull();
+  });
+
   it("passes every wall of the hardened default template", () => {
     const report = judgeProbe(template, parseProbeOutput(hardenedLogs));
     expect(report.passed).toBe(true);
@@ -111,6 +130,7 @@ describe("judgeProbe", () => {
       ["noNewPrivs", "1", "1", true],
       ["seccomp", "2", "2", true],
       ["pidsMax", "128", "128", true],
+      ["tmpSize", "65536 KiB or less", "65536 KiB", true],
       ["rootReadOnly", "denied", "denied", true],
       ["tmpWritable", "allowed", "allowed", true],
       ["jobWritable", "allowed", "allowed", true],
@@ -126,6 +146,8 @@ describe("judgeProbe", () => {
     ["probe.NoNewPrivs=1", "probe.NoNewPrivs=0", "noNewPrivs"],
     ["probe.Seccomp=2", "probe.Seccomp=0", "seccomp"],
     ["probe.pidsMax=128", "probe.pidsMax=max", "pidsMax"],
+    ["probe.tmpSizeKb=65536", "probe.tmpSizeKb=131072", "tmpSize"],
+    ["probe.tmpSizeKb=65536", "probe.tmpSizeKb=unknown", "tmpSize"],
     ["probe.rootWrite=denied", "probe.rootWrite=allowed", "rootReadOnly"],
     ["probe.id=1000:1000", "probe.id=0:0", "user"],
     ["probe.CapBnd=0000000000000000", "probe.CapBnd=0000000000001000", "capBnd"],
