@@ -287,7 +287,20 @@ describe("a Kubernetes sandbox project on a real node", () => {
         if (Date.now() > until) throw new Error(`the proxy did not roll: ${JSON.stringify(st)}`);
         await new Promise((r) => setTimeout(r, 500));
       }
+      // The rolled proxy pod is new to kube-proxy (the Service's endpoints) and to the policy enforcer (this node
+      // drops the connections of a pod the enforcer has not programmed yet): wait, bounded, until a task reaches the
+      // allowed host through it once.
       const launcher = new KubeLauncher(a, project);
+      const settled = Date.now() + 90_000;
+      for (let attempt = 1; ; attempt++) {
+        const warm = await launcher.run(launchSpec(p, "web", "none"), {
+          command: ["sh", "-c", [HTTP_GET, 'echo "via=$(http_get http://allowed.test/)"'].join("\n")],
+        });
+        if (/via=HTTP\/1\.1 200/.test(warm.stdout)) break;
+        if (Date.now() > settled)
+          throw new Error(`the proxy never answered after ${attempt} tasks: ${warm.stdout}`);
+        await new Promise((r) => setTimeout(r, 2_000));
+      }
       const web = await launcher.run(launchSpec(p, "web", "none"), {
         command: [
           "sh",

@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
@@ -136,6 +137,31 @@ describe("a malformed stack config fails with one clear message and registers no
         .sort(),
     ).toEqual(["sandbox-dev-default", "sandbox-dev-seed-six"]);
     expect(registered.some((r) => r.type.startsWith("docker:"))).toBe(false);
+  });
+
+  it("reports each probe as unread, not a failed program, when the kubeconfig names no cluster it can reach", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sandbox-kubeconfig-"));
+    const kubeconfig = join(dir, "config");
+    writeFileSync(kubeconfig, "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n");
+    await recordingMocks({
+      config: {
+        ...devWith("  sandbox:backend: docker", "  sandbox:backend: kubernetes"),
+        "sandbox:kubernetes": JSON.stringify({ kubeconfig, context: "kind-dev" }),
+      },
+    });
+    const outputs = await sandboxProgram();
+    const probes = (await outputValue(outputs.probes)) as Record<
+      string,
+      { passed: boolean; problem?: string }
+    >;
+    expect(Object.keys(probes).sort()).toEqual(["default", "seed-six"]);
+    for (const report of Object.values(probes)) {
+      expect(report.passed).toBe(false);
+      expect(report.problem).toMatch(
+        /^the probe Jobs were not read: the kubeconfig .* has no current cluster/,
+      );
+    }
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it("refuses a malformed sandbox:kubernetes and registers nothing", async () => {
