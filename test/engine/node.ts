@@ -427,20 +427,29 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
     );
     // The enforcer looks its node up at start: after the kubelet registered it. Ready once its chains are in.
     track(startProcess("kube-router", tools.netpol.bin, tools.netpol.args(ctx.admin, NODE_NAME), dir));
+    // Its jump is normally first; the Docker engine puts its own DOCKER-USER jump first whenever it makes a
+    // network, so the jump is looked for anywhere, and the node's fail-closed rule goes right after it.
+    const jumpAt = (chain: string) =>
+      sh("iptables", ["-S", chain])
+        .out.split("\n")
+        .findIndex((l) => /^-A \S+ .*-j KUBE-ROUTER-/.test(l));
     await ctx.waitFor(
       "kube-router to install its NetworkPolicy chains",
-      async () =>
-        ["INPUT", "FORWARD"].every((c) =>
-          /^-A \S+ .*-j KUBE-ROUTER-/.test(sh("iptables", ["-S", c]).out.split("\n")[1] ?? ""),
-        ),
-      60_000,
+      async () => {
+        if (["INPUT", "FORWARD"].every((c) => jumpAt(c) >= 1)) return true;
+        const heads = ["INPUT", "FORWARD"].map((c) =>
+          sh("iptables", ["-S", c]).out.split("\n").slice(0, 5).join(" | "),
+        );
+        throw new Error(`no KUBE-ROUTER jump yet in: ${heads.join(" ;; ")}`);
+      },
+      90_000,
     );
     // The enforcer programs a new pod's rules a moment after the pod starts, and until then lets its traffic fall
-    // through to the chains after its own: the node fails closed instead. Its jump is first in INPUT and FORWARD
-    // (it puts it back there on every sync) and accepts what a policy allows; a new connection from a pod that gets
-    // past it is dropped, right after it.
+    // through to the chains after its own: the node fails closed instead. Its jump accepts what a policy allows; a
+    // new connection from a pod that gets past it is dropped, right after it (line i of `iptables -S` is rule i).
     for (const rule of failClosedRules()) {
-      const r = sh("iptables", ["-I", rule[0] ?? "", "2", ...rule.slice(1)]);
+      const chain = rule[0] ?? "";
+      const r = sh("iptables", ["-I", chain, String(jumpAt(chain) + 1), ...rule.slice(1)]);
       if (!r.ok) throw new Error(`iptables -I ${rule.join(" ")}: ${r.out}`);
     }
     return { name: NODE_NAME, ip, podPidsLimit: options.podPidsLimit, stop };
