@@ -28,6 +28,7 @@ import { prepareJobFolder, removeJobFolder } from "../runtime/jobs";
 import { Launcher } from "../runtime/launcher";
 import { policyPreflight } from "../runtime/preflight";
 import { fmt, median, ROOT } from "./common";
+import { option, quantile } from "./stats";
 
 /** The command line's options. */
 export interface LaunchBenchOptions {
@@ -36,11 +37,6 @@ export interface LaunchBenchOptions {
   readonly template: string;
   readonly build: boolean;
   readonly out: string;
-}
-
-function option(argv: readonly string[], name: string): string | undefined {
-  const at = argv.indexOf(name);
-  return at === -1 ? undefined : argv[at + 1];
 }
 
 /** Reads the options; a bad value stops with a message naming it. */
@@ -148,11 +144,6 @@ function timedCommand(cmd: string, args: readonly string[]): Sample {
     throw new Error(`${cmd} ${args.join(" ")} failed (exit ${r.status}):\n${r.stderr.slice(-2000)}`);
   }
   return { seconds, cpuSeconds: Number(m[1]) + Number(m[2]), maxRssMiB: Number(m[3]) / 1024 };
-}
-
-function quantile(xs: readonly number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] ?? 0;
 }
 
 /** The summary of one way's samples. */

@@ -23,6 +23,7 @@ export type Tier = (typeof TIERS)[number];
 /** Folders of test/ whose files are unit tests, except those listed below. */
 export const UNIT_FOLDERS: readonly string[] = [
   "adversarial",
+  "bench",
   "cli",
   "docker",
   "kubernetes",
