@@ -1,7 +1,16 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, delimiter, dirname, join } from "node:path";
-import { cachedToolPath, TOOLCHAIN } from "./manifest";
+import { cachedToolPath, TOOLCHAIN, toolCacheDir } from "./manifest";
 
 /** Where the toolkit keeps the Pulumi CLI it built: `<cache>/<PULUMI_CACHE_FOLDER>/v<PULUMI_VERSION>/bin/pulumi`. */
 export function cachedPulumiPath(env: NodeJS.ProcessEnv = process.env): string {
@@ -98,10 +107,41 @@ export function pulumiHome(root: string, env: NodeJS.ProcessEnv = process.env): 
   return env.PULUMI_HOME && env.PULUMI_HOME !== "" ? env.PULUMI_HOME : join(root, ".sandbox", "pulumi-home");
 }
 
-function versionOf(path: string): string | undefined {
+/**
+ * The version a Pulumi CLI reports, asked once per binary: remembered in the tool cache's `pulumi-versions.json`
+ * by the binary's path, size and modification time, so that a replaced or rebuilt CLI is asked again. A cache that
+ * cannot be read or written only costs the question.
+ */
+export function versionOf(path: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const memo = join(toolCacheDir(env), "pulumi-versions.json");
+  let mark: string;
+  try {
+    const st = statSync(realpathSync(path));
+    mark = `${st.size} ${st.mtimeMs}`;
+  } catch {
+    return undefined;
+  }
+  let known: Record<string, { mark: string; version: string }> = {};
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(memo, "utf8"));
+    if (typeof parsed === "object" && parsed !== null) known = parsed as typeof known;
+  } catch {
+    // none yet, or unreadable: asked below
+  }
+  const hit = known[path];
+  if (hit !== undefined && hit.mark === mark && typeof hit.version === "string") return hit.version;
   const r = spawnSync(path, ["version"], { encoding: "utf8", timeout: 30_000 });
   if (r.status !== 0) return undefined;
-  return r.stdout.trim().replace(/^v/, "");
+  const version = r.stdout.trim().replace(/^v/, "");
+  try {
+    mkdirSync(dirname(memo), { recursive: true });
+    const tmp = `${memo}.${process.pid}`;
+    writeFileSync(tmp, JSON.stringify({ ...known, [path]: { mark, version } }));
+    renameSync(tmp, memo);
+  } catch {
+    // a read-only cache: asked again next time
+  }
+  return version;
 }
 
 /** Finds a resource plugin: `pulumi-resource-<pkg>` on PATH, or an installed `resource-<pkg>-v*` folder. */
@@ -139,7 +179,7 @@ export function inspectToolchain(
   const candidates = [onPath("pulumi", env), installed || !existsSync(cached) ? undefined : cached];
   for (const path of candidates) {
     if (path === undefined) continue;
-    const version = versionOf(path);
+    const version = versionOf(path, env);
     if (version !== undefined && compareVersions(version, TOOLCHAIN.MIN_PULUMI_VERSION) >= 0) {
       pulumi = { path, version };
       break;

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -10,6 +10,7 @@ import {
   findResourcePlugin,
   inspectToolchain,
   onPath,
+  versionOf,
 } from "../../toolchain/pulumi";
 
 const { PULUMI_VERSION } = TOOLCHAIN;
@@ -104,6 +105,29 @@ describe("finding the toolchain", () => {
       path,
       version: PULUMI_VERSION,
     });
+  });
+});
+
+describe("the CLI's version", () => {
+  it("is asked once per binary and asked again when the binary changes", () => {
+    const bin = temp("sandbox-bin-");
+    const cache = temp("sandbox-cache-");
+    const env = { XDG_CACHE_HOME: cache };
+    // Counts its runs in a file beside it: the cache must spare the second.
+    const path = join(bin, "pulumi");
+    const runs = join(bin, "runs");
+    writeFileSync(path, `#!/bin/sh\necho x >> ${runs}\necho v3.250.0\n`);
+    chmodSync(path, 0o755);
+    expect(versionOf(path, env)).toBe("3.250.0");
+    expect(versionOf(path, env)).toBe("3.250.0");
+    expect(readFileSync(runs, "utf8")).toBe("x\n");
+    writeFileSync(path, `#!/bin/sh\necho x >> ${runs}\necho v3.260.0 \n`);
+    expect(versionOf(path, env)).toBe("3.260.0");
+    expect(readFileSync(runs, "utf8")).toBe("x\nx\n");
+    // An unreadable cache only costs the question.
+    writeFileSync(join(cache, "sandbox-projects", "pulumi-versions.json"), "{broken");
+    expect(versionOf(path, env)).toBe("3.260.0");
+    expect(versionOf(join(bin, "missing"), env)).toBeUndefined();
   });
 });
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sandboxProgram } from "../../stacks/program";
 import { type Cluster, startCluster } from "./cluster";
 import { requireEngineToolchain } from "./toolchain";
-import { type EngineWorkspace, engineWorkspace, POLICY_PACK } from "./workspace";
+import { type EngineWorkspace, engineWorkspace, POLICY_PACK, setSandboxConfig } from "./workspace";
 
 const TIMEOUT = 240_000;
 const project = `sbx-${randomBytes(3).toString("hex")}`;
@@ -36,14 +36,7 @@ beforeAll(async () => {
       budget: { monthlyCapUsd: 10, maxConcurrentTasks: 2 },
       templates: { default: { image: "sandbox-busybox:1", resources: { vcpu: 1, memoryMb: 512 } } },
     };
-    await stack.setAllConfig(
-      Object.fromEntries(
-        Object.entries(config).map(([k, v]) => [
-          `sandbox:${k}`,
-          { value: typeof v === "string" ? v : JSON.stringify(v) },
-        ]),
-      ),
-    );
+    await setSandboxConfig(stack, config);
   } catch (e) {
     setupError = e as Error;
   }

@@ -62,3 +62,20 @@ export async function engineWorkspace(tools: EngineToolchain): Promise<EngineWor
     },
   };
 }
+
+/** A sandbox project's config as the engine holds it: `sandbox:<key>` → text (strings as they are, else JSON). */
+export function sandboxConfigMap(config: Readonly<Record<string, unknown>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(config).map(([k, v]) => [`sandbox:${k}`, typeof v === "string" ? v : JSON.stringify(v)]),
+  );
+}
+
+/** Sets a sandbox project's config on a stack, key by key, as `pulumi config set` would. */
+export async function setSandboxConfig(
+  stack: Stack,
+  config: Readonly<Record<string, unknown>>,
+): Promise<void> {
+  await stack.setAllConfig(
+    Object.fromEntries(Object.entries(sandboxConfigMap(config)).map(([k, value]) => [k, { value }])),
+  );
+}

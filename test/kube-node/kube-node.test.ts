@@ -23,7 +23,13 @@ import { projectFromConfig } from "../../stacks/config";
 import { sandboxProgram } from "../../stacks/program";
 import { type Cluster, startCluster } from "../engine/cluster";
 import { requireEngineToolchain, requireNodeToolchain } from "../engine/toolchain";
-import { type EngineWorkspace, engineWorkspace, POLICY_PACK } from "../engine/workspace";
+import {
+  type EngineWorkspace,
+  engineWorkspace,
+  POLICY_PACK,
+  sandboxConfigMap,
+  setSandboxConfig,
+} from "../engine/workspace";
 
 const TIMEOUT = 300_000;
 const PODS_LIMIT = 64;
@@ -82,20 +88,8 @@ beforeAll(async () => {
     ws = await engineWorkspace(tools);
     stack = await ws.newStack("node", sandboxProgram);
     const cfg = config();
-    await stack.setAllConfig(
-      Object.fromEntries(
-        Object.entries(cfg).map(([k, v]) => [
-          `sandbox:${k}`,
-          { value: typeof v === "string" ? v : JSON.stringify(v) },
-        ]),
-      ),
-    );
-    resolved = projectFromConfig(
-      Object.fromEntries(
-        Object.entries(cfg).map(([k, v]) => [`sandbox:${k}`, typeof v === "string" ? v : JSON.stringify(v)]),
-      ),
-      "node",
-    );
+    await setSandboxConfig(stack, cfg);
+    resolved = projectFromConfig(sandboxConfigMap(cfg), "node");
   } catch (e) {
     setupError = e as Error;
   }
