@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
-import { LocalWorkspace, PulumiCommand, Stack } from "@pulumi/pulumi/automation";
+import { LocalWorkspace, PulumiCommand, Stack, StackNotFoundError } from "@pulumi/pulumi/automation";
 import { findStackFile } from "../stacks/config";
 import { sandboxProgram } from "../stacks/program";
 import {
@@ -203,16 +203,18 @@ export async function runStackVerb(
         PATH: [...toolchain.pathPrepend, dirname(toolchain.pulumi?.path ?? ""), env.PATH ?? ""].join(":"),
       },
     });
-    const exists = (await workspace.listStacks()).some((s) => s.name === stackName);
-    if (!exists && (verb === "destroy" || verb === "refresh")) {
+    // One CLI call when the stack exists (select), two when `up` or `preview` creates it.
+    const selected = await Stack.select(stackName, workspace).catch((e: unknown) => {
+      if (e instanceof StackNotFoundError) return undefined;
+      throw e;
+    });
+    if (selected === undefined && (verb === "destroy" || verb === "refresh")) {
       return rep.result(
         { ...base, ok: true, exitCode: 0, created: false, changes: {}, drift: [] },
         `stack ${stackName} was never created here: nothing to ${verb}`,
       );
     }
-    const stack = exists
-      ? await Stack.select(stackName, workspace)
-      : await Stack.create(stackName, workspace);
+    const stack = selected ?? (await Stack.create(stackName, workspace));
     if (fileState !== undefined) {
       await recoverInterruptedRun(stack, fileState, PULUMI_PROJECT, (t) => rep.note(t.trimEnd()), rep.engine);
     }
