@@ -7,6 +7,15 @@ export const ROOT = resolve(__dirname, "..");
 export const REGO = join(ROOT, "bench", "peer", "sandbox.rego");
 export const OPA_VERSION = "1.22.3";
 
+/** The budget of the benchmarks' own projects: one task at a time, the dev stack's prices, a $10 cap. */
+export const ONE_TASK_BUDGET = {
+  monthlyCapUsd: 10,
+  usdPerVcpuHour: 0.004,
+  usdPerGbHour: 0.002,
+  hoursPerMonth: 730,
+  maxConcurrentTasks: 1,
+} as const;
+
 /** The OPA CLI, built (once, then cached) by bench/setup-opa.sh. */
 export function opaBinary(): string {
   const r = spawnSync("bash", [join(ROOT, "bench", "setup-opa.sh")], {

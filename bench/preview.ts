@@ -17,7 +17,7 @@ import { engineEnv, policyPackArg } from "../cli/engine";
 import { hardenedContainerArgs } from "../components/docker/containerArgs";
 import { launchSpec, projectNetworkName, resolveProject } from "../components/model";
 import { inspectToolchain } from "../toolchain/pulumi";
-import { fmt, ROOT, runBenchmark, writeResult } from "./common";
+import { fmt, ONE_TASK_BUDGET, ROOT, runBenchmark, writeResult } from "./common";
 import { option, summary } from "./stats";
 
 /** The command line's options. */
@@ -50,13 +50,7 @@ export function containersProgram(n: number): PulumiFn {
   const resolved = resolveProject({
     name: PROJECT,
     backend: "docker",
-    budget: {
-      monthlyCapUsd: 10,
-      usdPerVcpuHour: 0.004,
-      usdPerGbHour: 0.002,
-      hoursPerMonth: 730,
-      maxConcurrentTasks: 1,
-    },
+    budget: ONE_TASK_BUDGET,
     templates: { default: { image: "sandbox-busybox:1" } },
   });
   return async () => {

@@ -36,7 +36,7 @@ import {
 import { containerCreateBody, type PlainContainerArgs } from "../runtime/docker/createBody";
 import { sandboxProgram } from "../stacks/program";
 import { inspectToolchain, pulumiHome } from "../toolchain/pulumi";
-import { fmt, ROOT, runBenchmark, writeResult } from "./common";
+import { fmt, ONE_TASK_BUDGET, ROOT, runBenchmark, writeResult } from "./common";
 import { dockerRunArgs } from "./launch";
 import { option, summary } from "./stats";
 
@@ -64,13 +64,7 @@ function projectConfig(name: string, templates: number) {
     name,
     backend: "docker",
     enabled: true,
-    budget: {
-      monthlyCapUsd: 10,
-      usdPerVcpuHour: 0.004,
-      usdPerGbHour: 0.002,
-      hoursPerMonth: 730,
-      maxConcurrentTasks: 1,
-    },
+    budget: ONE_TASK_BUDGET,
     templates: Object.fromEntries(
       Array.from({ length: templates }, (_, i) => [
         `t${i}`,
