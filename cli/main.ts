@@ -4,16 +4,14 @@ import { launchSpec, projectNetworkName, type ResolvedProject, SpecError } from 
 import {
   configMapFromStackYaml,
   findStackFile,
-  kubernetesTargetFromConfig,
   offTargetFromConfig,
   projectFromConfig,
 } from "../stacks/config";
 import { inspectToolchain, missingToolchainMessage, toolkitFiles } from "../toolchain/pulumi";
 import type { StackVerb } from "./engine";
-import { targetFromLabels, targetFromState } from "./identity";
 import { LEDGER_VERBS, type LedgerVerb, ledgerFile } from "./ledger-file";
 import { type Io, Reporter } from "./output";
-import type { OffTarget } from "./runtime";
+import { kubeTarget, offTarget, rawConfig } from "./targets";
 import { STACK_VERBS, TASK_VERBS, type TaskVerb } from "./verbs";
 
 // Each verb loads what it uses when it runs (`import()`): the task verbs never load the Pulumi SDK (its automation
@@ -131,63 +129,6 @@ function parseFlags(argv: readonly string[]) {
     json: head.includes("--json"),
     verbose: head.includes("--verbose") || head.includes("-v"),
     args: [...head.filter((a) => !flags.has(a)), ...(dash === -1 ? [] : argv.slice(dash))],
-  };
-}
-
-/** The raw `namespace:key` map of a stack's config file, or undefined when it cannot be read or parsed. */
-function rawConfig(root: string, stack: string): Record<string, string> | undefined {
-  try {
-    const { file } = findStackFile(root, stack, toolkitFiles(root).installed);
-    return configMapFromStackYaml(readFileSync(join(root, file), "utf8"), file);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Where a Kubernetes stack runs, read from its config (a relative kubeconfig path is the project folder's, as the
- * program reads it); leniently when the config no longer passes (the ambient kubeconfig then).
- */
-function kubeTarget(root: string, stack: string): { kubeconfig?: string; context?: string } {
-  let t: { kubeconfig?: string; context?: string } = {};
-  try {
-    t = kubernetesTargetFromConfig(rawConfig(root, stack) ?? {});
-  } catch {
-    // an invalid sandbox:kubernetes: the ambient kubeconfig
-  }
-  return {
-    ...(t.kubeconfig === undefined ? {} : { kubeconfig: resolve(root, t.kubeconfig) }),
-    ...(t.context === undefined ? {} : { context: t.context }),
-  };
-}
-
-/**
- * The off switch's target when the config no longer passes: the name the stack's last deployment exported, else the
- * name on the objects the stack made (their labels), else the config read leniently (name or its default).
- */
-async function offTarget(
-  root: string,
-  stack: string,
-  env: NodeJS.ProcessEnv,
-): Promise<OffTarget & { source: string }> {
-  const lenient = offTargetFromConfig(rawConfig(root, stack) ?? {}, stack);
-  const { engineEnv } = await import("./engine.js");
-  const backend = engineEnv(root, env).PULUMI_BACKEND_URL ?? "";
-  let found = backend.startsWith("file://") ? targetFromState(backend.slice(7), stack) : undefined;
-  if (found === undefined) {
-    try {
-      const { dockerClient } = await import("../runtime/docker/client.js");
-      found = await targetFromLabels(dockerClient(env), stack);
-    } catch {
-      // no engine: runOff says so in its own words
-    }
-  }
-  if (found === undefined)
-    return { ...lenient, source: "the config's name (nothing of the stack was found)" };
-  return {
-    name: found.name,
-    jobRoot: found.jobRoot ?? lenient.jobRoot,
-    source: `the stack's ${found.source}`,
   };
 }
 
