@@ -7,21 +7,14 @@
  * launcher's slots and by the namespace's ResourceQuota, whose refusal is reported as such.
  */
 import { randomBytes } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { readFileSync } from "node:fs";
 import { taskJob } from "../../components/kubernetes/pod";
 import { LABELS, type LaunchSpec, podTemplateName, taskServiceAccountName } from "../../components/model";
-import { isSafeJobName } from "../jobs";
 import { LaunchRefused } from "../launch-errors";
 import type { LimitHit, TaskRequest, TaskResult } from "../launcher";
 import { Slots } from "../limits";
 import { apiMessage, apiStatus, type KubeApis, orAbsent } from "./api";
-
-/** The most a task's files may come to: one ConfigMap holds them (the API server's limit is 1 MiB). */
-export const MAX_TASK_FILES_BYTES = 1_000_000;
-
-/** Where the init container sees the task's ConfigMap. */
-const SEED_MOUNT = "/.sandbox-seed";
+import { collectTaskFiles, MAX_TASK_FILES_BYTES, SEED_MOUNT, seedScript, type TaskFile } from "./task-files";
 
 /** Seconds a pod may wait to be created and scheduled before the launch is given up (quota, no node, no image). */
 export const START_TIMEOUT_SECONDS = 60;
@@ -37,64 +30,6 @@ export interface KubeLauncherOptions {
   /** How often the pod is read, in ms. Defaults to 250. */
   readonly pollMs?: number;
   readonly onEvent?: (e: { type: "start" | "exit"; id: string; running: number }) => void;
-}
-
-/** A file for the job folder: its path inside the folder, its bytes and whether it is executable. */
-interface TaskFile {
-  readonly path: string;
-  readonly data: Buffer;
-  readonly executable: boolean;
-}
-
-/** The task's files from `files` and `seeds`; symbolic links, sockets and devices are not carried (named). */
-export function collectTaskFiles(request: TaskRequest): { files: TaskFile[]; skipped: string[] } {
-  const files: TaskFile[] = [];
-  const skipped: string[] = [];
-  const add = (path: string, source: string) => {
-    const st = lstatSync(source);
-    if (!st.isFile()) {
-      skipped.push(path);
-      return;
-    }
-    files.push({ path, data: readFileSync(source), executable: (st.mode & 0o111) !== 0 });
-  };
-  for (const seed of request.seeds ?? []) {
-    if (seed.kind === "file") {
-      if (!isSafeJobName(seed.name)) throw new Error(`job file "${seed.name}" must be a relative path`);
-      add(seed.name, seed.source);
-      continue;
-    }
-    const walk = (dir: string) => {
-      for (const name of readdirSync(dir).sort()) {
-        const full = join(dir, name);
-        const st = lstatSync(full);
-        if (st.isDirectory()) walk(full);
-        else add(relative(seed.source, full), full);
-      }
-    };
-    walk(seed.source);
-  }
-  for (const [path, content] of Object.entries(request.files ?? {})) {
-    if (!isSafeJobName(path)) throw new Error(`job file "${path}" must be a relative path`);
-    files.push({ path, data: Buffer.from(content), executable: false });
-  }
-  // A later file of the same path wins, as it does in a job folder on the host.
-  const byPath = new Map(files.map((f) => [f.path, f]));
-  return { files: [...byPath.values()], skipped };
-}
-
-const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-
-/** The init step that copies the ConfigMap's entries (f0, f1, …) to their paths in the job folder. */
-export function seedScript(files: readonly TaskFile[], jobFolder: string): string {
-  const lines = ["set -e"];
-  files.forEach((f, i) => {
-    const dest = `${jobFolder}/${f.path}`;
-    const dir = dest.slice(0, dest.lastIndexOf("/"));
-    lines.push(`mkdir -p ${quote(dir)}`, `cp ${SEED_MOUNT}/f${i} ${quote(dest)}`);
-    if (f.executable) lines.push(`chmod 755 ${quote(dest)}`);
-  });
-  return lines.join("\n");
 }
 
 /** The pod's cgroup on this machine (when the launcher runs on the node): how often it refused a fork. */
