@@ -9,11 +9,11 @@ import { launchSpec, type ResolvedProject } from "../components/model";
 import { apiMessage, type KubeApis, type KubeTarget, kubeApis } from "../runtime/kubernetes/api";
 import { KubeLauncher } from "../runtime/kubernetes/launcher";
 import { kubeOffSwitch } from "../runtime/kubernetes/off";
-import { ESCAPE_CHECKS, runEscape, runProbe } from "../runtime/walls";
+import { runEscape, runProbe } from "../runtime/walls";
 import { parseRunArgs, RunUsageError, runExitCode } from "./run-options";
 import { type Failure, failureOf, type Io, report, templatesOf } from "./runtime";
 import type { TaskVerb } from "./verbs";
-import { wallsTable } from "./walls-table";
+import { escapeVerb, probeVerb } from "./walls-verbs";
 
 /** The cluster's clients, after one call that proves the API server answers and the namespace exists. */
 async function connect(verb: string, target: KubeTarget, namespace: string): Promise<KubeApis | Failure> {
@@ -159,41 +159,24 @@ export async function runKubeTaskVerb(
       return code;
     }
     if (verb === "probe") {
-      let ok = true;
-      const reports: Record<string, unknown> = {};
-      for (const template of templatesOf(project, rest)) {
-        io.err(`probing template ${template}...\n`);
-        const t = project.spec.templates[template];
-        if (t === undefined) continue;
-        const { report: r } = await runProbe(launcher, launchSpec(project, template, "none"), t, undefined, {
-          kubernetes: true,
-        });
-        reports[template] = r;
-        ok &&= r.passed;
-        if (!json) io.out(wallsTable(template, r));
-      }
-      if (json) io.out(`${JSON.stringify({ verb, ok, exitCode: ok ? 0 : 1, templates: reports })}\n`);
-      return ok ? 0 : 1;
+      return await probeVerb(
+        templatesOf(project, rest),
+        async (template) => {
+          const t = project.spec.templates[template];
+          if (t === undefined) return undefined;
+          const spec = launchSpec(project, template, "none");
+          return (await runProbe(launcher, spec, t, undefined, { kubernetes: true })).report;
+        },
+        io,
+        json,
+      );
     }
-    let ok = true;
-    const results: Record<string, unknown[]> = {};
-    for (const template of templatesOf(project, rest)) {
-      const spec = launchSpec(project, template, "none");
-      results[template] = [];
-      for (const check of ESCAPE_CHECKS) {
-        io.err(`escape ${check} from template ${template}...\n`);
-        const r = await runEscape(launcher, launcher, spec, check);
-        results[template]?.push(r);
-        ok &&= r.blocked && r.leftovers.length === 0;
-        if (!json) {
-          io.out(
-            `${r.blocked ? "blocked" : "ESCAPED"} ${check} (${template}): by ${r.blockedBy}; ${r.evidence}; left running: ${r.leftovers.length}\n`,
-          );
-        }
-      }
-    }
-    if (json) io.out(`${JSON.stringify({ verb, ok, exitCode: ok ? 0 : 1, templates: results })}\n`);
-    return ok ? 0 : 1;
+    return await escapeVerb(
+      templatesOf(project, rest),
+      (template, check) => runEscape(launcher, launcher, launchSpec(project, template, "none"), check),
+      io,
+      json,
+    );
   } catch (e) {
     return report(verb, failureOf(verb, e), io, json);
   } finally {

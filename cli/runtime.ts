@@ -11,11 +11,11 @@ import { BudgetRefused } from "../runtime/ledger";
 import { offSwitch } from "../runtime/offSwitch";
 import { policyPreflight } from "../runtime/preflight";
 import { ensureProxy } from "../runtime/proxy";
-import { ESCAPE_CHECKS, runEscape, runProbe } from "../runtime/walls";
+import { runEscape, runProbe } from "../runtime/walls";
 import { openLedger } from "./ledger";
 import { parseRunArgs, type RunOptions, RunUsageError, runExitCode } from "./run-options";
 import type { TaskVerb } from "./verbs";
-import { wallsTable } from "./walls-table";
+import { escapeVerb, probeVerb } from "./walls-verbs";
 
 export interface Io {
   out: (text: string) => void;
@@ -273,48 +273,30 @@ async function taskVerbOnce(
     switch (verb) {
       case "run":
         return await runOne(launcher, project, run ?? parseRunArgs(rest, process.cwd()), taskId, io, json);
-      case "probe": {
-        let ok = true;
-        const reports: Record<string, unknown> = {};
-        for (const template of templatesOf(project, rest)) {
-          io.err(`probing template ${template}...\n`);
-          const t = project.spec.templates[template];
-          if (t === undefined) continue;
-          const { report } = await runProbe(launcher, launchSpec(project, template, networkName), t);
-          reports[template] = report;
-          ok &&= report.passed;
-          // The same table `up` prints from the stack's probe outputs.
-          if (!json) io.out(wallsTable(template, report));
-        }
-        if (json) io.out(`${JSON.stringify({ verb, ok, exitCode: ok ? 0 : 1, templates: reports })}\n`);
-        return ok ? 0 : 1;
-      }
-      case "escape": {
-        let ok = true;
-        const results: Record<string, unknown[]> = {};
-        for (const template of templatesOf(project, rest)) {
-          const spec = launchSpec(project, template, networkName);
-          results[template] = [];
-          for (const check of ESCAPE_CHECKS) {
-            io.err(`escape ${check} from template ${template}...\n`);
-            const r = await runEscape(launcher, docker, spec, check);
-            results[template]?.push(r);
-            // Every escape attempt is recorded and raises an alert, blocked or not.
+      case "probe":
+        return await probeVerb(
+          templatesOf(project, rest),
+          async (template) => {
+            const t = project.spec.templates[template];
+            if (t === undefined) return undefined;
+            return (await runProbe(launcher, launchSpec(project, template, networkName), t)).report;
+          },
+          io,
+          json,
+        );
+      case "escape":
+        return await escapeVerb(
+          templatesOf(project, rest),
+          (template, check) => runEscape(launcher, docker, launchSpec(project, template, networkName), check),
+          io,
+          json,
+          // Every escape attempt is recorded and raises an alert, blocked or not.
+          (template, r) =>
             ledger?.alert({
               kind: "escape-check",
-              message: `escape check ${check} from template ${template}: ${r.blocked ? "blocked" : "ESCAPED"} by ${r.blockedBy}; ${r.evidence}`,
-            });
-            ok &&= r.blocked && r.leftovers.length === 0;
-            if (!json) {
-              io.out(
-                `${r.blocked ? "blocked" : "ESCAPED"} ${check} (${template}): by ${r.blockedBy}; ${r.evidence}; left running: ${r.leftovers.length}\n`,
-              );
-            }
-          }
-        }
-        if (json) io.out(`${JSON.stringify({ verb, ok, exitCode: ok ? 0 : 1, templates: results })}\n`);
-        return ok ? 0 : 1;
-      }
+              message: `escape check ${r.check} from template ${template}: ${r.blocked ? "blocked" : "ESCAPED"} by ${r.blockedBy}; ${r.evidence}`,
+            }),
+        );
     }
   } catch (e) {
     return { ...failureOf(verb, e), started };
