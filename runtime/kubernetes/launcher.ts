@@ -318,15 +318,23 @@ export class KubeLauncher {
       await orAbsent(() =>
         this.apis.core.deleteNamespacedConfigMap({ name: jobName, namespace: this.namespace }),
       ).catch(() => undefined);
+    // Foreground deletion: the garbage collector removes the pods, then the Job itself; both are waited for, so
+    // that nothing of the task is listed once `run` returns.
     const until = Date.now() + 30_000;
     while (Date.now() < until) {
-      const left = await this.apis.core
-        .listNamespacedPod({
-          namespace: this.namespace,
-          labelSelector: `batch.kubernetes.io/job-name=${jobName}`,
-        })
-        .catch(() => undefined);
-      if (left !== undefined && left.items.length === 0) return;
+      const [pods, job] = await Promise.all([
+        this.apis.core
+          .listNamespacedPod({
+            namespace: this.namespace,
+            labelSelector: `batch.kubernetes.io/job-name=${jobName}`,
+          })
+          .catch(() => undefined),
+        orAbsent(() => this.apis.batch.readNamespacedJob({ name: jobName, namespace: this.namespace })).then(
+          (j) => j !== undefined,
+          () => true,
+        ),
+      ]);
+      if (pods !== undefined && pods.items.length === 0 && !job) return;
       await sleep(250);
     }
   }
