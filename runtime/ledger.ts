@@ -46,6 +46,7 @@ import {
   thresholdAlerts,
   usedBy,
 } from "./meter";
+import { reconcileDeadRuns } from "./reconcile";
 
 export * from "./ledger-records";
 
@@ -378,50 +379,19 @@ export class Ledger {
   }
 
   /**
-   * Closes the runs a dead launcher left open (its process is gone): each is charged up to its deadline (clipped
-   * to the caps), its container removed by `remove`, and an alert says so. Returns the runs closed. A run whose
-   * launcher still lives is left alone.
+   * Closes the runs a dead launcher left open (its process is gone): see {@link reconcileDeadRuns}. Returns the runs
+   * closed.
    */
-  async reconcile(remove: (container: string) => Promise<void>): Promise<RunRecord[]> {
-    const here = hostname();
-    const stale = (
+  reconcile(remove: (container: string) => Promise<void>): Promise<RunRecord[]> {
+    return reconcileDeadRuns(this, remove);
+  }
+
+  /** The project's open runs, each with the host and process id of the launcher that admitted it. */
+  openRuns(): { run: RunRecord; host: string; pid: number }[] {
+    return (
       this.db
         .prepare("SELECT * FROM runs WHERE project = ? AND status = 'open'")
         .all(this.meter.project) as Row[]
-    ).filter((r) => String(r.owner_host) === here && !processAlive(Number(r.owner_pid)));
-    const out: RunRecord[] = [];
-    for (const row of stale) {
-      const run = runFromRow(row);
-      await remove(run.container);
-      const end = run.admittedAt + run.maxSeconds * 1000;
-      const closed = this.complete(
-        run.id,
-        { exitCode: null, error: "the launcher that started it died; reconciled from the engine" },
-        "reconciled",
-        Math.min(end, Math.max(this.clock(), run.admittedAt)),
-      );
-      if (closed.status === "reconciled") {
-        this.alert({
-          kind: "reconciled",
-          message: `run ${run.id} (template ${run.template}) was left open by a launcher that died (pid ${String(row.owner_pid)}); its container was removed and it was charged ${usdFine(closed.chargeUsd ?? 0)}`,
-          agent: run.agent,
-          runId: run.id,
-        });
-        out.push(closed);
-      }
-    }
-    return out;
-  }
-}
-
-/** True when a process with this id exists on this machine. */
-function processAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
+    ).map((row) => ({ run: runFromRow(row), host: String(row.owner_host), pid: Number(row.owner_pid) }));
   }
 }
