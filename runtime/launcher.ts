@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type Dockerode from "dockerode";
-import type { LaunchSpec, ProxyDecision } from "../components/model";
+import type { BrokerCall, LaunchSpec, ProxyDecision } from "../components/model";
+import { findBroker, taskCalls } from "./broker";
 import { demuxLogs, isNotFound } from "./docker/client";
 import { taskContainer } from "./docker/taskContainer";
 import { hashTree, type JobSeed, prepareJobFolder, removeJobFolder } from "./jobs";
@@ -9,7 +10,7 @@ import type { Ledger } from "./ledger";
 import { pidsLimitHits, Slots } from "./limits";
 import type { WarmPool } from "./pool";
 import { findProxy, taskDecisions } from "./proxy";
-import { closeTaskNetwork, openTaskNetwork, type TaskNetwork, withProxyHost } from "./task-network";
+import { closeTaskNetwork, openTaskNetwork, type TaskNetwork, withPeerHosts } from "./task-network";
 
 export { ImageMissing, isImageMissing, LaunchRefused, RuntimeMissing } from "./launch-errors";
 export { pidsLimitHits, Slots } from "./limits";
@@ -53,6 +54,8 @@ export interface TaskResult {
   readonly jobDir: string;
   /** Proxy mode: the task's own network and every decision the proxy made about the task's requests. */
   readonly egress?: { readonly network: string; readonly decisions: readonly ProxyDecision[] };
+  /** With broker routes: every call the broker logged for the task (never a credential). */
+  readonly broker?: { readonly calls: readonly BrokerCall[] };
   /** True when the meter stopped the task because the month's spend reached the cap. */
   readonly stoppedByCap: boolean;
   /** What the ledger charged for the run (with a ledger), in US dollars. */
@@ -77,6 +80,8 @@ export interface LauncherOptions {
    * proxy (started by `up`, or by `ensureProxy`); without one a proxy-mode launch is refused.
    */
   readonly proxy?: (spec: LaunchSpec) => Promise<Dockerode.Container | undefined>;
+  /** The project's running broker for a task with broker routes; defaults like `proxy`, to the labelled one. */
+  readonly broker?: (spec: LaunchSpec) => Promise<Dockerode.Container | undefined>;
   /**
    * The warm pool (runtime/pool.ts): a launch it can serve takes a member created in advance instead of creating its
    * container; anything else runs cold. The container is the same either way. Defaults to none (every launch cold).
@@ -190,13 +195,7 @@ export class Launcher {
       });
       if (ledger !== undefined) this.openRuns.add(task.id);
       if (network !== undefined)
-        taskNet = await openTaskNetwork(
-          this.docker,
-          await (this.options.proxy ?? ((x: LaunchSpec) => findProxy(this.docker, x.project)))(spec),
-          spec,
-          id,
-          network,
-        );
+        taskNet = await openTaskNetwork(this.docker, await this.peers(spec), spec, id, network);
       prepareJobFolder(
         spec.jobFolder.hostRoot,
         task.id,
@@ -208,7 +207,7 @@ export class Launcher {
       if (ledger !== undefined) ledger.recordFiles(task.id, hashTree(task.jobDir));
       if (container === undefined) {
         const created =
-          taskNet === undefined ? body : withProxyHost(body, spec, taskNet, this.options.preflight);
+          taskNet === undefined ? body : withPeerHosts(body, spec, taskNet, this.options.preflight);
         try {
           container = await this.docker.createContainer(created);
         } catch (e) {
@@ -221,9 +220,15 @@ export class Launcher {
       this.options.onEvent?.({ type: "start", id: task.id, running: slots.active });
       await container.start();
       let result = await this.supervise(container, spec, task.id, task.name, task.jobDir, started);
-      if (taskNet !== undefined) {
-        const decisions = await taskDecisions(taskNet.proxy, taskNet.subnet, started);
+      if (taskNet?.proxy !== undefined) {
+        const decisions = await taskDecisions(taskNet.proxy.container, taskNet.subnet, started);
         result = { ...result, egress: { network: taskNet.name, decisions } };
+      }
+      if (taskNet?.broker !== undefined) {
+        result = {
+          ...result,
+          broker: { calls: await taskCalls(taskNet.broker.container, taskNet.subnet, started) },
+        };
       }
       if (ledger !== undefined && this.openRuns.delete(task.id)) {
         const closed = ledger.complete(task.id, {
@@ -248,6 +253,21 @@ export class Launcher {
       slots.release();
       this.options.onEvent?.({ type: "end", id: task.id, running: slots.active });
     }
+  }
+
+  /** The proxy and the broker a networked task's own network holds, as its template needs them. */
+  private async peers(
+    spec: LaunchSpec,
+  ): Promise<{ proxy?: Dockerode.Container; broker?: Dockerode.Container }> {
+    const find = (role: "proxy" | "broker") =>
+      (
+        this.options[role] ??
+        ((x: LaunchSpec) => (role === "proxy" ? findProxy : findBroker)(this.docker, x.project))
+      )(spec);
+    return {
+      ...(spec.egress.mode === "proxy" ? { proxy: await find("proxy") } : {}),
+      ...(spec.broker !== undefined ? { broker: await find("broker") } : {}),
+    };
   }
 
   private runtimes: Promise<string[]> | undefined;

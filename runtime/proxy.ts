@@ -49,7 +49,8 @@ export function proxyCreateBody(
   return body;
 }
 
-async function ensureNetwork(
+/** Creates the network `name` unless it exists. */
+export async function ensureNetwork(
   docker: Dockerode,
   name: string,
   create: Dockerode.NetworkCreateOptions,
@@ -98,19 +99,25 @@ export async function ensureProxy(
     EndpointConfig: { Aliases: [proxy.name] },
   });
   await container.start();
-  await waitReady(container, (options.readySeconds ?? 30) * 1000);
+  await waitReady(container, PROXY_READY, "the proxy", (options.readySeconds ?? 30) * 1000);
   return container;
 }
 
-async function waitReady(container: Dockerode.Container, timeoutMs: number): Promise<void> {
+/** Waits until a service container's stderr says `ready`; a container that stops or takes too long is an error. */
+export async function waitReady(
+  container: Dockerode.Container,
+  ready: RegExp,
+  what: string,
+  timeoutMs: number,
+): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const logs = demuxLogs((await container.logs({ stdout: true, stderr: true })) as Buffer);
-    if (PROXY_READY.test(logs.stderr)) return;
+    if (ready.test(logs.stderr)) return;
     const info = await container.inspect();
     if (!info.State.Running || Date.now() > until) {
       throw new Error(
-        `the proxy ${info.Name.replace(/^\//, "")} did not start: ${logs.stderr.trim().split("\n").slice(-5).join(" | ")}`,
+        `${what} ${info.Name.replace(/^\//, "")} did not start: ${logs.stderr.trim().split("\n").slice(-5).join(" | ")}`,
       );
     }
     await new Promise((r) => setTimeout(r, 100));

@@ -1,6 +1,7 @@
 /**
- * A proxy-mode task's network: an internal network of its own that holds only the task and the project's proxy,
- * opened before the task's container is created and closed after it.
+ * A networked task's network: an internal network of its own that holds only the task and what it may reach (the
+ * project's proxy in proxy mode, the project's broker when it calls broker routes), opened before the task's
+ * container is created and closed after it.
  */
 import type Dockerode from "dockerode";
 import { LABELS, type LaunchSpec, projectLabels } from "../components/model";
@@ -8,21 +9,39 @@ import { isNotFound } from "./docker/client";
 import { LaunchRefused } from "./launch-errors";
 import type { Preflight } from "./launcher";
 
+/** A container a task's network holds besides the task, under the name the task resolves it by. */
+export interface TaskNetworkMember {
+  readonly container: Dockerode.Container;
+  readonly alias: string;
+  /** Its address on the task's network (filled for gVisor tasks only, which find it by a hosts entry). */
+  readonly ip: string;
+}
+
 export interface TaskNetwork {
   readonly name: string;
   readonly network: Dockerode.Network;
-  readonly proxy: Dockerode.Container;
+  /** The proxy (proxy mode). */
+  readonly proxy?: TaskNetworkMember;
+  /** The broker (a template with broker routes). */
+  readonly broker?: TaskNetworkMember;
   readonly subnet: string;
-  /** The proxy's address on the task's network. */
-  readonly proxyIp: string;
 }
 
-/** Disconnects the proxy from a task's network and removes the network (also when the task never started). */
+/** The containers a task's network may hold: the project's running proxy and broker, when there are. */
+export interface TaskNetworkPeers {
+  readonly proxy?: Dockerode.Container;
+  readonly broker?: Dockerode.Container;
+}
+
+/** Disconnects the proxy and the broker from a task's network and removes it (also when the task never started). */
 export async function closeTaskNetwork(docker: Dockerode, net: TaskNetwork): Promise<void> {
-  try {
-    await net.network.disconnect({ Container: net.proxy.id, Force: true });
-  } catch (e) {
-    if (!isNotFound(e) && !/is not connected/.test(String(e))) throw e;
+  for (const member of [net.proxy, net.broker]) {
+    if (member === undefined) continue;
+    try {
+      await net.network.disconnect({ Container: member.container.id, Force: true });
+    } catch (e) {
+      if (!isNotFound(e) && !/is not connected/.test(String(e))) throw e;
+    }
   }
   for (let attempt = 0; attempt < 20; attempt++) {
     try {
@@ -36,20 +55,34 @@ export async function closeTaskNetwork(docker: Dockerode, net: TaskNetwork): Pro
 }
 
 /**
- * Proxy mode: an internal network of the task's own (inter-container traffic allowed: it holds only the task and
- * the proxy), with the proxy connected under its name `<project>-proxy`. Removed after the task.
+ * An internal network of the task's own (inter-container traffic allowed: it holds only the task and its peers),
+ * with the proxy connected as `<project>-proxy` in proxy mode and the broker as `<project>-broker` when the template
+ * calls broker routes. A peer the template needs and the project does not run refuses the launch. Removed after the
+ * task.
  */
 export async function openTaskNetwork(
   docker: Dockerode,
-  proxy: Dockerode.Container | undefined,
+  peers: TaskNetworkPeers,
   spec: LaunchSpec,
   id: string,
   name: string,
 ): Promise<TaskNetwork> {
-  if (proxy === undefined) {
-    throw new LaunchRefused(spec.template, [
-      `template "${spec.template}" sends traffic through the proxy, and project "${spec.project}" has no running proxy (start it with \`up\`)`,
-    ]);
+  const wanted: { role: "proxy" | "broker"; container: Dockerode.Container; alias: string }[] = [];
+  if (spec.egress.mode === "proxy") {
+    if (peers.proxy === undefined) {
+      throw new LaunchRefused(spec.template, [
+        `template "${spec.template}" sends traffic through the proxy, and project "${spec.project}" has no running proxy (start it with \`up\`)`,
+      ]);
+    }
+    wanted.push({ role: "proxy", container: peers.proxy, alias: spec.egress.proxyHost ?? "" });
+  }
+  if (spec.broker !== undefined) {
+    if (peers.broker === undefined) {
+      throw new LaunchRefused(spec.template, [
+        `template "${spec.template}" calls the broker (${spec.broker.routes.join(", ")}), and project "${spec.project}" has no running broker (start it with \`up\`)`,
+      ]);
+    }
+    wanted.push({ role: "broker", container: peers.broker, alias: spec.broker.host });
   }
   const network = await docker.createNetwork({
     Name: name,
@@ -57,22 +90,25 @@ export async function openTaskNetwork(
     Internal: true,
     Labels: { ...projectLabels(spec.project, "network", spec.template), [LABELS.task]: id },
   });
-  const opened: TaskNetwork = { name, network, proxy, subnet: "", proxyIp: "" };
+  let opened: TaskNetwork = { name, network, subnet: "" };
   try {
-    await network.connect({
-      Container: proxy.id,
-      EndpointConfig: { Aliases: [spec.egress.proxyHost ?? ""] },
-    });
-    const info = (await network.inspect()) as { IPAM?: { Config?: { Subnet?: string }[] } };
-    // Only a gVisor task needs the proxy's address (see withProxyHost).
-    let proxyIp = "";
-    if (spec.runtime === "runsc") {
-      const own = (await proxy.inspect()) as {
-        NetworkSettings?: { Networks?: Record<string, { IPAddress?: string }> };
-      };
-      proxyIp = own.NetworkSettings?.Networks?.[name]?.IPAddress ?? "";
+    for (const w of wanted) {
+      await network.connect({ Container: w.container.id, EndpointConfig: { Aliases: [w.alias] } });
+      opened = { ...opened, [w.role]: { container: w.container, alias: w.alias, ip: "" } };
     }
-    return { ...opened, subnet: info.IPAM?.Config?.[0]?.Subnet ?? "", proxyIp };
+    const info = (await network.inspect()) as { IPAM?: { Config?: { Subnet?: string }[] } };
+    opened = { ...opened, subnet: info.IPAM?.Config?.[0]?.Subnet ?? "" };
+    // Only a gVisor task needs its peers' addresses (see withPeerHosts).
+    if (spec.runtime === "runsc") {
+      for (const w of wanted) {
+        const own = (await w.container.inspect()) as {
+          NetworkSettings?: { Networks?: Record<string, { IPAddress?: string }> };
+        };
+        const ip = own.NetworkSettings?.Networks?.[name]?.IPAddress ?? "";
+        opened = { ...opened, [w.role]: { container: w.container, alias: w.alias, ip } };
+      }
+    }
+    return opened;
   } catch (e) {
     await closeTaskNetwork(docker, opened);
     throw e;
@@ -81,24 +117,28 @@ export async function openTaskNetwork(
 
 /**
  * gVisor's own network stack does not reach the engine's embedded DNS (127.0.0.11 is answered by the engine's
- * rules in the task's network namespace, which gVisor's stack never passes): a runsc task finds the proxy by a
- * hosts entry with its address on the task's network. The body with the entry is judged by the preflight again.
+ * rules in the task's network namespace, which gVisor's stack never passes): a runsc task finds the proxy and the
+ * broker by hosts entries with their addresses on the task's network. The body with the entries is judged by the
+ * preflight again.
  */
-export function withProxyHost(
+export function withPeerHosts(
   body: Dockerode.ContainerCreateOptions,
   spec: LaunchSpec,
   net: TaskNetwork,
   preflight: Preflight,
 ): Dockerode.ContainerCreateOptions {
-  if (spec.runtime !== "runsc" || spec.egress.proxyHost === undefined) return body;
-  if (net.proxyIp === "") {
+  if (spec.runtime !== "runsc") return body;
+  const members = [net.proxy, net.broker].filter((m): m is TaskNetworkMember => m !== undefined);
+  if (members.length === 0) return body;
+  const missing = members.find((m) => m.ip === "");
+  if (missing !== undefined) {
     throw new LaunchRefused(spec.template, [
-      `the proxy has no address on the task's network ${net.name}, and a gVisor task can reach it by address only`,
+      `${missing.alias} has no address on the task's network ${net.name}, and a gVisor task can reach it by address only`,
     ]);
   }
   const amended = {
     ...body,
-    HostConfig: { ...body.HostConfig, ExtraHosts: [`${spec.egress.proxyHost}:${net.proxyIp}`] },
+    HostConfig: { ...body.HostConfig, ExtraHosts: members.map((m) => `${m.alias}:${m.ip}`) },
   };
   const violations = preflight(amended, spec);
   if (violations.length > 0) throw new LaunchRefused(spec.template, violations);

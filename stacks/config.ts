@@ -3,11 +3,14 @@ import { join } from "node:path";
 import { parseDocument } from "yaml";
 import { z } from "zod";
 import {
+  brokerCredentialValue,
+  brokerSpec,
   joinKey,
   parseOrThrow,
   type ResolvedProject,
   resolveProject,
   SpecError,
+  type SpecProblem,
   strictObject,
 } from "../components/model";
 import { closestKey, nearNamespaceProblems } from "./near-keys";
@@ -26,6 +29,7 @@ export const CONFIG_KEYS = [
   "probe",
   "agents",
   "alerts",
+  "broker",
   "templates",
 ] as const;
 
@@ -74,11 +78,14 @@ export function projectFromConfig(all: Readonly<Record<string, string>>, stack: 
   const raw: Record<string, unknown> = {};
   const unknown: string[] = [];
   const allowed: readonly string[] = [...CONFIG_KEYS, ...BACKEND_KEYS];
+  // The keys the broker's routes name as their credentials' sources are the stack's own, not typos.
+  const credentialKeys = namedCredentialKeys(all[`${prefix}broker`]);
   for (const [fullKey, value] of Object.entries(all)) {
     if (!fullKey.startsWith(prefix)) continue;
     const key = fullKey.slice(prefix.length);
     if ((CONFIG_KEYS as readonly string[]).includes(key)) raw[key] = decodeConfigValue(value);
-    else if (!(BACKEND_KEYS as readonly string[]).includes(key)) unknown.push(key);
+    else if (!(BACKEND_KEYS as readonly string[]).includes(key) && !credentialKeys.has(fullKey))
+      unknown.push(key);
   }
   // Keys meant for the project but outside its namespace would be ignored without a word: refuse them too.
   const outside = nearNamespaceProblems(Object.keys(all), CONFIG_NAMESPACE, allowed);
@@ -105,6 +112,66 @@ export function projectFromConfig(all: Readonly<Record<string, string>>, stack: 
     if (e instanceof SpecError) throw new SpecError(e.problems, "invalid sandbox project config");
     throw e;
   }
+}
+
+/** The config keys `sandbox:broker` names as credential sources (read loosely: the schema judges the rest). */
+function namedCredentialKeys(rawBroker: string | undefined): Set<string> {
+  const keys = new Set<string>();
+  const broker = rawBroker === undefined ? undefined : decodeConfigValue(rawBroker);
+  const routes = (broker as { routes?: unknown } | undefined)?.routes;
+  if (routes === null || typeof routes !== "object") return keys;
+  for (const route of Object.values(routes as Record<string, unknown>)) {
+    const secret = (route as { credential?: { secret?: unknown } } | null)?.credential?.secret;
+    if (typeof secret === "string" && secret.length > 0) {
+      keys.add(secret.includes(":") ? secret : `${CONFIG_NAMESPACE}:${secret}`);
+    }
+  }
+  return keys;
+}
+
+/**
+ * The broker's credentials from a stack's config, by route: each route a template calls must name a key that is
+ * set, and set as a secret (`pulumi config set --secret`). `isSecret` says whether a key's value is stored
+ * encrypted (the engine's list of secret keys in a program; the `secure:` form in a stack file at the front). Every
+ * problem names the key and never the value.
+ */
+export function brokerCredentialsFromConfig(
+  all: Readonly<Record<string, string>>,
+  project: ResolvedProject,
+  isSecret: (key: string) => boolean,
+): Record<string, string> {
+  const broker = brokerSpec(project, "", CONFIG_NAMESPACE);
+  if (broker === undefined) return {};
+  const out: Record<string, string> = {};
+  const problems: SpecProblem[] = [];
+  for (const ref of broker.credentials) {
+    const key = `${CONFIG_NAMESPACE}:broker.routes.${ref.route}.credential.secret`;
+    const value = all[ref.configKey];
+    if (value === undefined) {
+      problems.push({
+        key,
+        value: JSON.stringify(ref.configKey),
+        message: `names a config key that is not set; set it with \`pulumi config set --secret ${ref.configKey} <value>\``,
+      });
+    } else if (!isSecret(ref.configKey)) {
+      problems.push({
+        key: ref.configKey,
+        value: undefined,
+        message: `holds route ${ref.route}'s credential as plain text (the value is not shown); set it with \`pulumi config set --secret ${ref.configKey} <value>\``,
+      });
+    } else {
+      const checked = brokerCredentialValue(value);
+      if ("problem" in checked) {
+        problems.push({
+          key: ref.configKey,
+          value: undefined,
+          message: `the credential ${checked.problem} (the value is not shown)`,
+        });
+      } else out[ref.route] = value;
+    }
+  }
+  if (problems.length > 0) throw new SpecError(problems, "invalid sandbox project config");
+  return out;
 }
 
 /** `sandbox-<stack>`, made into a valid project name. */

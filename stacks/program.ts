@@ -4,7 +4,12 @@ import * as pulumi from "@pulumi/pulumi";
 import { SandboxProject } from "../components/docker";
 import { SandboxProject as KubernetesSandboxProject } from "../components/kubernetes";
 import { type ResolvedProject, SpecError } from "../components/model";
-import { type KubernetesTarget, kubernetesTargetFromConfig, projectFromConfig } from "./config";
+import {
+  brokerCredentialsFromConfig,
+  type KubernetesTarget,
+  kubernetesTargetFromConfig,
+  projectFromConfig,
+} from "./config";
 
 /** What the stack exports: what the runtime reads and what a person checks after `up`. */
 export interface StackOutputs {
@@ -28,6 +33,31 @@ export interface StackOutputs {
 export function checkedProject(): ResolvedProject {
   try {
     return projectFromConfig(pulumi.runtime.allConfig(), pulumi.getStack());
+  } catch (e) {
+    if (e instanceof SpecError) throw new pulumi.RunError(e.message);
+    throw e;
+  }
+}
+
+/**
+ * The keys the engine holds encrypted: it lists them for the program in PULUMI_CONFIG_SECRET_KEYS (the SDK's own
+ * config store sets it from the engine's request).
+ */
+export function secretConfigKeys(): Set<string> {
+  try {
+    const keys = JSON.parse(process.env.PULUMI_CONFIG_SECRET_KEYS ?? "[]") as unknown;
+    return new Set(Array.isArray(keys) ? keys.filter((k): k is string => typeof k === "string") : []);
+  } catch {
+    return new Set();
+  }
+}
+
+/** The broker's credentials, as secret outputs by route, or a readable end of the program. */
+function checkedBrokerCredentials(resolved: ResolvedProject): Record<string, pulumi.Output<string>> {
+  const secret = secretConfigKeys();
+  try {
+    const values = brokerCredentialsFromConfig(pulumi.runtime.allConfig(), resolved, (k) => secret.has(k));
+    return Object.fromEntries(Object.entries(values).map(([r, v]) => [r, pulumi.secret(v)]));
   } catch (e) {
     if (e instanceof SpecError) throw new pulumi.RunError(e.message);
     throw e;
@@ -110,7 +140,11 @@ export async function sandboxProgram(): Promise<StackOutputs> {
       probes: kubernetesProbes(project, resolved, target),
     };
   }
-  const project = new SandboxProject(spec.name, { ...args, name: spec.name });
+  const project = new SandboxProject(spec.name, {
+    ...args,
+    name: spec.name,
+    brokerCredentials: checkedBrokerCredentials(resolved),
+  });
   return {
     project: spec.name,
     backend: spec.backend,

@@ -25,6 +25,9 @@ die() {
   exit 3
 }
 
+# shellcheck source=toolchain/rootfs.sh
+. "$root/toolchain/rootfs.sh"
+
 bash "$root/toolchain/docker.sh" engine
 
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/sandbox-projects"
@@ -42,28 +45,17 @@ label() {
 }
 
 want="$({
-  cat "${BASH_SOURCE[0]}"
+  cat "${BASH_SOURCE[0]}" "$root/toolchain/rootfs.sh"
   sha256sum /bin/busybox | cut -d' ' -f1
 } | sha256sum | cut -c1-16)"
 
 # apt's candidate versions of the Squid packages, one line (only on a build or --update: never on the hot path).
-candidates() {
-  local out
-  out="$(apt-cache policy squid squid-common squid-langpack 2>/dev/null || true)"
-  awk '/Candidate:/ {print $2}' <<<"$out" | tr '\n' ' ' | sed 's/ $//'
-}
+candidates() { apt_candidates squid squid-common squid-langpack; }
 
 if [ "$(label sandbox.image-recipe)" = "$want" ]; then
   [ "$update" = true ] || exit 0
   if [ "$(candidates)" = "$(label sandbox.image-packages)" ]; then exit 0; fi
 fi
-
-apt_quiet() {
-  DEBIAN_FRONTEND=noninteractive apt-get "$@" -y -qq >/dev/null 2>&1 || {
-    apt-get update -qq >/dev/null 2>&1 || true
-    DEBIAN_FRONTEND=noninteractive apt-get "$@" -y -qq >/dev/null
-  }
-}
 
 build() {
 # The set-up this one waited for may have built it.
@@ -94,10 +86,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"
 apt_quiet install --no-install-recommends libecap3 libltdl7
-(cd "$work" && apt-get download squid squid-common squid-langpack >/dev/null 2>&1) || {
-  apt-get update -qq >/dev/null 2>&1 || true
-  (cd "$work" && apt-get download squid squid-common squid-langpack >/dev/null)
-}
+apt_download "$work" squid squid-common squid-langpack
 for deb in "$work"/*.deb; do dpkg -x "$deb" "$work/pkg"; done
 
 rootfs="$work/rootfs"
@@ -106,15 +95,7 @@ mkdir -p "$rootfs/usr/lib/squid"
 cp "$work/pkg/usr/sbin/squid" "$rootfs/usr/sbin/squid"
 # Squid starts its unlinkd helper even without a disk cache.
 cp "$work/pkg/usr/lib/squid/unlinkd" "$rootfs/usr/lib/squid/unlinkd"
-for bin in "$rootfs/usr/sbin/squid" "$rootfs/usr/lib/squid/unlinkd"; do
-  missing="$(ldd "$bin" | awk '/not found/ {print $1}')"
-  [ -z "$missing" ] || die "$(basename "$bin") needs libraries that are not installed: $missing"
-  # The loader and every library ldd resolves, at the paths the binary looks them up by.
-  for lib in $(ldd "$bin" | grep -oE '/[^ ]+'); do
-    mkdir -p "$rootfs$(dirname "$lib")"
-    cp -L "$lib" "$rootfs$lib"
-  done
-done
+copy_with_libs "$rootfs" "$rootfs/usr/sbin/squid" "$rootfs/usr/lib/squid/unlinkd"
 # Squid's error pages (its `errors` folder links to squid-langpack); the language-neutral templates suffice.
 mkdir -p "$rootfs/usr/share/squid/errors"
 cp -r "$work/pkg/usr/share/squid-langpack/templates" "$rootfs/usr/share/squid/errors/templates"

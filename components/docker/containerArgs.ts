@@ -1,6 +1,9 @@
 import type * as docker from "@pulumi/docker";
 import type * as pulumi from "@pulumi/pulumi";
 import {
+  BROKER_CONFIG_ENV,
+  BROKER_RUN_DIR,
+  type BrokerSpec,
   deadline,
   type LaunchSpec,
   PER_TASK_NETWORK,
@@ -94,45 +97,87 @@ export interface ProxyAttachment {
   readonly aliases: readonly string[];
 }
 
+/** A project service container (the proxy, the broker): what differs between them. */
+interface ServiceContainer {
+  readonly name: string;
+  readonly image: string;
+  readonly user: string;
+  readonly resources: { readonly vcpu: number; readonly memoryMb: number; readonly tmpfsMb: number };
+  /** Its tmpfs for runtime files (the root stays read-only). */
+  readonly runDir: string;
+  readonly envs: pulumi.Input<pulumi.Input<string>[]>;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
 /**
- * The proxy's `docker.Container` arguments: hardened like a task (non-root, every capability dropped,
- * no-new-privileges, read-only root with a tmpfs for Squid's runtime files, memory and CPU limits, no ports), with
- * its generated configuration in the environment. Its network at creation is the egress network; `attachments` are the
- * project network and any task networks, where it answers to `<project>-proxy`. It is not restarted by the engine:
- * the runtime starts it again when it is gone, and `up` replaces it.
+ * A service container's `docker.Container` arguments: hardened like a task (non-root, every capability dropped,
+ * no-new-privileges, read-only root with a tmpfs for its runtime files, memory and CPU limits, no ports). Its
+ * network at creation is the egress network; `attachments` are the project network and any task networks. It is
+ * not restarted by the engine: the runtime starts it again when it is gone, and `up` replaces it.
  */
-export function proxyContainerArgs(
-  proxy: ProxySpec,
+function serviceContainerArgs(
+  service: ServiceContainer,
   egressNetwork: pulumi.Input<string>,
-  attachments: readonly ProxyAttachment[] = [],
+  attachments: readonly ProxyAttachment[],
 ): docker.ContainerArgs {
-  const { uid, gid } = parseUser(proxy.user);
+  const { uid, gid } = parseUser(service.user);
   const args: docker.ContainerArgs = {
-    name: proxy.name,
-    image: proxy.image,
-    user: proxy.user,
+    name: service.name,
+    image: service.image,
+    user: service.user,
     capabilities: { drops: ["ALL"], adds: [] },
     securityOpts: ["no-new-privileges:true"],
     privileged: false,
     readOnly: true,
     tmpfs: {
-      [PROXY_RUN_DIR]: `rw,noexec,nosuid,nodev,size=${proxy.resources.tmpfsMb}m,uid=${uid},gid=${gid},mode=0700`,
-      "/tmp": tmpfsOptions(proxy.resources.tmpfsMb),
+      [service.runDir]: `rw,noexec,nosuid,nodev,size=${service.resources.tmpfsMb}m,uid=${uid},gid=${gid},mode=0700`,
+      "/tmp": tmpfsOptions(service.resources.tmpfsMb),
     },
-    memory: proxy.resources.memoryMb,
-    memorySwap: proxy.resources.memoryMb,
-    cpus: String(proxy.resources.vcpu),
+    memory: service.resources.memoryMb,
+    memorySwap: service.resources.memoryMb,
+    cpus: String(service.resources.vcpu),
     restart: "no",
     init: true,
     networkMode: egressNetwork,
     ipcMode: "private",
     publishAllPorts: false,
     ports: [],
-    envs: [`${PROXY_CONFIG_ENV}=${proxy.config}`],
-    labels: dockerLabels(proxy.labels),
+    envs: service.envs,
+    labels: dockerLabels(service.labels),
   };
   if (attachments.length > 0) {
     args.networksAdvanced = attachments.map((a) => ({ name: a.name, aliases: [...a.aliases] }));
   }
   return args;
+}
+
+/**
+ * The proxy's `docker.Container` arguments (see serviceContainerArgs), with its generated configuration in the
+ * environment; on its attachments it answers to `<project>-proxy`.
+ */
+export function proxyContainerArgs(
+  proxy: ProxySpec,
+  egressNetwork: pulumi.Input<string>,
+  attachments: readonly ProxyAttachment[] = [],
+): docker.ContainerArgs {
+  return serviceContainerArgs(
+    { ...proxy, runDir: PROXY_RUN_DIR, envs: [`${PROXY_CONFIG_ENV}=${proxy.config}`] },
+    egressNetwork,
+    attachments,
+  );
+}
+
+/**
+ * The broker's `docker.Container` arguments (see serviceContainerArgs): its generated configuration and the
+ * credentials, each `NAME=value` for a variable of `broker.credentials` (a secret output in a stack). The broker is
+ * the only container that is given them; on its attachments it answers to `<project>-broker`.
+ */
+export function brokerContainerArgs(
+  broker: BrokerSpec,
+  credentialEnvs: readonly pulumi.Input<string>[],
+  egressNetwork: pulumi.Input<string>,
+  attachments: readonly ProxyAttachment[] = [],
+): docker.ContainerArgs {
+  const envs: pulumi.Input<string>[] = [`${BROKER_CONFIG_ENV}=${broker.config}`, ...credentialEnvs];
+  return serviceContainerArgs({ ...broker, runDir: BROKER_RUN_DIR, envs }, egressNetwork, attachments);
 }

@@ -1,8 +1,11 @@
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import {
+  type BrokerSpec,
   type BudgetFactsProps,
   type BudgetPlan,
+  brokerCredentialValue,
+  brokerSpec,
   budgetFacts,
   egressNetworkName,
   type LaunchSpec,
@@ -17,7 +20,13 @@ import {
   resolveProject,
   SpecError,
 } from "../model";
-import { dockerLabels, ICC_OPTION, type ProxyAttachment, proxyContainerArgs } from "./containerArgs";
+import {
+  brokerContainerArgs,
+  dockerLabels,
+  ICC_OPTION,
+  type ProxyAttachment,
+  proxyContainerArgs,
+} from "./containerArgs";
 import { TaskTemplate } from "./taskTemplate";
 
 /**
@@ -34,6 +43,11 @@ export interface SandboxProjectArgs extends Omit<ProjectInput, "name" | "backend
    * plain bridge (`internal: false`, the default); `internal: true` keeps even the proxy on the machine (tests).
    */
   readonly egressNetwork?: { readonly internal?: boolean; readonly subnet?: string };
+  /**
+   * The broker's credentials, by route: each the value of the route's secret config key (a secret output). Only
+   * the broker container is given them. Required for every route a template calls.
+   */
+  readonly brokerCredentials?: Readonly<Record<string, pulumi.Input<string>>>;
 }
 
 export { ICC_OPTION } from "./containerArgs";
@@ -58,6 +72,8 @@ export class SandboxProject extends pulumi.ComponentResource {
   public readonly labels: Record<string, string>;
   /** The egress proxy (name, listeners, generated configuration), or undefined when no template uses it. */
   public readonly proxy: pulumi.Output<ProxySpec | undefined>;
+  /** The secrets broker (name, listeners, generated configuration), or undefined when the project has none. */
+  public readonly broker: pulumi.Output<BrokerSpec | undefined>;
 
   constructor(name: string, args: SandboxProjectArgs, opts?: pulumi.ComponentResourceOptions) {
     const resolved = resolveDockerProject(name, args);
@@ -84,14 +100,17 @@ export class SandboxProject extends pulumi.ComponentResource {
     );
     this.networkName = network.name;
 
-    // The egress proxy, when a template uses it: the only container on both the project network and an egress
-    // network. Each probe of a proxy-mode template gets a network of its own that holds the probe and the proxy.
+    // The egress proxy, when a template uses it, and the broker, when a template calls it: the only containers on
+    // both the project network and an egress network. Each probe of a proxy-mode or broker-calling template gets a
+    // network of its own that holds the probe and the services its template reaches.
     const proxy = proxySpec(resolved, networkName);
+    const broker = brokerSpec(resolved, networkName);
     this.proxy = pulumi.output(proxy);
+    this.broker = pulumi.output(broker);
     const runProbes = spec.probe && spec.enabled;
     const probeNetworks: Record<string, docker.Network> = {};
-    let proxyContainer: docker.Container | undefined;
-    if (proxy !== undefined) {
+    const services: docker.Container[] = [];
+    if (proxy !== undefined || broker !== undefined) {
       const egress = new docker.Network(
         `${name}-egress`,
         {
@@ -105,37 +124,84 @@ export class SandboxProject extends pulumi.ComponentResource {
         },
         { parent: this, deleteBeforeReplace: true },
       );
-      const attachments: ProxyAttachment[] = [{ name: network.name, aliases: [proxy.name] }];
+      const probed = [
+        ...new Set([...(proxy?.listeners ?? []), ...(broker?.listeners ?? [])].map((l) => l.template)),
+      ];
       if (runProbes) {
-        for (const l of proxy.listeners) {
-          probeNetworks[l.template] = new docker.Network(
-            `${name}-${l.template}-probe-net`,
+        for (const template of probed.sort()) {
+          probeNetworks[template] = new docker.Network(
+            `${name}-${template}-probe-net`,
             {
-              name: probeNetworkName(spec.name, l.template),
+              name: probeNetworkName(spec.name, template),
               driver: "bridge",
               internal: true,
               attachable: false,
-              labels: dockerLabels(projectLabels(spec.name, "network", l.template)),
+              labels: dockerLabels(projectLabels(spec.name, "network", template)),
             },
             { parent: this, deleteBeforeReplace: true },
           );
-          attachments.push({ name: probeNetworkName(spec.name, l.template), aliases: [proxy.name] });
         }
       }
-      proxyContainer = new docker.Container(
-        `${name}-proxy`,
-        // A disabled project (the hard stop) keeps its proxy created but stopped: nothing can go out.
-        {
-          ...proxyContainerArgs(proxy, egress.name, attachments),
-          mustRun: spec.enabled,
-          start: spec.enabled,
-        },
-        {
-          parent: this,
-          deleteBeforeReplace: true,
-          dependsOn: [network, egress, ...Object.values(probeNetworks)],
-        },
-      );
+      const attachments = (alias: string, templates: readonly string[]): ProxyAttachment[] => [
+        { name: network.name, aliases: [alias] },
+        ...(runProbes
+          ? templates.map((t) => ({ name: probeNetworkName(spec.name, t), aliases: [alias] }))
+          : []),
+      ];
+      const serviceOpts = {
+        parent: this,
+        deleteBeforeReplace: true,
+        dependsOn: [network, egress, ...Object.values(probeNetworks)],
+      };
+      // A disabled project (the hard stop) keeps its services created but stopped: nothing can go out.
+      const running = { mustRun: spec.enabled, start: spec.enabled };
+      if (proxy !== undefined) {
+        const own = attachments(
+          proxy.name,
+          proxy.listeners.map((l) => l.template),
+        );
+        services.push(
+          new docker.Container(
+            `${name}-proxy`,
+            { ...proxyContainerArgs(proxy, egress.name, own), ...running },
+            serviceOpts,
+          ),
+        );
+      }
+      if (broker !== undefined) {
+        const own = attachments(
+          broker.name,
+          broker.listeners.map((l) => l.template),
+        );
+        const envs = broker.credentials.map((ref) => {
+          const value = args.brokerCredentials?.[ref.route];
+          if (value === undefined) {
+            throw new SpecError([
+              {
+                key: `broker.routes.${ref.route}.credential.secret`,
+                value: undefined,
+                message: `the credential (${ref.configKey}) was not given to the component (brokerCredentials.${ref.route})`,
+              },
+            ]);
+          }
+          // Checked and escaped for HAProxy where the value is known; a bad one fails `up` naming the key only.
+          return pulumi.secret(
+            pulumi.output(value).apply((v) => {
+              const checked = brokerCredentialValue(v);
+              if ("problem" in checked)
+                throw new Error(`the credential in ${ref.configKey} ${checked.problem}`);
+              return `${ref.variable}=${checked.value}`;
+            }),
+          );
+        });
+        services.push(
+          new docker.Container(
+            `${name}-broker`,
+            { ...brokerContainerArgs(broker, envs, egress.name, own), ...running },
+            serviceOpts,
+          ),
+        );
+      }
     }
 
     const templates: Record<string, pulumi.Output<LaunchSpec>> = {};
@@ -153,7 +219,7 @@ export class SandboxProject extends pulumi.ComponentResource {
         },
         {
           parent: this,
-          dependsOn: [network, ...(probeNetwork && proxyContainer ? [probeNetwork, proxyContainer] : [])],
+          dependsOn: [network, ...(probeNetwork ? [probeNetwork, ...services] : [])],
         },
       );
       templates[template] = tt.spec;
@@ -169,6 +235,7 @@ export class SandboxProject extends pulumi.ComponentResource {
       templates: this.templates,
       probes: this.probes,
       proxy: this.proxy,
+      broker: this.broker,
       enabled: spec.enabled,
       ...facts,
     });
@@ -187,5 +254,6 @@ export function resolveDockerProject(name: string, args: SandboxProjectArgs): Re
       },
     ]);
   }
-  return resolveProject({ ...args, name: args.name ?? name, backend: "docker" });
+  const { egressNetwork: _egress, brokerCredentials: _credentials, ...project } = args;
+  return resolveProject({ ...project, name: args.name ?? name, backend: "docker" });
 }

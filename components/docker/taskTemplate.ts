@@ -25,7 +25,10 @@ export interface TaskTemplateArgs {
   readonly networkName: string;
   /** Run the template's self-check probe at `up`. Defaults to `true`. */
   readonly probe?: boolean;
-  /** Proxy mode: the probe's own network, which the project's proxy has joined. Required to probe such a template. */
+  /**
+   * Proxy mode or broker routes: the probe's own network, which the project's proxy and broker have joined.
+   * Required to probe such a template.
+   */
   readonly probeNetwork?: string;
 }
 
@@ -52,7 +55,7 @@ export class TaskTemplate extends pulumi.ComponentResource {
       (args.probe ?? true) &&
       args.project.spec.enabled &&
       template !== undefined &&
-      (template.egress.mode === "none" || args.probeNetwork !== undefined);
+      (spec.network === "none" || args.probeNetwork !== undefined);
     if (runProbe && template !== undefined) {
       const labels = projectLabels(spec.project, "probe", spec.template, spec.specHash);
       // A tmpfs-backed volume owned by the task user stands in for the job folder: the probe needs one writable

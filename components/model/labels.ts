@@ -14,8 +14,8 @@ export const LABELS = {
 /** The value of `sandbox.managed-by` on everything this toolkit creates. */
 export const MANAGED_BY = "sandbox-projects";
 
-/** What an object is for: the project network, a task, a template's probe, the egress proxy, a job volume. */
-export type Role = "network" | "task" | "probe" | "proxy" | "job-volume";
+/** What an object is for: the project network, a task, a template's probe, the egress proxy, the broker, a job volume. */
+export type Role = "network" | "task" | "probe" | "proxy" | "broker" | "job-volume";
 
 /** The labels of one object of a project, as a sorted record. */
 export function projectLabels(

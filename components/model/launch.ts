@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
+import { brokerEnv, brokerPortOf } from "./broker-spec";
 import { deadline } from "./deadline";
 import { LABELS, projectLabels } from "./labels";
-import { proxyName } from "./names";
+import { brokerName, proxyName } from "./names";
 import type { ResolvedProject } from "./project";
 import { proxyPortOf } from "./proxy-spec";
 import { type Template, templateCommand, templateDrops } from "./template";
@@ -56,8 +57,9 @@ export interface LaunchSpec {
   readonly restart: "no";
   readonly runtime: "runc" | "runsc" | "kata";
   /**
-   * `none` (no network at all), or {@link PER_TASK_NETWORK} in proxy mode: the launcher gives each task an internal
-   * network of its own that holds only the task and the proxy (see `taskNetworkName`).
+   * `none` (no network at all), or {@link PER_TASK_NETWORK} in proxy mode or with broker routes: the launcher gives
+   * each task an internal network of its own that holds only the task, the proxy and the broker it may use (see
+   * `taskNetworkName`).
    */
   readonly network: string;
   readonly egress: {
@@ -71,6 +73,11 @@ export interface LaunchSpec {
     /** The project's internal network, where the proxy sits (proxy mode). */
     readonly projectNetwork?: string;
   };
+  /**
+   * The secrets broker, when the template calls routes: the name the task resolves it by, the port of this
+   * template's routes, and the routes. The launcher puts the broker on the task's own network.
+   */
+  readonly broker?: { readonly host: string; readonly port: number; readonly routes: readonly string[] };
   readonly jobFolder: { readonly containerPath: string; readonly hostRoot: string };
   readonly env: Readonly<Record<string, string>>;
   readonly labels: Readonly<Record<string, string>>;
@@ -89,9 +96,17 @@ export function proxyUrl(project: string, port: number): string {
   return `http://${proxyName(project)}:${port}`;
 }
 
-/** The environment a task gets: the template's variables plus, in proxy mode, the proxy variables. */
-export function taskEnv(t: Template, project: string, proxyPort: number): Record<string, string> {
-  const env: Record<string, string> = { ...t.env };
+/**
+ * The environment a task gets: the template's variables plus, in proxy mode, the proxy variables and, with broker
+ * routes, the broker's address (`broker`, from {@link brokerEnv}).
+ */
+export function taskEnv(
+  t: Template,
+  project: string,
+  proxyPort: number,
+  broker: Readonly<Record<string, string>> = {},
+): Record<string, string> {
+  const env: Record<string, string> = { ...t.env, ...broker };
   if (t.egress.mode === "proxy") {
     const url = proxyUrl(project, proxyPort);
     Object.assign(env, {
@@ -117,6 +132,7 @@ export function launchSpec(project: ResolvedProject, template: string, networkNa
   const hash = templateHash(t);
   const port = proxyPortOf(project, template) ?? project.spec.network.proxyPort;
   const labels = projectLabels(name, "task", template, hash);
+  const brokerPort = brokerPortOf(project.spec, template);
   if (t.egress.mode === "proxy") labels[LABELS.egress] = "proxy";
   return {
     kind: "sandbox.launch/v1",
@@ -142,7 +158,7 @@ export function launchSpec(project: ResolvedProject, template: string, networkNa
     timeoutSeconds: t.timeoutSeconds,
     restart: "no",
     runtime: t.runtime,
-    network: t.egress.mode === "none" ? "none" : PER_TASK_NETWORK,
+    network: t.egress.mode === "none" && t.broker.length === 0 ? "none" : PER_TASK_NETWORK,
     egress:
       t.egress.mode === "none"
         ? { mode: "none", allow: [] }
@@ -154,8 +170,11 @@ export function launchSpec(project: ResolvedProject, template: string, networkNa
             proxyPort: port,
             projectNetwork: networkName,
           },
+    ...(brokerPort === undefined
+      ? {}
+      : { broker: { host: brokerName(name), port: brokerPort, routes: t.broker } }),
     jobFolder: { containerPath: t.jobFolder.containerPath, hostRoot: project.jobRoot },
-    env: taskEnv(t, name, port),
+    env: taskEnv(t, name, port, brokerEnv(project.spec, template)),
     labels: Object.fromEntries(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b))),
     maxConcurrentTasks: project.budget.concurrency,
   };

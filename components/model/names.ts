@@ -24,6 +24,14 @@ export function proxyName(project: string): string {
   return `${project}-proxy`;
 }
 
+/**
+ * The secrets broker's name: its container and the alias tasks resolve it by (Docker), its Service, Deployment and
+ * service account (Kubernetes).
+ */
+export function brokerName(project: string): string {
+  return `${project}-broker`;
+}
+
 /** The network a proxy-mode template's probe runs on (Docker): its own, shared only with the proxy. */
 export function probeNetworkName(project: string, template: string): string {
   return `${project}-probe-${template}-net`;

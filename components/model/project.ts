@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { BrokerSchema } from "./broker";
+import { BROKER_RESOURCES, checkBroker } from "./broker-spec";
 import { type BudgetPlan, BudgetSchema, type FixedCost, planBudget, type TaskSize } from "./budget";
 import { joinKey, parseOrThrow, SpecError, type SpecProblem, strictObject } from "./errors";
 import { AgentsSchema, AlertSinksSchema } from "./meter";
@@ -37,6 +39,11 @@ export const ProjectSchema = strictObject({
    * them). Defaults to none: any launch is admitted under the project's own limits.
    */
   agents: AgentsSchema.default({}),
+  /**
+   * The secrets broker: keyed upstreams that templates naming a route may call without holding the key. Defaults
+   * to none.
+   */
+  broker: BrokerSchema.optional(),
   /** Where the ledger's alerts go besides its own record. Defaults to one line on stderr. */
   alerts: AlertSinksSchema.default({ stderr: true }),
   /** The task templates by name. At least one. */
@@ -103,8 +110,8 @@ export function resolveProject(input: unknown, keyPrefix = ""): ResolvedProject 
       },
     ]);
   }
-  const meterProblems = checkMeter(spec, plan.concurrency, keyPrefix);
-  if (meterProblems.length > 0) throw new SpecError(meterProblems);
+  const problems = [...checkMeter(spec, plan.concurrency, keyPrefix), ...checkBroker(spec, keyPrefix)];
+  if (problems.length > 0) throw new SpecError(problems);
   return {
     spec,
     budget: plan,
@@ -116,10 +123,22 @@ export function resolveProject(input: unknown, keyPrefix = ""): ResolvedProject 
 
 /**
  * What a project runs all month whatever its tasks do, paid before any task slot: the egress proxy, whenever a
- * template uses it; nothing otherwise.
+ * template uses it, and the secrets broker, whenever a template calls it; nothing otherwise.
  */
 export function alwaysOnCost(spec: ProjectSpec): FixedCost | undefined {
   const proxied = Object.values(spec.templates).some((t) => t.egress.mode === "proxy");
+  const brokered =
+    spec.broker !== undefined && Object.values(spec.templates).some((t) => t.broker.length > 0);
+  if (proxied && brokered) {
+    return {
+      label: "(1 proxy + 1 broker)",
+      size: {
+        vcpu: PROXY_RESOURCES.vcpu + BROKER_RESOURCES.vcpu,
+        memoryMb: PROXY_RESOURCES.memoryMb + BROKER_RESOURCES.memoryMb,
+      },
+    };
+  }
+  if (brokered) return { label: "1 broker", size: BROKER_RESOURCES };
   return proxied ? { label: "1 proxy", size: PROXY_RESOURCES } : undefined;
 }
 

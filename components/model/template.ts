@@ -80,8 +80,9 @@ export const JobFolderSchema = strictObject({
 export type JobFolder = z.output<typeof JobFolderSchema>;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** Variables the toolkit owns: a template that sets them could route around the proxy. */
+/** Variables the toolkit owns: a template that sets them could route around the proxy or the broker. */
 const RESERVED_ENV = [
+  "SANDBOX_BROKER_URL",
   "HTTP_PROXY",
   "HTTPS_PROXY",
   "NO_PROXY",
@@ -111,7 +112,10 @@ export const EnvSchema = z
         ctx.addIssue({
           code: "custom",
           path: [name],
-          message: "the proxy variables are set by the toolkit from the egress setting; remove this variable",
+          message:
+            name === "SANDBOX_BROKER_URL"
+              ? "the broker's address is set by the toolkit from the template's broker routes; remove this variable"
+              : "the proxy variables are set by the toolkit from the egress setting; remove this variable",
         });
         continue;
       }
@@ -162,6 +166,16 @@ export const TemplateSchema = strictObject({
     .default("runc"),
   /** Non-secret environment variables. Defaults to none. */
   env: EnvSchema.default({}),
+  /**
+   * The secrets broker's routes this template's tasks may call (`sandbox:broker.routes`), at
+   * `$SANDBOX_BROKER_URL/<route>/<path>`; the broker holds the credentials. Defaults to none.
+   */
+  broker: z
+    .array(z.string({ error: "broker must be a list of route names" }), {
+      error: "broker must be a list of route names",
+    })
+    .default([])
+    .transform((r) => [...new Set(r)].sort()),
 }).superRefine((t, ctx) => {
   // gVisor's own threads run under the task's process limit (on the sandbox's host cgroup): about 30 of them.
   if (t.runtime === "runsc" && Number.isInteger(t.resources.pids) && t.resources.pids < RUNSC_MIN_PIDS) {

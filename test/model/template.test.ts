@@ -5,6 +5,7 @@ describe("the default template", () => {
   it("is the hardened one when only an image is given", () => {
     expect(TemplateSchema.parse({ image: "sandbox-busybox:1" })).toEqual({
       image: "sandbox-busybox:1",
+      broker: [],
       jobFolder: { containerPath: "/job" },
       resources: { vcpu: 1, memoryMb: 512, pids: 128, tmpfsMb: 64, diskMb: 1024 },
       timeoutSeconds: 600,
@@ -148,7 +149,7 @@ describe("template refusals", () => {
     ],
     [
       { privileged: true },
-      ": unknown key; allowed keys: image, command, jobFolder, resources, timeoutSeconds, user, capDrop, egress, runtime, env",
+      ": unknown key; allowed keys: image, command, jobFolder, resources, timeoutSeconds, user, capDrop, egress, runtime, env, broker",
     ],
   ])("%j", (input, message) => {
     expect(refusal(input)).toEqual([message]);

@@ -1,0 +1,150 @@
+/**
+ * The secrets broker on a Docker engine: the container `up` runs (or the runtime starts for tests and library use,
+ * given the credentials), how a task's network finds it, and the calls it logged for one task.
+ */
+import { createHash } from "node:crypto";
+import type Dockerode from "dockerode";
+import { brokerContainerArgs, ICC_OPTION } from "../components/docker/containerArgs";
+import {
+  type BrokerCall,
+  type BrokerSpec,
+  egressNetworkName,
+  LABELS,
+  parseBrokerLog,
+  projectLabels,
+} from "../components/model";
+import { brokerCredentialValue } from "../components/model/haproxy";
+import { demuxLogs, isNotFound } from "./docker/client";
+import { containerCreateBody, type PlainContainerArgs } from "./docker/createBody";
+import { ensureNetwork, inIpv4Cidr, waitReady } from "./proxy";
+
+/** How the runtime runs a project's broker. */
+export interface BrokerOptions {
+  /**
+   * The network the broker reaches upstreams through. Defaults to `<project>-egress`, the plain bridge network the
+   * proxy uses too. Tests pass an `internal` network of their own, where the "upstream" lives.
+   */
+  readonly egressNetwork?: string;
+  /** Seconds to wait for HAProxy to serve. Defaults to 30. */
+  readonly readySeconds?: number;
+}
+
+const BROKER_READY = /sandbox-broker: ready/;
+
+/**
+ * The broker's credentials as its variables: `NAME=value` for each route templates use, from `values` (variable →
+ * the credential as the config holds it). A missing or unusable credential is an error naming its config key,
+ * never its value.
+ */
+export function brokerCredentialEnvs(broker: BrokerSpec, values: Readonly<Record<string, string>>): string[] {
+  return broker.credentials.map((ref) => {
+    const raw = values[ref.variable];
+    if (raw === undefined)
+      throw new Error(`the credential of route ${ref.route} (${ref.configKey}) was not given`);
+    const checked = brokerCredentialValue(raw);
+    if ("problem" in checked) throw new Error(`the credential in ${ref.configKey} ${checked.problem}`);
+    return `${ref.variable}=${checked.value}`;
+  });
+}
+
+/** The Engine API body of the broker container: exactly the component's arguments, with its process limit. */
+export function brokerCreateBody(
+  broker: BrokerSpec,
+  credentialEnvs: readonly string[],
+  egressNetwork: string,
+): Dockerode.ContainerCreateOptions {
+  const {
+    name,
+    networksAdvanced: _attachments,
+    ...args
+  } = brokerContainerArgs(broker, credentialEnvs, egressNetwork);
+  const body = containerCreateBody(args as PlainContainerArgs, {
+    name: name as string,
+    pidsLimit: broker.resources.pids,
+  });
+  return body;
+}
+
+/** What the runtime's broker was made from: its configuration and its credentials (a changed one replaces it). */
+function brokerHash(broker: BrokerSpec, credentialEnvs: readonly string[]): string {
+  return createHash("sha256")
+    .update([broker.configHash, ...credentialEnvs].join("\n"))
+    .digest("hex")
+    .slice(0, 16);
+}
+
+/**
+ * Makes sure the project's broker runs with the configuration of `broker` and these credentials, and serves;
+ * returns its container. One made from anything else is replaced. Creates the project network and the default
+ * egress network when they are missing.
+ */
+export async function ensureBroker(
+  docker: Dockerode,
+  broker: BrokerSpec,
+  credentials: Readonly<Record<string, string>>,
+  options: BrokerOptions = {},
+): Promise<Dockerode.Container> {
+  const envs = brokerCredentialEnvs(broker, credentials);
+  const made = brokerHash(broker, envs);
+  const existing = docker.getContainer(broker.name);
+  try {
+    const info = await existing.inspect();
+    if (info.State.Running && info.Config.Labels?.[LABELS.specHash] === made) return existing;
+    await existing.remove({ force: true });
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+  const labels = projectLabels(broker.project, "network");
+  await ensureNetwork(docker, broker.projectNetwork, {
+    Name: broker.projectNetwork,
+    Driver: "bridge",
+    Internal: true,
+    Options: { [ICC_OPTION]: "false" },
+    Labels: labels,
+  });
+  const egress = options.egressNetwork ?? egressNetworkName(broker.project);
+  if (options.egressNetwork === undefined) {
+    await ensureNetwork(docker, egress, { Name: egress, Driver: "bridge", Internal: false, Labels: labels });
+  }
+  const body = brokerCreateBody(broker, envs, egress);
+  body.Labels = { ...body.Labels, [LABELS.specHash]: made };
+  const container = await docker.createContainer(body);
+  await docker.getNetwork(broker.projectNetwork).connect({
+    Container: container.id,
+    EndpointConfig: { Aliases: [broker.name] },
+  });
+  await container.start();
+  await waitReady(container, BROKER_READY, "the broker", (options.readySeconds ?? 30) * 1000);
+  return container;
+}
+
+/** The running broker of a project (started by `up` or by {@link ensureBroker}), or undefined. */
+export async function findBroker(
+  docker: Dockerode,
+  project: string,
+): Promise<Dockerode.Container | undefined> {
+  const found = await docker.listContainers({
+    filters: { label: [`${LABELS.project}=${project}`, `${LABELS.role}=broker`] },
+  });
+  const first = found[0];
+  return first === undefined ? undefined : docker.getContainer(first.Id);
+}
+
+/**
+ * The broker's calls for one task: lines logged since `sinceMs` whose client is on the task's own network (which
+ * holds only the task and its peers, so its subnet names the task).
+ */
+export async function taskCalls(
+  broker: Dockerode.Container,
+  subnet: string,
+  sinceMs: number,
+): Promise<BrokerCall[]> {
+  const raw = (await broker.logs({
+    stdout: true,
+    stderr: false,
+    since: Math.floor(sinceMs / 1000) - 1,
+  })) as Buffer;
+  return parseBrokerLog(demuxLogs(raw).stdout).filter(
+    (c) => c.time * 1000 >= sinceMs - 1000 && inIpv4Cidr(c.client, subnet),
+  );
+}
