@@ -24,6 +24,7 @@ export type Tier = (typeof TIERS)[number];
 export const UNIT_FOLDERS: readonly string[] = [
   "adversarial",
   "bench",
+  "broker",
   "cli",
   "docker",
   "kubernetes",
@@ -51,6 +52,7 @@ export const ORACLE_TESTS: readonly string[] = [
 
 /** Tests in the unit folders that need a Docker engine. */
 export const ENGINE_TESTS: readonly string[] = [
+  "test/broker/docker.test.ts",
   "test/cli/toolchain-locks.test.ts",
   "test/package/consumer.test.ts",
   "test/proxy/docker.test.ts",

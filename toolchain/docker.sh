@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure a Docker engine answers on this machine and that the offline test image exists.
 # Idempotent: it starts nothing when an engine already answers and builds nothing when the image is current.
-#   toolchain/docker.sh            engine + image + the egress proxy's image (toolchain/proxy-image.sh)
+#   toolchain/docker.sh            engine + image + the egress proxy's and the broker's images (toolchain/proxy-image.sh,
+#                                  toolchain/broker-image.sh)
 #   toolchain/docker.sh engine     engine only
 #   toolchain/docker.sh image      the test image only
 # Needs: a reachable engine, or root on Debian (it then installs Debian's docker.io and starts dockerd).
@@ -155,6 +156,7 @@ case "${1:-all}" in
     ensure_engine
     ensure_image
     bash "$root/toolchain/proxy-image.sh"
+    bash "$root/toolchain/broker-image.sh"
     ;;
   *) die "usage: toolchain/docker.sh [engine|image|all]" ;;
 esac

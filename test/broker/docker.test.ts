@@ -1,0 +1,352 @@
+/**
+ * The secrets broker on the real Docker engine. Nothing here leaves the machine: the keyed "upstream" is a busybox
+ * httpd that requires a Basic credential, on an `internal` network this test creates (198.18.9.0/24, RFC 2544
+ * benchmarking space, which the broker does not refuse); a second server sits on a private range the broker must
+ * refuse after resolving its name. Tasks run through the real launcher, on networks of their own that hold only the
+ * task and the broker.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type Dockerode from "dockerode";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  BROKER_IMAGE,
+  type BrokerSpec,
+  brokerSpec,
+  LABELS,
+  launchSpec,
+  type ResolvedProject,
+  resolveProject,
+} from "../../components/model";
+import { adaptLaunchSpec } from "../../policy/adapters/launch";
+import { judge } from "../../policy/rules/registry";
+import { brokerCreateBody, brokerCredentialEnvs, ensureBroker } from "../../runtime/broker";
+import { demuxLogs } from "../../runtime/docker/client";
+import { Launcher, type TaskResult } from "../../runtime/launcher";
+import { offSwitch, projectLeftovers } from "../../runtime/offSwitch";
+import { policyPreflight } from "../../runtime/preflight";
+import { requireDocker, TEST_IMAGE } from "../helpers/docker";
+
+const TEST_LABEL = "sandbox.test";
+const OUTSIDE_SUBNET = "198.18.9.0/24";
+const PRIVATE_SUBNET = "10.250.99.0/24";
+const SECRET_USER = `u${Math.random().toString(36).slice(2, 10)}`;
+const SECRET_PASS = `p${Math.random().toString(36).slice(2, 12)}`;
+const CREDENTIAL = Buffer.from(`${SECRET_USER}:${SECRET_PASS}`).toString("base64");
+const BODY = `the answer ${Math.random().toString(36).slice(2, 8)}`;
+
+const name = `bk-${Math.random().toString(36).slice(2, 8)}`;
+const project: ResolvedProject = resolveProject({
+  name,
+  budget: { monthlyCapUsd: 100 },
+  jobRoot: mkdtempSync(join(tmpdir(), `${name}-jobs-`)),
+  broker: {
+    routes: {
+      api: {
+        upstream: "http://api.test",
+        paths: ["/data/*"],
+        credential: { secret: "apiToken", prefix: "Basic " },
+        maxResponseBytes: 2000,
+      },
+      limited: {
+        upstream: "http://api.test/data",
+        paths: ["/answer.txt"],
+        credential: { secret: "apiToken", prefix: "Basic " },
+        rateLimit: { requests: 2, perSeconds: 60 },
+      },
+      other: {
+        upstream: "http://other-api.test",
+        paths: ["/data/*"],
+        credential: { secret: "otherToken", prefix: "Basic " },
+      },
+      private: {
+        upstream: "http://private-api.test",
+        paths: ["/**"],
+        credential: { secret: "privateToken" },
+      },
+    },
+  },
+  templates: {
+    web: { image: TEST_IMAGE, timeoutSeconds: 90, broker: ["api", "limited", "private"] },
+    other: { image: TEST_IMAGE, timeoutSeconds: 60, broker: ["other"] },
+  },
+});
+const outsideNet = `${name}-outside`;
+const privateNet = `${name}-private`;
+const credentials = {
+  SANDBOX_BROKER_CRED_API: CREDENTIAL,
+  SANDBOX_BROKER_CRED_LIMITED: CREDENTIAL,
+  SANDBOX_BROKER_CRED_OTHER: CREDENTIAL,
+  SANDBOX_BROKER_CRED_PRIVATE: "private-token",
+};
+
+let docker: Dockerode;
+let broker: BrokerSpec;
+const launcher = () =>
+  new Launcher(docker, {
+    preflight: policyPreflight(),
+    broker: () => ensureBroker(docker, broker, credentials, { egressNetwork: outsideNet }),
+  });
+
+/** Raw HTTP/1.0 requests to the broker, one after another, each answer after `=== id`. */
+function requests(list: readonly { id: string; request: string }[]): string {
+  return [
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansions
+    'b="${SANDBOX_BROKER_URL#http://}"; bh="${b%%:*}"; bp="${b##*:}"',
+    ...list.map(
+      (r) =>
+        `echo "=== ${r.id}"; printf '${r.request.replace(/%/g, "%%").replace(/\n/g, "\\r\\n")}' | nc -w 5 "$bh" "$bp" 2>&1; echo`,
+    ),
+  ].join("\n");
+}
+
+function answer(result: TaskResult, id: string): string {
+  const at = result.stdout.indexOf(`=== ${id}\n`);
+  if (at < 0) return "";
+  const rest = result.stdout.slice(at + id.length + 5);
+  const next = rest.indexOf("\n=== ");
+  return next < 0 ? rest : rest.slice(0, next);
+}
+
+const get = (path: string, extra = "") => `GET ${path} HTTP/1.0\nHost: broker\n${extra}\n`;
+
+async function removeStale(): Promise<void> {
+  for (const c of await docker.listContainers({ all: true, filters: { label: [TEST_LABEL] } }))
+    await docker.getContainer(c.Id).remove({ force: true });
+  for (const n of await docker.listNetworks({ filters: { label: [TEST_LABEL] } })) {
+    const info = await docker.getNetwork(n.Id).inspect();
+    for (const id of Object.keys(info.Containers ?? {}))
+      await docker
+        .getContainer(id)
+        .remove({ force: true })
+        .catch(() => undefined);
+    await docker.getNetwork(n.Id).remove();
+  }
+}
+
+async function testServer(network: string, aliases: string[], script: string): Promise<Dockerode.Container> {
+  const c = await docker.createContainer({
+    name: `${network}-server`,
+    Image: TEST_IMAGE,
+    User: "1000:1000",
+    Cmd: ["sh", "-c", script],
+    Labels: { [TEST_LABEL]: "broker", [LABELS.project]: name },
+    HostConfig: {
+      NetworkMode: network,
+      ReadonlyRootfs: true,
+      Tmpfs: { "/tmp": "rw,size=4m" },
+      CapDrop: ["ALL"],
+      SecurityOpt: ["no-new-privileges:true"],
+      Memory: 64 * 1024 * 1024,
+    },
+    NetworkingConfig: { EndpointsConfig: { [network]: { Aliases: aliases } } },
+  });
+  await c.start();
+  return c;
+}
+
+let privateServer: Dockerode.Container;
+
+beforeAll(async () => {
+  docker = await requireDocker();
+  try {
+    await docker.getImage(BROKER_IMAGE).inspect();
+  } catch {
+    throw new Error(
+      `the broker image ${BROKER_IMAGE} is missing; run toolchain/broker-image.sh (./sandbox test does)`,
+    );
+  }
+  await removeStale();
+  const labels = { [TEST_LABEL]: "broker", [LABELS.project]: name };
+  await docker.createNetwork({
+    Name: outsideNet,
+    Internal: true,
+    IPAM: { Config: [{ Subnet: OUTSIDE_SUBNET }] },
+    Labels: labels,
+  });
+  await docker.createNetwork({
+    Name: privateNet,
+    Internal: true,
+    IPAM: { Config: [{ Subnet: PRIVATE_SUBNET }] },
+    Labels: labels,
+  });
+  // The keyed upstream: /data needs the Basic credential; /admin is outside every route; big.txt is over the cap.
+  await testServer(
+    outsideNet,
+    ["api.test", "other-api.test"],
+    [
+      "mkdir -p /tmp/www/data /tmp/www/admin",
+      `echo "${BODY}" > /tmp/www/data/answer.txt`,
+      "echo admin > /tmp/www/admin/index.html",
+      "i=0; while [ $i -lt 100 ]; do echo 0123456789012345678901234567890123456789; i=$((i+1)); done > /tmp/www/data/big.txt",
+      `printf '/data:${SECRET_USER}:${SECRET_PASS}\\n' > /tmp/httpd.conf`,
+      "exec httpd -f -vv -p 80 -h /tmp/www -c /tmp/httpd.conf",
+    ].join(" && "),
+  );
+  privateServer = await testServer(
+    privateNet,
+    ["private-api.test"],
+    "mkdir -p /tmp/www && echo private > /tmp/www/index.html && exec httpd -f -vv -p 80 -h /tmp/www",
+  );
+  const spec = brokerSpec(project, `${name}-net`);
+  if (spec === undefined) throw new Error("no broker");
+  broker = spec;
+  const container = await ensureBroker(docker, broker, credentials, { egressNetwork: outsideNet });
+  await docker.getNetwork(privateNet).connect({ Container: container.id });
+}, 90_000);
+
+afterAll(async () => {
+  if (!docker) return;
+  await offSwitch(docker, name);
+  await removeStale();
+});
+
+describe("the broker container", () => {
+  it("runs hardened: non-root, read-only root, every capability dropped, no-new-privileges, limits, no ports", async () => {
+    const info = await docker.getContainer(broker.name).inspect();
+    expect(info.Config.User).toBe("10100:10100");
+    expect(info.HostConfig.ReadonlyRootfs).toBe(true);
+    expect(info.HostConfig.CapDrop).toEqual(["ALL"]);
+    expect(info.HostConfig.SecurityOpt).toEqual(["no-new-privileges:true"]);
+    expect(info.HostConfig.Memory).toBe(128 * 1024 * 1024);
+    expect(info.HostConfig.PidsLimit).toBe(64);
+    expect(info.HostConfig.PortBindings ?? {}).toEqual({});
+    expect(info.Config.Labels?.[LABELS.role]).toBe("broker");
+  });
+
+  it("passes every mandatory rule of the pack but the one about its own credentials", () => {
+    const body = brokerCreateBody(broker, brokerCredentialEnvs(broker, credentials), outsideNet);
+    const findings = judge(adaptLaunchSpec(body, `${name}/broker`), undefined, {})
+      .filter(({ rule }) => rule.enforcementLevel !== "advisory" && rule.id !== "sandbox-disallow-secret-env")
+      .flatMap(({ rule, findings }) => findings.map((f) => `${rule.id}: ${f.message}`));
+    expect(findings).toEqual([]);
+  });
+});
+
+describe("a task that calls the broker", () => {
+  let result: TaskResult;
+  let brokerLog: string;
+  beforeAll(async () => {
+    result = await launcher().run(launchSpec(project, "web", `${name}-net`), {
+      command: [
+        "sh",
+        "-c",
+        [
+          'echo "=== env"; env | sort',
+          requests([
+            { id: "answer", request: get("/api/data/answer.txt") },
+            {
+              id: "ownCredential",
+              request: get("/api/data/answer.txt", "Authorization: nope\n"),
+            },
+            {
+              id: "method",
+              request: "POST /api/data/answer.txt HTTP/1.0\nHost: broker\nContent-Length: 0\n\n",
+            },
+            { id: "outside", request: get("/api/admin/") },
+            { id: "dotdot", request: get("/api/data/../admin/") },
+            { id: "encoded", request: get("/api/data/..%2fadmin%2f") },
+            { id: "absolute", request: "GET http://api.test/data/answer.txt HTTP/1.0\nHost: api.test\n\n" },
+            { id: "noRoute", request: get("/nosuch/data/answer.txt") },
+            { id: "otherTemplate", request: get("/other/data/answer.txt") },
+            { id: "cap", request: get("/api/data/big.txt") },
+            { id: "private", request: get("/private/") },
+            { id: "limited1", request: get("/limited/answer.txt") },
+            { id: "limited2", request: get("/limited/answer.txt") },
+            { id: "limited3", request: get("/limited/answer.txt") },
+          ]),
+          'echo "=== direct"; wget -q -T 3 -O- http://api.test/data/answer.txt 2>&1; echo "rc=$?"',
+        ].join("\n"),
+      ],
+      removeJobDir: true,
+    });
+    brokerLog = demuxLogs(
+      (await docker.getContainer(broker.name).logs({ stdout: true, stderr: true })) as Buffer,
+    ).stdout;
+  }, 120_000);
+
+  it("gets the keyed upstream's answer without ever holding the credential (the broker adds it, replacing the task's own)", () => {
+    expect(answer(result, "answer")).toMatch(/^HTTP\/1\.[01] 200/);
+    expect(answer(result, "answer")).toContain(BODY);
+    expect(answer(result, "ownCredential")).toMatch(/^HTTP\/1\.[01] 200/);
+    expect(answer(result, "env")).toContain(`SANDBOX_BROKER_URL=http://${name}-broker:`);
+    expect(answer(result, "env")).not.toContain("SANDBOX_BROKER_CRED");
+  });
+
+  it("is refused a method, a path outside the route, dot segments in any spelling, and an absolute URL", () => {
+    expect(answer(result, "method"), "method").toMatch(/^HTTP\/1\.[01] 405/);
+    expect(answer(result, "outside"), "outside").toMatch(/^HTTP\/1\.[01] 403/);
+    expect(answer(result, "dotdot"), "dotdot").toMatch(/^HTTP\/1\.[01] 400/);
+    expect(answer(result, "encoded"), "encoded").toMatch(/^HTTP\/1\.[01] 400/);
+    expect(answer(result, "absolute"), "absolute").toMatch(/^HTTP\/1\.[01] 400/);
+    for (const id of ["outside", "dotdot", "encoded", "absolute"])
+      expect(answer(result, id)).not.toContain("admin\n");
+  });
+
+  it("reaches only its own template's routes: an unknown route and another template's are not found", () => {
+    expect(answer(result, "noRoute")).toMatch(/^HTTP\/1\.[01] 404/);
+    expect(answer(result, "otherTemplate")).toMatch(/^HTTP\/1\.[01] 404/);
+  });
+
+  it("is refused a response above the route's size cap, and calls past the route's rate", () => {
+    expect(answer(result, "cap")).toMatch(/^HTTP\/1\.[01] 502/);
+    expect(answer(result, "limited1")).toMatch(/^HTTP\/1\.[01] 200/);
+    expect(answer(result, "limited2")).toMatch(/^HTTP\/1\.[01] 200/);
+    expect(answer(result, "limited3")).toMatch(/^HTTP\/1\.[01] 429/);
+  });
+
+  it("is refused an upstream whose name resolves to a private address, which never sees a request", async () => {
+    expect(answer(result, "private")).toMatch(/^HTTP\/1\.[01] 403/);
+    const logs = demuxLogs((await privateServer.logs({ stdout: true, stderr: true })) as Buffer);
+    expect(`${logs.stdout}${logs.stderr}`).not.toMatch(/GET|url:/);
+  });
+
+  it("cannot reach the upstream directly: its network holds only the broker", () => {
+    expect(answer(result, "direct")).toMatch(/rc=[1-9]/);
+    expect(answer(result, "direct")).not.toContain(BODY);
+  });
+
+  it("has every call in its result and the broker's log, and the credential in neither, nor in its output", () => {
+    const calls = result.broker?.calls ?? [];
+    expect(calls.map((c) => `${c.route} ${c.method} ${c.path} ${c.status}`)).toEqual(
+      expect.arrayContaining([
+        "api GET /api/data/answer.txt 200",
+        "api POST /api/data/answer.txt 405",
+        "api GET /api/admin/ 403",
+        "other GET /other/data/answer.txt 404",
+        "private GET /private/ 403",
+        "limited GET /limited/answer.txt 429",
+      ]),
+    );
+    for (const text of [result.stdout, result.stderr, JSON.stringify(result), brokerLog]) {
+      for (const secret of [CREDENTIAL, SECRET_PASS, "private-token"]) expect(text).not.toContain(secret);
+    }
+  });
+});
+
+describe("another template's task", () => {
+  it("calls its own route on its own port, and not the first template's", async () => {
+    const result = await launcher().run(launchSpec(project, "other", `${name}-net`), {
+      command: [
+        "sh",
+        "-c",
+        requests([
+          { id: "own", request: get("/other/data/answer.txt") },
+          { id: "notOwn", request: get("/api/data/answer.txt") },
+        ]),
+      ],
+      removeJobDir: true,
+    });
+    expect(answer(result, "own")).toContain(BODY);
+    expect(answer(result, "notOwn")).toMatch(/^HTTP\/1\.[01] 404/);
+  }, 60_000);
+});
+
+describe("the off switch", () => {
+  it("removes the broker with the rest of the project", async () => {
+    await offSwitch(docker, name);
+    const left = await projectLeftovers(docker, name);
+    expect(left).toEqual([]);
+  }, 60_000);
+});
