@@ -1,6 +1,7 @@
 import { secretNameReason, secretValueReason } from "../../components/model";
 import { REDACTED_SECRET } from "../adapters/read";
 import { isUnknown, type WorkloadView } from "../workload";
+import { BROKER_CREDENTIAL_NAME, isBrokerCredential } from "./broker-identity";
 import { label, unchecked, violation } from "./helpers";
 import { argFindings, envReason, mountFindings, visibleValue } from "./secret-carriers";
 import { defineRule, type Edit, type Finding } from "./types";
@@ -29,7 +30,7 @@ function redactionEdits(w: WorkloadView): Edit[] {
   const docker = w.origin.backend !== "kubernetes";
   return w.containers.flatMap((c) =>
     c.env
-      .filter((e) => e.tainted && e.from !== "secretRef")
+      .filter((e) => e.tainted && e.from !== "secretRef" && !isBrokerCredential(w, e))
       .map((e): Edit => {
         const segs = envPathSegments(e.path);
         if (docker)
@@ -89,6 +90,17 @@ export const disallowSecretEnv = defineRule({
       if (c.envUnknown) out.push(unchecked(`the environment of ${label(c)}`, c.path));
       for (const e of c.env) {
         const who = label(c);
+        // The secrets broker is the one container a credential may reach, in its credential variables only.
+        if (isBrokerCredential(s, e)) continue;
+        if (typeof e.name === "string" && BROKER_CREDENTIAL_NAME.test(e.name)) {
+          out.push(
+            violation(
+              `${who} sets ${e.name}, a broker credential variable: only the secrets broker (its image, its own entry point) may hold one (the value is not shown)`,
+              e.path,
+            ),
+          );
+          continue;
+        }
         if (e.from === "secretRef") {
           const ref = typeof e.ref === "string" ? ` "${e.ref}"` : "";
           out.push(

@@ -1,5 +1,6 @@
 import { parseKubeType } from "../adapters/kubernetes";
 import { field, REDACTED_SECRET, str } from "../adapters/read";
+import { brokerConfigOf, isBrokerCredential, isGenuineBroker } from "../rules/broker-identity";
 import { isUnknown, type WorkloadView } from "../workload";
 import { defineStackRule, type StackFinding, type StackResource, type StackResourceRef } from "./types";
 
@@ -59,8 +60,9 @@ function taskStrings(r: StackResource, w: WorkloadView): { value: string; where:
  * Stack rule: no Pulumi secret reaches a task's env, command, labels or mounts. Judges what a stack policy can see:
  * task inputs computed from a secret-producing resource (property dependencies), inputs the program marked secret
  * (`additionalSecretOutputs`), values equal to a Secret's data or a generated password in the same stack, and the
- * marker the secret-env remediation leaves in place of a Pulumi secret. Only `sandbox.role=proxy|broker` may hold
- * credentials.
+ * marker the secret-env remediation leaves in place of a Pulumi secret. Only the secrets broker may hold
+ * credentials, in its credential variables (see policy/rules/broker-identity.ts: a label alone makes no broker),
+ * and a broker without routes is refused.
  */
 export const disallowSecretFlow = defineStackRule({
   id: "sandbox-disallow-secret-flow",
@@ -80,12 +82,13 @@ export const disallowSecretFlow = defineStackRule({
       allowedRoles: {
         type: "array",
         items: { type: "string" },
-        description: "sandbox.role values that may hold credentials.",
-        default: ["proxy", "broker"],
+        description:
+          "sandbox.role values whose workloads may hold credentials besides the secrets broker, which always may in its credential variables. Defaults to none.",
+        default: [],
       },
     },
   },
-  defaults: { allowedRoles: ["proxy", "broker"] },
+  defaults: { allowedRoles: [] as string[] },
   remediationSteps:
     "Move the credential to the broker (or proxy) and let it act for the task; never pass it into the task container.",
   check(resources, config) {
@@ -96,8 +99,20 @@ export const disallowSecretFlow = defineStackRule({
       if (w === undefined || w.subject !== "workload") continue;
       if (w.role !== undefined && config.allowedRoles.includes(w.role)) continue;
       const who = `${w.origin.kind} "${w.origin.name}"`;
+      const broker = isGenuineBroker(w);
+      if (broker && w.origin.backend !== "kubernetes" && !/^backend route_/m.test(brokerConfigOf(w) ?? "")) {
+        out.push({
+          message: `${who}: the secrets broker has no routes, so no credential of it can be used`,
+          urn: r.urn,
+        });
+      }
+      // The broker's credential variables are where secrets belong: its env list may be computed from them.
+      const brokerEntries = new Set(
+        broker ? (w.containers[0]?.env ?? []).filter((e) => isBrokerCredential(w, e)).map((e) => e.path) : [],
+      );
       const fields = w.origin.backend === "kubernetes" ? ["spec"] : DOCKER_TASK_FIELDS;
       for (const f of fields) {
+        if (broker && f === "envs") continue;
         for (const dep of r.propertyDependencies[f] ?? []) {
           if (isSecretSource(dep)) {
             out.push({
@@ -111,6 +126,7 @@ export const disallowSecretFlow = defineStackRule({
       }
       const seen = new Set<string>();
       for (const s of taskStrings(r, w)) {
+        if (brokerEntries.has(s.where)) continue;
         if (s.value.includes(REDACTED_SECRET)) {
           out.push({
             message: `${who}: ${s.where} held a Pulumi secret (redacted by the pack; the value is not shown)`,

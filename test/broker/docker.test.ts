@@ -215,12 +215,25 @@ describe("the broker container", () => {
     expect(info.Config.Labels?.[LABELS.role]).toBe("broker");
   });
 
-  it("passes every mandatory rule of the pack but the one about its own credentials", () => {
+  it("passes every mandatory rule of the pack, its credentials included (it is the genuine broker)", () => {
     const body = brokerCreateBody(broker, brokerCredentialEnvs(broker, credentials), outsideNet);
     const findings = judge(adaptLaunchSpec(body, `${name}/broker`), undefined, {})
-      .filter(({ rule }) => rule.enforcementLevel !== "advisory" && rule.id !== "sandbox-disallow-secret-env")
+      .filter(({ rule }) => rule.enforcementLevel !== "advisory")
       .flatMap(({ rule, findings }) => findings.map((f) => `${rule.id}: ${f.message}`));
     expect(findings).toEqual([]);
+    // The same credentials in any other container are refused: another image, or a command of its own.
+    for (const other of [
+      { ...body, Image: TEST_IMAGE },
+      { ...body, Cmd: ["sh", "-c", "env"] },
+    ]) {
+      const refused = judge(adaptLaunchSpec(other, `${name}/not-broker`), undefined, {}).flatMap(
+        ({ rule, findings }) => findings.map((f) => `${rule.id}: ${f.message}`),
+      );
+      expect(
+        refused.some((f) => f.startsWith("sandbox-disallow-secret-env:")),
+        refused.join("\n"),
+      ).toBe(true);
+    }
   });
 });
 

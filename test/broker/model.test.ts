@@ -218,6 +218,7 @@ describe("the generated HAProxy configuration", () => {
       "http-request deny deny_status 403 unless { var(txn.rest) -m reg '^/repos/[^/]*/issues$' '^/user$' }",
     );
     expect(lines).toContain("http-request del-header Authorization");
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: HAProxy's variable reference, as the file holds it
     expect(lines).toContain('http-request set-header Authorization "Bearer ${SANDBOX_BROKER_CRED_GH}"');
     expect(lines).toContain(
       "http-request deny deny_status 400 if { query,url_dec -m reg -i '(?:^|&)api_key(?:[=&]|$)' }",

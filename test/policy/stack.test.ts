@@ -352,8 +352,18 @@ describe(FLOW, () => {
     ]);
   });
 
-  it("lets the proxy hold a credential", () => {
+  it("lets no label hold a credential: not even the proxy's (only the secrets broker may, test/policy/broker.test.ts)", () => {
     const pw: StackFixture = { type: "random:index/randomPassword:RandomPassword", name: "db", props: {} };
-    expect(validateStack([pw, { ...proxy(), dependsOn: { envs: ["db"] } }]).violations).toEqual([]);
+    expect(
+      validateStack([pw, { ...proxy(), dependsOn: { envs: ["db"] } }]).violations.map((v) => v.message),
+    ).toEqual([
+      'Container "egress": envs is computed from random:index/randomPassword:RandomPassword "db", which produces a secret',
+    ]);
+    // A pack configured to let a role hold credentials still can.
+    expect(
+      validateStack([pw, { ...proxy(), dependsOn: { envs: ["db"] } }], {
+        [FLOW]: { allowedRoles: ["proxy"] },
+      }).violations,
+    ).toEqual([]);
   });
 });

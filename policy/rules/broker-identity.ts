@@ -1,0 +1,41 @@
+/**
+ * Which workload is the secrets broker, the one container a credential may reach. A label says nothing on its own
+ * (any container can carry `sandbox.role=broker`): the broker is a workload so labelled that runs exactly one
+ * container of the broker's image with the image's own entry point (no command, entry point or arguments of its
+ * own), and of its environment only the variables the broker's configuration reads credentials from
+ * (`SANDBOX_BROKER_CRED_<ROUTE>`) may hold one.
+ */
+import { BROKER_CONFIG_ENV, BROKER_IMAGE } from "../../components/model";
+import type { ContainerView, EnvView, WorkloadView } from "../workload";
+
+/** The broker's credential variables. */
+export const BROKER_CREDENTIAL_NAME = /^SANDBOX_BROKER_CRED_[A-Z0-9_]+$/;
+
+/** True when `w` is the broker as its image runs it (see the module's comment); `images` are the accepted images. */
+export function isGenuineBroker(w: WorkloadView, images: readonly string[] = [BROKER_IMAGE]): boolean {
+  if (w.role !== "broker" || w.containers.length !== 1) return false;
+  const c = w.containers[0] as ContainerView;
+  return (
+    c.role === "container" && typeof c.image === "string" && images.includes(c.image) && c.args.length === 0
+  );
+}
+
+/** True when `e` is one of the genuine broker's credential variables, which may hold a secret. */
+export function isBrokerCredential(
+  w: WorkloadView,
+  e: EnvView,
+  images: readonly string[] = [BROKER_IMAGE],
+): boolean {
+  return (
+    isGenuineBroker(w, images) &&
+    typeof e.name === "string" &&
+    BROKER_CREDENTIAL_NAME.test(e.name) &&
+    e.from !== "secretRef"
+  );
+}
+
+/** The genuine broker's generated configuration, as its environment holds it (Docker), or undefined. */
+export function brokerConfigOf(w: WorkloadView): string | undefined {
+  const e = w.containers[0]?.env.find((x) => x.name === BROKER_CONFIG_ENV);
+  return typeof e?.value === "string" ? e.value : undefined;
+}
