@@ -126,7 +126,7 @@ export async function sandboxProgram(): Promise<StackOutputs> {
     });
     const project = new KubernetesSandboxProject(
       spec.name,
-      { ...args, name: spec.name },
+      { ...args, name: spec.name, brokerCredentials: checkedBrokerCredentials(resolved) },
       { providers: [provider] },
     );
     return {

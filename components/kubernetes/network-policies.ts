@@ -5,12 +5,16 @@
  */
 import {
   allowEntry,
+  type BrokerListener,
+  type BrokerSpec,
   DEFAULT_PORTS,
   LABELS,
   type ProxyListener,
   type ProxySpec,
+  parseUpstream,
   REFUSED_DESTINATIONS,
 } from "../model";
+import { brokerSelector } from "./broker";
 import { EGRESS_LABEL } from "./pod";
 import { proxySelector } from "./proxy";
 
@@ -53,10 +57,6 @@ export function proxyUpstreamPorts(proxy: ProxySpec): number[] {
  * by the proxy itself after resolution; the policy is the second wall.
  */
 export function proxyNetworkPolicySpec(proxy: ProxySpec) {
-  const v4 = REFUSED_DESTINATIONS.filter((c) => !c.includes(":"));
-  const v6 = REFUSED_DESTINATIONS.filter((c) => c.includes(":")).map((c) =>
-    c.includes("/") ? c : `${c}/128`,
-  );
   return {
     podSelector: { matchLabels: proxySelector(proxy.project) },
     policyTypes: ["Ingress", "Egress"],
@@ -66,23 +66,75 @@ export function proxyNetworkPolicySpec(proxy: ProxySpec) {
         ports: proxy.listeners.map((l) => ({ protocol: "TCP", port: l.port })),
       },
     ],
+    egress: outsideEgress(proxyUpstreamPorts(proxy)),
+  };
+}
+
+/** Out to the cluster's DNS, and to any address outside the refused ranges on `ports`. */
+function outsideEgress(ports: readonly number[]) {
+  const v4 = REFUSED_DESTINATIONS.filter((c) => !c.includes(":"));
+  const v6 = REFUSED_DESTINATIONS.filter((c) => c.includes(":")).map((c) =>
+    c.includes("/") ? c : `${c}/128`,
+  );
+  return [
+    {
+      to: [
+        {
+          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } },
+          podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
+        },
+      ],
+      ports: [
+        { protocol: "UDP", port: 53 },
+        { protocol: "TCP", port: 53 },
+      ],
+    },
+    {
+      to: [{ ipBlock: { cidr: "0.0.0.0/0", except: v4 } }, { ipBlock: { cidr: "::/0", except: v6 } }],
+      ports: ports.map((port) => ({ protocol: "TCP", port })),
+    },
+  ];
+}
+
+/**
+ * Broker routes: a template's pods (by the template's name) may reach the broker's pods on that template's port.
+ * NetworkPolicies add up: a proxy-mode template also keeps its way to the proxy, and nothing else is opened.
+ */
+export function brokerEgressSpec(listener: BrokerListener) {
+  return {
+    podSelector: { matchLabels: { [LABELS.template]: listener.template } },
+    policyTypes: ["Egress"],
     egress: [
       {
-        to: [
-          {
-            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } },
-            podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
-          },
-        ],
-        ports: [
-          { protocol: "UDP", port: 53 },
-          { protocol: "TCP", port: 53 },
-        ],
-      },
-      {
-        to: [{ ipBlock: { cidr: "0.0.0.0/0", except: v4 } }, { ipBlock: { cidr: "::/0", except: v6 } }],
-        ports: proxyUpstreamPorts(proxy).map((port) => ({ protocol: "TCP", port })),
+        to: [{ podSelector: { matchLabels: { [LABELS.role]: "broker" } } }],
+        ports: [{ protocol: "TCP", port: listener.port }],
       },
     ],
+  };
+}
+
+/** The ports the broker's upstreams listen on. */
+export function brokerUpstreamPorts(broker: BrokerSpec): number[] {
+  const used = new Set(broker.listeners.flatMap((l) => l.routes));
+  const ports = new Set<number>();
+  for (const [name, r] of Object.entries(broker.routes))
+    if (used.has(name)) ports.add(parseUpstream(r.upstream).port);
+  return [...ports].sort((a, b) => a - b);
+}
+
+/**
+ * The broker's own policy: in, each template's pods on that template's port only; out, the cluster's DNS and any
+ * address outside the refused ranges on its upstreams' ports. The broker refuses those ranges itself after
+ * resolution; the policy is the second wall.
+ */
+export function brokerNetworkPolicySpec(broker: BrokerSpec) {
+  return {
+    podSelector: { matchLabels: brokerSelector(broker.project) },
+    policyTypes: ["Ingress", "Egress"],
+    ingress: broker.listeners.map((l) => ({
+      from: [{ podSelector: { matchLabels: { [LABELS.template]: l.template } } }],
+      ports: [{ protocol: "TCP", port: l.port }],
+    })),
+    egress: outsideEgress(brokerUpstreamPorts(broker)),
   };
 }

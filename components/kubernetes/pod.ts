@@ -27,18 +27,28 @@ export function serviceHostVariable(service: string): string {
 }
 
 /**
- * A task's environment on Kubernetes: the proxy variables name the proxy's Service by its cluster address
- * (`$(…_SERVICE_HOST)`, expanded by kubelet), because the task's policy allows no DNS.
+ * A task's environment on Kubernetes: the proxy variables and the broker's address name their Services by cluster
+ * address (`$(…_SERVICE_HOST)`, expanded by kubelet), because the task's policy allows no DNS.
  */
 export function podEnv(spec: LaunchSpec): { name: string; value: string }[] {
-  const host = spec.egress.proxyHost;
-  return Object.entries(spec.env).map(([name, value]) => ({
-    name,
-    value:
-      host !== undefined && spec.egress.mode === "proxy" && value.startsWith(`http://${host}:`)
-        ? value.replace(`http://${host}:`, `http://$(${serviceHostVariable(host)}):`)
-        : value,
-  }));
+  const hosts = [spec.egress.mode === "proxy" ? spec.egress.proxyHost : undefined, spec.broker?.host].filter(
+    (h): h is string => h !== undefined,
+  );
+  return Object.entries(spec.env).map(([name, value]) => {
+    const host = hosts.find((h) => value.startsWith(`http://${h}:`));
+    return {
+      name,
+      value:
+        host === undefined
+          ? value
+          : value.replace(`http://${host}:`, `http://$(${serviceHostVariable(host)}):`),
+    };
+  });
+}
+
+/** True when a task's pod reaches a Service of its namespace (the proxy, the broker), so needs service links. */
+export function needsServiceLinks(spec: LaunchSpec): boolean {
+  return spec.egress.mode === "proxy" || spec.broker !== undefined;
 }
 
 /**
@@ -89,12 +99,12 @@ export function hardenedPodSpec(
     memory: mibQuantity(spec.resources.memoryMb),
     "ephemeral-storage": mibQuantity(spec.resources.diskMb),
   };
-  // The proxy variables name the proxy's Service by its cluster address (a Docker network alias on Docker); in
-  // proxy mode service links are on for that (the namespace holds no other Service).
+  // The proxy variables and the broker's address name their Services by cluster address (a Docker network alias on
+  // Docker); service links are on for that in proxy mode or with broker routes (the namespace holds no other Service).
   const env = podEnv(spec);
   const podSpec: k8s.types.input.core.v1.PodSpec = {
     restartPolicy: "Never",
-    ...restrictedPod(serviceAccount, uid, gid, spec.egress.mode === "proxy"),
+    ...restrictedPod(serviceAccount, uid, gid, needsServiceLinks(spec)),
     containers: [
       {
         name: "task",

@@ -1,9 +1,18 @@
 /**
  * What the budget admits on Kubernetes: the namespace's ResourceQuota (task slots of the largest template, plus the
- * always-on proxy pod) and the LimitRange that gives a container without limits the defaults. Plain objects; the
+ * always-on proxy and broker pods) and the LimitRange that gives a container without limits the defaults. Plain objects; the
  * component only wires them.
  */
-import { type Budget, budgetArithmetic, type ProxySpec, taskMonthlyUsd, trimNumber, usd } from "../model";
+import {
+  type BrokerSpec,
+  type Budget,
+  budgetArithmetic,
+  type ProxySpec,
+  taskMonthlyUsd,
+  trimNumber,
+  usd,
+} from "../model";
+import { BROKER_DISK_MIB } from "./broker";
 import { PROXY_DISK_MIB } from "./proxy";
 import { cpuQuantity, mibQuantity } from "./quantities";
 
@@ -61,6 +70,28 @@ export function proxyQuotaExtra(proxy: ProxySpec): QuotaExtra {
     diskMib: PROXY_DISK_MIB,
     pods: 1,
   };
+}
+
+/** The broker's share of the quota: one pod of its limits, like the proxy's. */
+export function brokerQuotaExtra(broker: BrokerSpec): QuotaExtra {
+  return {
+    vcpu: broker.resources.vcpu,
+    memoryMib: broker.resources.memoryMb,
+    diskMib: BROKER_DISK_MIB,
+    pods: 1,
+  };
+}
+
+/** The always-on pods' shares together (undefined when there are none). */
+export function sumQuotaExtras(extras: readonly (QuotaExtra | undefined)[]): QuotaExtra | undefined {
+  const present = extras.filter((e): e is QuotaExtra => e !== undefined);
+  if (present.length === 0) return undefined;
+  return present.reduce((a, e) => ({
+    vcpu: Math.round((a.vcpu + e.vcpu) * 1000) / 1000,
+    memoryMib: a.memoryMib + e.memoryMib,
+    diskMib: a.diskMib + e.diskMib,
+    pods: a.pods + e.pods,
+  }));
 }
 
 /**

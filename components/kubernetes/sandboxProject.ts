@@ -1,9 +1,14 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import {
+  type BrokerSpec,
   type BudgetFactsProps,
   type BudgetPlan,
+  brokerCredentialValue,
+  brokerPolicyName,
+  brokerSpec,
   budgetFacts,
+  credentialsHash,
   defaultDenyPolicyName,
   FORK_COUNT_MARGIN,
   type LaunchSpec,
@@ -24,13 +29,29 @@ import {
   resolveProject,
   SpecError,
   taskServiceAccountName,
+  templateBrokerPolicyName,
   templateEgressPolicyName,
 } from "../model";
+import { brokerConfigMap, brokerDeploymentSpec, brokerSecretMetadata, brokerServiceSpec } from "./broker";
 import { namespaceLabels, RESERVED_NAMESPACES } from "./namespace";
-import { defaultDenySpec, proxyEgressSpec, proxyNetworkPolicySpec } from "./network-policies";
+import {
+  brokerEgressSpec,
+  brokerNetworkPolicySpec,
+  defaultDenySpec,
+  proxyEgressSpec,
+  proxyNetworkPolicySpec,
+} from "./network-policies";
 import { hardenedPodSpec, taskJob, taskPodLabels } from "./pod";
 import { proxyConfigMap, proxyDeploymentSpec, proxyServiceSpec } from "./proxy";
-import { limitRangeSpec, proxyQuotaExtra, type QuotaPlan, quotaHard, quotaPlan } from "./quota";
+import {
+  brokerQuotaExtra,
+  limitRangeSpec,
+  proxyQuotaExtra,
+  type QuotaPlan,
+  quotaHard,
+  quotaPlan,
+  sumQuotaExtras,
+} from "./quota";
 
 /**
  * A sandbox project on a Kubernetes cluster. Plain values, not outputs: the walls and the budget must be known at
@@ -41,6 +62,11 @@ export interface SandboxProjectArgs extends Omit<ProjectInput, "name" | "backend
   readonly name?: string;
   /** Must be `kubernetes` when given. Defaults to `kubernetes`. */
   readonly backend?: "kubernetes";
+  /**
+   * The broker's credentials, by route: each the value of the route's secret config key (a secret output). They go
+   * into the broker's Secret, which only the broker's pod mounts. Required for every route a template calls.
+   */
+  readonly brokerCredentials?: Readonly<Record<string, pulumi.Input<string>>>;
 }
 
 /** The Metadata the probe Job needs to not block `up` on clusters that do not run it at once. */
@@ -66,6 +92,8 @@ export class SandboxProject extends pulumi.ComponentResource {
   public readonly probeJobs: pulumi.Output<Record<string, string>>;
   /** The egress proxy (Service name, listeners, generated configuration), or undefined when no template uses it. */
   public readonly proxy: pulumi.Output<ProxySpec | undefined>;
+  /** The secrets broker (Service name, listeners, generated configuration), or undefined when there is none. */
+  public readonly broker: pulumi.Output<BrokerSpec | undefined>;
 
   constructor(name: string, args: SandboxProjectArgs, opts?: pulumi.ComponentResourceOptions) {
     const resolved = resolveKubernetesProject(name, args);
@@ -92,6 +120,7 @@ export class SandboxProject extends pulumi.ComponentResource {
 
     // The proxy (when a template uses it) is always on: the quota holds its pod on top of the task slots.
     const proxy = proxySpec(resolved, ns);
+    const broker = brokerSpec(resolved, ns);
     new k8s.core.v1.ResourceQuota(
       `${name}-quota`,
       {
@@ -99,7 +128,9 @@ export class SandboxProject extends pulumi.ComponentResource {
         spec: {
           hard: quotaHard(
             plan,
-            proxy && spec.enabled ? proxyQuotaExtra(proxy) : undefined,
+            spec.enabled
+              ? sumQuotaExtras([proxy && proxyQuotaExtra(proxy), broker && brokerQuotaExtra(broker)])
+              : undefined,
             spec.probe && spec.enabled ? Object.keys(spec.templates).length : 0,
           ),
         },
@@ -160,6 +191,81 @@ export class SandboxProject extends pulumi.ComponentResource {
       );
     }
 
+    // The broker, when a template calls it: a Deployment and its Service, its configuration in a ConfigMap and its
+    // credentials in a Secret only its pod mounts, its own policy (in from each template's pods on that template's
+    // port, out to DNS and the outside minus the refused ranges), and per such template a way to its port.
+    this.broker = pulumi.output(broker);
+    const brokerReady: pulumi.Resource[] = [];
+    if (broker !== undefined) {
+      for (const l of broker.listeners) {
+        new k8s.networking.v1.NetworkPolicy(
+          `${name}-${l.template}-broker`,
+          { metadata: meta(templateBrokerPolicyName(ns, l.template)), spec: brokerEgressSpec(l) },
+          inNs,
+        );
+      }
+      new k8s.networking.v1.NetworkPolicy(
+        `${name}-broker-policy`,
+        { metadata: meta(brokerPolicyName(ns), "broker"), spec: brokerNetworkPolicySpec(broker) },
+        inNs,
+      );
+      const values = pulumi.output(
+        Object.fromEntries(
+          broker.credentials.map((ref) => {
+            const value = args.brokerCredentials?.[ref.route];
+            if (value === undefined) {
+              throw new SpecError([
+                {
+                  key: `broker.routes.${ref.route}.credential.secret`,
+                  value: undefined,
+                  message: `the credential (${ref.configKey}) was not given to the component (brokerCredentials.${ref.route})`,
+                },
+              ]);
+            }
+            return [ref.variable, value];
+          }),
+        ) as Record<string, pulumi.Input<string>>,
+      );
+      // Checked and escaped for HAProxy where the values are known; a bad one fails `up` naming the key only.
+      const escaped = values.apply((v) =>
+        Object.fromEntries(
+          broker.credentials.map((ref) => {
+            const checked = brokerCredentialValue(v[ref.variable] ?? "");
+            if ("problem" in checked)
+              throw new Error(`the credential in ${ref.configKey} ${checked.problem}`);
+            return [ref.variable, checked.value];
+          }),
+        ),
+      );
+      const secret = new k8s.core.v1.Secret(
+        `${name}-broker-credentials`,
+        { metadata: brokerSecretMetadata(broker), type: "Opaque", stringData: pulumi.secret(escaped) },
+        inNs,
+      );
+      const brokerSa = new k8s.core.v1.ServiceAccount(
+        `${name}-broker-sa`,
+        { metadata: meta(broker.name, "broker"), automountServiceAccountToken: false },
+        inNs,
+      );
+      const config = new k8s.core.v1.ConfigMap(`${name}-broker-config`, brokerConfigMap(broker), inNs);
+      const hash = pulumi.unsecret(escaped.apply((v) => credentialsHash(ns, v)));
+      brokerReady.push(
+        new k8s.core.v1.Service(
+          `${name}-broker`,
+          { metadata: meta(broker.name, "broker"), spec: brokerServiceSpec(broker) },
+          inNs,
+        ),
+        new k8s.apps.v1.Deployment(
+          `${name}-broker`,
+          {
+            metadata: { ...meta(broker.name, "broker"), labels: { ...broker.labels } },
+            spec: brokerDeploymentSpec(broker, broker.name, hash, spec.enabled),
+          },
+          { parent: this, dependsOn: [namespace, config, secret, brokerSa] },
+        ),
+      );
+    }
+
     const serviceAccount = taskServiceAccountName(ns);
     new k8s.core.v1.ServiceAccount(
       `${name}-task-sa`,
@@ -196,11 +302,15 @@ export class SandboxProject extends pulumi.ComponentResource {
           labels: projectLabels(ns, "probe", template, launch.specHash),
         };
         const job = taskJob(probeSpec, ns, "probe", serviceAccount, ["sh", "-c", script]);
-        // A proxy-mode probe names the proxy's Service by its address (service links): it must exist first.
+        // A proxy-mode or broker-calling probe names the Service by its address (service links): it must exist first.
+        const services = [
+          ...(launch.egress.mode === "proxy" ? proxyReady : []),
+          ...(launch.broker !== undefined ? brokerReady : []),
+        ];
         const created = new k8s.batch.v1.Job(
           `${name}-${template}-probe`,
           { metadata: { ...job.metadata, annotations: SKIP_AWAIT }, spec: job.spec },
-          launch.egress.mode === "proxy" ? { parent: this, dependsOn: [namespace, ...proxyReady] } : inNs,
+          services.length > 0 ? { parent: this, dependsOn: [namespace, ...services] } : inNs,
         );
         probeJobs[template] = created.metadata.name;
       }
@@ -218,6 +328,7 @@ export class SandboxProject extends pulumi.ComponentResource {
       templates: this.templates,
       probeJobs: this.probeJobs,
       proxy: this.proxy,
+      broker: this.broker,
       enabled: spec.enabled,
       ...facts,
     });
@@ -237,7 +348,8 @@ export function resolveKubernetesProject(name: string, args: SandboxProjectArgs)
       },
     ]);
   }
-  const resolved = resolveProject({ ...args, name: args.name ?? name, backend: "kubernetes" });
+  const { brokerCredentials: _credentials, ...project } = args;
+  const resolved = resolveProject({ ...project, name: args.name ?? name, backend: "kubernetes" });
   if (RESERVED_NAMESPACES.includes(resolved.spec.name)) {
     throw new SpecError([
       {

@@ -3,7 +3,7 @@
  * routes and on which port, and everything a backend needs to run it. The credentials themselves are never part of
  * it: a backend passes them to the broker alone, from the stack's secret config.
  */
-import { createHash } from "node:crypto";
+import { createHash, scryptSync } from "node:crypto";
 import type { BrokerRoute } from "./broker";
 import { BROKER_URL_ENV, credentialKey, credentialVariable } from "./broker";
 import { joinKey, type SpecProblem } from "./errors";
@@ -172,4 +172,16 @@ export function checkBroker(spec: ProjectSpec, keyPrefix = ""): SpecProblem[] {
     }
   }
   return problems;
+}
+
+/**
+ * A hash of the broker's credentials that says when one changed (Kubernetes rolls the broker on it) and is costly to
+ * reverse: scrypt, salted with the project's name. The values are those of `broker.credentials`, by variable.
+ */
+export function credentialsHash(project: string, values: Readonly<Record<string, string>>): string {
+  const text = Object.keys(values)
+    .sort()
+    .map((k) => `${k}=${values[k]}`)
+    .join("\n");
+  return scryptSync(text, `sandbox-broker:${project}`, 16, { N: 2 ** 14, r: 8, p: 1 }).toString("hex");
 }

@@ -32,6 +32,26 @@ export function brokerName(project: string): string {
   return `${project}-broker`;
 }
 
+/** The ConfigMap holding the broker's generated configuration (Kubernetes). */
+export function brokerConfigMapName(project: string): string {
+  return `${brokerName(project)}-config`;
+}
+
+/** The Secret holding the broker's credentials, mounted into the broker alone (Kubernetes). */
+export function brokerSecretName(project: string): string {
+  return `${brokerName(project)}-credentials`;
+}
+
+/** The NetworkPolicy of the broker's own pod (Kubernetes). */
+export function brokerPolicyName(project: string): string {
+  return `${brokerName(project)}-policy`;
+}
+
+/** The NetworkPolicy that lets a template's pods reach the broker on its port (Kubernetes). */
+export function templateBrokerPolicyName(project: string, template: string): string {
+  return `${project}-${template}-broker`;
+}
+
 /** The network a proxy-mode template's probe runs on (Docker): its own, shared only with the proxy. */
 export function probeNetworkName(project: string, template: string): string {
   return `${project}-probe-${template}-net`;

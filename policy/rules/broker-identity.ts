@@ -3,10 +3,11 @@
  * (any container can carry `sandbox.role=broker`): the broker is a workload so labelled that runs exactly one
  * container of the broker's image with the image's own entry point (no command, entry point or arguments of its
  * own), and of its environment only the variables the broker's configuration reads credentials from
- * (`SANDBOX_BROKER_CRED_<ROUTE>`) may hold one.
+ * (`SANDBOX_BROKER_CRED_<ROUTE>`) may hold one; on Kubernetes, a Secret volume mounted read-only where the image reads
+ * its credentials (`/run/secrets/sandbox-broker`).
  */
-import { BROKER_CONFIG_ENV, BROKER_IMAGE } from "../../components/model";
-import type { ContainerView, EnvView, WorkloadView } from "../workload";
+import { BROKER_CONFIG_ENV, BROKER_IMAGE, BROKER_SECRETS_DIR } from "../../components/model";
+import type { ContainerView, EnvView, MountView, WorkloadView } from "../workload";
 
 /** The broker's credential variables. */
 export const BROKER_CREDENTIAL_NAME = /^SANDBOX_BROKER_CRED_[A-Z0-9_]+$/;
@@ -20,7 +21,10 @@ export function isGenuineBroker(w: WorkloadView, images: readonly string[] = [BR
   );
 }
 
-/** True when `e` is one of the genuine broker's credential variables, which may hold a secret. */
+/**
+ * True when `e` is one of the genuine broker's own variables, which may hold a secret: a credential variable, or its
+ * configuration (a stack's env list holding one secret is secret as a whole, the configuration's entry with it).
+ */
 export function isBrokerCredential(
   w: WorkloadView,
   e: EnvView,
@@ -29,7 +33,7 @@ export function isBrokerCredential(
   return (
     isGenuineBroker(w, images) &&
     typeof e.name === "string" &&
-    BROKER_CREDENTIAL_NAME.test(e.name) &&
+    (BROKER_CREDENTIAL_NAME.test(e.name) || e.name === BROKER_CONFIG_ENV) &&
     e.from !== "secretRef"
   );
 }
@@ -38,4 +42,18 @@ export function isBrokerCredential(
 export function brokerConfigOf(w: WorkloadView): string | undefined {
   const e = w.containers[0]?.env.find((x) => x.name === BROKER_CONFIG_ENV);
   return typeof e?.value === "string" ? e.value : undefined;
+}
+
+/** True when `m` is the genuine broker's read-only credentials volume (Kubernetes). */
+export function isBrokerSecretMount(
+  w: WorkloadView,
+  m: MountView,
+  images: readonly string[] = [BROKER_IMAGE],
+): boolean {
+  return (
+    isGenuineBroker(w, images) &&
+    m.type === "secret" &&
+    m.target === BROKER_SECRETS_DIR &&
+    m.readOnly === true
+  );
 }

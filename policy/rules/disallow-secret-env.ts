@@ -1,7 +1,7 @@
 import { secretNameReason, secretValueReason } from "../../components/model";
 import { REDACTED_SECRET } from "../adapters/read";
 import { isUnknown, type WorkloadView } from "../workload";
-import { BROKER_CREDENTIAL_NAME, isBrokerCredential } from "./broker-identity";
+import { BROKER_CREDENTIAL_NAME, isBrokerCredential, isBrokerSecretMount } from "./broker-identity";
 import { label, unchecked, violation } from "./helpers";
 import { argFindings, envReason, mountFindings, visibleValue } from "./secret-carriers";
 import { defineRule, type Edit, type Finding } from "./types";
@@ -144,7 +144,7 @@ export const disallowSecretEnv = defineRule({
       for (const a of c.args)
         if (isUnknown(a.value) && !a.tainted)
           out.push(unchecked(`the command line of ${label(c)}`, a.path, a.value));
-      out.push(...argFindings(c), ...mountFindings(c));
+      out.push(...argFindings(c), ...mountFindings(c, (m) => isBrokerSecretMount(s, m)));
     }
     return out;
   },

@@ -4,7 +4,14 @@
  */
 import { secretArgReasons, secretEnvReason, secretValueReason } from "../../components/model";
 import { downwardValue } from "../adapters/downward";
-import { type ContainerView, type EnvView, isUnknown, type Val, type WorkloadView } from "../workload";
+import {
+  type ContainerView,
+  type EnvView,
+  isUnknown,
+  type MountView,
+  type Val,
+  type WorkloadView,
+} from "../workload";
 import { label, violation } from "./helpers";
 import type { Finding } from "./types";
 
@@ -62,10 +69,11 @@ export function argFindings(c: ContainerView): Finding[] {
  * Secret volumes a container mounts: `secret`, the Secrets Store CSI driver, and projected volumes with a `secret`
  * source. A projected `serviceAccountToken` is `sandbox-disallow-service-account-token`'s.
  */
-export function mountFindings(c: ContainerView): Finding[] {
+export function mountFindings(c: ContainerView, allowed: (m: MountView) => boolean = () => false): Finding[] {
   const out: Finding[] = [];
   const who = label(c);
   for (const m of c.mounts) {
+    if (allowed(m)) continue;
     const at = typeof m.target === "string" ? ` at ${m.target}` : "";
     const vol = m.volume === undefined ? "" : ` "${m.volume}"`;
     if (m.type === "secret") out.push(violation(`${who} mounts Secret volume${vol}${at}`, m.path));

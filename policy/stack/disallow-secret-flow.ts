@@ -1,6 +1,11 @@
 import { parseKubeType } from "../adapters/kubernetes";
 import { field, REDACTED_SECRET, str } from "../adapters/read";
-import { brokerConfigOf, isBrokerCredential, isGenuineBroker } from "../rules/broker-identity";
+import {
+  brokerConfigOf,
+  isBrokerCredential,
+  isBrokerSecretMount,
+  isGenuineBroker,
+} from "../rules/broker-identity";
 import { isUnknown, type WorkloadView } from "../workload";
 import { defineStackRule, type StackFinding, type StackResource, type StackResourceRef } from "./types";
 
@@ -146,7 +151,7 @@ export const disallowSecretFlow = defineStackRule({
       if (w.origin.backend === "kubernetes") {
         for (const c of w.containers)
           for (const m of c.mounts) {
-            if (m.type === "secret")
+            if (m.type === "secret" && !isBrokerSecretMount(w, m))
               out.push({
                 message: `${who}: ${c.name} mounts Secret volume "${m.volume ?? "?"}"`,
                 urn: r.urn,

@@ -35,6 +35,12 @@ const messages = (props: object) =>
 describe("the broker's credentials in the pack", () => {
   it("pass in the genuine broker: its image, its own entry point, a credential variable", () => {
     expect(messages(brokerProps())).toEqual([]);
+    // A stack's env list holding one secret is secret as a whole: the configuration's entry with it.
+    expect(
+      messages(
+        brokerProps({ envs: secret([`SANDBOX_BROKER_CONFIG=${config}`, `SANDBOX_BROKER_CRED_GH=${TOKEN}`]) }),
+      ),
+    ).toEqual([]);
     expect(validateStack([{ type: DOCKER, name: "broker", props: brokerProps() }]).violations).toEqual([]);
   });
 
