@@ -50,6 +50,7 @@ export async function runProbe(
     jobFolder: spec.jobFolder.containerPath,
     egressUrl,
     ...(options.kubernetes ? { countForksUpTo: template.resources.pids + FORK_COUNT_MARGIN } : {}),
+    ...(spec.broker?.probe === undefined ? {} : { broker: spec.broker.probe }),
   });
   const result = await launcher.run(
     { ...spec, timeoutSeconds: Math.min(spec.timeoutSeconds, PROBE_TIMEOUT_SECONDS) },
@@ -125,6 +126,46 @@ const SCRIPTS: Record<EscapeCheck, string> = {
   metadata: [HTTP_GET, `echo "escape.status=$(http_get '${METADATA_URL}')"`].join("\n"),
 };
 
+/**
+ * A template that calls the broker: the environment escape also hunts for the broker's credential (its variables,
+ * its credentials folder), calls the upstream directly, and asks the broker for an encoded dot segment and a path
+ * outside the route. Every attempt must come back empty or refused.
+ */
+function brokerEscapeLines(spec: LaunchSpec): string[] {
+  const b = spec.broker?.probe;
+  if (b === undefined) return [];
+  const base = `"$SANDBOX_BROKER_URL/${b.route}`;
+  return [
+    'http_proxy=""',
+    'c="$(env | grep -c \'^SANDBOX_BROKER_CRED_\')"; [ -e /run/secrets/sandbox-broker ] && c="$c+files"; echo "escape.brokerCred=$c"',
+    `echo "escape.brokerDirect=$(http_get 'http://${b.upstream}/')"`,
+    `echo "escape.brokerTraversal=$(http_get ${base}/%2e%2e/")"`,
+    ...(b.outsidePath === undefined
+      ? []
+      : [`echo "escape.brokerOutside=$(http_get ${base}${b.outsidePath}")"`]),
+  ];
+}
+
+/** The broker's part of the environment escape: blocked, and what was seen. */
+function brokerVerdict(spec: LaunchSpec, stdout: string): { blocked: boolean; evidence: string } | undefined {
+  const b = spec.broker?.probe;
+  if (b === undefined) return undefined;
+  const cred = lines(stdout, "brokerCred")[0] ?? "(not reported)";
+  const direct = lines(stdout, "brokerDirect")[0] ?? "";
+  const traversal = lines(stdout, "brokerTraversal")[0] ?? "";
+  const outside = lines(stdout, "brokerOutside")[0];
+  const blocked =
+    cred === "0" &&
+    !direct.startsWith("HTTP/") &&
+    / 400 /.test(traversal) &&
+    (b.outsidePath === undefined || / 403 /.test(outside ?? ""));
+  const said = (s: string | undefined) => (s === undefined || s === "" ? "no answer" : s);
+  return {
+    blocked,
+    evidence: `broker: credential variables in the task ${cred}, direct call to ${b.upstream} ${said(direct)}, encoded dot segment ${said(traversal)}${b.outsidePath === undefined ? "" : `, path outside the route ${said(outside)}`}`,
+  };
+}
+
 function lines(stdout: string, key: string): string[] {
   return stdout
     .split("\n")
@@ -142,7 +183,15 @@ export async function runEscape(
 ): Promise<EscapeResult> {
   const result = await launcher.run(
     { ...spec, timeoutSeconds: Math.min(spec.timeoutSeconds, ESCAPE_TIMEOUT_SECONDS) },
-    { ...(id ? { id } : {}), command: ["sh", "-c", SCRIPTS[check]], removeJobDir: true },
+    {
+      ...(id ? { id } : {}),
+      command: [
+        "sh",
+        "-c",
+        [SCRIPTS[check], ...(check === "exfiltrate-env" ? brokerEscapeLines(spec) : [])].join("\n"),
+      ],
+      removeJobDir: true,
+    },
   );
   const leftovers =
     "leftovers" in place
@@ -162,7 +211,8 @@ export async function runEscape(
       const status = lines(result.stdout, "status")[0] ?? "";
       const proxyStatus = lines(result.stdout, "proxyStatus")[0] ?? "";
       const direct = check === "exfiltrate-env" ? !status.startsWith("HTTP/") : refused(status);
-      const blocked = direct && refused(proxyStatus);
+      const broker = check === "exfiltrate-env" ? brokerVerdict(spec, result.stdout) : undefined;
+      const blocked = direct && refused(proxyStatus) && (broker?.blocked ?? true);
       const names = lines(result.stdout, "names")[0];
       const answered = [status, proxyStatus].filter((x) => x.startsWith("HTTP/")).join(", ");
       return {
@@ -174,7 +224,8 @@ export async function runEscape(
             ? `no answer but the proxy's refusal${answered ? ` (${answered})` : ""}`
             : `answered: ${answered}`) +
           (denied.length > 0 ? `; ${denied.join("; ")}` : "") +
-          (names === undefined ? "" : `; the environment held only: ${names}`),
+          (names === undefined ? "" : `; the environment held only: ${names}`) +
+          (broker === undefined ? "" : `; ${broker.evidence}`),
         leftovers,
       };
     }

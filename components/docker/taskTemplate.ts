@@ -79,6 +79,7 @@ export class TaskTemplate extends pulumi.ComponentResource {
       const script = probeScript({
         jobFolder: spec.jobFolder.containerPath,
         egressUrl: probeEgressUrl(spec.egress),
+        ...(spec.broker?.probe === undefined ? {} : { broker: spec.broker.probe }),
       });
       const probeSpec: LaunchSpec = {
         ...spec,

@@ -295,6 +295,7 @@ export class SandboxProject extends pulumi.ComponentResource {
           egressUrl: probeEgressUrl(launch.egress),
           // The process wall is on the pod's cgroup, out of the container's sight: the probe counts forks.
           countForksUpTo: launch.resources.pids + FORK_COUNT_MARGIN,
+          ...(launch.broker?.probe === undefined ? {} : { broker: launch.broker.probe }),
         });
         const probeSpec = {
           ...launch,

@@ -5,7 +5,7 @@
  */
 import { createHash, scryptSync } from "node:crypto";
 import type { BrokerRoute } from "./broker";
-import { BROKER_URL_ENV, credentialKey, credentialVariable } from "./broker";
+import { BROKER_URL_ENV, credentialKey, credentialVariable, parseUpstream, pathPatternRegex } from "./broker";
 import { joinKey, type SpecProblem } from "./errors";
 import { type BrokerListener, haproxyConfig } from "./haproxy";
 import { projectLabels } from "./labels";
@@ -184,4 +184,26 @@ export function credentialsHash(project: string, values: Readonly<Record<string,
     .map((k) => `${k}=${values[k]}`)
     .join("\n");
   return scryptSync(text, `sandbox-broker:${project}`, 16, { N: 2 ** 14, r: 8, p: 1 }).toString("hex");
+}
+
+/** What a template's probe asks of the broker: the route it tries, a path outside it, the upstream's address. */
+export interface BrokerProbeCase {
+  readonly route: string;
+  /** A path no pattern of the route admits, or undefined when the route admits every path (`/**`). */
+  readonly outsidePath: string | undefined;
+  /** The upstream's `host:port`, which the task must not reach directly. */
+  readonly upstream: string;
+}
+
+/** The path the probe asks for outside a route's patterns. */
+export const PROBE_OUTSIDE_PATH = "/.sandbox-probe-outside";
+
+/** The probe's broker case of a template that calls routes (its first route), or undefined. */
+export function brokerProbeCase(spec: ProjectSpec, template: string): BrokerProbeCase | undefined {
+  const route = spec.templates[template]?.broker[0];
+  const r = route === undefined ? undefined : spec.broker?.routes[route];
+  if (route === undefined || r === undefined) return undefined;
+  const inside = r.paths.some((p) => new RegExp(pathPatternRegex(p)).test(PROBE_OUTSIDE_PATH));
+  const up = parseUpstream(r.upstream);
+  return { route, outsidePath: inside ? undefined : PROBE_OUTSIDE_PATH, upstream: `${up.host}:${up.port}` };
 }

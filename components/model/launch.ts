@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { brokerEnv, brokerPortOf } from "./broker-spec";
+import { type BrokerProbeCase, brokerEnv, brokerPortOf, brokerProbeCase } from "./broker-spec";
 import { deadline } from "./deadline";
 import { LABELS, projectLabels } from "./labels";
 import { brokerName, proxyName } from "./names";
@@ -77,7 +77,13 @@ export interface LaunchSpec {
    * The secrets broker, when the template calls routes: the name the task resolves it by, the port of this
    * template's routes, and the routes. The launcher puts the broker on the task's own network.
    */
-  readonly broker?: { readonly host: string; readonly port: number; readonly routes: readonly string[] };
+  readonly broker?: {
+    readonly host: string;
+    readonly port: number;
+    readonly routes: readonly string[];
+    /** What the template's probe asks of the broker. */
+    readonly probe?: BrokerProbeCase;
+  };
   readonly jobFolder: { readonly containerPath: string; readonly hostRoot: string };
   readonly env: Readonly<Record<string, string>>;
   readonly labels: Readonly<Record<string, string>>;
@@ -172,7 +178,14 @@ export function launchSpec(project: ResolvedProject, template: string, networkNa
           },
     ...(brokerPort === undefined
       ? {}
-      : { broker: { host: brokerName(name), port: brokerPort, routes: t.broker } }),
+      : {
+          broker: {
+            host: brokerName(name),
+            port: brokerPort,
+            routes: t.broker,
+            probe: brokerProbeCase(project.spec, template),
+          },
+        }),
     jobFolder: { containerPath: t.jobFolder.containerPath, hostRoot: project.jobRoot },
     env: taskEnv(t, name, port, brokerEnv(project.spec, template)),
     labels: Object.fromEntries(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b))),

@@ -1,3 +1,4 @@
+import type { BrokerProbeCase } from "./broker-spec";
 import { decodeCapabilityMask, effectiveCapabilities } from "./capabilities";
 import { type Template, templateDrops } from "./template";
 
@@ -37,6 +38,8 @@ export function probeScript(options: {
    * `max`), so the probe counts how many processes it can start, up to this bound, before a fork is refused.
    */
   countForksUpTo?: number;
+  /** A template that calls the broker: what to ask of it (`LaunchSpec.broker.probe`). */
+  broker?: BrokerProbeCase;
 }): string {
   const job = shellQuote(options.jobFolder);
   const url = shellQuote(options.egressUrl);
@@ -73,6 +76,7 @@ export function probeScript(options: {
     // A proxy that has just started may not answer yet: three tries. A 403 is the proxy's refusal, not a way out.
     `n=1; [ -n "\${http_proxy:-}" ] && n=3; r=""; while [ "$n" -gt 0 ]; do r="$(http_get ${url})"; [ -n "$r" ] && break; n=$((n - 1)); [ "$n" -gt 0 ] && sleep 1; done`,
     'case "$r" in "") say egress denied;; *" 403 "*) say egress refused;; HTTP/*) say egress allowed;; *) say egress denied;; esac',
+    ...(options.broker === undefined ? [] : brokerProbeLines(options.broker)),
     "say done 1",
   ].join("\n");
 }
@@ -94,6 +98,29 @@ export const HTTP_GET = `http_get() {
   { printf 'GET %s HTTP/1.0\\r\\nHost: %s\\r\\nConnection: close\\r\\n\\r\\n' "$req" "$hostport"; sleep "$hold"; } |
     nc -w 3 "$target" "$tport" 2>/dev/null | head -n 1
 }`;
+
+/**
+ * The broker's case of the probe, straight to the broker (never through the proxy): the task holds no broker
+ * credential (no credential variable, no credentials folder), the broker answers an unknown route with 404, a path
+ * outside the route with 403 and an encoded dot segment with 400, and the upstream is not reachable directly.
+ */
+function brokerProbeLines(b: BrokerProbeCase): string[] {
+  const status = (key: string, url: string) =>
+    `r="$(http_get ${url})"; case "$r" in "") say ${key} unreachable;; HTTP/*) set -- $r; say ${key} "$2";; *) say ${key} unreachable;; esac`;
+  const base = `"$SANDBOX_BROKER_URL/${b.route}`;
+  return [
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
+    'hp="${http_proxy:-}"; http_proxy=""',
+    "if env | grep -q '^SANDBOX_BROKER_CRED_' || [ -e /run/secrets/sandbox-broker ]; then say brokerCredentials present; else say brokerCredentials absent; fi",
+    status("brokerUnknownRoute", '"$SANDBOX_BROKER_URL/.sandbox-probe-no-route/"'),
+    b.outsidePath === undefined
+      ? "say brokerOutsidePath every-path"
+      : status("brokerOutsidePath", `${base}${b.outsidePath}"`),
+    status("brokerTraversal", `${base}/%2e%2e/"`),
+    `r="$(http_get ${shellQuote(`http://${b.upstream}/`)})"; case "$r" in HTTP/*) say brokerDirect allowed;; *) say brokerDirect denied;; esac`,
+    'http_proxy="$hp"',
+  ];
+}
 
 function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
@@ -264,6 +291,7 @@ export function judgeProbe(
     observed.egress,
     template.egress.mode === "none" ? denied(observed.egress) : observed.egress === "allowed",
   );
+  if (template.broker.length > 0) judgeBroker(observed, add, walls);
   const finished = observed.done === "1";
   return { walls, passed: finished && walls.every((w) => w.ok !== false) };
 }
@@ -274,4 +302,24 @@ function safeDecode(mask: string): string[] | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The broker's walls: what the probe's broker case observed (see brokerProbeLines). */
+function judgeBroker(
+  observed: Readonly<Record<string, string>>,
+  add: (wall: string, declared: string, obs: string | undefined, ok: boolean | null) => void,
+  walls: WallReport[],
+): void {
+  add("brokerCredentials", "absent", observed.brokerCredentials, observed.brokerCredentials === "absent");
+  add("brokerUnknownRoute", "404", observed.brokerUnknownRoute, observed.brokerUnknownRoute === "404");
+  if (observed.brokerOutsidePath === "every-path") {
+    walls.push({
+      wall: "brokerOutsidePath",
+      declared: "403",
+      observed: "not observable (the route admits every path)",
+      ok: null,
+    });
+  } else add("brokerOutsidePath", "403", observed.brokerOutsidePath, observed.brokerOutsidePath === "403");
+  add("brokerTraversal", "400", observed.brokerTraversal, observed.brokerTraversal === "400");
+  add("brokerDirect", "denied", observed.brokerDirect, observed.brokerDirect === "denied");
 }

@@ -26,6 +26,7 @@ import { demuxLogs } from "../../runtime/docker/client";
 import { Launcher, type TaskResult } from "../../runtime/launcher";
 import { offSwitch, projectLeftovers } from "../../runtime/offSwitch";
 import { policyPreflight } from "../../runtime/preflight";
+import { runEscape, runProbe } from "../../runtime/walls";
 import { requireDocker, TEST_IMAGE } from "../helpers/docker";
 
 const TEST_LABEL = "sandbox.test";
@@ -353,6 +354,54 @@ describe("another template's task", () => {
     });
     expect(answer(result, "own")).toContain(BODY);
     expect(answer(result, "notOwn")).toMatch(/^HTTP\/1\.[01] 404/);
+  }, 60_000);
+});
+
+describe("the probe and the escape checks", () => {
+  it("the probe finds no credential in the task, the broker's refusals, and no direct way to the upstream", async () => {
+    const t = project.spec.templates.web;
+    if (t === undefined) throw new Error("no template");
+    const { report, result } = await runProbe(launcher(), launchSpec(project, "web", `${name}-net`), t);
+    const broker = report.walls.filter((w) => w.wall.startsWith("broker"));
+    expect(broker.map((w) => `${w.wall} ${w.observed} ${w.ok}`)).toEqual([
+      "brokerCredentials absent true",
+      "brokerUnknownRoute 404 true",
+      "brokerOutsidePath 403 true",
+      "brokerTraversal 400 true",
+      "brokerDirect denied true",
+    ]);
+    expect(report.passed, JSON.stringify(report.walls)).toBe(true);
+    expect(result.stdout).not.toContain(CREDENTIAL);
+  }, 90_000);
+
+  it("the environment escape, with its broker case, is blocked and leaves nothing", async () => {
+    const r = await runEscape(
+      launcher(),
+      docker,
+      launchSpec(project, "web", `${name}-net`),
+      "exfiltrate-env",
+    );
+    expect(r.blocked, r.evidence).toBe(true);
+    expect(r.evidence).toContain(
+      "broker: credential variables in the task 0, direct call to api.test:80 no answer",
+    );
+    expect(r.evidence).toMatch(/encoded dot segment HTTP\/1\.[01] 400/);
+    expect(r.leftovers).toEqual([]);
+  }, 60_000);
+});
+
+describe("a changed credential", () => {
+  it("replaces the broker; the same one keeps it", async () => {
+    const before = (await docker.getContainer(broker.name).inspect()).Id;
+    await ensureBroker(docker, broker, credentials, { egressNetwork: outsideNet });
+    expect((await docker.getContainer(broker.name).inspect()).Id).toBe(before);
+    const changed = { ...credentials, SANDBOX_BROKER_CRED_PRIVATE: "another-token" };
+    await ensureBroker(docker, broker, changed, { egressNetwork: outsideNet });
+    const after = await docker.getContainer(broker.name).inspect();
+    expect(after.Id).not.toBe(before);
+    expect(after.Config.Env).toContain("SANDBOX_BROKER_CRED_PRIVATE=another-token");
+    await ensureBroker(docker, broker, credentials, { egressNetwork: outsideNet });
+    await docker.getNetwork(privateNet).connect({ Container: broker.name });
   }, 60_000);
 });
 
