@@ -93,8 +93,19 @@ function runText(r: RunRecord): string {
     `${r.stoppedBy === null ? "" : `, stopped (${r.stoppedBy})`}${r.error === null ? "" : `, error: ${r.error}`}\n` +
     `  command: ${JSON.stringify(r.command)}\n` +
     (files.length ? `  files: ${files.map(([p, h]) => `${p} sha256:${h.slice(0, 16)}`).join(", ")}\n` : "") +
-    (r.egress.length ? `  egress: ${r.egress.length} request(s), ${denied} refused\n` : "")
+    (r.egress.length ? `  egress: ${r.egress.length} request(s), ${denied} refused\n` : "") +
+    (r.broker.length ? `  broker: ${brokerCallsText(r.broker)}\n` : "")
   );
+}
+
+/** The broker's calls of a run in a line: `gh GET /gh/user 200, gh POST /gh/x 405`. */
+function brokerCallsText(calls: readonly unknown[]): string {
+  return calls
+    .map((c) => c as { route?: string; method?: string; path?: string; status?: number })
+    .map((c) =>
+      `${c.route ?? "-"} ${c.method ?? ""} ${c.path ?? ""} ${c.status ?? ""}`.replace(/ +/g, " ").trim(),
+    )
+    .join(", ");
 }
 
 function alertText(a: AlertRecord): string {

@@ -237,6 +237,7 @@ export class Launcher {
           killedByLauncher: result.killedByLauncher,
           ...(result.stoppedByCap ? { stoppedBy: "cap" as const } : {}),
           egress: result.egress?.decisions ?? [],
+          broker: result.broker?.calls ?? [],
         });
         result = { ...result, chargeUsd: closed.chargeUsd ?? 0 };
       }

@@ -83,6 +83,8 @@ export interface RunRecord {
   readonly error: string | null;
   readonly chargeUsd: number | null;
   readonly egress: readonly unknown[];
+  /** Every call the secrets broker logged for the run (route, method, path, status, bytes, time; no credential). */
+  readonly broker: readonly unknown[];
 }
 
 /** An alert's row. */
@@ -126,6 +128,7 @@ export interface RunOutcome {
   readonly stoppedBy?: "cap" | "interrupted";
   readonly error?: string;
   readonly egress?: readonly unknown[];
+  readonly broker?: readonly unknown[];
 }
 
 /** Month to date: what was spent, by template and agent, what is left, and the forecast at the current rate. */
@@ -194,6 +197,8 @@ export const MIGRATIONS: readonly string[] = [
      once_key TEXT UNIQUE
    );
    CREATE INDEX alerts_at ON alerts (project, at);`,
+  // 2: the secrets broker's calls of each run.
+  "ALTER TABLE runs ADD COLUMN broker TEXT NOT NULL DEFAULT '[]';",
 ];
 
 /** The schema version this code writes. */
@@ -243,6 +248,7 @@ export function runFromRow(r: Row): RunRecord {
     error: r.error === null ? null : String(r.error),
     chargeUsd: r.charge_usd === null ? null : Number(r.charge_usd),
     egress: JSON.parse(String(r.egress)) as unknown[],
+    broker: JSON.parse(String(r.broker ?? "[]")) as unknown[],
   };
 }
 

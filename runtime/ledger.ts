@@ -255,7 +255,7 @@ export class Ledger {
       this.db
         .prepare(
           `UPDATE runs SET status = ?, ended_at = ?, exit_code = ?, limits = ?, killed_by_launcher = ?, stopped_by = ?,
-             error = ?, charge_usd = ?, egress = ? WHERE id = ?`,
+             error = ?, charge_usd = ?, egress = ?, broker = ? WHERE id = ?`,
         )
         .run(
           status,
@@ -267,6 +267,7 @@ export class Ledger {
           outcome.error ?? null,
           charge,
           JSON.stringify(outcome.egress ?? []),
+          JSON.stringify(outcome.broker ?? []),
           id,
         );
       const closed = this.run(id) as RunRecord;

@@ -24,6 +24,8 @@ import { judge } from "../../policy/rules/registry";
 import { brokerCreateBody, brokerCredentialEnvs, ensureBroker } from "../../runtime/broker";
 import { demuxLogs } from "../../runtime/docker/client";
 import { Launcher, type TaskResult } from "../../runtime/launcher";
+import { Ledger } from "../../runtime/ledger";
+import { meterOf } from "../../runtime/ledger-records";
 import { offSwitch, projectLeftovers } from "../../runtime/offSwitch";
 import { policyPreflight } from "../../runtime/preflight";
 import { runEscape, runProbe } from "../../runtime/walls";
@@ -354,6 +356,46 @@ describe("another template's task", () => {
     });
     expect(answer(result, "own")).toContain(BODY);
     expect(answer(result, "notOwn")).toMatch(/^HTTP\/1\.[01] 404/);
+  }, 60_000);
+});
+
+describe("the run's record in the ledger", () => {
+  it("holds every broker call of the run and no credential", async () => {
+    const ledger = Ledger.open(
+      join(mkdtempSync(join(tmpdir(), `${name}-ledger-`)), "l.sqlite"),
+      meterOf(project),
+      {
+        sinks: [],
+      },
+    );
+    try {
+      const withLedger = new Launcher(docker, {
+        preflight: policyPreflight(),
+        ledger,
+        broker: () => ensureBroker(docker, broker, credentials, { egressNetwork: outsideNet }),
+      });
+      const r = await withLedger.run(launchSpec(project, "web", `${name}-net`), {
+        command: [
+          "sh",
+          "-c",
+          requests([
+            { id: "a", request: get("/api/data/answer.txt") },
+            { id: "b", request: get("/api/admin/") },
+          ]),
+        ],
+        removeJobDir: true,
+      });
+      const run = ledger.run(r.id);
+      expect(
+        (run?.broker ?? []).map((c) => {
+          const call = c as { route: string; method: string; path: string; status: number };
+          return `${call.route} ${call.method} ${call.path} ${call.status}`;
+        }),
+      ).toEqual(["api GET /api/data/answer.txt 200", "api GET /api/admin/ 403"]);
+      expect(JSON.stringify(run)).not.toContain(CREDENTIAL);
+    } finally {
+      ledger.close();
+    }
   }, 60_000);
 });
 
