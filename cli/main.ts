@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { launchSpec, projectNetworkName, type ResolvedProject, SpecError } from "../components/model";
 import {
+  checkBrokerCredentialKeys,
   configMapFromStackYaml,
   findStackFile,
   offTargetFromConfig,
@@ -98,7 +99,10 @@ export function loadStack(root: string, stack: string): ResolvedProject {
       "invalid stack",
     );
   }
-  return projectFromConfig(configMapFromStackYaml(readFileSync(join(root, file), "utf8"), file), stack);
+  const all = configMapFromStackYaml(readFileSync(join(root, file), "utf8"), file);
+  const project = projectFromConfig(all, stack);
+  checkBrokerCredentialKeys(all, project);
+  return project;
 }
 
 /** The plan a person reads before anything is deployed: budget, and per template its walls. */
@@ -114,7 +118,17 @@ export function describePlan(stack: string, p: ResolvedProject): string {
     lines.push(
       `  template ${name}: ${s.image}, user ${s.user}, drop ${s.capDrop.join(",")}, ${s.resources.vcpu} vCPU, ` +
         `${s.resources.memoryMb} MB, ${s.resources.pids} pids, /tmp ${s.tmpfs.sizeMb} MB, ${s.timeoutSeconds} s, ` +
-        `egress ${s.egress.mode === "none" ? "none" : `proxy to ${s.egress.allow.join(", ")}`}, runtime ${s.runtime}`,
+        `egress ${s.egress.mode === "none" ? "none" : `proxy to ${s.egress.allow.join(", ")}`}, runtime ${s.runtime}` +
+        (s.broker === undefined ? "" : `, broker ${s.broker.routes.join(", ")} (port ${s.broker.port})`),
+    );
+  }
+  for (const [route, r] of Object.entries(p.spec.broker?.routes ?? {}).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    lines.push(
+      `  broker route ${route}: ${r.methods.join(",")} ${r.paths.join(" ")} to ${r.upstream}, credential from ` +
+        `${r.credential.secret.includes(":") ? r.credential.secret : `sandbox:${r.credential.secret}`} in ` +
+        `${r.credential.query === undefined ? `header ${r.credential.header ?? "Authorization"}` : `query ${r.credential.query}`}` +
+        `${r.rateLimit === undefined ? "" : `, at most ${r.rateLimit.requests} per ${r.rateLimit.perSeconds} s`}` +
+        `${r.maxResponseBytes === undefined ? "" : `, responses up to ${r.maxResponseBytes} bytes`}`,
     );
   }
   return lines.join("\n");

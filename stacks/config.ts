@@ -139,6 +139,8 @@ export function brokerCredentialsFromConfig(
   all: Readonly<Record<string, string>>,
   project: ResolvedProject,
   isSecret: (key: string) => boolean,
+  /** False at the front, which reads a stack file's encrypted values and cannot judge them. */
+  checkValues = true,
 ): Record<string, string> {
   const broker = brokerSpec(project, "", CONFIG_NAMESPACE);
   if (broker === undefined) return {};
@@ -159,7 +161,7 @@ export function brokerCredentialsFromConfig(
         value: undefined,
         message: `holds route ${ref.route}'s credential as plain text (the value is not shown); set it with \`pulumi config set --secret ${ref.configKey} <value>\``,
       });
-    } else {
+    } else if (checkValues) {
       const checked = brokerCredentialValue(value);
       if ("problem" in checked) {
         problems.push({
@@ -172,6 +174,26 @@ export function brokerCredentialsFromConfig(
   }
   if (problems.length > 0) throw new SpecError(problems, "invalid sandbox project config");
   return out;
+}
+
+/**
+ * The front's check of the broker's credentials in a stack file, before the engine starts: each must be set, and
+ * set as a secret (a `secure:` value, which the front cannot read and does not judge).
+ */
+export function checkBrokerCredentialKeys(
+  all: Readonly<Record<string, string>>,
+  project: ResolvedProject,
+): void {
+  const secure = (key: string) => {
+    const v = all[key];
+    const parsed = v === undefined ? undefined : decodeConfigValue(v);
+    return (
+      typeof parsed === "object" &&
+      parsed !== null &&
+      typeof (parsed as { secure?: unknown }).secure === "string"
+    );
+  };
+  brokerCredentialsFromConfig(all, project, secure, false);
 }
 
 /** `sandbox-<stack>`, made into a valid project name. */

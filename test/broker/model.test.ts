@@ -19,7 +19,11 @@ import {
   SpecError,
   UNSAFE_PATH,
 } from "../../components/model";
-import { brokerCredentialsFromConfig, projectFromConfig } from "../../stacks/config";
+import {
+  brokerCredentialsFromConfig,
+  checkBrokerCredentialKeys,
+  projectFromConfig,
+} from "../../stacks/config";
 
 const route = (extra: Record<string, unknown> = {}) => ({
   upstream: "https://api.example.com/v3",
@@ -290,6 +294,30 @@ describe("credentials", () => {
     expect(problems(() => brokerCredentialsFromConfig(without, resolved, () => true)).join("\n")).toContain(
       "pulumi config set --secret sandbox:ghToken",
     );
+  });
+});
+
+describe("the front's check of a stack file", () => {
+  const file = (token: unknown) => ({
+    "sandbox:broker": JSON.stringify({ routes: { gh: route({ credential: { secret: "ghToken" } }) } }),
+    "sandbox:templates": JSON.stringify({ t: { image: "x:1", broker: ["gh"] } }),
+    "sandbox:budget": JSON.stringify({ monthlyCapUsd: 10 }),
+    ...(token === undefined
+      ? {}
+      : { "sandbox:ghToken": typeof token === "string" ? token : JSON.stringify(token) }),
+  });
+
+  it("takes an encrypted value, and refuses a plain or missing one before the engine starts", () => {
+    const secure = file({ secure: "v1:AAAABBBB" });
+    expect(() => checkBrokerCredentialKeys(secure, projectFromConfig(secure, "dev"))).not.toThrow();
+    const plain = file("ghp_0123456789abcdefghijABCDEFGHIJ012345");
+    const said = problems(() => checkBrokerCredentialKeys(plain, projectFromConfig(plain, "dev"))).join("\n");
+    expect(said).toContain("sandbox:ghToken: holds route gh's credential as plain text");
+    expect(said).not.toContain("ghp_0123");
+    const missing = file(undefined);
+    expect(
+      problems(() => checkBrokerCredentialKeys(missing, projectFromConfig(missing, "dev"))).join("\n"),
+    ).toContain("names a config key that is not set");
   });
 });
 
