@@ -3,6 +3,7 @@
  * container each, and switch a project off. An agent builds a {@link Launcher} with the policy preflight and calls
  * `run(spec, { command })`; the launch spec comes from the stack output `templates` or from `launchSpec()`.
  */
+export { type BrokerOptions, ensureBroker, findBroker } from "./broker";
 export { dockerClient } from "./docker/client";
 export type { JobSeed } from "./jobs";
 export {
