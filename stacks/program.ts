@@ -40,23 +40,19 @@ export function checkedProject(): ResolvedProject {
 }
 
 /**
- * The keys the engine holds encrypted: it lists them for the program in PULUMI_CONFIG_SECRET_KEYS (the SDK's own
- * config store sets it from the engine's request).
+ * Whether the engine holds a config key encrypted. The SDK keeps the engine's list of secret keys in its config
+ * store and answers with `runtime.isConfigSecret` (present in the SDK, left out of its typings); without it every
+ * key reads as plain, so a broker credential is refused rather than trusted.
  */
-export function secretConfigKeys(): Set<string> {
-  try {
-    const keys = JSON.parse(process.env.PULUMI_CONFIG_SECRET_KEYS ?? "[]") as unknown;
-    return new Set(Array.isArray(keys) ? keys.filter((k): k is string => typeof k === "string") : []);
-  } catch {
-    return new Set();
-  }
+export function isSecretConfigKey(key: string): boolean {
+  const ask = (pulumi.runtime as unknown as { isConfigSecret?: (k: string) => boolean }).isConfigSecret;
+  return typeof ask === "function" ? ask(key) : false;
 }
 
 /** The broker's credentials, as secret outputs by route, or a readable end of the program. */
 function checkedBrokerCredentials(resolved: ResolvedProject): Record<string, pulumi.Output<string>> {
-  const secret = secretConfigKeys();
   try {
-    const values = brokerCredentialsFromConfig(pulumi.runtime.allConfig(), resolved, (k) => secret.has(k));
+    const values = brokerCredentialsFromConfig(pulumi.runtime.allConfig(), resolved, isSecretConfigKey);
     return Object.fromEntries(Object.entries(values).map(([r, v]) => [r, pulumi.secret(v)]));
   } catch (e) {
     if (e instanceof SpecError) throw new pulumi.RunError(e.message);

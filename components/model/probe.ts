@@ -112,6 +112,8 @@ function brokerProbeLines(b: BrokerProbeCase): string[] {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
     'hp="${http_proxy:-}"; http_proxy=""',
     "if env | grep -q '^SANDBOX_BROKER_CRED_' || [ -e /run/secrets/sandbox-broker ]; then say brokerCredentials present; else say brokerCredentials absent; fi",
+    // A broker that has just started may not answer yet: up to five tries of the unknown route before judging.
+    'n=5; while [ "$n" -gt 0 ]; do [ -n "$(http_get "$SANDBOX_BROKER_URL/.sandbox-probe-no-route/")" ] && break; n=$((n - 1)); [ "$n" -gt 0 ] && sleep 1; done',
     status("brokerUnknownRoute", '"$SANDBOX_BROKER_URL/.sandbox-probe-no-route/"'),
     b.outsidePath === undefined
       ? "say brokerOutsidePath every-path"

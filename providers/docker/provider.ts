@@ -2,6 +2,7 @@ import type * as provider from "@pulumi/pulumi/provider";
 import type Dockerode from "dockerode";
 import type { Props } from "./kind";
 import { checkInputs, deleteResource, diffInputs, kindOf, updatedOutputs } from "./resources";
+import { rewrapSecrets, secretKeys, unwrapSecrets } from "./secrets";
 
 /** The version this provider reports: the `@pulumi/docker` SDK version whose tokens and properties it speaks. */
 export const PROVIDER_VERSION = "5.2.0";
@@ -22,11 +23,15 @@ export function dockerProvider(docker: Dockerode): provider.Provider {
     version: PROVIDER_VERSION,
 
     async check(urn, _olds, news) {
-      return { inputs: news, failures: checkInputs(typeOf(urn), news as Props) };
+      return { inputs: news, failures: checkInputs(typeOf(urn), unwrapSecrets(news as Props)) };
     },
 
     async diff(_id, urn, olds, news) {
-      const { changed, replaces } = diffInputs(typeOf(urn), olds as Props, news as Props);
+      const { changed, replaces } = diffInputs(
+        typeOf(urn),
+        unwrapSecrets(olds as Props),
+        unwrapSecrets(news as Props),
+      );
       return {
         changes: changed.length > 0,
         replaces,
@@ -39,18 +44,22 @@ export function dockerProvider(docker: Dockerode): provider.Provider {
       const type = typeOf(urn);
       const kind = kindOf(type);
       if (kind === undefined) throw new Error(`resource type ${type} is not served by this provider`);
-      return kind.create(docker, urn, inputs as Props);
+      // The engine gets plain values; the state gets back as secrets the outputs whose inputs were.
+      const made = await kind.create(docker, urn, unwrapSecrets(inputs as Props));
+      return { id: made.id, outs: rewrapSecrets(made.outs, secretKeys(inputs as Props)) };
     },
 
     // Without an update the SDK's server would answer with no outputs at all, and the state would lose them.
     async update(_id, urn, olds, news) {
-      return { outs: updatedOutputs(typeOf(urn), olds as Props, news as Props) };
+      const outs = updatedOutputs(typeOf(urn), unwrapSecrets(olds as Props), unwrapSecrets(news as Props));
+      return { outs: rewrapSecrets(outs, [...secretKeys(olds as Props), ...secretKeys(news as Props)]) };
     },
 
     async read(id, urn, props) {
-      const read = await kindOf(typeOf(urn))?.read(docker, id, (props ?? {}) as Props);
+      const state = (props ?? {}) as Props;
+      const read = await kindOf(typeOf(urn))?.read(docker, id, unwrapSecrets(state));
       // No id tells the engine the object is gone.
-      return read === undefined ? {} : { id, props: read };
+      return read === undefined ? {} : { id, props: rewrapSecrets(read, secretKeys(state)) };
     },
 
     async delete(id, urn) {
