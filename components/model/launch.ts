@@ -19,9 +19,16 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** A short, stable hash of a template: the probe's result is recorded against it. */
+/**
+ * A short, stable hash of a template: the probe's result is recorded against it. A template that calls no broker
+ * route hashes as it did before templates had routes, so their hashes (and what is recorded against them) hold.
+ */
 export function templateHash(t: Template): string {
-  return createHash("sha256").update(canonicalJson(t)).digest("hex").slice(0, 16);
+  const { broker, ...rest } = t;
+  return createHash("sha256")
+    .update(canonicalJson(broker.length > 0 ? t : rest))
+    .digest("hex")
+    .slice(0, 16);
 }
 
 /**

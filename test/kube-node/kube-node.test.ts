@@ -2,9 +2,10 @@
 // (test/engine/node.ts: containerd, runc, CNI bridge, kubelet, kube-proxy, kube-router enforcing NetworkPolicy), and
 // its tasks run in pods there: the probe Job's walls report observed inside a pod is a stack output, tasks run as
 // Jobs through the front's verbs, the four escapes are blocked, the deadline kills, the quota refuses a task past the
-// budget, egress goes only through the proxy (the policies hold on the node), `off` leaves no task object and
-// `destroy` no namespace. Nothing leaves the machine: the "outside" server is on the machine's loopback at
-// 198.18.1.1 (RFC 2544 space, which the proxy does not refuse), and the node drops every pod packet bound off it.
+// budget, egress goes only through the proxy (the policies hold on the node), a keyed upstream answers through the
+// secrets broker, which alone holds the credential, `off` leaves no task object and `destroy` no namespace. Nothing leaves the machine: the "outside" server is on the machine's loopback at
+// 198.18.1.1 (RFC 2544 space, which the proxy does not refuse), with a DNS server there for the broker's names, and
+// the node drops every pod packet bound off it.
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -22,6 +23,7 @@ import { LaunchRefused } from "../../runtime/launch-errors";
 import { projectFromConfig } from "../../stacks/config";
 import { sandboxProgram } from "../../stacks/program";
 import { type Cluster, startCluster } from "../engine/cluster";
+import { startDns } from "../engine/dns";
 import { requireEngineToolchain, requireNodeToolchain } from "../engine/toolchain";
 import {
   type EngineWorkspace,
@@ -36,6 +38,9 @@ const PODS_LIMIT = 64;
 const OUTSIDE_IP = "198.18.1.1";
 const ANSWER = `hello-${randomBytes(4).toString("hex")}`;
 const project = `kn-${randomBytes(3).toString("hex")}`;
+const BROKER_TOKEN = `tok-${randomBytes(8).toString("hex")}`;
+const KEYED_ANSWER = `keyed-${randomBytes(4).toString("hex")}`;
+let dns: { close(): Promise<void> } | undefined;
 
 let cluster: Cluster | undefined;
 let ws: EngineWorkspace | undefined;
@@ -54,7 +59,23 @@ const config = () => ({
   backend: "kubernetes",
   kubernetes: { kubeconfig },
   budget: { monthlyCapUsd: 10, maxConcurrentTasks: 2 },
+  broker: {
+    routes: {
+      api: {
+        upstream: "http://api.test",
+        paths: ["/data/*"],
+        credential: { secret: "apiToken", prefix: "Bearer " },
+      },
+      private: { upstream: "http://private.test", paths: ["/**"], credential: { secret: "apiToken" } },
+    },
+  },
   templates: {
+    agent: {
+      image: "sandbox-busybox:1",
+      timeoutSeconds: 30,
+      resources: { vcpu: 0.5, pids: PODS_LIMIT },
+      broker: ["api", "private"],
+    },
     default: { image: "sandbox-busybox:1", timeoutSeconds: 30, resources: { vcpu: 0.5, pids: PODS_LIMIT } },
     web: {
       image: "sandbox-busybox:1",
@@ -72,16 +93,24 @@ beforeAll(async () => {
       node: {
         tools: requireNodeToolchain(),
         podPidsLimit: PODS_LIMIT,
-        images: ["sandbox-busybox:1", "sandbox-proxy:1"],
+        images: ["sandbox-busybox:1", "sandbox-proxy:1", "sandbox-broker:1"],
       },
     });
     // The "outside" server, on the machine's own loopback (the pods reach it through their gateway).
     spawnSync("ip", ["addr", "add", `${OUTSIDE_IP}/32`, "dev", "lo"]);
     server = createServer((req, res) => {
       seen.push(`${req.socket.remoteAddress} ${req.method} ${req.headers.host} ${req.url}`);
+      // The keyed upstream: only the broker's credential gets its answer.
+      if (req.headers.host === "api.test") {
+        if (req.headers.authorization === `Bearer ${BROKER_TOKEN}`) res.end(KEYED_ANSWER);
+        else res.writeHead(401).end("no");
+        return;
+      }
       res.end(ANSWER);
     });
     await new Promise<void>((r) => server?.listen(80, OUTSIDE_IP, () => r()));
+    // The broker resolves its upstreams through DNS only: the keyed one here, the other to a private address.
+    dns = await startDns(OUTSIDE_IP, { "api.test": OUTSIDE_IP, "private.test": "10.255.0.1" });
     kubeconfig = join(cluster.dir, "kubeconfig.json");
     writeFileSync(kubeconfig, cluster.kubeconfig);
     apis = await kubeApis({ kubeconfig });
@@ -89,6 +118,7 @@ beforeAll(async () => {
     stack = await ws.newStack("node", sandboxProgram);
     const cfg = config();
     await setSandboxConfig(stack, cfg);
+    await stack.setConfig("sandbox:apiToken", { value: BROKER_TOKEN, secret: true });
     resolved = projectFromConfig(sandboxConfigMap(cfg), "node");
   } catch (e) {
     setupError = e as Error;
@@ -100,6 +130,7 @@ afterAll(async () => {
     if (stack !== undefined && ws !== undefined) await ws.dispose(stack).catch(() => undefined);
   } finally {
     await new Promise((r) => (server === undefined ? r(undefined) : server.close(() => r(undefined))));
+    await dns?.close();
     spawnSync("ip", ["addr", "del", `${OUTSIDE_IP}/32`, "dev", "lo"]);
     await cluster?.stop();
     ws?.cleanup();
@@ -329,6 +360,123 @@ describe("a Kubernetes sandbox project on a real node", () => {
           proxyIps.some((ip) => ip && line.includes(ip)),
           line,
         ).toBe(true);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "a keyed upstream answers through the broker, which alone holds the credential; its refusals hold on the node",
+    async () => {
+      const { apis: a, project: p } = ready();
+      const k8s = await import("@kubernetes/client-node");
+      // The test's DNS server is off the cluster: the broker's pod names it, and a test policy lets it be asked.
+      await a.networking.createNamespacedNetworkPolicy({
+        namespace: project,
+        body: {
+          metadata: { name: "test-broker-dns", labels: { "sandbox.project": project } },
+          spec: {
+            podSelector: { matchLabels: { "sandbox.role": "broker" } },
+            policyTypes: ["Egress"],
+            egress: [
+              { to: [{ ipBlock: { cidr: `${OUTSIDE_IP}/32` } }], ports: [{ protocol: "UDP", port: 53 }] },
+            ],
+          },
+        },
+      });
+      await a.apps.patchNamespacedDeployment(
+        {
+          name: `${project}-broker`,
+          namespace: project,
+          body: {
+            spec: { template: { spec: { dnsPolicy: "None", dnsConfig: { nameservers: [OUTSIDE_IP] } } } },
+          },
+        },
+        k8s.setHeaderOptions("Content-Type", "application/strategic-merge-patch+json"),
+      );
+      const until = Date.now() + 120_000;
+      for (;;) {
+        const d = await a.apps.readNamespacedDeployment({ name: `${project}-broker`, namespace: project });
+        const st = d.status;
+        if (st?.updatedReplicas === 1 && st.readyReplicas === 1 && (st.replicas ?? 0) === 1) break;
+        if (Date.now() > until) throw new Error(`the broker did not roll: ${JSON.stringify(st)}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      const launcher = new KubeLauncher(a, project);
+      const spec = launchSpec(p, "agent", "none");
+      const call = (path: string) => `echo "${path}=$(http_get "$SANDBOX_BROKER_URL${path}")"`;
+      // The rolled pod is new to kube-proxy and the policy enforcer: wait, bounded, for one answer through it.
+      const settled = Date.now() + 90_000;
+      for (let attempt = 1; ; attempt++) {
+        const warm = await launcher.run(spec, {
+          command: ["sh", "-c", [HTTP_GET, call("/api/data/x")].join("\n")],
+        });
+        if (/=HTTP\/1\.[01] 200/.test(warm.stdout)) break;
+        if (Date.now() > settled)
+          throw new Error(`the broker never answered after ${attempt} tasks: ${warm.stdout}`);
+        await new Promise((r) => setTimeout(r, 2_000));
+      }
+      const body = await launcher.run(spec, {
+        command: [
+          "sh",
+          "-c",
+          `printf 'GET /api/data/x HTTP/1.0\\r\\n\\r\\n' | nc -w 3 "$(echo "$SANDBOX_BROKER_URL" | sed 's#http://##; s#:.*##')" "\${SANDBOX_BROKER_URL##*:}"`,
+        ],
+      });
+      expect(body.stdout).toContain(KEYED_ANSWER);
+      const checks = await launcher.run(spec, {
+        command: [
+          "sh",
+          "-c",
+          [
+            HTTP_GET,
+            call("/api/admin"),
+            call("/api/data/%2e%2e/admin"),
+            call("/private/x"),
+            call("/nosuch/x"),
+            `echo "direct=$(printf 'GET / HTTP/1.0\\r\\nHost: api.test\\r\\n\\r\\n' | nc -w 3 ${OUTSIDE_IP} 80 2>&1 | head -n 1)"`,
+            "echo \"creds=$(env | grep -c '^SANDBOX_BROKER_CRED_')\"",
+          ].join("\n"),
+        ],
+      });
+      expect(checks.stdout).toMatch(/\/api\/admin=HTTP\/1\.[01] 403/);
+      expect(checks.stdout).toMatch(/\/api\/data\/%2e%2e\/admin=HTTP\/1\.[01] 400/);
+      expect(checks.stdout).toMatch(/\/private\/x=HTTP\/1\.[01] 403/);
+      expect(checks.stdout).toMatch(/\/nosuch\/x=HTTP\/1\.[01] 404/);
+      expect(checks.stdout).not.toMatch(/direct=HTTP/);
+      expect(checks.stdout).toContain("creds=0");
+      for (const out of [body.stdout, body.stderr, checks.stdout, checks.stderr])
+        expect(out).not.toContain(BROKER_TOKEN);
+      // Every keyed request the server saw came from the broker's pod, with the credential.
+      const brokerPods = await a.core.listNamespacedPod({
+        namespace: project,
+        labelSelector: "sandbox.role=broker",
+      });
+      const brokerIps = brokerPods.items
+        .map((x) => x.status?.podIP)
+        .filter((x): x is string => x !== undefined);
+      const keyed = seen.filter((l) => l.includes(" api.test "));
+      expect(keyed.length).toBeGreaterThan(0);
+      for (const line of keyed)
+        expect(
+          brokerIps.some((ip) => line.startsWith(`${ip} `)),
+          line,
+        ).toBe(true);
+      // The probe through the front: the broker's walls hold inside a pod.
+      const probe = io();
+      expect(
+        await runKubeTaskVerb("probe", p, { kubeconfig }, ["agent"], probe.io, true),
+        probe.err.join(""),
+      ).toBe(0);
+      const report = JSON.parse(probe.out.join("")).templates.agent as { passed: boolean; walls: Wall[] };
+      expect(report.passed, JSON.stringify(report.walls)).toBe(true);
+      expect(wall(report, "brokerOutsidePath")?.observed).toBe("403");
+      expect(wall(report, "brokerDirect")?.observed).toBe("denied");
+      // Only the broker's pod mounts the credentials' Secret.
+      const pods = await a.core.listNamespacedPod({ namespace: project });
+      const mounting = pods.items.filter((x) =>
+        (x.spec?.volumes ?? []).some((v) => v.secret?.secretName === `${project}-broker-credentials`),
+      );
+      expect(mounting.map((x) => x.metadata?.labels?.["sandbox.role"])).toEqual(["broker"]);
     },
     TIMEOUT,
   );
