@@ -476,7 +476,9 @@ describe("a Kubernetes sandbox project on a real node", () => {
       const mounting = pods.items.filter((x) =>
         (x.spec?.volumes ?? []).some((v) => v.secret?.secretName === `${project}-broker-credentials`),
       );
-      expect(mounting.map((x) => x.metadata?.labels?.["sandbox.role"])).toEqual(["broker"]);
+      // (the pod the roll replaced may still be terminating: every pod that mounts it is a broker's).
+      expect(mounting.length).toBeGreaterThan(0);
+      expect([...new Set(mounting.map((x) => x.metadata?.labels?.["sandbox.role"]))]).toEqual(["broker"]);
     },
     TIMEOUT,
   );
