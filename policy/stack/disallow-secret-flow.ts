@@ -61,6 +61,38 @@ function taskStrings(r: StackResource, w: WorkloadView): { value: string; where:
   return out;
 }
 
+const text = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+/**
+ * The genuine broker's generated configuration: its environment's (Docker), or the data of the ConfigMap its pod
+ * mounts, found in the same stack (Kubernetes). Undefined when it cannot be read, which fails the broker closed.
+ */
+function brokerConfig(
+  r: StackResource,
+  w: WorkloadView,
+  resources: readonly StackResource[],
+): string | undefined {
+  if (w.origin.backend !== "kubernetes") return brokerConfigOf(w);
+  const spec = field(field(field(r.props, "spec"), "template"), "spec") ?? field(r.props, "spec");
+  const volumes = field(spec, "volumes");
+  const names = (Array.isArray(volumes) ? volumes : [])
+    .map((v) => text(field(field(v, "configMap"), "name")))
+    .filter((n): n is string => n !== undefined);
+  const namespace = text(field(field(r.props, "metadata"), "namespace"));
+  for (const other of resources) {
+    if (parseKubeType(other.type)?.kind !== "ConfigMap") continue;
+    const meta = field(other.props, "metadata");
+    if (!names.includes(text(field(meta, "name")) ?? "")) continue;
+    if (namespace !== undefined && text(field(meta, "namespace")) !== namespace) continue;
+    const data = field(other.props, "data");
+    const values = Object.values((data ?? {}) as Record<string, unknown>).filter(
+      (x) => typeof x === "string",
+    );
+    return values.join("\n");
+  }
+  return undefined;
+}
+
 /**
  * Stack rule: no Pulumi secret reaches a task's env, command, labels or mounts. Judges what a stack policy can see:
  * task inputs computed from a secret-producing resource (property dependencies), inputs the program marked secret
@@ -105,9 +137,9 @@ export const disallowSecretFlow = defineStackRule({
       if (w.role !== undefined && config.allowedRoles.includes(w.role)) continue;
       const who = `${w.origin.kind} "${w.origin.name}"`;
       const broker = isGenuineBroker(w);
-      if (broker && w.origin.backend !== "kubernetes" && !/^backend route_/m.test(brokerConfigOf(w) ?? "")) {
+      if (broker && !/^backend route_/m.test(brokerConfig(r, w, resources) ?? "")) {
         out.push({
-          message: `${who}: the secrets broker has no routes, so no credential of it can be used`,
+          message: `${who}: the secrets broker has no routes (or its configuration is not in the stack), so no credential of it can be used`,
           urn: r.urn,
         });
       }

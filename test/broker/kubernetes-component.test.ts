@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { SandboxProject } from "../../components/kubernetes/sandboxProject";
 import { BROKER_SECRETS_DIR } from "../../components/model";
 import { one, outputValue, type Registered, recordingMocks } from "../helpers/pulumiMocks";
-import { remediateThenValidate } from "../policy/harness";
+import { remediateThenValidate, validateStack } from "../policy/harness";
 
 const NETPOL = "kubernetes:networking.k8s.io/v1:NetworkPolicy";
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
@@ -169,5 +169,20 @@ describe("the broker on Kubernetes", () => {
       found.some((m) => m.includes("mounts Secret volume")),
       found.join("\n"),
     ).toBe(true);
+  });
+
+  it("passes the secret-flow stack rule as registered; without its configuration in the stack, the broker fails", () => {
+    const flow = (list: readonly Registered[]) =>
+      validateStack(
+        list.filter((r) => r.custom).map((r) => ({ type: r.type, name: r.name, props: r.inputs })),
+      )
+        .violations.filter((v) => v.policy === "sandbox-disallow-secret-flow")
+        .map((v) => v.message);
+    expect(flow(registered)).toEqual([]);
+    expect(
+      flow(registered.filter((r) => !(r.type === CONFIGMAP && r.name === "team-broker-config"))),
+    ).toEqual([
+      'Deployment "team-broker": the secrets broker has no routes (or its configuration is not in the stack), so no credential of it can be used',
+    ]);
   });
 });
