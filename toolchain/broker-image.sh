@@ -37,37 +37,12 @@ die() {
 # shellcheck source=toolchain/rootfs.sh
 . "$root/toolchain/rootfs.sh"
 
-bash "$root/toolchain/docker.sh" engine
-
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/sandbox-projects"
-update=false
-case "${1:-}" in
-  --update) update=true ;;
-  "") ;;
-  *) die "usage: toolchain/broker-image.sh [--update]" ;;
-esac
-
-[ -x /bin/busybox ] || bash "$root/toolchain/docker.sh" image
-
-label() {
-  docker image inspect --format "{{ index .Config.Labels \"$1\" }}" "$image" 2>/dev/null || true
-}
-
-want="$({
-  cat "${BASH_SOURCE[0]}" "$root/toolchain/rootfs.sh"
-  sha256sum /bin/busybox | cut -d' ' -f1
-} | sha256sum | cut -c1-16)"
+image_start "${BASH_SOURCE[0]}" "$@"
 
 candidates() { apt_candidates haproxy ca-certificates; }
-
-if [ "$(label sandbox.image-recipe)" = "$want" ]; then
-  [ "$update" = true ] || exit 0
-  if [ "$(candidates)" = "$(label sandbox.image-packages)" ]; then exit 0; fi
-fi
+image_is_current && exit 0
 
 build() {
-  # The set-up this one waited for may have built it.
-  if [ "$(label sandbox.image-recipe)" = "$want" ] && [ "$update" = false ]; then return 0; fi
   command -v apt-get >/dev/null 2>&1 || die "the broker image is built from Debian's haproxy package; apt-get is needed"
   versions="$(candidates)"
   case "$versions" in *none* | "") die "Debian's haproxy package is not available from apt (apt-get update, then retry)" ;; esac
@@ -138,14 +113,4 @@ exec /usr/sbin/haproxy -db -f "$conf"
   say "built $image ($want; packages $versions)"
 }
 
-# One lock per image, never one for every set-up: a verb whose images are current never gets here.
-lock="$cache/locks/image-${image//[^A-Za-z0-9._-]/_}.lock"
-mkdir -p "$(dirname "$lock")"
-if command -v flock >/dev/null 2>&1; then
-  exec 8>"$lock"
-  flock -n 8 || {
-    say "another set-up is building $image; waiting for it..."
-    flock 8
-  }
-fi
-build
+build_locked

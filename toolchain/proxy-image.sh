@@ -28,38 +28,13 @@ die() {
 # shellcheck source=toolchain/rootfs.sh
 . "$root/toolchain/rootfs.sh"
 
-bash "$root/toolchain/docker.sh" engine
-
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/sandbox-projects"
-update=false
-case "${1:-}" in
-  --update) update=true ;;
-  "") ;;
-  *) die "usage: toolchain/proxy-image.sh [--update]" ;;
-esac
-
-[ -x /bin/busybox ] || bash "$root/toolchain/docker.sh" image
-
-label() {
-  docker image inspect --format "{{ index .Config.Labels \"$1\" }}" "$image" 2>/dev/null || true
-}
-
-want="$({
-  cat "${BASH_SOURCE[0]}" "$root/toolchain/rootfs.sh"
-  sha256sum /bin/busybox | cut -d' ' -f1
-} | sha256sum | cut -c1-16)"
+image_start "${BASH_SOURCE[0]}" "$@"
 
 # apt's candidate versions of the Squid packages, one line (only on a build or --update: never on the hot path).
 candidates() { apt_candidates squid squid-common squid-langpack; }
-
-if [ "$(label sandbox.image-recipe)" = "$want" ]; then
-  [ "$update" = true ] || exit 0
-  if [ "$(candidates)" = "$(label sandbox.image-packages)" ]; then exit 0; fi
-fi
+image_is_current && exit 0
 
 build() {
-# The set-up this one waited for may have built it.
-if [ "$(label sandbox.image-recipe)" = "$want" ] && [ "$update" = false ]; then return 0; fi
 command -v apt-get >/dev/null 2>&1 || die "the proxy image is built from Debian's squid package; apt-get is needed"
 versions="$(candidates)"
 case "$versions" in *none* | "") die "Debian's squid package is not available from apt (apt-get update, then retry)" ;; esac
@@ -120,14 +95,4 @@ tar --numeric-owner -C "$rootfs" -c . |
 say "built $image ($want; squid packages $versions)"
 }
 
-# One lock per image, never one for every set-up: a verb whose images are current never gets here.
-lock="$cache/locks/image-${image//[^A-Za-z0-9._-]/_}.lock"
-mkdir -p "$(dirname "$lock")"
-if command -v flock >/dev/null 2>&1; then
-  exec 8>"$lock"
-  flock -n 8 || {
-    say "another set-up is building $image; waiting for it..."
-    flock 8
-  }
-fi
-build
+build_locked

@@ -41,3 +41,55 @@ copy_with_libs() {
     done
   done
 }
+
+# The common frame of an image script. The caller sets root, image, say() and die(), defines candidates() (apt's
+# versions of its packages, on one line) and build(), then runs:
+#   image_start "${BASH_SOURCE[0]}" "$@"; image_is_current && exit 0; ...; build_locked
+# image_start SCRIPT [--update]: the engine up, `update` from the argument, `want` the hash of the recipe (SCRIPT, this
+# file and the busybox binary the images copy in), `cache` the tool cache.
+image_start() {
+  local script="$1"
+  shift
+  bash "$root/toolchain/docker.sh" engine
+  cache="${XDG_CACHE_HOME:-$HOME/.cache}/sandbox-projects"
+  update=false
+  case "${1:-}" in
+    --update) update=true ;;
+    "") ;;
+    *) die "usage: ${script#"$root/"} [--update]" ;;
+  esac
+  [ -x /bin/busybox ] || bash "$root/toolchain/docker.sh" image
+  want="$({
+    cat "$script" "$root/toolchain/rootfs.sh"
+    sha256sum /bin/busybox | cut -d' ' -f1
+  } | sha256sum | cut -c1-16)"
+}
+
+# label KEY: the image's label KEY, or nothing.
+label() {
+  docker image inspect --format "{{ index .Config.Labels \"$1\" }}" "$image" 2>/dev/null || true
+}
+
+# image_is_current: the image carries this recipe's hash and, with --update, was built from apt's current versions.
+# The hot path asks no package manager anything.
+image_is_current() {
+  [ "$(label sandbox.image-recipe)" = "$want" ] || return 1
+  [ "$update" = true ] || return 0
+  [ "$(candidates)" = "$(label sandbox.image-packages)" ]
+}
+
+# build_locked: build() holding this image's lock (one lock per image, never one for every set-up), unless the
+# set-up it waited for built it.
+build_locked() {
+  local lock="$cache/locks/image-${image//[^A-Za-z0-9._-]/_}.lock"
+  mkdir -p "$(dirname "$lock")"
+  if command -v flock >/dev/null 2>&1; then
+    exec 8>"$lock"
+    flock -n 8 || {
+      say "another set-up is building $image; waiting for it..."
+      flock 8
+    }
+  fi
+  if [ "$(label sandbox.image-recipe)" = "$want" ] && [ "$update" = false ]; then return 0; fi
+  build
+}

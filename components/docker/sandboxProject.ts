@@ -8,6 +8,7 @@ import {
   brokerSpec,
   budgetFacts,
   egressNetworkName,
+  givenCredential,
   type LaunchSpec,
   type ProbeReport,
   type ProjectInput,
@@ -174,16 +175,7 @@ export class SandboxProject extends pulumi.ComponentResource {
           broker.listeners.map((l) => l.template),
         );
         const envs = broker.credentials.map((ref) => {
-          const value = args.brokerCredentials?.[ref.route];
-          if (value === undefined) {
-            throw new SpecError([
-              {
-                key: `broker.routes.${ref.route}.credential.secret`,
-                value: undefined,
-                message: `the credential (${ref.configKey}) was not given to the component (brokerCredentials.${ref.route})`,
-              },
-            ]);
-          }
+          const value = givenCredential(ref, args.brokerCredentials);
           // Checked and escaped for HAProxy where the value is known; a bad one fails `up` naming the key only.
           return pulumi.secret(
             pulumi.output(value).apply((v) => {

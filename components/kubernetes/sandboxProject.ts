@@ -11,6 +11,7 @@ import {
   credentialsHash,
   defaultDenyPolicyName,
   FORK_COUNT_MARGIN,
+  givenCredential,
   type LaunchSpec,
   launchSpec,
   limitRangeName,
@@ -212,16 +213,7 @@ export class SandboxProject extends pulumi.ComponentResource {
       const values = pulumi.output(
         Object.fromEntries(
           broker.credentials.map((ref) => {
-            const value = args.brokerCredentials?.[ref.route];
-            if (value === undefined) {
-              throw new SpecError([
-                {
-                  key: `broker.routes.${ref.route}.credential.secret`,
-                  value: undefined,
-                  message: `the credential (${ref.configKey}) was not given to the component (brokerCredentials.${ref.route})`,
-                },
-              ]);
-            }
+            const value = givenCredential(ref, args.brokerCredentials);
             return [ref.variable, value];
           }),
         ) as Record<string, pulumi.Input<string>>,

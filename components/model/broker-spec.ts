@@ -6,7 +6,7 @@
 import { createHash, scryptSync } from "node:crypto";
 import type { BrokerRoute } from "./broker";
 import { BROKER_URL_ENV, credentialKey, credentialVariable, parseUpstream, pathPatternRegex } from "./broker";
-import { joinKey, type SpecProblem } from "./errors";
+import { joinKey, SpecError, type SpecProblem } from "./errors";
 import { type BrokerListener, haproxyConfig } from "./haproxy";
 import { projectLabels } from "./labels";
 import { brokerName } from "./names";
@@ -206,4 +206,25 @@ export function brokerProbeCase(spec: ProjectSpec, template: string): BrokerProb
   const inside = r.paths.some((p) => new RegExp(pathPatternRegex(p)).test(PROBE_OUTSIDE_PATH));
   const up = parseUpstream(r.upstream);
   return { route, outsidePath: inside ? undefined : PROBE_OUTSIDE_PATH, upstream: `${up.host}:${up.port}` };
+}
+
+/**
+ * The credential a component was given for a route, or the SpecError that names the route's key (never a value)
+ * when it was not: both backends' components take their credentials from the caller.
+ */
+export function givenCredential<T>(
+  ref: BrokerCredentialRef,
+  given: Readonly<Record<string, T>> | undefined,
+): T {
+  const value = given?.[ref.route];
+  if (value === undefined) {
+    throw new SpecError([
+      {
+        key: `broker.routes.${ref.route}.credential.secret`,
+        value: undefined,
+        message: `the credential (${ref.configKey}) was not given to the component (brokerCredentials.${ref.route})`,
+      },
+    ]);
+  }
+  return value;
 }

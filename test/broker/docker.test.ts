@@ -30,6 +30,7 @@ import { offSwitch, projectLeftovers } from "../../runtime/offSwitch";
 import { policyPreflight } from "../../runtime/preflight";
 import { runEscape, runProbe } from "../../runtime/walls";
 import { requireDocker, TEST_IMAGE } from "../helpers/docker";
+import { internalNetwork, removeLabelled, requireImage, testServer } from "../helpers/test-servers";
 
 const TEST_LABEL = "sandbox.test";
 const OUTSIDE_SUBNET = "198.18.9.0/24";
@@ -114,68 +115,20 @@ function answer(result: TaskResult, id: string): string {
 
 const get = (path: string, extra = "") => `GET ${path} HTTP/1.0\nHost: broker\n${extra}\n`;
 
-async function removeStale(): Promise<void> {
-  for (const c of await docker.listContainers({ all: true, filters: { label: [TEST_LABEL] } }))
-    await docker.getContainer(c.Id).remove({ force: true });
-  for (const n of await docker.listNetworks({ filters: { label: [TEST_LABEL] } })) {
-    const info = await docker.getNetwork(n.Id).inspect();
-    for (const id of Object.keys(info.Containers ?? {}))
-      await docker
-        .getContainer(id)
-        .remove({ force: true })
-        .catch(() => undefined);
-    await docker.getNetwork(n.Id).remove();
-  }
-}
-
-async function testServer(network: string, aliases: string[], script: string): Promise<Dockerode.Container> {
-  const c = await docker.createContainer({
-    name: `${network}-server`,
-    Image: TEST_IMAGE,
-    User: "1000:1000",
-    Cmd: ["sh", "-c", script],
-    Labels: { [TEST_LABEL]: "broker", [LABELS.project]: name },
-    HostConfig: {
-      NetworkMode: network,
-      ReadonlyRootfs: true,
-      Tmpfs: { "/tmp": "rw,size=4m" },
-      CapDrop: ["ALL"],
-      SecurityOpt: ["no-new-privileges:true"],
-      Memory: 64 * 1024 * 1024,
-    },
-    NetworkingConfig: { EndpointsConfig: { [network]: { Aliases: aliases } } },
-  });
-  await c.start();
-  return c;
-}
+const labels = { [TEST_LABEL]: "broker", [LABELS.project]: name };
+const removeStale = () => removeLabelled(docker, `${TEST_LABEL}=broker`);
 
 let privateServer: Dockerode.Container;
 
 beforeAll(async () => {
   docker = await requireDocker();
-  try {
-    await docker.getImage(BROKER_IMAGE).inspect();
-  } catch {
-    throw new Error(
-      `the broker image ${BROKER_IMAGE} is missing; run toolchain/broker-image.sh (./sandbox test does)`,
-    );
-  }
+  await requireImage(docker, BROKER_IMAGE, "toolchain/broker-image.sh");
   await removeStale();
-  const labels = { [TEST_LABEL]: "broker", [LABELS.project]: name };
-  await docker.createNetwork({
-    Name: outsideNet,
-    Internal: true,
-    IPAM: { Config: [{ Subnet: OUTSIDE_SUBNET }] },
-    Labels: labels,
-  });
-  await docker.createNetwork({
-    Name: privateNet,
-    Internal: true,
-    IPAM: { Config: [{ Subnet: PRIVATE_SUBNET }] },
-    Labels: labels,
-  });
+  await internalNetwork(docker, outsideNet, OUTSIDE_SUBNET, labels);
+  await internalNetwork(docker, privateNet, PRIVATE_SUBNET, labels);
   // The keyed upstream: /data needs the Basic credential; /admin is outside every route; big.txt is over the cap.
   await testServer(
+    docker,
     outsideNet,
     ["api.test", "other-api.test"],
     [
@@ -186,11 +139,14 @@ beforeAll(async () => {
       `printf '/data:${SECRET_USER}:${SECRET_PASS}\\n' > /tmp/httpd.conf`,
       "exec httpd -f -vv -p 80 -h /tmp/www -c /tmp/httpd.conf",
     ].join(" && "),
+    labels,
   );
   privateServer = await testServer(
+    docker,
     privateNet,
     ["private-api.test"],
     "mkdir -p /tmp/www && echo private > /tmp/www/index.html && exec httpd -f -vv -p 80 -h /tmp/www",
+    labels,
   );
   const spec = brokerSpec(project, `${name}-net`);
   if (spec === undefined) throw new Error("no broker");

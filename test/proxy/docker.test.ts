@@ -17,6 +17,7 @@ import { policyPreflight } from "../../runtime/preflight";
 import { ensureProxy, proxyCreateBody } from "../../runtime/proxy";
 import { runEscape, runProbe } from "../../runtime/walls";
 import { requireDocker, specOf, TEST_IMAGE, testProject } from "../helpers/docker";
+import { internalNetwork, removeLabelled, requireImage, testServer } from "../helpers/test-servers";
 
 const TEST_LABEL = "sandbox.test";
 const OUTSIDE_SUBNET = "198.18.0.0/24";
@@ -81,82 +82,31 @@ function answer(result: TaskResult, id: string): string {
   return next < 0 ? rest : rest.slice(0, next);
 }
 
-async function removeStale(): Promise<void> {
-  for (const c of await docker.listContainers({ all: true, filters: { label: [TEST_LABEL] } }))
-    await docker.getContainer(c.Id).remove({ force: true });
-  for (const n of await docker.listNetworks({ filters: { label: [TEST_LABEL] } })) {
-    const info = await docker.getNetwork(n.Id).inspect();
-    for (const id of Object.keys(info.Containers ?? {}))
-      await docker
-        .getContainer(id)
-        .remove({ force: true })
-        .catch(() => undefined);
-    await docker.getNetwork(n.Id).remove();
-  }
-}
-
-async function testServer(
-  network: string,
-  aliases: string[],
-  script: string,
-  extra: Record<string, unknown> = {},
-): Promise<Dockerode.Container> {
-  const c = await docker.createContainer({
-    name: `${network}-server`,
-    Image: TEST_IMAGE,
-    User: "1000:1000",
-    Cmd: ["sh", "-c", script],
-    Labels: { [TEST_LABEL]: "proxy", [LABELS.project]: name },
-    HostConfig: {
-      NetworkMode: network,
-      ReadonlyRootfs: true,
-      Tmpfs: { "/tmp": "rw,size=4m" },
-      CapDrop: ["ALL"],
-      SecurityOpt: ["no-new-privileges:true"],
-      Memory: 64 * 1024 * 1024,
-    },
-    NetworkingConfig: { EndpointsConfig: { [network]: { Aliases: aliases } } },
-    ...extra,
-  });
-  await c.start();
-  return c;
-}
+const labels = { [TEST_LABEL]: "proxy", [LABELS.project]: name };
+const removeStale = () => removeLabelled(docker, `${TEST_LABEL}=proxy`);
 
 beforeAll(async () => {
   docker = await requireDocker();
-  try {
-    await docker.getImage(PROXY_IMAGE).inspect();
-  } catch {
-    throw new Error(
-      `the proxy image ${PROXY_IMAGE} is missing; run toolchain/proxy-image.sh (./sandbox test does)`,
-    );
-  }
+  await requireImage(docker, PROXY_IMAGE, "toolchain/proxy-image.sh");
   await removeStale();
-  const labels = { [TEST_LABEL]: "proxy", [LABELS.project]: name };
-  await docker.createNetwork({
-    Name: outsideNet,
-    Internal: true,
-    IPAM: { Config: [{ Subnet: OUTSIDE_SUBNET }] },
-    Labels: labels,
-  });
-  await docker.createNetwork({
-    Name: privateNet,
-    Internal: true,
-    IPAM: { Config: [{ Subnet: PRIVATE_SUBNET }] },
-    Labels: labels,
-  });
+  await internalNetwork(docker, outsideNet, OUTSIDE_SUBNET, labels);
+  await internalNetwork(docker, privateNet, PRIVATE_SUBNET, labels);
   // The "outside": plain HTTP on 80, and on 443 for the CONNECT tunnel.
   const outside = await testServer(
+    docker,
     outsideNet,
     ["allowed.test", "a.wild.test", "other.test"],
     `mkdir -p /tmp/www && echo "hello from outside ${TOKEN}" > /tmp/www/index.html && httpd -p 443 -h /tmp/www && exec httpd -f -vv -p 80 -h /tmp/www`,
+    labels,
   );
   outsideIp = (await outside.inspect()).NetworkSettings.Networks[outsideNet]?.IPAddress ?? "";
   // A private server that must never see a request: the proxy refuses its address.
   await testServer(
+    docker,
     privateNet,
     ["private.test"],
     "mkdir -p /tmp/www && echo private > /tmp/www/index.html && exec httpd -f -vv -p 80 -h /tmp/www",
+    labels,
   );
   const spec = proxySpec(project, `${name}-net`);
   if (spec === undefined) throw new Error("no proxy");
