@@ -162,8 +162,19 @@ export function signalAlerts(run: RunRecord): AlertInput[] {
     port?: number;
   }[];
   const what = denied.map((d) => `${d.method ?? ""} ${d.host ?? ""}:${d.port ?? ""}`.trim()).join(", ");
+  // The broker's own refusals (a wall said no, no upstream was asked), as escape signals.
+  const refusedCalls = run.broker.filter((c) => (c as { refused?: boolean }).refused === true) as {
+    method?: string;
+    path?: string;
+    status?: number;
+  }[];
   const signals: [boolean, AlertInput["kind"], string][] = [
     [denied.length > 0, "proxy-refused", `${who}: the proxy refused ${what}`],
+    [
+      refusedCalls.length > 0,
+      "broker-refused",
+      `${who}: the broker refused ${refusedCalls.map((c) => `${c.method ?? ""} ${c.path ?? ""} (${c.status ?? ""})`).join(", ")}`,
+    ],
     [run.limits.length > 0, "limit-hit", `${who} hit its limits: ${run.limits.join(", ")}`],
     [
       run.killedByLauncher && run.stoppedBy !== "cap",

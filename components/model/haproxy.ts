@@ -159,7 +159,7 @@ export function haproxyConfig(
     "  timeout client 60s",
     "  timeout server 60s",
     "  timeout http-request 10s",
-    '  log-format "sandbox-broker %Ts %ci %{+Q}[var(txn.route)] %HM %{+Q}[var(txn.logpath)] %ST %B %Ta"',
+    '  log-format "sandbox-broker %Ts %ci %{+Q}[var(txn.route)] %HM %{+Q}[var(txn.logpath)] %ST %B %Ta %s"',
     "",
   ];
   for (const l of listeners) {
@@ -215,9 +215,14 @@ export interface BrokerCall {
   readonly status: number;
   readonly bytes: number;
   readonly ms: number;
+  /** True when the broker answered itself (a wall refused the call) rather than the upstream. */
+  readonly refused: boolean;
 }
 
-const CALL = /^sandbox-broker (\d+) (\S+) "([^"]*)" (\S+) "([^"]*)" (\d+) (\d+) (-?\d+)$/;
+const CALL = /^sandbox-broker (\d+) (\S+) "([^"]*)" (\S+) "([^"]*)" (\d+) (\d+) (-?\d+)(?: (\S+))?$/;
+
+/** The server HAProxy logs for a call no server took: one of the broker's own refusals. */
+const NO_SERVER = "<NOSRV>";
 
 /** The calls in the broker's log (other lines, such as HAProxy's notices, are skipped). */
 export function parseBrokerLog(text: string): BrokerCall[] {
@@ -234,6 +239,8 @@ export function parseBrokerLog(text: string): BrokerCall[] {
       status: Number(m[6]),
       bytes: Number(m[7]),
       ms: Number(m[8]),
+      // A call the log names no server for was refused by the broker; older lines without the field count as refused.
+      refused: m[9] === undefined || m[9] === NO_SERVER,
     });
   }
   return calls;

@@ -90,6 +90,7 @@ export const ALERT_KINDS = [
   "agent-budget-100",
   "launch-refused",
   "proxy-refused",
+  "broker-refused",
   "limit-hit",
   "launcher-kill",
   "stopped-by-cap",

@@ -348,7 +348,13 @@ describe("the run's record in the ledger", () => {
           return `${call.route} ${call.method} ${call.path} ${call.status}`;
         }),
       ).toEqual(["api GET /api/data/answer.txt 200", "api GET /api/admin/ 403"]);
+      expect(run?.broker.map((c) => (c as { refused: boolean }).refused)).toEqual([false, true]);
       expect(JSON.stringify(run)).not.toContain(CREDENTIAL);
+      // The broker's refusal is an escape signal: an alert names the call.
+      const alerts = ledger.alerts({ kind: "broker-refused" }).filter((a) => a.runId === r.id);
+      expect(alerts.map((a) => a.message)).toEqual([
+        `run ${r.id} (template web): the broker refused GET /api/admin/ (403)`,
+      ]);
     } finally {
       ledger.close();
     }

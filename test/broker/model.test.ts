@@ -325,8 +325,8 @@ describe("the broker's log", () => {
   it("reads one call a line and skips HAProxy's notices", () => {
     const text = [
       "[NOTICE]   (1) : haproxy version is 2.6.12",
-      'sandbox-broker 1796197917 198.18.5.4 "gh" GET "/gh/user" 200 171 2',
-      'sandbox-broker 1796197918 198.18.5.4 "" GET "/x" 404 182 0',
+      'sandbox-broker 1796197917 198.18.5.4 "gh" GET "/gh/user" 200 171 2 upstream',
+      'sandbox-broker 1796197918 198.18.5.4 "" GET "/x" 404 182 0 <NOSRV>',
     ].join("\n");
     expect(parseBrokerLog(text)).toEqual([
       {
@@ -338,6 +338,7 @@ describe("the broker's log", () => {
         status: 200,
         bytes: 171,
         ms: 2,
+        refused: false,
       },
       {
         time: 1796197918,
@@ -348,6 +349,7 @@ describe("the broker's log", () => {
         status: 404,
         bytes: 182,
         ms: 0,
+        refused: true,
       },
     ]);
   });
