@@ -2,14 +2,15 @@ import { randomBytes } from "node:crypto";
 import type Dockerode from "dockerode";
 import type { BrokerCall, LaunchSpec, ProxyDecision } from "../components/model";
 import { findBroker, taskCalls } from "./broker";
-import { demuxLogs, isNotFound } from "./docker/client";
+import { isNotFound } from "./docker/client";
 import { taskContainer } from "./docker/taskContainer";
 import { hashTree, type JobSeed, prepareJobFolder, removeJobFolder } from "./jobs";
 import { ImageMissing, isImageMissing, LaunchRefused, RuntimeMissing } from "./launch-errors";
 import type { Ledger } from "./ledger";
-import { pidsLimitHits, Slots } from "./limits";
+import { Slots } from "./limits";
 import type { WarmPool } from "./pool";
 import { findProxy, taskDecisions } from "./proxy";
+import { superviseTask } from "./supervise";
 import { closeTaskNetwork, openTaskNetwork, type TaskNetwork, withPeerHosts } from "./task-network";
 
 export { ImageMissing, isImageMissing, LaunchRefused, RuntimeMissing } from "./launch-errors";
@@ -219,7 +220,15 @@ export class Launcher {
       }
       this.options.onEvent?.({ type: "start", id: task.id, running: slots.active });
       await container.start();
-      let result = await this.supervise(container, spec, task.id, task.name, task.jobDir, started);
+      let result = await superviseTask(
+        container,
+        spec,
+        { id: task.id, name: task.name, jobDir: task.jobDir, started },
+        {
+          graceSeconds: this.options.graceSeconds ?? 5,
+          ledger: this.options.ledger,
+        },
+      );
       if (taskNet?.proxy !== undefined) {
         const decisions = await taskDecisions(taskNet.proxy.container, taskNet.subnet, started);
         result = { ...result, egress: { network: taskNet.name, decisions } };
@@ -297,73 +306,6 @@ export class Launcher {
     } catch (e) {
       if (isNotFound(e)) throw new ImageMissing(spec.image, spec.template);
       throw e;
-    }
-  }
-
-  private async supervise(
-    container: Dockerode.Container,
-    spec: LaunchSpec,
-    id: string,
-    name: string,
-    jobDir: string,
-    started: number,
-  ): Promise<TaskResult> {
-    let killedByLauncher = false;
-    let stoppedByCap = false;
-    let pidsHits = 0;
-    const ledger = this.options.ledger;
-    const deadlineMs = (spec.timeoutSeconds + (this.options.graceSeconds ?? 5)) * 1000;
-    const killer = setTimeout(() => {
-      killedByLauncher = true;
-      container.kill({ signal: "SIGKILL" }).catch(() => undefined);
-    }, deadlineMs);
-    let ticks = 0;
-    const poll = setInterval(() => {
-      const hits = pidsLimitHits(container.id);
-      if (hits !== undefined) pidsHits = Math.max(pidsHits, hits);
-      if (ledger === undefined || stoppedByCap) return;
-      try {
-        // The meter: stop the run when the month's spend reaches the cap; the thresholds each second.
-        const stopAt = ledger.stopTime(id);
-        if (stopAt !== undefined && ledger.now() >= stopAt) {
-          stoppedByCap = true;
-          container.kill({ signal: "SIGKILL" }).catch(() => undefined);
-        }
-        if (++ticks % 5 === 0) ledger.tick();
-      } catch {
-        // A busy ledger this tick: the next one reads it again.
-      }
-    }, 200);
-    try {
-      const { StatusCode } = (await container.wait()) as { StatusCode: number };
-      // A short task may exit between two polls: its pids cgroup, when still there, has the last word.
-      pidsHits = Math.max(pidsHits, pidsLimitHits(container.id) ?? 0);
-      const info = await container.inspect();
-      const logs = demuxLogs((await container.logs({ stdout: true, stderr: true, follow: false })) as Buffer);
-      const durationMs = Date.now() - started;
-      const timedOut =
-        killedByLauncher ||
-        ((StatusCode === 137 || StatusCode === 124) && durationMs >= spec.timeoutSeconds * 1000);
-      const limits: LimitHit[] = [];
-      if (timedOut && !stoppedByCap) limits.push("timeout");
-      if (info.State.OOMKilled) limits.push("oom");
-      if (pidsHits > 0 || /can't fork|Resource temporarily unavailable/.test(logs.stderr))
-        limits.push("pids");
-      return {
-        id,
-        container: name,
-        exitCode: StatusCode,
-        stdout: logs.stdout,
-        stderr: logs.stderr,
-        limits,
-        killedByLauncher,
-        stoppedByCap,
-        durationMs,
-        jobDir,
-      };
-    } finally {
-      clearTimeout(killer);
-      clearInterval(poll);
     }
   }
 

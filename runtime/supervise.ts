@@ -1,0 +1,76 @@
+/**
+ * A started task container watched to its end: the launcher's own deadline (the template's plus a grace), the process
+ * limit's hits, the meter's stop at the cap (with a ledger) and the result read back from the engine.
+ */
+import type Dockerode from "dockerode";
+import type { LaunchSpec } from "../components/model";
+import { demuxLogs } from "./docker/client";
+import type { LimitHit, TaskResult } from "./launcher";
+import type { Ledger } from "./ledger";
+import { pidsLimitHits } from "./limits";
+
+/** Waits for the task's container to end, enforcing the deadline and the cap, and reads its result. */
+export async function superviseTask(
+  container: Dockerode.Container,
+  spec: LaunchSpec,
+  task: { readonly id: string; readonly name: string; readonly jobDir: string; readonly started: number },
+  options: { readonly graceSeconds: number; readonly ledger: Ledger | undefined },
+): Promise<TaskResult> {
+  const { id, name, jobDir, started } = task;
+  let killedByLauncher = false;
+  let stoppedByCap = false;
+  let pidsHits = 0;
+  const ledger = options.ledger;
+  const deadlineMs = (spec.timeoutSeconds + options.graceSeconds) * 1000;
+  const killer = setTimeout(() => {
+    killedByLauncher = true;
+    container.kill({ signal: "SIGKILL" }).catch(() => undefined);
+  }, deadlineMs);
+  let ticks = 0;
+  const poll = setInterval(() => {
+    const hits = pidsLimitHits(container.id);
+    if (hits !== undefined) pidsHits = Math.max(pidsHits, hits);
+    if (ledger === undefined || stoppedByCap) return;
+    try {
+      // The meter: stop the run when the month's spend reaches the cap; the thresholds each second.
+      const stopAt = ledger.stopTime(id);
+      if (stopAt !== undefined && ledger.now() >= stopAt) {
+        stoppedByCap = true;
+        container.kill({ signal: "SIGKILL" }).catch(() => undefined);
+      }
+      if (++ticks % 5 === 0) ledger.tick();
+    } catch {
+      // A busy ledger this tick: the next one reads it again.
+    }
+  }, 200);
+  try {
+    const { StatusCode } = (await container.wait()) as { StatusCode: number };
+    // A short task may exit between two polls: its pids cgroup, when still there, has the last word.
+    pidsHits = Math.max(pidsHits, pidsLimitHits(container.id) ?? 0);
+    const info = await container.inspect();
+    const logs = demuxLogs((await container.logs({ stdout: true, stderr: true, follow: false })) as Buffer);
+    const durationMs = Date.now() - started;
+    const timedOut =
+      killedByLauncher ||
+      ((StatusCode === 137 || StatusCode === 124) && durationMs >= spec.timeoutSeconds * 1000);
+    const limits: LimitHit[] = [];
+    if (timedOut && !stoppedByCap) limits.push("timeout");
+    if (info.State.OOMKilled) limits.push("oom");
+    if (pidsHits > 0 || /can't fork|Resource temporarily unavailable/.test(logs.stderr)) limits.push("pids");
+    return {
+      id,
+      container: name,
+      exitCode: StatusCode,
+      stdout: logs.stdout,
+      stderr: logs.stderr,
+      limits,
+      killedByLauncher,
+      stoppedByCap,
+      durationMs,
+      jobDir,
+    };
+  } finally {
+    clearTimeout(killer);
+    clearInterval(poll);
+  }
+}
