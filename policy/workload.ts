@@ -183,6 +183,12 @@ export interface ContainerView {
   readonly devices: readonly Val<string>[];
   /** Probes or lifecycle handlers that name a `host` (they run from the node). */
   readonly hostProbes: readonly string[];
+  /**
+   * What runs in the container besides its own process, or is put into it before it starts: exec probes and
+   * lifecycle hooks, healthchecks, uploaded files; each by where it was written. Absent where the adapter does not
+   * read them (a check that needs them then fails closed).
+   */
+  readonly execHooks?: readonly string[];
   /** Where this container sits in the resource, e.g. `spec.template.spec.initContainers[0]`. */
   readonly path: string;
   /**

@@ -330,6 +330,8 @@ export function adaptDockerContainer(
     mountsUnknown,
     devices,
     hostProbes: [],
+    // A healthcheck runs its command inside the container; uploads put files into it before it starts.
+    execHooks: ["healthcheck", "uploads"].filter((k) => field(props, k) !== undefined),
     path: "",
     weakenedSystemPaths: writableCgroupsWeakening(sec.writableCgroups, "securityOpts"),
   };

@@ -251,6 +251,18 @@ function hostProbes(c: unknown, cPath: string): string[] {
   return out;
 }
 
+/** Probes and lifecycle handlers that run a command inside the container (`exec`), by where they were written. */
+function execHooks(c: unknown, cPath: string): string[] {
+  const names = [
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle.postStart",
+    "lifecycle.preStop",
+  ];
+  return names.filter((n) => field(at(c, n), "exec") !== undefined).map((n) => join(cPath, `${n}.exec`));
+}
+
 /** A quantity (`500m`, `1Gi`) in its base unit; unknown and unreadable values stay as they are. */
 export function quantity(v: unknown): Val<number> {
   if (isUnknown(v)) return v;
@@ -327,6 +339,7 @@ export function adaptContainer(
     mountsUnknown,
     devices: items(field(c, "volumeDevices")).map((d) => str(field(d, "devicePath"))),
     hostProbes: role === "ephemeral" ? [] : hostProbes(c, cPath),
+    execHooks: execHooks(c, cPath),
     path: cPath,
   };
 }

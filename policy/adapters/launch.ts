@@ -193,6 +193,7 @@ export function adaptLaunchSpec(raw: unknown, name: string, tainted: TaintCheck 
     mountsUnknown: false,
     devices: items(field(hc, "Devices")).map((d) => str(field(d, "PathOnHost"))),
     hostProbes: [],
+    execHooks: field(body, "Healthcheck") === undefined ? [] : ["Healthcheck"],
     path: "",
     weakenedSystemPaths: [
       ...(

