@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseDocument } from "yaml";
 import { z } from "zod";
+import { RuntimeClassSettingsSchema } from "../components/kubernetes/runtime-class";
 import {
   brokerCredentialValue,
   brokerSpec,
@@ -42,6 +43,11 @@ export const KubernetesTargetSchema = strictObject({
   kubeconfig: z.string({ error: "kubeconfig must be the path of a kubeconfig file" }).min(1).optional(),
   /** The context to use. Defaults to the kubeconfig's current context. */
   context: z.string({ error: "context must be a context name in the kubeconfig" }).min(1).optional(),
+  /**
+   * Per stronger runtime (`runsc`, `kata`): `create` (default true) makes the project create the RuntimeClass its
+   * pods name (`gvisor`, `kata`); `handler` is the node runtime it selects (default `runsc`, `kata`).
+   */
+  runtimeClasses: RuntimeClassSettingsSchema.optional(),
 });
 export type KubernetesTarget = z.output<typeof KubernetesTargetSchema>;
 

@@ -122,7 +122,12 @@ export async function sandboxProgram(): Promise<StackOutputs> {
     });
     const project = new KubernetesSandboxProject(
       spec.name,
-      { ...args, name: spec.name, brokerCredentials: checkedBrokerCredentials(resolved) },
+      {
+        ...args,
+        name: spec.name,
+        brokerCredentials: checkedBrokerCredentials(resolved),
+        ...(target.runtimeClasses === undefined ? {} : { runtimeClasses: target.runtimeClasses }),
+      },
       { providers: [provider] },
     );
     return {

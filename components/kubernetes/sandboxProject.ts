@@ -18,6 +18,7 @@ import {
   PROBE_TIMEOUT_SECONDS,
   type ProjectInput,
   type ProxySpec,
+  parseOrThrow,
   podTemplateName,
   probeEgressUrl,
   probeScript,
@@ -53,6 +54,7 @@ import {
   quotaPlan,
   sumQuotaExtras,
 } from "./quota";
+import { type RuntimeClassSettings, RuntimeClassSettingsSchema, runtimeClassPlans } from "./runtime-class";
 
 /**
  * A sandbox project on a Kubernetes cluster. Plain values, not outputs: the walls and the budget must be known at
@@ -68,6 +70,11 @@ export interface SandboxProjectArgs extends Omit<ProjectInput, "name" | "backend
    * into the broker's Secret, which only the broker's pod mounts. Required for every route a template calls.
    */
   readonly brokerCredentials?: Readonly<Record<string, pulumi.Input<string>>>;
+  /**
+   * Per stronger runtime (`runsc`, `kata`), whether the project creates the RuntimeClass its pods name (`gvisor`,
+   * `kata`) and the node handler it selects. Defaults: created, handler `runsc` / `kata`.
+   */
+  readonly runtimeClasses?: RuntimeClassSettings;
 }
 
 /** The Metadata the probe Job needs to not block `up` on clusters that do not run it at once. */
@@ -98,6 +105,12 @@ export class SandboxProject extends pulumi.ComponentResource {
 
   constructor(name: string, args: SandboxProjectArgs, opts?: pulumi.ComponentResourceOptions) {
     const resolved = resolveKubernetesProject(name, args);
+    const runtimeClassSettings = parseOrThrow(
+      RuntimeClassSettingsSchema,
+      args.runtimeClasses ?? {},
+      "kubernetes.runtimeClasses",
+      "invalid sandbox project config",
+    );
     const spec = resolved.spec;
     const ns = spec.name;
     const plan = quotaPlan(resolved.budget.concurrency, resolved.slot, spec.budget);
@@ -267,8 +280,26 @@ export class SandboxProject extends pulumi.ComponentResource {
 
     const templates: Record<string, LaunchSpec> = {};
     const probeJobs: Record<string, pulumi.Output<string>> = {};
-    for (const template of Object.keys(spec.templates).sort()) {
-      const launch = launchSpec(resolved, template, "none");
+    const launches = Object.keys(spec.templates)
+      .sort()
+      .map((template) => [template, launchSpec(resolved, template, "none")] as const);
+    // The RuntimeClasses the stronger runtimes' pods name: cluster-wide objects, so they carry the project's labels
+    // but no namespace. A pod naming a class that does not exist is refused at admission.
+    const runtimeClasses = new Map<string, k8s.node.v1.RuntimeClass>();
+    for (const plan of runtimeClassPlans(
+      launches.map(([, l]) => l),
+      runtimeClassSettings,
+    )) {
+      runtimeClasses.set(
+        plan.runtime,
+        new k8s.node.v1.RuntimeClass(
+          `${name}-runtime-${plan.runtime}`,
+          { metadata: { name: plan.name, labels: projectLabels(ns, "runtime") }, handler: plan.handler },
+          child,
+        ),
+      );
+    }
+    for (const [template, launch] of launches) {
       templates[template] = launch;
       new k8s.core.v1.PodTemplate(
         `${name}-${template}`,
@@ -296,9 +327,11 @@ export class SandboxProject extends pulumi.ComponentResource {
         };
         const job = taskJob(probeSpec, ns, "probe", serviceAccount, ["sh", "-c", script]);
         // A proxy-mode or broker-calling probe names the Service by its address (service links): it must exist first.
+        const runtimeClass = launch.runtime === "runc" ? undefined : runtimeClasses.get(launch.runtime);
         const services = [
           ...(launch.egress.mode === "proxy" ? proxyReady : []),
           ...(launch.broker !== undefined ? brokerReady : []),
+          ...(runtimeClass === undefined ? [] : [runtimeClass]),
         ];
         const created = new k8s.batch.v1.Job(
           `${name}-${template}-probe`,
@@ -341,7 +374,7 @@ export function resolveKubernetesProject(name: string, args: SandboxProjectArgs)
       },
     ]);
   }
-  const { brokerCredentials: _credentials, ...project } = args;
+  const { brokerCredentials: _credentials, runtimeClasses: _classes, ...project } = args;
   const resolved = resolveProject({ ...project, name: args.name ?? name, backend: "kubernetes" });
   if (RESERVED_NAMESPACES.includes(resolved.spec.name)) {
     throw new SpecError([

@@ -14,8 +14,11 @@ export const LABELS = {
 /** The value of `sandbox.managed-by` on everything this toolkit creates. */
 export const MANAGED_BY = "sandbox-projects";
 
-/** What an object is for: the project network, a task, a template's probe, the egress proxy, the broker, a job volume. */
-export type Role = "network" | "task" | "probe" | "proxy" | "broker" | "job-volume";
+/**
+ * What an object is for: the project network, a task, a template's probe, the egress proxy, the broker, a job volume,
+ * the RuntimeClass a stronger runtime's pods name (Kubernetes).
+ */
+export type Role = "network" | "task" | "probe" | "proxy" | "broker" | "job-volume" | "runtime";
 
 /** The labels of one object of a project, as a sorted record. */
 export function projectLabels(

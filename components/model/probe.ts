@@ -234,7 +234,9 @@ export function judgeProbe(
     add("noNewPrivs", "1", observed.NoNewPrivs, observed.NoNewPrivs === "1");
     add("seccomp", "2", observed.Seccomp, observed.Seccomp === "2");
   }
-  if (gvisor && observed.pidsMax === "max") {
+  // On Kubernetes the fork count is the evidence under either kernel: a fork refused inside the pod is the wall.
+  const forksCounted = options.podLimit === true && observed.forks !== undefined;
+  if (gvisor && observed.pidsMax === "max" && !forksCounted) {
     // gVisor's own cgroup files show no limit; the launcher's PidsLimit is on the sandbox's host cgroup (the fork
     // bomb escape check proves it holds).
     walls.push({

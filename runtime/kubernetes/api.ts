@@ -16,6 +16,8 @@ export interface KubeApis {
   readonly batch: K8s.BatchV1Api;
   readonly apps: K8s.AppsV1Api;
   readonly networking: K8s.NetworkingV1Api;
+  /** RuntimeClasses (node.k8s.io/v1). */
+  readonly node: K8s.NodeV1Api;
   /** The API server's address, for messages. */
   readonly server: string;
 }
@@ -44,6 +46,7 @@ export async function kubeApis(target: KubeTarget = {}): Promise<KubeApis> {
     batch: kc.makeApiClient(k8s.BatchV1Api),
     apps: kc.makeApiClient(k8s.AppsV1Api),
     networking: kc.makeApiClient(k8s.NetworkingV1Api),
+    node: kc.makeApiClient(k8s.NodeV1Api),
     server: cluster.server,
   };
 }

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { taskJob } from "../../components/kubernetes/pod";
+import { RUNTIME_CLASSES, taskJob } from "../../components/kubernetes/pod";
 import { LABELS, type LaunchSpec, podTemplateName, taskServiceAccountName } from "../../components/model";
 import { LaunchRefused } from "../launch-errors";
 import type { LimitHit, TaskRequest, TaskResult } from "../launcher";
@@ -93,6 +93,7 @@ export class KubeLauncher {
       ]);
     }
     await this.checkDeployed(spec);
+    await this.checkRuntimeClass(spec);
     this.slots ??= new Slots(this.options.maxConcurrent ?? spec.maxConcurrentTasks);
     await this.slots.acquire();
     try {
@@ -121,6 +122,25 @@ export class KubeLauncher {
     if (hash !== spec.specHash) {
       throw new LaunchRefused(spec.template, [
         `PodTemplate ${this.namespace}/${name} holds spec ${hash ?? "(none)"}, the config says ${spec.specHash}: run \`up\` so the cluster has what the config says`,
+      ]);
+    }
+  }
+
+  /**
+   * A stronger runtime's pods name its RuntimeClass; without it the cluster refuses them at admission, and a task
+   * never runs under a weaker runtime instead. Refused here, before anything is created, naming what is missing.
+   */
+  private async checkRuntimeClass(spec: LaunchSpec): Promise<void> {
+    if (spec.runtime === "runc") return;
+    const name = RUNTIME_CLASSES[spec.runtime];
+    const found: Obj = await orAbsent(() => this.apis.node.readRuntimeClass({ name })).catch((e) => {
+      throw new LaunchRefused(spec.template, [
+        `cannot read RuntimeClass ${name} from ${this.apis.server}: ${apiMessage(e)}`,
+      ]);
+    });
+    if (found === undefined) {
+      throw new LaunchRefused(spec.template, [
+        `runtime ${spec.runtime} runs in pods of RuntimeClass "${name}", which the cluster at ${this.apis.server} does not have: deploy the stack (\`up\` creates it unless kubernetes.runtimeClasses.${spec.runtime}.create is false) or install it on the cluster`,
       ]);
     }
   }
@@ -231,6 +251,14 @@ export class KubeLauncher {
             `image "${spec.image}" is not on the cluster's node (${waiting.reason}: ${waiting.message ?? ""}); the toolkit never pulls one: load it into the node's runtime`,
           ]);
         }
+        if (spec.runtime !== "runc" && pod.spec?.nodeName !== undefined) {
+          const missing = await this.missingHandler(pod);
+          if (missing !== undefined) {
+            throw new LaunchRefused(spec.template, [
+              `the node ${pod.spec.nodeName} cannot run RuntimeClass "${pod.spec.runtimeClassName}" (runtime ${spec.runtime}): ${missing}; configure its handler in the node's container runtime, or run the template with runtime runc`,
+            ]);
+          }
+        }
         if (Date.now() > startBy && pod.spec?.nodeName === undefined) {
           const why = (pod.status?.conditions ?? []).find((c: Obj) => c.type === "PodScheduled")?.message;
           throw new LaunchRefused(spec.template, [
@@ -286,6 +314,22 @@ export class KubeLauncher {
       durationMs,
       jobDir: "",
     };
+  }
+
+  /** The container runtime's word that the node has no handler for the pod's RuntimeClass, if it said so. */
+  private async missingHandler(pod: Obj): Promise<string | undefined> {
+    const events = await this.apis.core
+      .listNamespacedEvent({
+        namespace: this.namespace,
+        fieldSelector: `involvedObject.kind=Pod,involvedObject.name=${pod.metadata.name}`,
+      })
+      .catch(() => undefined);
+    const failed = (events?.items ?? []).find(
+      (e: Obj) =>
+        e.reason === "FailedCreatePodSandBox" &&
+        /no runtime for .* is configured|RuntimeHandler/i.test(e.message),
+    );
+    return failed === undefined ? undefined : String(failed.message);
   }
 
   /** Why the Job controller could not create the pod, from the Job's events (quota, admission), if it said. */

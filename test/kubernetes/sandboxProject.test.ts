@@ -14,6 +14,7 @@ const JOB = "kubernetes:batch/v1:Job";
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 const SERVICE = "kubernetes:core/v1:Service";
 const CONFIGMAP = "kubernetes:core/v1:ConfigMap";
+const RUNTIMECLASS = "kubernetes:node.k8s.io/v1:RuntimeClass";
 
 let registered: Registered[] = [];
 let project: SandboxProject;
@@ -60,6 +61,7 @@ describe("SandboxProject on Kubernetes", () => {
         `${PODTEMPLATE}/team-web`,
         `${JOB}/team-default-probe`,
         `${JOB}/team-web-probe`,
+        `${RUNTIMECLASS}/team-runtime-runsc`,
       ].sort(),
     );
     for (const r of registered.filter((x) => x.custom)) {
@@ -316,6 +318,21 @@ describe("SandboxProject on Kubernetes", () => {
     expect((pt.template.spec as { enableServiceLinks?: boolean }).enableServiceLinks).toBe(true);
   });
 
+  it("creates the gvisor RuntimeClass its runsc pods name (handler runsc), cluster-wide with the project's labels", () => {
+    const rc = one(registered, RUNTIMECLASS, "team-runtime-runsc").inputs as {
+      metadata: { name: string; namespace?: string; labels: Record<string, string> };
+      handler: string;
+    };
+    expect(rc.metadata.name).toBe("gvisor");
+    expect(rc.metadata.namespace).toBeUndefined();
+    expect(rc.metadata.labels).toEqual({
+      "sandbox.managed-by": "sandbox-projects",
+      "sandbox.project": "team",
+      "sandbox.role": "runtime",
+    });
+    expect(rc.handler).toBe("runsc");
+  });
+
   it("runs a probe Job per template: one shot, never retried, with a deadline and a TTL", () => {
     const job = one(registered, JOB, "team-default-probe").inputs as {
       metadata: { name: string; annotations: Record<string, string>; labels: Record<string, string> };
@@ -404,5 +421,51 @@ describe("Kubernetes refusals and the hard stop", () => {
     expect(
       () => new SandboxProject(name, { budget: { monthlyCapUsd: 10 }, templates: { t: { image: "x:1" } } }),
     ).toThrow(SpecError);
+  });
+});
+
+describe("RuntimeClasses of a Kubernetes project", () => {
+  const templates = {
+    plain: { image: "runner:1" },
+    strong: { image: "runner:1", runtime: "runsc" as const },
+  };
+
+  async function classes(args: Record<string, unknown>): Promise<Registered[]> {
+    const mocks = await recordingMocks({ stack: "rc" });
+    const p = new SandboxProject("rc", {
+      budget: { monthlyCapUsd: 300, maxConcurrentTasks: 2 },
+      templates,
+      ...args,
+    } as ConstructorParameters<typeof SandboxProject>[1]);
+    await outputValue(p.probeJobs);
+    return (await mocks.settle()).filter((r) => r.type === RUNTIMECLASS);
+  }
+
+  it("takes the node's handler from the config", async () => {
+    const found = await classes({ runtimeClasses: { runsc: { handler: "gvisor-systrap" } } });
+    expect(found.map((r) => (r.inputs as { handler: string }).handler)).toEqual(["gvisor-systrap"]);
+  });
+
+  it("creates none when the cluster provides it, and none when no template asks for a stronger runtime", async () => {
+    expect(await classes({ runtimeClasses: { runsc: { create: false } } })).toEqual([]);
+    const mocks = await recordingMocks({ stack: "rc2" });
+    const p = new SandboxProject("rc2", {
+      budget: { monthlyCapUsd: 300, maxConcurrentTasks: 2 },
+      templates: { plain: { image: "runner:1" } },
+    });
+    await outputValue(p.probeJobs);
+    expect((await mocks.settle()).filter((r) => r.type === RUNTIMECLASS)).toEqual([]);
+  });
+
+  it("refuses a handler the API server would refuse, naming the key and what is allowed", async () => {
+    await recordingMocks({ stack: "rc3" });
+    const bad = () =>
+      new SandboxProject("rc3", {
+        budget: { monthlyCapUsd: 300, maxConcurrentTasks: 2 },
+        templates,
+        runtimeClasses: { runsc: { handler: "Run_SC" } },
+      });
+    expect(bad).toThrow(SpecError);
+    expect(bad).toThrow(/kubernetes\.runtimeClasses\.runsc\.handler.*lower-case DNS label/);
   });
 });
