@@ -26,6 +26,7 @@ import { disallowUnjudgedWorkloads } from "../../policy/rules/disallow-unjudged-
 import { ALL_RULES } from "../../policy/rules/registry";
 import { type AnyRule, PACK_NAME } from "../../policy/rules/types";
 import { disallowHostPathClaims } from "../../policy/stack/disallow-host-path-claims";
+import { disallowWeakRuntimeClass, isRuntimeClass } from "../../policy/stack/disallow-weak-runtime-class";
 import { ALL_STACK_RULES } from "../../policy/stack/registry";
 import type { AnyStackRule, StackResource, StackResourceRef } from "../../policy/stack/types";
 import type { ScanConfig } from "./config";
@@ -123,9 +124,11 @@ export function scanItems(
   const stacks = new Map<string, { item: ScanItem; resource: StackResource }[]>();
   const plain: { item: ScanItem; resource: StackResource }[] = [];
   // PersistentVolumes that are host folders are judged with the claims that mount them (all documents together).
-  const judgedVolumes = new Set(
+  const judgedVolumes = new Set<unknown>(
     hostVolumes(input.items.filter((i) => i.stack === undefined)).map((v) => v.resource),
   );
+  // RuntimeClasses are judged by what they select (sandbox-disallow-weak-runtime-class), with the rest of their set.
+  for (const i of input.items) if (isRuntimeClass(i.type)) judgedVolumes.add(i);
   for (const item of input.items) {
     const subjects = adaptResources(item.type, item.props, item.name, item.taint);
     const subject = subjects[0];
@@ -146,8 +149,9 @@ export function scanItems(
       stacks.set(item.stack.stack, list);
     }
     if (subject === undefined) {
+      if (isRuntimeClass(item.type)) resources.push(item.resource);
       // Everything no rule judged is listed, but the plumbing of a Pulumi stack, which runs nothing itself.
-      if (!isPlumbing(item) && !judgedVolumes.has(item))
+      else if (!isPlumbing(item) && !judgedVolumes.has(item))
         skipped.push({
           location: item.resource.location,
           kind: item.resource.kind,
@@ -164,7 +168,11 @@ export function scanItems(
   }
   // The documents' claims and volumes, judged together as the pack's stack rule judges a stack's.
   const byId = new Map(plain.map((m) => [m.resource.urn, m.item]));
-  for (const e of evaluate({ stack: plain.map((m) => m.resource) }, [disallowHostPathClaims], evaluation)) {
+  for (const e of evaluate(
+    { stack: plain.map((m) => m.resource) },
+    [disallowHostPathClaims, disallowWeakRuntimeClass],
+    evaluation,
+  )) {
     const item = e.resource === undefined ? undefined : byId.get(e.resource);
     if (item === undefined) continue;
     if (!resources.includes(item.resource)) resources.push(item.resource);

@@ -1,5 +1,6 @@
 import { disallowHostPathClaims } from "./disallow-host-path-claims";
 import { disallowSecretFlow } from "./disallow-secret-flow";
+import { disallowWeakRuntimeClass } from "./disallow-weak-runtime-class";
 import { requireBudgetBound } from "./require-budget-bound";
 import { requireProxyOnlyEgress } from "./require-proxy-only-egress";
 import type { AnyStackRule } from "./types";
@@ -10,4 +11,5 @@ export const ALL_STACK_RULES: readonly AnyStackRule[] = [
   disallowSecretFlow,
   requireProxyOnlyEgress,
   disallowHostPathClaims,
+  disallowWeakRuntimeClass,
 ];
