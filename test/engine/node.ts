@@ -9,7 +9,7 @@
 // holds (the bridge, iptables chains, cgroups, network namespaces), which stop() removes.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { delimiter, dirname, join } from "node:path";
+import { join } from "node:path";
 import type { KubeResponse } from "./cluster";
 import { freePort, type Proc, sleep, startProcess, stopProcess } from "./processes";
 import type { NodeToolchain } from "./toolchain";
@@ -252,10 +252,7 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
     // Whatever is still running in the node's containerd goes with it.
     for (const id of ctr(["tasks", "ls", "-q"]).out.split("\n").filter(Boolean))
       ctr(["tasks", "kill", "-s", "SIGKILL", id]);
-    for (const shim of ["containerd-shim-runc-v2", "containerd-shim-runsc-v1"])
-      sh("pkill", ["-KILL", "-f", `${shim} -namespace k8s.io -address ${socket}`]);
-    // gVisor's sandboxes and gofers name their root on their command line.
-    sh("pkill", ["-KILL", "-f", `--root=${join(dir, "runsc")}`]);
+    sh("pkill", ["-KILL", "-f", `containerd-shim-runc-v2 -namespace k8s.io -address ${socket}`]);
     for (const m of mountsUnder(dir)) sh("umount", ["-l", m]);
     for (const f of existsSync("/run/netns") ? readdirSync("/run/netns") : []) {
       if (f.startsWith("cni-") && netnsBefore !== undefined && !netnsBefore.has(f)) {
@@ -301,23 +298,6 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
         '    runtime_type = "io.containerd.runc.v2"',
         '  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
         `    Root = "${join(dir, "runc")}"`,
-        // gVisor: the `runsc` handler of the `gvisor` RuntimeClass. containerd finds the shim on its PATH; the
-        // shim runs this runsc with its own root (toml keys of gVisor's shim runsc options).
-        '  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc]',
-        '    runtime_type = "io.containerd.runsc.v1"',
-        '  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc.options]',
-        '    TypeUrl = "io.containerd.runsc.v1.options"',
-        `    ConfigPath = "${join(dir, "runsc.toml")}"`,
-        "",
-      ].join("\n"),
-    );
-    writeFileSync(
-      join(dir, "runsc.toml"),
-      [
-        `binary_name = "${tools.runsc.bin}"`,
-        `root = "${join(dir, "runsc")}"`,
-        `log_path = "${join(dir, "runsc-logs")}/%ID%/shim.log"`,
-        'log_level = "info"',
         "",
       ].join("\n"),
     );
@@ -347,12 +327,7 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
         ],
       }),
     );
-    track(
-      startProcess("containerd", tools.containerd, ["--config", join(dir, "containerd.toml")], dir, {
-        ...process.env,
-        PATH: [dirname(tools.runsc.shim), process.env.PATH ?? ""].join(delimiter),
-      }),
-    );
+    track(startProcess("containerd", tools.containerd, ["--config", join(dir, "containerd.toml")], dir));
     await ctx.waitFor("containerd to answer", async () => ctr(["version"]).ok, 30_000);
 
     // The images, from the local Docker engine (nothing is pulled).

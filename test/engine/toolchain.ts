@@ -89,8 +89,6 @@ export interface NodeToolchain {
   readonly cniBinDir: string;
   /** The pod sandbox's process, compiled from k8s.io/kubernetes's pause.c. */
   readonly pause: string;
-  /** gVisor for the node's containerd: `runsc` and `containerd-shim-runsc-v1` (the `runsc` handler). */
-  readonly runsc: { readonly bin: string; readonly shim: string };
   /** The NetworkPolicy enforcer (kube-router's policy controller): its binary and arguments. */
   readonly netpol: { readonly bin: string; readonly args: (kubeconfig: string, node: string) => string[] };
 }
@@ -122,15 +120,6 @@ export function requireNodeToolchain(): NodeToolchain {
     missing.push(
       `kube-router v${TOOLCHAIN.KUBE_ROUTER_VERSION}, the NetworkPolicy enforcer (toolchain/setup.sh netpol)`,
     );
-  const gvisor = (binary: string) => {
-    const found = firstExisting(
-      cachedToolPath(TOOLCHAIN.RUNSC_CACHE_FOLDER, TOOLCHAIN.GVISOR_VERSION, binary),
-    );
-    if (found === undefined)
-      missing.push(`${binary} (gVisor v${TOOLCHAIN.GVISOR_VERSION}: toolchain/setup.sh runsc)`);
-    return found ?? "";
-  };
-  const runsc = { bin: gvisor("runsc"), shim: gvisor("containerd-shim-runsc-v1") };
   const cniBinDir = CNI_DIRS.find((d) => existsSync(`${d}/bridge`)) ?? "";
   if (cniBinDir === "")
     missing.push("the CNI plugins (Debian's containernetworking-plugins: toolchain/setup.sh node)");
@@ -150,7 +139,6 @@ export function requireNodeToolchain(): NodeToolchain {
     containerd,
     cniBinDir,
     pause,
-    runsc,
     netpol: {
       bin: kubeRouter ?? "",
       // Only the policy controller: no service proxy (kube-proxy is the node's), no BGP router, no health listener.
