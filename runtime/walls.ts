@@ -49,7 +49,11 @@ export async function runProbe(
   const script = probeScript({
     jobFolder: spec.jobFolder.containerPath,
     egressUrl,
-    ...(options.kubernetes ? { countForksUpTo: template.resources.pids + FORK_COUNT_MARGIN } : {}),
+    // Under gVisor the sandbox's own threads share the pod's process limit and exhausting it stops the sandbox, so
+    // forks are not counted there (the fork-bomb escape shows the limit holds).
+    ...(options.kubernetes && template.runtime !== "runsc"
+      ? { countForksUpTo: template.resources.pids + FORK_COUNT_MARGIN }
+      : {}),
     ...(spec.broker?.probe === undefined ? {} : { broker: spec.broker.probe }),
   });
   const result = await launcher.run(

@@ -316,8 +316,11 @@ export class SandboxProject extends pulumi.ComponentResource {
         const script = probeScript({
           jobFolder: launch.jobFolder.containerPath,
           egressUrl: probeEgressUrl(launch.egress),
-          // The process wall is on the pod's cgroup, out of the container's sight: the probe counts forks.
-          countForksUpTo: launch.resources.pids + FORK_COUNT_MARGIN,
+          // The process wall is on the pod's cgroup, out of the container's sight: the probe counts forks. Not
+          // under gVisor, whose own threads share that limit (exhausting it stops the sandbox).
+          ...(launch.runtime === "runsc"
+            ? {}
+            : { countForksUpTo: launch.resources.pids + FORK_COUNT_MARGIN }),
           ...(launch.broker?.probe === undefined ? {} : { broker: launch.broker.probe }),
         });
         const probeSpec = {

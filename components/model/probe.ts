@@ -239,11 +239,14 @@ export function judgeProbe(
   if (gvisor && observed.pidsMax === "max" && !forksCounted) {
     // gVisor's own cgroup files show no limit; the launcher's PidsLimit is on the sandbox's host cgroup (the fork
     // bomb escape check proves it holds).
+    // On Kubernetes that host cgroup is the pod's, limited by the node's podPidsLimit.
     walls.push({
       wall: "pidsMax",
-      declared: String(template.resources.pids),
-      observed:
-        "not observable under gVisor (its pids.max shows max; the limit is on the sandbox's host cgroup)",
+      declared:
+        options.podLimit === true
+          ? `${template.resources.pids} (the node's podPidsLimit, on the pod's cgroup)`
+          : String(template.resources.pids),
+      observed: `not observable under gVisor (its pids.max shows max; the limit is on the ${options.podLimit === true ? "pod's" : "sandbox's"} host cgroup, which gVisor's own threads share)`,
       ok: null,
     });
   } else if (options.podLimit === true && observed.pidsMax === "max") {

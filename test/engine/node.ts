@@ -1,5 +1,5 @@
-// A real Kubernetes node for the engine tests, beside the control plane of test/engine/cluster.ts: Debian's
-// containerd (its CRI plugin) with runc, pod networking from the CNI plugins (bridge, host-local, firewall,
+// A real Kubernetes node for the engine tests, beside the control plane of test/engine/cluster.ts: containerd 1.7
+// built from the module proxy (its CRI plugin) with Debian's runc and gVisor's shim as the `runsc` handler, pod networking from the CNI plugins (bridge, host-local, firewall,
 // portmap), kubelet and kube-proxy built from k8s.io/kubernetes (toolchain/setup.sh kube), and kube-router's
 // network policy controller as the NetworkPolicy enforcer (toolchain/setup.sh netpol). No image is pulled: the offline images the Docker side
 // builds (and the pause image made from the pause binary the set-up compiles) are loaded into the node's containerd.
@@ -9,7 +9,7 @@
 // holds (the bridge, iptables chains, cgroups, network namespaces), which stop() removes.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import type { KubeResponse } from "./cluster";
 import { freePort, type Proc, sleep, startProcess, stopProcess } from "./processes";
 import type { NodeToolchain } from "./toolchain";
@@ -252,7 +252,10 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
     // Whatever is still running in the node's containerd goes with it.
     for (const id of ctr(["tasks", "ls", "-q"]).out.split("\n").filter(Boolean))
       ctr(["tasks", "kill", "-s", "SIGKILL", id]);
-    sh("pkill", ["-KILL", "-f", `containerd-shim-runc-v2 -namespace k8s.io -address ${socket}`]);
+    for (const shim of ["containerd-shim-runc-v2", "containerd-shim-runsc-v1"])
+      sh("pkill", ["-KILL", "-f", `${shim} -namespace k8s.io -address ${socket}`]);
+    // gVisor's sandboxes and gofers name their root on their command line.
+    sh("pkill", ["-KILL", "-f", `--root=${join(dir, "runsc")}`]);
     for (const m of mountsUnder(dir)) sh("umount", ["-l", m]);
     for (const f of existsSync("/run/netns") ? readdirSync("/run/netns") : []) {
       if (f.startsWith("cni-") && netnsBefore !== undefined && !netnsBefore.has(f)) {
@@ -298,6 +301,23 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
         '    runtime_type = "io.containerd.runc.v2"',
         '  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
         `    Root = "${join(dir, "runc")}"`,
+        // gVisor: the `runsc` handler of the `gvisor` RuntimeClass. containerd finds the shim on its PATH; the
+        // shim runs this runsc with its own root (toml keys of gVisor's shim runsc options).
+        '  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc]',
+        '    runtime_type = "io.containerd.runsc.v1"',
+        '  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc.options]',
+        '    TypeUrl = "io.containerd.runsc.v1.options"',
+        `    ConfigPath = "${join(dir, "runsc.toml")}"`,
+        "",
+      ].join("\n"),
+    );
+    writeFileSync(
+      join(dir, "runsc.toml"),
+      [
+        `binary_name = "${tools.runsc.bin}"`,
+        `root = "${join(dir, "runsc")}"`,
+        `log_path = "${join(dir, "runsc-logs")}/%ID%/shim.log"`,
+        'log_level = "info"',
         "",
       ].join("\n"),
     );
@@ -327,7 +347,13 @@ export async function startNode(ctx: NodeContext, options: NodeOptions): Promise
         ],
       }),
     );
-    track(startProcess("containerd", tools.containerd, ["--config", join(dir, "containerd.toml")], dir));
+    track(
+      startProcess("containerd", tools.containerd, ["--config", join(dir, "containerd.toml")], dir, {
+        ...process.env,
+        // Its shims: runc's beside it, gVisor's from the node's build.
+        PATH: [dirname(tools.containerd), dirname(tools.runsc.shim), process.env.PATH ?? ""].join(delimiter),
+      }),
+    );
     await ctx.waitFor("containerd to answer", async () => ctr(["version"]).ok, 30_000);
 
     // The images, from the local Docker engine (nothing is pulled).

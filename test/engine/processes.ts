@@ -37,10 +37,20 @@ export function tail(file: string, lines = 40): string {
 }
 
 /** Starts `bin args` in `dir`, its stdout and stderr appended to `<dir>/<name>.log`. */
-export function startProcess(name: string, bin: string, args: string[], dir: string): Proc {
+export function startProcess(
+  name: string,
+  bin: string,
+  args: string[],
+  dir: string,
+  env?: NodeJS.ProcessEnv,
+): Proc {
   const log = join(dir, `${name}.log`);
   const fd = openSync(log, "a");
-  const child = spawn(bin, args, { stdio: ["ignore", fd, fd], cwd: dir });
+  const child = spawn(bin, args, {
+    stdio: ["ignore", fd, fd],
+    cwd: dir,
+    ...(env === undefined ? {} : { env }),
+  });
   closeSync(fd);
   const proc: Proc = { name, child, log };
   child.on("exit", (code, signal) => {

@@ -89,6 +89,8 @@ export interface NodeToolchain {
   readonly cniBinDir: string;
   /** The pod sandbox's process, compiled from k8s.io/kubernetes's pause.c. */
   readonly pause: string;
+  /** gVisor for the node's containerd: `runsc` and `containerd-shim-runsc-v1` (the `runsc` handler). */
+  readonly runsc: { readonly bin: string; readonly shim: string };
   /** The NetworkPolicy enforcer (kube-router's policy controller): its binary and arguments. */
   readonly netpol: { readonly bin: string; readonly args: (kubeconfig: string, node: string) => string[] };
 }
@@ -108,8 +110,6 @@ export function requireNodeToolchain(): NodeToolchain {
   const kubelet = kube("kubelet");
   const kubeProxy = kube("kube-proxy");
   const pause = kube("pause");
-  const containerd = onPath("containerd") ?? "";
-  if (containerd === "") missing.push("containerd (Debian's containerd: toolchain/setup.sh node)");
   for (const tool of ["runc", "ctr", "iptables", "ipset", "ip"]) {
     if (onPath(tool) === undefined) missing.push(`${tool} (toolchain/setup.sh node)`);
   }
@@ -120,6 +120,27 @@ export function requireNodeToolchain(): NodeToolchain {
     missing.push(
       `kube-router v${TOOLCHAIN.KUBE_ROUTER_VERSION}, the NetworkPolicy enforcer (toolchain/setup.sh netpol)`,
     );
+  const gvisor = (binary: string) => {
+    const found = firstExisting(
+      cachedToolPath(TOOLCHAIN.RUNSC_CACHE_FOLDER, TOOLCHAIN.GVISOR_VERSION, binary),
+    );
+    if (found === undefined)
+      missing.push(`${binary} (gVisor v${TOOLCHAIN.GVISOR_VERSION}: toolchain/setup.sh runsc)`);
+    return found ?? "";
+  };
+  const nodeShim = firstExisting(
+    cachedToolPath(TOOLCHAIN.RUNSC_SHIM_CACHE_FOLDER, TOOLCHAIN.GVISOR_VERSION, "containerd-shim-runsc-v1"),
+  );
+  if (nodeShim === undefined)
+    missing.push(`containerd-shim-runsc-v1 (gVisor v${TOOLCHAIN.GVISOR_VERSION}: toolchain/setup.sh runsc)`);
+  const runsc = { bin: gvisor("runsc"), shim: nodeShim ?? "" };
+  // The node's containerd: the 1.7 line built from the module proxy (it reads gVisor's shim's answer), with its
+  // runc shim beside it.
+  const fromCache = (binary: string) =>
+    firstExisting(cachedToolPath(TOOLCHAIN.CONTAINERD_CACHE_FOLDER, TOOLCHAIN.CONTAINERD_VERSION, binary));
+  const containerd = fromCache("containerd") ?? "";
+  if (containerd === "" || fromCache("containerd-shim-runc-v2") === undefined)
+    missing.push(`containerd v${TOOLCHAIN.CONTAINERD_VERSION} and its runc shim (toolchain/setup.sh runsc)`);
   const cniBinDir = CNI_DIRS.find((d) => existsSync(`${d}/bridge`)) ?? "";
   if (cniBinDir === "")
     missing.push("the CNI plugins (Debian's containernetworking-plugins: toolchain/setup.sh node)");
@@ -139,6 +160,7 @@ export function requireNodeToolchain(): NodeToolchain {
     containerd,
     cniBinDir,
     pause,
+    runsc,
     netpol: {
       bin: kubeRouter ?? "",
       // Only the policy controller: no service proxy (kube-proxy is the node's), no BGP router, no health listener.

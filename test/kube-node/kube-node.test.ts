@@ -5,8 +5,8 @@
 // budget, egress goes only through the proxy (the policies hold on the node), a keyed upstream answers through the
 // secrets broker, which alone holds the credential, `off` leaves no task object and `destroy` no namespace. Nothing leaves the machine: the "outside" server is on the machine's loopback at
 // 198.18.1.1 (RFC 2544 space, which the proxy does not refuse), with a DNS server there for the broker's names, and
-// the node drops every pod packet bound off it. A runtime the cluster cannot give (no RuntimeClass, or a class
-// whose handler the node's containerd lacks) is refused by the launcher, never run under runc instead.
+// the node drops every pod packet bound off it. Templates with `runtime: runsc` run in pods of the `gvisor`
+// RuntimeClass the project creates, under gVisor (the node's containerd has gVisor's shim as handler `runsc`).
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -80,6 +80,20 @@ const config = () => ({
     default: { image: "sandbox-busybox:1", timeoutSeconds: 30, resources: { vcpu: 0.5, pids: PODS_LIMIT } },
     web: {
       image: "sandbox-busybox:1",
+      timeoutSeconds: 30,
+      resources: { vcpu: 0.5, pids: PODS_LIMIT },
+      egress: { mode: "proxy", allow: ["allowed.test"] },
+    },
+    // gVisor: pods of the RuntimeClass the project creates (handler runsc, the node's containerd shim).
+    gvisor: {
+      image: "sandbox-busybox:1",
+      runtime: "runsc",
+      timeoutSeconds: 30,
+      resources: { vcpu: 0.5, pids: PODS_LIMIT },
+    },
+    "gvisor-web": {
+      image: "sandbox-busybox:1",
+      runtime: "runsc",
       timeoutSeconds: 30,
       resources: { vcpu: 0.5, pids: PODS_LIMIT },
       egress: { mode: "proxy", allow: ["allowed.test"] },
@@ -179,6 +193,55 @@ describe("a Kubernetes sandbox project on a real node", () => {
       const pids = wall(report, "pidsMax");
       expect(pids?.ok, pids?.observed).toBe(true);
       expect(pids?.observed).toMatch(/a fork was refused after \d+ more processes/);
+      // The gVisor template's probe ran in a pod of the project's RuntimeClass, under gVisor's kernel.
+      const gvisor = probes.gvisor;
+      expect(gvisor, JSON.stringify(probes)).toBeDefined();
+      if (gvisor === undefined) return;
+      console.log(wallsTable("gvisor", gvisor));
+      expect(gvisor.passed, JSON.stringify(gvisor.walls)).toBe(true);
+      expect(wall(gvisor, "kernel")).toMatchObject({ declared: "gVisor (runsc)", ok: true });
+      expect(wall(gvisor, "kernel")?.observed).toMatch(/gVisor/);
+      expect(wall(gvisor, "capEff")?.observed).toBe("(none)");
+      expect(wall(gvisor, "rootReadOnly")?.observed).toBe("denied");
+      const rc = await ready().apis.node.readRuntimeClass({ name: "gvisor" });
+      expect(rc.handler).toBe("runsc");
+      expect(rc.metadata?.labels?.["sandbox.project"]).toBe(project);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "a runsc template's tasks run under gVisor through the front: its walls hold and the four escapes are blocked",
+    async () => {
+      const { apis: a, project: p } = ready();
+      const run = await new KubeLauncher(a, project).run(launchSpec(p, "gvisor", "none"), {
+        command: ["sh", "-c", "dmesg 2>/dev/null | head -n 1; uname -r"],
+      });
+      expect(run.exitCode, run.stdout).toBe(0);
+      expect(run.stdout).toMatch(/gVisor/);
+      const probe = io();
+      expect(
+        await runKubeTaskVerb("probe", p, { kubeconfig }, ["gvisor"], probe.io, true),
+        probe.err.join(""),
+      ).toBe(0);
+      const report = JSON.parse(probe.out.join("")).templates.gvisor as { passed: boolean; walls: Wall[] };
+      expect(report.passed, JSON.stringify(report.walls)).toBe(true);
+      expect(wall(report, "kernel")?.ok).toBe(true);
+      const escapes = io();
+      const code = await runKubeTaskVerb("escape", p, { kubeconfig }, ["gvisor"], escapes.io, true);
+      const doc = JSON.parse(escapes.out.join(""));
+      expect(code, JSON.stringify(doc)).toBe(0);
+      const results = doc.templates.gvisor as { check: string; blocked: boolean; leftovers: string[] }[];
+      expect(results.map((r) => r.check)).toEqual([
+        "exfiltrate-env",
+        "write-outside-job",
+        "fork-bomb",
+        "metadata",
+      ]);
+      for (const r of results) {
+        expect(r.blocked, JSON.stringify(r)).toBe(true);
+        expect(r.leftovers).toEqual([]);
+      }
     },
     TIMEOUT,
   );
@@ -189,7 +252,7 @@ describe("a Kubernetes sandbox project on a real node", () => {
       const { apis: a, project: p } = ready();
       const launcher = new KubeLauncher(a, project);
       // The PodTemplate is the deployed one; only the runtime asked for is one the cluster has no class for.
-      const kata = { ...launchSpec(p, "default", "none"), runtime: "kata" as const };
+      const kata = { ...launchSpec(p, "gvisor", "none"), runtime: "kata" as const };
       const refused = await launcher.run(kata, { command: ["true"] }).catch((e) => e);
       expect(refused).toBeInstanceOf(LaunchRefused);
       expect(String(refused.message)).toMatch(/RuntimeClass "kata", which the cluster .* does not have/);
@@ -385,6 +448,31 @@ describe("a Kubernetes sandbox project on a real node", () => {
         labelSelector: "sandbox.role=proxy",
       });
       const proxyIps = proxyPods.items.map((x) => x.status?.podIP);
+      // Under gVisor too: its own network stack in the pod, the same policies around the pod. A new pod is new to
+      // the policy enforcer (the node drops its connections until it is programmed): bounded retries, as above.
+      const tries: string[] = [];
+      const gvisorSettled = Date.now() + 90_000;
+      for (;;) {
+        const gweb = await launcher.run(launchSpec(p, "gvisor-web", "none"), {
+          command: [
+            "sh",
+            "-c",
+            [
+              HTTP_GET,
+              "dmesg 2>/dev/null | head -n 1",
+              'echo "via=$(http_get http://allowed.test/)"',
+              `echo "direct=$(printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${OUTSIDE_IP} 80 2>&1 | head -n 1)"`,
+            ].join("\n"),
+          ],
+        });
+        tries.push(gweb.stdout);
+        expect(gweb.stdout).toMatch(/gVisor/);
+        expect(gweb.stdout).not.toMatch(/direct=HTTP/);
+        if (/via=HTTP\/1\.1 200/.test(gweb.stdout)) break;
+        if (Date.now() > gvisorSettled)
+          throw new Error(`no gVisor task reached the proxy: ${JSON.stringify(tries)}`);
+        await new Promise((r) => setTimeout(r, 2_000));
+      }
       expect(seen.length).toBeGreaterThan(0);
       for (const line of seen)
         expect(
@@ -547,6 +635,8 @@ describe("a Kubernetes sandbox project on a real node", () => {
         async () => (await c.api("GET", `/api/v1/namespaces/${project}`)).status === 404,
         120_000,
       );
+      // The RuntimeClass the project created goes with it.
+      expect((await c.api("GET", "/apis/node.k8s.io/v1/runtimeclasses/gvisor")).status).toBe(404);
     },
     TIMEOUT,
   );

@@ -229,9 +229,27 @@ describe("judgeProbe", () => {
       wall: "pidsMax",
       declared: "128",
       observed:
-        "not observable under gVisor (its pids.max shows max; the limit is on the sandbox's host cgroup)",
+        "not observable under gVisor (its pids.max shows max; the limit is on the sandbox's host cgroup, which gVisor's own threads share)",
       ok: null,
     });
+    // On Kubernetes the pod's cgroup holds it (the node's podPidsLimit); a fork count, when taken, is the evidence.
+    const inPod = judgeProbe(
+      gvisor,
+      parseProbeOutput(logs.replace("probe.pidsMax=128", "probe.pidsMax=max")),
+      {
+        podLimit: true,
+      },
+    );
+    expect(inPod.walls.find((w) => w.wall === "pidsMax")).toMatchObject({
+      declared: "128 (the node's podPidsLimit, on the pod's cgroup)",
+      ok: null,
+    });
+    const counted = judgeProbe(
+      gvisor,
+      parseProbeOutput(`${logs.replace("probe.pidsMax=128", "probe.pidsMax=max")}\nprobe.forks=40`),
+      { podLimit: true },
+    );
+    expect(counted.walls.find((w) => w.wall === "pidsMax")).toMatchObject({ ok: true });
     // A release that shows NoNewPrivs is judged on it.
     const shown = judgeProbe(gvisor, parseProbeOutput(`${logs}\nprobe.NoNewPrivs=0`));
     expect(shown.walls.find((w) => w.wall === "noNewPrivs")).toEqual({
