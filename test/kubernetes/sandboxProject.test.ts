@@ -3,6 +3,7 @@ import { PSA_VERSION } from "../../components/kubernetes/namespace";
 import { SandboxProject } from "../../components/kubernetes/sandboxProject";
 import { BudgetFactsSchema, budgetFacts, SpecError } from "../../components/model";
 import { one, outputValue, type Registered, recordingMocks, registeredOutputs } from "../helpers/pulumiMocks";
+import { validate, validateStack } from "../policy/harness";
 
 const NS = "kubernetes:core/v1:Namespace";
 const QUOTA = "kubernetes:core/v1:ResourceQuota";
@@ -467,5 +468,39 @@ describe("RuntimeClasses of a Kubernetes project", () => {
       });
     expect(bad).toThrow(SpecError);
     expect(bad).toThrow(/kubernetes\.runtimeClasses\.runsc\.handler.*lower-case DNS label/);
+  });
+});
+
+describe("a Kubernetes project under the pack's gvisor preset", () => {
+  const RUNTIME_RULE = "sandbox-require-runtime-class";
+
+  async function resources(runtime: "runc" | "runsc"): Promise<Registered[]> {
+    const mocks = await recordingMocks({ stack: `gv-${runtime}` });
+    const p = new SandboxProject(`gv-${runtime}`, {
+      budget: { monthlyCapUsd: 300, maxConcurrentTasks: 2 },
+      templates: { agent: { image: "runner:1", runtime } },
+    });
+    await outputValue(p.probeJobs);
+    return (await mocks.settle()).filter((r) => r.custom);
+  }
+
+  it("passes what a runsc project deploys (pods of the gvisor class, a class that selects runsc) and fails runc", async () => {
+    const workloads = (list: Registered[]) => list.filter((r) => r.type === PODTEMPLATE || r.type === JOB);
+    const runtimeFindings = (list: Registered[]) =>
+      workloads(list).flatMap((r) =>
+        validate(r.type, r.inputs, { preset: "gvisor" })
+          .violations.filter((v) => v.policy === RUNTIME_RULE)
+          .map((v) => `${r.name}: ${v.message}`),
+      );
+    const strong = await resources("runsc");
+    expect(workloads(strong)).toHaveLength(2);
+    expect(runtimeFindings(strong)).toEqual([]);
+    const stack = validateStack(strong.map((r) => ({ type: r.type, name: r.name, props: r.inputs })));
+    expect(stack.violations.filter((v) => v.policy === "sandbox-disallow-weak-runtime-class")).toEqual([]);
+    const plain = await resources("runc");
+    expect(runtimeFindings(plain)).toEqual([
+      expect.stringContaining("runtimeClassName is not set; allowed: runsc, gvisor"),
+      expect.stringContaining("runtimeClassName is not set; allowed: runsc, gvisor"),
+    ]);
   });
 });
