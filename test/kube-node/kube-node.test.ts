@@ -169,6 +169,36 @@ function io() {
 type Wall = { wall: string; declared: string; observed: string; ok: boolean | null };
 const wall = (report: { walls: Wall[] }, name: string) => report.walls.find((w) => w.wall === name);
 
+/** `probe` then `escape` of one template through the front's verbs: every wall holds, the four escapes are blocked. */
+async function probeAndEscape(
+  p: ResolvedProject,
+  template: string,
+): Promise<{ passed: boolean; walls: Wall[] }> {
+  const probe = io();
+  expect(
+    await runKubeTaskVerb("probe", p, { kubeconfig }, [template], probe.io, true),
+    probe.err.join(""),
+  ).toBe(0);
+  const report = JSON.parse(probe.out.join("")).templates[template] as { passed: boolean; walls: Wall[] };
+  expect(report.passed, JSON.stringify(report.walls)).toBe(true);
+  const escapes = io();
+  const code = await runKubeTaskVerb("escape", p, { kubeconfig }, [template], escapes.io, true);
+  const doc = JSON.parse(escapes.out.join(""));
+  expect(code, JSON.stringify(doc)).toBe(0);
+  const results = doc.templates[template] as { check: string; blocked: boolean; leftovers: string[] }[];
+  expect(results.map((r) => r.check)).toEqual([
+    "exfiltrate-env",
+    "write-outside-job",
+    "fork-bomb",
+    "metadata",
+  ]);
+  for (const r of results) {
+    expect(r.blocked, JSON.stringify(r)).toBe(true);
+    expect(r.leftovers).toEqual([]);
+  }
+  return report;
+}
+
 describe("a Kubernetes sandbox project on a real node", () => {
   it(
     "goes up with the policy pack; the probe Job ran in a pod and its walls report is a stack output",
@@ -219,29 +249,8 @@ describe("a Kubernetes sandbox project on a real node", () => {
       });
       expect(run.exitCode, run.stdout).toBe(0);
       expect(run.stdout).toMatch(/gVisor/);
-      const probe = io();
-      expect(
-        await runKubeTaskVerb("probe", p, { kubeconfig }, ["gvisor"], probe.io, true),
-        probe.err.join(""),
-      ).toBe(0);
-      const report = JSON.parse(probe.out.join("")).templates.gvisor as { passed: boolean; walls: Wall[] };
-      expect(report.passed, JSON.stringify(report.walls)).toBe(true);
+      const report = await probeAndEscape(p, "gvisor");
       expect(wall(report, "kernel")?.ok).toBe(true);
-      const escapes = io();
-      const code = await runKubeTaskVerb("escape", p, { kubeconfig }, ["gvisor"], escapes.io, true);
-      const doc = JSON.parse(escapes.out.join(""));
-      expect(code, JSON.stringify(doc)).toBe(0);
-      const results = doc.templates.gvisor as { check: string; blocked: boolean; leftovers: string[] }[];
-      expect(results.map((r) => r.check)).toEqual([
-        "exfiltrate-env",
-        "write-outside-job",
-        "fork-bomb",
-        "metadata",
-      ]);
-      for (const r of results) {
-        expect(r.blocked, JSON.stringify(r)).toBe(true);
-        expect(r.leftovers).toEqual([]);
-      }
     },
     TIMEOUT,
   );
@@ -314,27 +323,7 @@ describe("a Kubernetes sandbox project on a real node", () => {
     "probe and escape through the front: every wall holds and the four escapes are blocked",
     async () => {
       const { project: p } = ready();
-      const probe = io();
-      expect(
-        await runKubeTaskVerb("probe", p, { kubeconfig }, ["default"], probe.io, true),
-        probe.err.join(""),
-      ).toBe(0);
-      expect(JSON.parse(probe.out.join("")).templates.default.passed).toBe(true);
-      const escapes = io();
-      const code = await runKubeTaskVerb("escape", p, { kubeconfig }, ["default"], escapes.io, true);
-      const doc = JSON.parse(escapes.out.join(""));
-      expect(code, JSON.stringify(doc)).toBe(0);
-      const results = doc.templates.default as { check: string; blocked: boolean; leftovers: string[] }[];
-      expect(results.map((r) => r.check)).toEqual([
-        "exfiltrate-env",
-        "write-outside-job",
-        "fork-bomb",
-        "metadata",
-      ]);
-      for (const r of results) {
-        expect(r.blocked, JSON.stringify(r)).toBe(true);
-        expect(r.leftovers).toEqual([]);
-      }
+      await probeAndEscape(p, "default");
     },
     TIMEOUT,
   );
