@@ -76,7 +76,7 @@ export function collect(
         const text = budget.readFile(p);
         const problem = structureProblem(text, structure);
         if (problem !== undefined) throw new InputRefused(problem.message);
-        return text;
+        return text.startsWith("\ufeff") ? text.slice(1) : text;
       } catch (e) {
         if (e instanceof InputRefused) throw new Error(`${show(p)} ${e.message}`);
         throw e;

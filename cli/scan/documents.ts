@@ -1,7 +1,8 @@
 /**
  * Input files -> the resources the rules judge, each with a type token, plain props and a way to turn a finding's
  * resource path into a file and line. This is the entry: it reads the text as JSON (one value, or values written
- * back to back) or as YAML (a stream of documents, decoded as Kubernetes decodes it), loads a Compose file as one
+ * back to back) or as YAML (a stream cut into documents as kubectl cuts it, each decoded as Kubernetes decodes
+ * it), loads a Compose file as one
  * project, and hands every other document to the formats' readers (cli/scan/reader.ts, cli/scan/formats/). Anything
  * no format takes is skipped with a reason; a file that does not parse is an error with its line.
  */
@@ -14,6 +15,7 @@ import { splitJsonStream } from "./json-stream";
 import { Lines } from "./lines";
 import { readDocument } from "./reader";
 import { kubeYamlToJson } from "./yaml-kube";
+import { type StreamPiece, splitKubeStream } from "./yaml-kube-stream";
 
 export type { InputHost, ScanItem } from "./items";
 
@@ -21,9 +23,13 @@ export type { InputHost, ScanItem } from "./items";
 export function parseInput(file: string, source: string, host: InputHost = NO_HOST): Parsed {
   const out: Parsed = { items: [], skipped: [], errors: [] };
   const output = new FileOutput(file, out);
-  const trimmed = source.trimStart();
+  // A byte-order mark that opens the file: every format's reader skips it, but kubectl's stream splitter reads it as
+  // part of the first line (see yaml-kube-stream.ts).
+  const leadingBom = source.startsWith("\ufeff");
+  const text = leadingBom ? source.slice(1) : source;
+  const trimmed = text.trimStart();
   const json = file.endsWith(".json") || trimmed.startsWith("{") || trimmed.startsWith("[");
-  if (!(json && readJson(output, source, host))) readYaml(output, source, host);
+  if (!(json && readJson(output, text, host))) readYaml(output, text, host, leadingBom);
   return out;
 }
 
@@ -67,56 +73,67 @@ function readJson(output: FileOutput, source: string, host: InputHost): boolean 
   return true;
 }
 
-/** The text with a byte-order mark removed where it opens a document after a `---` line. */
-function withoutDocumentBoms(source: string): string {
-  return source.includes("\ufeff") ? source.replace(/(^|\n)(---[^\n]*\n)\ufeff/g, "$1$2") : source;
+/** Reads `source` as a YAML stream: the pieces kubectl decodes, each as the one document go-yaml reads in it. */
+function readYaml(output: FileOutput, source: string, host: InputHost, leadingBom: boolean): void {
+  const split = splitKubeStream(source, leadingBom);
+  split.pieces.forEach((piece, i) => {
+    readPiece(output, piece, source, host, i);
+  });
+  if (split.error !== undefined) output.error(split.error.line, split.error.message);
 }
 
-/** Reads `source` as a stream of YAML documents. */
-function readYaml(output: FileOutput, source: string, host: InputHost): void {
+/** Reads the first YAML document of one piece of the stream (sigs.k8s.io/yaml reads no other). */
+function readPiece(
+  output: FileOutput,
+  piece: StreamPiece,
+  source: string,
+  host: InputHost,
+  index: number,
+): void {
+  // go-yaml's reader skips a byte-order mark that opens its input, here the piece (kubectl splits the stream first).
+  const text = piece.text.startsWith("\ufeff") ? piece.text.slice(1) : piece.text;
   const counter = new LineCounter();
   // Duplicate keys and merge keys are kept in the tree: each format's decoder applies its engine's rule for them.
-  // A byte-order mark may open any document of a stream (YAML 1.1 and go-yaml skip it there, kubectl splits the
-  // stream first): it is dropped at each document start, where it would otherwise become part of the first key.
-  const docs = parseAllDocuments(withoutDocumentBoms(source), {
+  const doc = parseAllDocuments(text, {
     lineCounter: counter,
     uniqueKeys: false,
     merge: false,
     prettyErrors: true,
-  });
-  const list = Array.isArray(docs) ? docs : [];
-  list.forEach((doc, i) => {
-    if (doc.errors.length > 0) {
-      for (const err of doc.errors)
-        output.error(
-          err.linePos?.[0]?.line,
-          `not valid YAML: ${(err.message.split("\n")[0] ?? "").replace(/:$/, "")}`,
-        );
-      return;
-    }
-    const lines = new Lines(doc, counter);
-    let value: unknown;
-    let decodeError: unknown;
-    try {
-      value = kubeYamlToJson(doc, source);
-    } catch (e) {
-      decodeError = e;
-    }
-    // Compose by what the document says once aliases and merge keys are applied (`services: *s`, `<<: *top`), or,
-    // where the Kubernetes decoder refuses the YAML, by its literal keys; Compose then reads it its own way. A
-    // Compose file that is also an Engine API body is judged as both.
-    if (decodeError === undefined ? isComposeValue(value) : isComposeDocument(doc)) {
-      readCompose(output, lines, source, host);
-      if (!(isObj(value) && isEngineBody(value))) return;
-    }
-    if (decodeError !== undefined) {
-      const start = doc.contents?.range?.[0];
+  })[0];
+  if (doc === undefined) return;
+  const shift = piece.line - 1;
+  if (doc.errors.length > 0) {
+    for (const err of doc.errors) {
+      const line = err.linePos?.[0]?.line;
       output.error(
-        start === undefined ? undefined : counter.linePos(start).line,
-        `not valid YAML: ${decodeError instanceof Error ? decodeError.message : String(decodeError)}`,
+        line === undefined ? undefined : line + shift,
+        `not valid YAML: ${(err.message.split("\n")[0] ?? "").replace(/:$/, "")}`,
       );
-      return;
     }
-    readDocument(output, value, lines, [], i);
-  });
+    return;
+  }
+  const lines = new Lines(doc, counter, piece.line);
+  let value: unknown;
+  let decodeError: unknown;
+  try {
+    value = kubeYamlToJson(doc, text, piece.line);
+  } catch (e) {
+    decodeError = e;
+  }
+  // Compose by what the document says once aliases and merge keys are applied (`services: *s`, `<<: *top`), or,
+  // where the Kubernetes decoder refuses the YAML, by its literal keys; Compose then reads the file its own way. A
+  // Compose file that is also an Engine API body is judged as both.
+  if (decodeError === undefined ? isComposeValue(value) : isComposeDocument(doc)) {
+    readCompose(output, lines, source, host);
+    if (!(isObj(value) && isEngineBody(value))) return;
+  }
+  if (decodeError !== undefined) {
+    const start = doc.contents?.range?.[0];
+    output.error(
+      start === undefined ? undefined : counter.linePos(start).line + shift,
+      `not valid YAML: ${decodeError instanceof Error ? decodeError.message : String(decodeError)}`,
+    );
+    return;
+  }
+  readDocument(output, value, lines, [], index);
 }

@@ -59,11 +59,12 @@ export function formatBytes(n: number): string {
   return `${n} bytes`;
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * Bytes as text, or the reason they are not text: a NUL byte (binary, or UTF-16, which no reader of the project's
- * formats is asked to take) or a byte sequence that is not UTF-8. A leading BOM is dropped, as YAML readers do.
+ * formats is asked to take) or a byte sequence that is not UTF-8. A leading BOM is kept as U+FEFF (kubectl's file
+ * reader keeps it in the first line, where it decides whether that line is a `---` separator); the readers skip it.
  */
 export function decodeText(bytes: Uint8Array): string {
   // UTF-16 with its byte-order mark is text to kubectl (its file reader honours the mark), so it is read as such.
@@ -71,7 +72,7 @@ export function decodeText(bytes: Uint8Array): string {
   const be = bytes[0] === 0xfe && bytes[1] === 0xff;
   if ((le || be) && bytes.length % 2 === 0) {
     try {
-      return new TextDecoder(le ? "utf-16le" : "utf-16be", { fatal: true }).decode(bytes);
+      return new TextDecoder(le ? "utf-16le" : "utf-16be", { fatal: true, ignoreBOM: true }).decode(bytes);
     } catch {
       throw new InputRefused(`is not valid UTF-16 text (it starts with a UTF-16 byte-order mark)`);
     }

@@ -1,11 +1,15 @@
 /** Lines of a YAML or JSON document by key path, for findings that point at a file and line. */
 import { type Document, isMap, isPair, isScalar, isSeq, type LineCounter, type Node as YamlNode } from "yaml";
 
-/** Lines of one YAML (or JSON) document, looked up by key path; best effort, never throws. */
+/**
+ * Lines of one YAML (or JSON) document, looked up by key path; best effort, never throws. `firstLine` is the file's
+ * line where the text the document was parsed from starts.
+ */
 export class Lines {
   constructor(
     private readonly doc: Document | undefined,
     private readonly counter: LineCounter | undefined,
+    private readonly firstLine = 1,
   ) {}
 
   /** The node at `segments` (the first pair with each key), or undefined when the path is not in the document. */
@@ -40,6 +44,6 @@ export class Lines {
         node = item;
       } else break;
     }
-    return offset === undefined ? undefined : this.counter.linePos(offset).line;
+    return offset === undefined ? undefined : this.counter.linePos(offset).line + this.firstLine - 1;
   }
 }

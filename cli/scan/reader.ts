@@ -5,9 +5,9 @@
  * from cli/scan/documents.ts).
  */
 import { hasEngineField, isEngineBody, readEngineBody } from "./formats/engine-body";
-import { isKubernetesObject, readKubernetes } from "./formats/kubernetes";
+import { isKubernetesObject, parseGroupVersion, readKubernetes } from "./formats/kubernetes";
 import { isLaunchSpec, readLaunchSpec } from "./formats/launch-spec";
-import { type FileOutput, isObj } from "./formats/output";
+import { type FileOutput, isObj, text } from "./formats/output";
 import { isPulumiPreview, isPulumiState, readPreview, readState } from "./formats/pulumi";
 import type { Lines } from "./lines";
 
@@ -21,6 +21,7 @@ export function readDocument(
   lines: Lines,
   base: readonly (string | number)[],
   index: number,
+  item = false,
 ): void {
   if (value === undefined || value === null) return;
   if (Array.isArray(value)) {
@@ -43,30 +44,89 @@ export function readDocument(
   // A Kubernetes custom resource or a launch spec may have a top-level `image`: only a HostConfig makes it a body.
   const body = kube || launch ? hasEngineField(value, "hostconfig") : isEngineBody(value);
   if (launch) readLaunchSpec(out, value, lines, base, body);
-  if (kube) kubernetes(out, value, lines, base, index);
+  if (kube) kubernetes(out, value, lines, base, index, item);
   if (preview) readPreview(out, value);
   if (state) readState(out, value);
   if (body) readEngineBody(out, value, lines, base, index);
   if (launch || kube || preview || state || body) return;
-  // A `kind` without an apiVersion: a `List`'s items are still read; anything else is skipped for the reason.
-  if (typeof value.kind === "string") kubernetes(out, value, lines, base, index);
+  // A `kind` without an apiVersion: a List's items are still read; anything else is skipped for the reason.
+  if (typeof value.kind === "string") kubernetes(out, value, lines, base, index, item);
   else out.skip(lines.line(base), "unknown", NOT_A_RESOURCE);
 }
 
-/** An object with a string `kind`: a `List` (`kind: ...List` with `items`) is read item by item, as documents. */
+/**
+ * An object with a string `kind`, as kubectl's resource builder takes it (apimachinery v0.36.3 unstructured
+ * `UnstructuredJSONScheme.decode` and `decodeToList`, cli-runtime `FlattenListVisitor`): a document with an `items`
+ * key is a List whatever its kind (`kind: Pod` too), and kubectl sends its items, never the List itself. An item with
+ * neither a kind nor an apiVersion (as strings) takes the List's kind without its `List` suffix and the List's
+ * apiVersion (a `PodList`'s items are Pods). A List item (`item`) whose `items` is a list is a List inside a List,
+ * which kubectl refuses with the List it is in; its items are still judged.
+ */
 function kubernetes(
   out: FileOutput,
   value: Record<string, unknown>,
   lines: Lines,
   base: readonly (string | number)[],
   index: number,
+  item: boolean,
 ): void {
   const kind = value.kind as string;
-  if (kind.endsWith("List") && Array.isArray(value.items)) {
-    value.items.forEach((v, i) => {
-      readDocument(out, v, lines, [...base, "items", i], i);
-    });
+  if (kind === "") {
+    out.error(
+      lines.line([...base, "kind"]),
+      "kind is empty: kubectl refuses the object (Object 'Kind' is missing)",
+    );
     return;
   }
-  readKubernetes(out, value, lines, base, index);
+  if (!(item ? Array.isArray(value.items) : Object.hasOwn(value, "items"))) {
+    readKubernetes(out, value, lines, base, index);
+    return;
+  }
+  const at = lines.line([...base, "items"]);
+  const { items } = value;
+  if (item)
+    out.error(
+      at,
+      `${kind} is a List inside a List: kubectl refuses the List it is in (its items are still judged)`,
+    );
+  if (items === null) {
+    out.skip(at, kind, "a List with `items: null`: kubectl sends none of it");
+    return;
+  }
+  if (!Array.isArray(items)) {
+    out.error(
+      at,
+      `${kind} has an \`items\` key, so kubectl reads it as a List, and refuses it: \`items\` is ${describe(items)}, not a list`,
+    );
+    return;
+  }
+  const itemKind = kind.endsWith("List") ? kind.slice(0, -"List".length) : kind;
+  const listVersion = typeof value.apiVersion === "string" ? value.apiVersion : "";
+  items.forEach((v, i) => {
+    const path = [...base, "items", i];
+    if (!isObj(v)) {
+      out.error(
+        lines.line(path),
+        `${kind} items[${i}] is ${describe(v)}: kubectl refuses a List item that is not an object`,
+      );
+      return;
+    }
+    const typed = item || text(v.kind) !== undefined || text(v.apiVersion) !== undefined;
+    const sent = typed ? v : { ...v, kind: itemKind, apiVersion: listVersion };
+    // kubectl types each item before it sends it (unstructuredscheme's typer): a kind and a version are required.
+    const version =
+      typeof sent.apiVersion === "string" ? parseGroupVersion(sent.apiVersion)?.version : undefined;
+    if (text(sent.kind) === undefined || version === undefined || version === "")
+      out.error(
+        lines.line(path),
+        `${kind} items[${i}] has no ${text(sent.kind) === undefined ? "kind" : "version in its apiVersion"}: kubectl refuses the item (it is still judged)`,
+      );
+    readDocument(out, sent, lines, path, i, true);
+  });
+}
+
+function describe(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "a list";
+  return typeof v === "object" ? "a map" : `${typeof v} ${JSON.stringify(v)}`;
 }

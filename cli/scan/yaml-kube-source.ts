@@ -10,7 +10,7 @@
 import { type Document, isMap, isPair, isScalar, isSeq, Scalar } from "yaml";
 
 /** The 1-based line of a character offset. */
-export function lineOf(source: string, offset: number): number {
+export function lineIn(source: string, offset: number): number {
   let line = 1;
   const end = Math.min(offset, source.length);
   for (let i = source.indexOf("\n"); i !== -1 && i < end; i = source.indexOf("\n", i + 1)) line++;
@@ -105,18 +105,22 @@ function documentSpan(doc: Document, source: string): [number, number] {
   return [start, end];
 }
 
-/** Throws when the engine would read the document's text differently (see the module comment). */
-export function checkEngineText(doc: Document, source: string): void {
+/**
+ * Throws when the engine would read the document's text differently (see the module comment); `firstLine` is the
+ * file's line where `source` starts, for the messages.
+ */
+export function checkEngineText(doc: Document, source: string, firstLine = 1): void {
+  const lineOf = (offset: number) => lineIn(source, offset) + firstLine - 1;
   const [start, end] = documentSpan(doc, source);
   for (let i = start; i < end; i++) {
     const c = source.codePointAt(i) ?? 0;
     if (c > 0xffff) i++;
     if (c === 0x85 || c === 0x2028 || c === 0x2029)
       throw new Error(
-        `line ${lineOf(source, i)}: ${characterName(c)} is a line break for the engine (YAML 1.1) but text here; write a plain line break`,
+        `line ${lineOf(i)}: ${characterName(c)} is a line break for the engine (YAML 1.1) but text here; write a plain line break`,
       );
     if (!printable(c))
-      throw new Error(`line ${lineOf(source, i)}: control characters are not allowed (${characterName(c)})`);
+      throw new Error(`line ${lineOf(i)}: control characters are not allowed (${characterName(c)})`);
   }
   const visit = (node: unknown, depth: number): void => {
     if (depth > 1000) return; // the decoder refuses such nesting with its own message
@@ -124,7 +128,7 @@ export function checkEngineText(doc: Document, source: string): void {
       const range = node.range;
       if (node.type === Scalar.QUOTE_DOUBLE && range !== undefined && range !== null) {
         const problem = escapeProblem(source.slice(range[0], range[1]));
-        if (problem !== undefined) throw new Error(`line ${lineOf(source, range[0])}: ${problem}`);
+        if (problem !== undefined) throw new Error(`line ${lineOf(range[0])}: ${problem}`);
       }
       return;
     }

@@ -21,7 +21,7 @@
 import { type Document, isAlias, isMap, isPair, isScalar, isSeq, type Node, Scalar } from "yaml";
 import { Unreadable } from "../../policy/workload";
 import { type GoScalar, goScalar, MERGE_TAG } from "./yaml-kube-scalar";
-import { checkEngineText, lineOf } from "./yaml-kube-source";
+import { checkEngineText, lineIn } from "./yaml-kube-source";
 
 /** How deep a document may nest (aliases expanded) before it is refused: far beyond any manifest, far below the stack. */
 export const MAX_DEPTH = 1000;
@@ -340,20 +340,23 @@ function float32Key(v: number): string {
 /**
  * A parsed YAML document as the JSON the API server would receive. `source`, the text the document was parsed
  * from, lets the engine's reading of the raw text be checked too (line breaks and escapes YAML 1.1 reads differently)
- * and errors name their line. Throws where the engine's decoder would.
+ * and errors name their line (`firstLine`: the file's line where `source` starts). Throws where the engine's decoder
+ * would.
  */
-export function kubeYamlToJson(doc: Document, source?: string): unknown {
+export function kubeYamlToJson(doc: Document, source?: string, firstLine = 1): unknown {
   const where: Where = (node) => {
     const range = (node as { range?: readonly number[] } | null)?.range;
     const offset = range?.[0];
-    return source === undefined || offset === undefined ? "" : ` (line ${lineOf(source, offset)})`;
+    return source === undefined || offset === undefined
+      ? ""
+      : ` (line ${lineIn(source, offset) + firstLine - 1})`;
   };
   const version = doc.directives?.yaml;
   if (version?.explicit === true && version.version !== "1.1")
     throw new Error(
       `found incompatible YAML document: %YAML ${version.version} (the engine reads YAML 1.1 only)`,
     );
-  if (source !== undefined) checkEngineText(doc, source);
+  if (source !== undefined) checkEngineText(doc, source, firstLine);
   const root = doc.contents;
   if (root === null || root === undefined) return null;
   const decoder = new Decoder(bindAliases(root), where);

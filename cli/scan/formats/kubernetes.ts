@@ -8,12 +8,27 @@ export function isKubernetesObject(value: Record<string, unknown>): boolean {
   return typeof value.kind === "string" && value.apiVersion !== undefined;
 }
 
-/** The Pulumi Kubernetes provider's type token of an apiVersion and kind (`core` for the core group). */
-function kubeType(apiVersion: string, kind: string): string {
-  const i = apiVersion.lastIndexOf("/");
-  const group = i < 0 ? "core" : apiVersion.slice(0, i);
-  const version = i < 0 ? apiVersion : apiVersion.slice(i + 1);
-  return `kubernetes:${group}/${version}:${kind}`;
+/**
+ * apimachinery's `schema.ParseGroupVersion`, which kubectl (`Unstructured.GroupVersionKind`) and the API server
+ * (`SimpleMetaFactory.Interpret`) read an apiVersion with: `""` and `"/"` are no group and no version, no `/` is a
+ * version of the core group, one `/` splits group and version (`/v1` is core v1, `apps/` is apps with no version);
+ * more than one `/` is refused (undefined).
+ */
+export function parseGroupVersion(apiVersion: string): { group: string; version: string } | undefined {
+  if (apiVersion === "" || apiVersion === "/") return { group: "", version: "" };
+  const i = apiVersion.indexOf("/");
+  if (i < 0) return { group: "", version: apiVersion };
+  if (apiVersion.indexOf("/", i + 1) >= 0) return undefined;
+  return { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
+}
+
+/**
+ * The Pulumi Kubernetes provider's type token of a group, version and kind (`core` for the core group). Without a
+ * version, kubectl maps the kind in any version its group serves and the API server takes the body at the version
+ * of the URL it was sent to (the group's preferred one); the rules read kinds by group, so it is written `v1`.
+ */
+function kubeType(gv: { group: string; version: string }, kind: string): string {
+  return `kubernetes:${gv.group === "" ? "core" : gv.group}/${gv.version === "" ? "v1" : gv.version}:${kind}`;
 }
 
 /**
@@ -30,14 +45,28 @@ export function readKubernetes(
   const kind = value.kind as string;
   const meta = isObj(value.metadata) ? value.metadata : {};
   const name = text(meta.name) ?? text(meta.generateName) ?? `${kind}#${index + 1}`;
-  const apiVersion = text(value.apiVersion);
   const at = lines.line(base);
-  if (apiVersion === undefined) {
-    out.skip(at, kind, "no apiVersion", name);
+  if (typeof value.apiVersion !== "string") {
+    out.skip(
+      at,
+      kind,
+      value.apiVersion === undefined || value.apiVersion === null
+        ? "no apiVersion"
+        : "apiVersion is not a string",
+      name,
+    );
+    return;
+  }
+  const gv = parseGroupVersion(value.apiVersion);
+  if (gv === undefined) {
+    out.error(
+      lines.line([...base, "apiVersion"]) ?? at,
+      `apiVersion "${value.apiVersion}" of ${kind}/${name} has more than one "/": kubectl and the API server refuse it (unexpected GroupVersion string)`,
+    );
     return;
   }
   const ns = text(meta.namespace);
-  const type = kubeType(apiVersion, kind);
+  const type = kubeType(gv, kind);
   out.add({
     format: "kubernetes",
     type,

@@ -58,12 +58,14 @@ cases("round 2, class 6: streams and lists", [
     want: blocked("sandbox-disallow-privileged", "b"),
   },
   {
+    // kubectl refuses the outer List (cli-runtime FlattenListVisitor: ExtractList of an unstructured item fails, "not
+    // a list"; the kube-stream oracle shows it), so scan reports the refusal (exit 2) and still judges the items.
     name: "a List inside a List",
     files: {
       "list.json": `${JSON.stringify({ apiVersion: "v1", kind: "List", items: [{ apiVersion: "v1", kind: "List", items: [JSON.parse(podJson("b", true))] }] })}\n`,
     },
     plain: { "pod.yaml": privPod("b") },
-    want: blocked("sandbox-disallow-privileged", "b"),
+    want: { ...blocked("sandbox-disallow-privileged", "b"), engineRefuses: true },
   },
 ]);
 
