@@ -178,6 +178,14 @@ export function namespaceMode(raw: Val<string>): { host: Val<boolean>; joined: s
   return { host: false, joined: undefined };
 }
 
+/**
+ * `IpcMode: shareable`: the container's own IPC namespace, which other containers may join (docker v28.5.2
+ * `IpcMode.IsShareable`); judged as a joined namespace, as `container:<id>` is, in every Docker format.
+ */
+export function ipcShareable(raw: Val<string>): boolean {
+  return typeof raw === "string" && raw.trim().toLowerCase() === "shareable";
+}
+
 /** Splits a Docker `NAME=value` string; a string with no `=` names a variable passed through from the host. */
 export function splitEnv(entry: string): { name: string; value: string | undefined } {
   const i = entry.indexOf("=");

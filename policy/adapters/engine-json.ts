@@ -6,7 +6,8 @@
  *   folding (`privileged`, `PRIVILEGED`, `ſecurityOpt` with U+017F, `Kernel…` with U+212A are the same fields);
  * - keys repeat, and each one decodes in document order into what the earlier ones left: a scalar is replaced, a
  *   struct or pointed-to struct is merged, a map gains entries, a list decodes element by element into the list it
- *   had (a shorter list keeps the longer one's old elements past its length for a later list to reuse);
+ *   had (a shorter list keeps the longer one's old elements past its length for a later list to reuse), except
+ *   that an empty list `[]` is a fresh slice, so nothing before it is reused;
  * - `null` empties a pointer, map or list and leaves a scalar or struct as it was;
  * - a value of the wrong type makes the daemon refuse the whole body (kept here as {@link Unreadable}, so the rules
  *   fail closed on it rather than reading it as absent);
@@ -144,8 +145,9 @@ function goInt(text: string, bits: number, unsigned: boolean): number | undefine
 
 function decodeSlice(n: JsonNode, of: Shape, prev: GoVal): GoVal {
   if (n.t !== "array") return refused("a list", n);
-  // encoding/json keeps the old backing array: element i decodes into what was there.
-  const backing = typeof prev === "object" && prev.g === "slice" ? prev.backing : [];
+  // encoding/json keeps the old backing array: element i decodes into what was there. A list with no items is the
+  // exception: decode.go's array() sets a fresh `MakeSlice(0, 0)`, so a later list starts from zeroed elements.
+  const backing = typeof prev === "object" && prev.g === "slice" && n.items.length > 0 ? prev.backing : [];
   n.items.forEach((item, i) => {
     backing[i] = decode(item, of, backing[i]);
   });
