@@ -3,11 +3,14 @@
  * options, users, restart policies and namespace modes mean the same in both.
  */
 import { isUnknown, isUnreadable, type ProfileType, type Val } from "../workload";
+import { seccompOption } from "./seccomp-profile";
 
 /** What a list of `--security-opt` strings says. Each field is absent when no option speaks to it. */
 export interface SecurityOpts {
   readonly noNewPrivileges: Val<boolean>;
   readonly seccomp: Val<ProfileType>;
+  /** Why the seccomp option leaves the container unconfined (`seccomp=unconfined`, a profile that filters nothing). */
+  readonly seccompWhy?: string;
   readonly appArmor: Val<ProfileType>;
   readonly seLinux: Val<{ disabled: boolean; type?: string; user?: string; role?: string }>;
   /** `systempaths=unconfined` unmasks /proc and /sys like Kubernetes `procMount: Unmasked`. */
@@ -45,6 +48,7 @@ export function parseSecurityOpts(opts: Val<readonly Val<string>[]>): SecurityOp
   let writableCgroups: Val<boolean>;
   let nnp: Val<boolean>;
   let seccomp: Val<ProfileType> = "RuntimeDefault"; // Docker applies its default profile unless told otherwise.
+  let seccompWhy: string | undefined;
   let appArmor: Val<ProfileType>;
   let seLinux: Val<{ disabled: boolean; type?: string; user?: string; role?: string }>;
   let procMount: Val<string>;
@@ -72,14 +76,13 @@ export function parseSecurityOpts(opts: Val<readonly Val<string>[]>): SecurityOp
       case "writable-cgroups":
         writableCgroups = flag;
         break;
-      case "seccomp":
-        seccomp =
-          v === "unconfined"
-            ? "Unconfined"
-            : v === "builtin" || v === "runtime/default" || v === ""
-              ? "RuntimeDefault"
-              : "Localhost";
+      case "seccomp": {
+        // The value is the profile itself (seccomp-profile.ts), judged by what it filters.
+        const o = seccompOption(m[2] ?? "");
+        seccomp = o.profile;
+        seccompWhy = o.why;
         break;
+      }
       case "apparmor":
         appArmor =
           v === "unconfined"
@@ -109,6 +112,7 @@ export function parseSecurityOpts(opts: Val<readonly Val<string>[]>): SecurityOp
     return {
       noNewPrivileges: nnp === true ? true : sawUnknown,
       seccomp: seccomp === "Unconfined" ? seccomp : sawUnknown,
+      ...(seccomp === "Unconfined" && seccompWhy !== undefined ? { seccompWhy } : {}),
       appArmor: appArmor === "Unconfined" ? appArmor : sawUnknown,
       seLinux:
         typeof seLinux === "object" && "disabled" in seLinux && seLinux.disabled ? seLinux : sawUnknown,
@@ -116,7 +120,15 @@ export function parseSecurityOpts(opts: Val<readonly Val<string>[]>): SecurityOp
       writableCgroups: writableCgroups === true ? true : sawUnknown,
     };
   }
-  return { noNewPrivileges: nnp, seccomp, appArmor, seLinux, procMount, writableCgroups };
+  return {
+    noNewPrivileges: nnp,
+    seccomp,
+    ...(seccomp === "Unconfined" && seccompWhy !== undefined ? { seccompWhy } : {}),
+    appArmor,
+    seLinux,
+    procMount,
+    writableCgroups,
+  };
 }
 
 /** A Docker `user` (`root`, `0`, `0:0`, `1000`, `1000:0`, `app`, `app:staff`) as uid, gid and names. */

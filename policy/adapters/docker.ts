@@ -327,7 +327,7 @@ export function adaptDockerContainer(
     extraGroups: groups,
     readOnlyRootFilesystem: bool(field(props, "readOnly")),
     seccomp: sec.seccomp,
-    seccompSource: "securityOpts",
+    seccompSource: sec.seccompWhy === undefined ? "securityOpts" : `securityOpts: ${sec.seccompWhy}`,
     appArmor: sec.appArmor,
     appArmorSource: "securityOpts",
     seLinux: sec.seLinux,

@@ -244,14 +244,23 @@ export function materialize(v: GoVal): unknown {
  */
 export function engineBody(n: JsonNode): unknown {
   if (n.t === "opaque") return n.v;
-  refusals = [];
-  const body = materialize(decode(n, CREATE_REQUEST, undefined));
-  const [first] = refusals;
-  refusals = [];
+  const { value: body, refused: first } = engineDecode(n, CREATE_REQUEST);
   // A later key may hide the value the daemon choked on; the body as a whole is still refused.
   if (first !== undefined && typeof body === "object" && body !== null && !isUnreadable(body))
     setOwn(body as Record<string, unknown>, REFUSED_KEY, new Unreadable(first));
   return body;
+}
+
+/**
+ * `n` decoded by encoding/json into a Go value of shape `s`, as plain JavaScript with canonical field names, and the
+ * first reason the decoder refuses it (a value of the wrong type), if any.
+ */
+export function engineDecode(n: JsonNode, s: Shape): { value: unknown; refused: string | undefined } {
+  refusals = [];
+  const value = materialize(decode(n, s, undefined));
+  const [refused] = refusals;
+  refusals = [];
+  return { value, refused };
 }
 
 /** Where a body the daemon refuses says why (no API field has this name). */

@@ -177,7 +177,8 @@ export function adaptLaunchSpec(raw: unknown, name: string, tainted: TaintCheck 
     extraGroups: strList(field(hc, "GroupAdd")),
     readOnlyRootFilesystem: bool(field(hc, "ReadonlyRootfs")),
     seccomp: sec.seccomp,
-    seccompSource: "HostConfig.SecurityOpt",
+    seccompSource:
+      sec.seccompWhy === undefined ? "HostConfig.SecurityOpt" : `HostConfig.SecurityOpt: ${sec.seccompWhy}`,
     appArmor: sec.appArmor,
     appArmorSource: "HostConfig.SecurityOpt",
     seLinux: sec.seLinux,

@@ -94,8 +94,17 @@ const CASES: [string, (p: Props) => void, string[]][] = [
     ["sandbox-disallow-unconfined-seccomp"],
   ],
   [
-    "a seccomp profile file",
+    "a seccomp profile path (the daemon reads the value as the profile's JSON, so it cannot load it)",
     (p) => (p.securityOpts = ["no-new-privileges", "seccomp=/etc/docker/seccomp.json"]),
+    ["sandbox-disallow-unconfined-seccomp"],
+  ],
+  [
+    "an inline allow-list seccomp profile",
+    (p) =>
+      (p.securityOpts = [
+        "no-new-privileges",
+        'seccomp={"defaultAction":"SCMP_ACT_ERRNO","syscalls":[{"names":["read"],"action":"SCMP_ACT_ALLOW"}]}',
+      ]),
     [],
   ],
   [
