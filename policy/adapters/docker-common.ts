@@ -2,7 +2,7 @@
  * Docker spellings shared by the `docker.Container` adapter and the Engine API launch-spec adapter: security
  * options, users, restart policies and namespace modes mean the same in both.
  */
-import { isUnknown, isUnreadable, type ProfileType, type Val } from "../workload";
+import { isUnknown, isUnreadable, type ProfileType, Unreadable, type Val } from "../workload";
 import { seccompOption } from "./seccomp-profile";
 
 /** What a list of `--security-opt` strings says. Each field is absent when no option speaks to it. */
@@ -150,7 +150,9 @@ export function goAtoi(s: string): number | undefined {
  * A user as the daemon resolves it at start (moby/sys/user GetExecUser): the spec splits at every `:` into user and
  * group (parts past the second are ignored); a part Atoi reads is an id (`0`, `+0`, `-0`, `00`), else a name looked
  * up in the image (`root` is 0 in every image); an empty user part is the lookup's default, uid 0, so `:1000` runs
- * as root. An empty spec is the image's own user. Surrounding spaces are trimmed, which the daemon would refuse.
+ * as root. An empty spec is the image's own user. Without a group part the gid is the image's (0 when its passwd has
+ * no entry for the user), which the policy cannot see: it is unreadable, so the root-group check fails closed.
+ * Surrounding spaces are trimmed, which the daemon would refuse.
  */
 export function parseDockerUser(user: Val<string>): DockerUser {
   if (isUnknown(user)) return { uid: user, gid: user, name: user };
@@ -159,14 +161,19 @@ export function parseDockerUser(user: Val<string>): DockerUser {
   const u = rawU.trim();
   const g = rawG?.trim();
   const uid = u === "" ? 0 : goAtoi(u);
-  // A group given by name: `root` is gid 0; any other name cannot be resolved without the image.
+  const resolvedUid = uid ?? (u.toLowerCase() === "root" ? 0 : undefined);
+  // No group (`1000`, `1000:`, `app`): GetExecUser starts from gid 0 and takes the gid of the image's passwd entry
+  // for the user, so it is 0 (root) when the image has none, and what the image says otherwise: the policy cannot
+  // see it. A group given by name: `root` is gid 0; any other name cannot be resolved without the image.
   const gid =
-    g === undefined || g === "" ? undefined : (goAtoi(g) ?? (g.toLowerCase() === "root" ? 0 : undefined));
-  return {
-    uid: uid ?? (u.toLowerCase() === "root" ? 0 : undefined),
-    gid,
-    name: uid === undefined ? u : undefined,
-  };
+    g === undefined || g === ""
+      ? resolvedUid === 0
+        ? undefined
+        : new Unreadable(
+            `user ${JSON.stringify(user)} names no group, so the daemon takes the gid from the image's /etc/passwd, which is gid 0 (root) when the image has no entry for the user; write the group (user "${u === "" ? "1000" : u}:<gid>")`,
+          )
+      : (goAtoi(g) ?? (g.toLowerCase() === "root" ? 0 : undefined));
+  return { uid: resolvedUid, gid, name: uid === undefined ? u : undefined };
 }
 
 /** Normalizes a restart policy: Docker (`no`, `on-failure:3`) and Kubernetes (`Never`, `OnFailure`) spellings. */
