@@ -66,6 +66,8 @@ export const RUNTIME_SOCKETS: readonly string[] = [
   "/run/systemd/journal/socket",
   "/run/systemd/journal/stdout",
   "/run/dbus/system_bus_socket",
+  // containerd's and CRI-O's NRI plugin socket: a plugin on it may change every container the runtime creates.
+  "/run/nri/nri.sock",
   "/var/snap/microk8s/common/run/containerd.sock",
   "/var/snap/lxd/common/lxd/unix.socket",
   "/var/lib/lxd/unix.socket",
@@ -93,6 +95,7 @@ export const RUNTIME_SOCKET_FOLDERS: readonly string[] = [
   "/run/runsc",
   "/run/systemd",
   "/run/dbus",
+  "/run/nri",
   "/run/lxd",
   "/run/incus",
   // libvirt's daemons (libvirtd, virtqemud, virtproxyd...) start VMs with host devices and files.
@@ -115,7 +118,10 @@ export const RUNTIME_SOCKET_FOLDERS: readonly string[] = [
  * source, so a `~` that reaches here is read as the home folder either way.
  */
 const USER_RUNTIME_DIRS =
-  /(?:^|\/)(?:\.docker|\.colima|\.rd|\.orbstack|\.lima|\.local\/share\/containers)(?:\/|$)/;
+  /(?:^|\/)(?:\.docker|\.colima|\.rd|\.orbstack|\.lima|\.local\/share\/(?:containers|docker|containerd|buildkit|nerdctl|lxc))(?:\/|$)/;
+
+/** The folders that hold the rootless data-roots above (`~/.local`, `~/.local/share`). */
+const USER_RUNTIME_PARENTS = /(?:^|\/)\.local(?:\/share)?$/;
 
 /** A home folder, or the folder of homes, which holds the per-user runtime folders above. */
 const HOME_FOLDER = /^\/(?:~|home|Users|var\/home)(?:\/[^/]+)?$/;
@@ -154,11 +160,21 @@ export function runtimeSocketReason(raw: string): string | undefined {
   for (const s of spellings(p)) {
     if (s === "/run/user" || /^\/run\/user\/[^/]+$/.test(s))
       return "the folder contains per-user runtime sockets";
-    if (/^\/run\/user\/[^/]+\/(?:docker|podman|containerd|buildkit|containers)(?:\/|$)/.test(s))
+    if (
+      /^\/run\/user\/[^/]+\/(?:docker|podman|containerd|buildkit|containers|libpod|dockerd-rootless|containerd-rootless|nerdctl)(?:\/|$)/.test(
+        s,
+      )
+    )
       return "it is inside a rootless runtime's folder";
+    // The user's session bus and systemd manager: the peer uid is the task's own (no user namespace), so it may
+    // start a transient unit (`systemd-run --user`) on the host, outside every wall.
+    if (/^\/run\/user\/[^/]+\/(?:bus|systemd|dbus-1)(?:\/|$)/.test(s))
+      return "it is the user's D-Bus session bus or systemd manager, which starts processes on the host";
   }
   if (USER_RUNTIME_DIRS.test(p))
     return "it is inside a per-user runtime folder (Docker Desktop, Colima, Rancher Desktop, OrbStack, Lima, Podman)";
+  if (USER_RUNTIME_PARENTS.test(p))
+    return "the folder contains rootless runtimes' data (~/.local/share/containers, docker, containerd, buildkit)";
   if (HOME_FOLDER.test(p))
     return "the folder contains per-user runtime folders (~/.docker, ~/.colima, ~/.rd, ~/.orbstack)";
   return undefined;
@@ -192,6 +208,16 @@ export const SENSITIVE_HOST_PATHS: readonly string[] = [
   "/var/snap/docker",
   "/var/log",
   "/etc/kubernetes",
+  // CNI plugins, which the runtime executes as root at every sandbox set-up, and their state.
+  "/opt/cni",
+  "/var/lib/cni",
+  "/var/lib/buildkit",
+  "/var/lib/nerdctl",
+  // LXC containers' configurations hold hooks that run as root.
+  "/var/lib/lxc",
+  // Where /root and /usr/local live on ostree hosts (Fedora CoreOS, Silverblue, RHEL for Edge).
+  "/var/roothome",
+  "/var/usrlocal",
 ];
 
 /**

@@ -12,6 +12,7 @@
  * `uts`. A loaded project's own parts (named volumes, secrets, configs, `volumes_from`, networks) are added by
  * `compose/project.ts`; the loader (`compose/load.ts`) hands this the long syntax compose-go writes.
  */
+import { isUnreadable } from "../../policy/workload";
 
 /** Keys of a service this converter reads; a finding on a Docker prop points at the Compose key that wrote it. */
 export const COMPOSE_KEY_OF_PROP: Readonly<Record<string, readonly string[]>> = {
@@ -248,7 +249,9 @@ export function composeServiceToContainerProps(name: string, service: unknown): 
     privileged: s.privileged,
     readOnly: s.read_only,
     securityOpts:
-      s.security_opt === undefined ? undefined : asList(s.security_opt).map((x) => scalar(x) ?? ""),
+      s.security_opt === undefined
+        ? undefined
+        : asList(s.security_opt).map((x) => (isUnreadable(x) ? x : (scalar(x) ?? ""))),
     ports: s.ports === undefined ? undefined : asList(s.ports).map(port),
     mounts: s.volumes === undefined ? undefined : asList(s.volumes).map(mount),
     volumes:

@@ -2,12 +2,15 @@
  * Docker spellings shared by the `docker.Container` adapter and the Engine API launch-spec adapter: security
  * options, users, restart policies and namespace modes mean the same in both.
  */
-import { isUnknown, isUnreadable, type ProfileType, type Val } from "../workload";
+import { isUnknown, isUnreadable, type ProfileType, Unreadable, type Val } from "../workload";
+import { seccompOption } from "./seccomp-profile";
 
 /** What a list of `--security-opt` strings says. Each field is absent when no option speaks to it. */
 export interface SecurityOpts {
   readonly noNewPrivileges: Val<boolean>;
   readonly seccomp: Val<ProfileType>;
+  /** Why the seccomp option leaves the container unconfined (`seccomp=unconfined`, a profile that filters nothing). */
+  readonly seccompWhy?: string;
   readonly appArmor: Val<ProfileType>;
   readonly seLinux: Val<{ disabled: boolean; type?: string; user?: string; role?: string }>;
   /** `systempaths=unconfined` unmasks /proc and /sys like Kubernetes `procMount: Unmasked`. */
@@ -45,6 +48,7 @@ export function parseSecurityOpts(opts: Val<readonly Val<string>[]>): SecurityOp
   let writableCgroups: Val<boolean>;
   let nnp: Val<boolean>;
   let seccomp: Val<ProfileType> = "RuntimeDefault"; // Docker applies its default profile unless told otherwise.
+  let seccompWhy: string | undefined;
   let appArmor: Val<ProfileType>;
   let seLinux: Val<{ disabled: boolean; type?: string; user?: string; role?: string }>;
   let procMount: Val<string>;
@@ -72,14 +76,13 @@ export function parseSecurityOpts(opts: Val<readonly Val<string>[]>): SecurityOp
       case "writable-cgroups":
         writableCgroups = flag;
         break;
-      case "seccomp":
-        seccomp =
-          v === "unconfined"
-            ? "Unconfined"
-            : v === "builtin" || v === "runtime/default" || v === ""
-              ? "RuntimeDefault"
-              : "Localhost";
+      case "seccomp": {
+        // The value is the profile itself (seccomp-profile.ts), judged by what it filters.
+        const o = seccompOption(m[2] ?? "");
+        seccomp = o.profile;
+        seccompWhy = o.why;
         break;
+      }
       case "apparmor":
         appArmor =
           v === "unconfined"
@@ -109,6 +112,7 @@ export function parseSecurityOpts(opts: Val<readonly Val<string>[]>): SecurityOp
     return {
       noNewPrivileges: nnp === true ? true : sawUnknown,
       seccomp: seccomp === "Unconfined" ? seccomp : sawUnknown,
+      ...(seccomp === "Unconfined" && seccompWhy !== undefined ? { seccompWhy } : {}),
       appArmor: appArmor === "Unconfined" ? appArmor : sawUnknown,
       seLinux:
         typeof seLinux === "object" && "disabled" in seLinux && seLinux.disabled ? seLinux : sawUnknown,
@@ -116,7 +120,15 @@ export function parseSecurityOpts(opts: Val<readonly Val<string>[]>): SecurityOp
       writableCgroups: writableCgroups === true ? true : sawUnknown,
     };
   }
-  return { noNewPrivileges: nnp, seccomp, appArmor, seLinux, procMount, writableCgroups };
+  return {
+    noNewPrivileges: nnp,
+    seccomp,
+    ...(seccomp === "Unconfined" && seccompWhy !== undefined ? { seccompWhy } : {}),
+    appArmor,
+    seLinux,
+    procMount,
+    writableCgroups,
+  };
 }
 
 /** A Docker `user` (`root`, `0`, `0:0`, `1000`, `1000:0`, `app`, `app:staff`) as uid, gid and names. */
@@ -138,7 +150,9 @@ export function goAtoi(s: string): number | undefined {
  * A user as the daemon resolves it at start (moby/sys/user GetExecUser): the spec splits at every `:` into user and
  * group (parts past the second are ignored); a part Atoi reads is an id (`0`, `+0`, `-0`, `00`), else a name looked
  * up in the image (`root` is 0 in every image); an empty user part is the lookup's default, uid 0, so `:1000` runs
- * as root. An empty spec is the image's own user. Surrounding spaces are trimmed, which the daemon would refuse.
+ * as root. An empty spec is the image's own user. Without a group part the gid is the image's (0 when its passwd has
+ * no entry for the user), which the policy cannot see: it is unreadable, so the root-group check fails closed.
+ * Surrounding spaces are trimmed, which the daemon would refuse.
  */
 export function parseDockerUser(user: Val<string>): DockerUser {
   if (isUnknown(user)) return { uid: user, gid: user, name: user };
@@ -147,14 +161,19 @@ export function parseDockerUser(user: Val<string>): DockerUser {
   const u = rawU.trim();
   const g = rawG?.trim();
   const uid = u === "" ? 0 : goAtoi(u);
-  // A group given by name: `root` is gid 0; any other name cannot be resolved without the image.
+  const resolvedUid = uid ?? (u.toLowerCase() === "root" ? 0 : undefined);
+  // No group (`1000`, `1000:`, `app`): GetExecUser starts from gid 0 and takes the gid of the image's passwd entry
+  // for the user, so it is 0 (root) when the image has none, and what the image says otherwise: the policy cannot
+  // see it. A group given by name: `root` is gid 0; any other name cannot be resolved without the image.
   const gid =
-    g === undefined || g === "" ? undefined : (goAtoi(g) ?? (g.toLowerCase() === "root" ? 0 : undefined));
-  return {
-    uid: uid ?? (u.toLowerCase() === "root" ? 0 : undefined),
-    gid,
-    name: uid === undefined ? u : undefined,
-  };
+    g === undefined || g === ""
+      ? resolvedUid === 0
+        ? undefined
+        : new Unreadable(
+            `user ${JSON.stringify(user)} names no group, so the daemon takes the gid from the image's /etc/passwd, which is gid 0 (root) when the image has no entry for the user; write the group (user "${u === "" ? "1000" : u}:<gid>")`,
+          )
+      : (goAtoi(g) ?? (g.toLowerCase() === "root" ? 0 : undefined));
+  return { uid: resolvedUid, gid, name: uid === undefined ? u : undefined };
 }
 
 /** Normalizes a restart policy: Docker (`no`, `on-failure:3`) and Kubernetes (`Never`, `OnFailure`) spellings. */
@@ -176,6 +195,14 @@ export function namespaceMode(raw: Val<string>): { host: Val<boolean>; joined: s
   if (s === "host") return { host: true, joined: undefined };
   if (s.startsWith("container:") || s.startsWith("service:")) return { host: false, joined: raw.trim() };
   return { host: false, joined: undefined };
+}
+
+/**
+ * `IpcMode: shareable`: the container's own IPC namespace, which other containers may join (docker v28.5.2
+ * `IpcMode.IsShareable`); judged as a joined namespace, as `container:<id>` is, in every Docker format.
+ */
+export function ipcShareable(raw: Val<string>): boolean {
+  return typeof raw === "string" && raw.trim().toLowerCase() === "shareable";
 }
 
 /** Splits a Docker `NAME=value` string; a string with no `=` names a variable passed through from the host. */

@@ -16,6 +16,7 @@ import {
   type WorkloadView,
 } from "../workload";
 import {
+  ipcShareable,
   namespaceMode,
   normalizeRestart,
   parseDockerUser,
@@ -23,6 +24,7 @@ import {
   splitEnv,
   writableCgroupsWeakening,
 } from "./docker-common";
+import { type LocalVolumeExposure, volumeDriverExposures } from "./engine-mounts";
 import {
   bool,
   entries,
@@ -120,7 +122,7 @@ function dockerMounts(props: unknown, tainted: TaintCheck): { mounts: MountView[
           : type === "volume"
             ? "volume"
             : "other";
-    mounts.push({
+    const view: MountView = {
       type: isUnknown(type) ? "bind" : kind, // an unknown type may be a bind: judge its source
       source: str(field(m, "source")),
       target: str(field(m, "target")),
@@ -128,7 +130,25 @@ function dockerMounts(props: unknown, tainted: TaintCheck): { mounts: MountView[
       propagation: str(field(field(m, "bindOptions"), "propagation")),
       tainted: tainted(path),
       path,
-    });
+    };
+    // The provider sends `volumeOptions.driverName`/`driverOptions` as the mount's DriverConfig: a `local` volume
+    // whose options bind, overlay or mount host paths exposes them like a bind.
+    const vo = field(m, "volumeOptions");
+    const host: LocalVolumeExposure[] =
+      kind !== "volume"
+        ? []
+        : isUnknown(vo)
+          ? [{ source: vo, at: "", readOnly: false }]
+          : volumeDriverExposures(str(field(vo, "driverName")), field(vo, "driverOptions"));
+    if (host.length === 0) mounts.push(view);
+    for (const h of host)
+      mounts.push({
+        ...view,
+        type: "bind",
+        source: h.source,
+        readOnly: h.readOnly || view.readOnly,
+        path: `${path}.volumeOptions${h.at === "" ? "" : `.driverOptions.${h.at}`}`,
+      });
   });
   const vs = list(field(props, "volumes"));
   if (isUnknown(vs)) unknown = true;
@@ -270,9 +290,7 @@ export function adaptDockerContainer(
     network.joined && `networkMode ${network.joined}`,
     pid.joined && `pidMode ${pid.joined}`,
     ipc.joined && `ipcMode ${ipc.joined}`,
-    typeof ipcRaw === "string" && ipcRaw.trim().toLowerCase() === "shareable"
-      ? "ipcMode shareable"
-      : undefined,
+    ipcShareable(ipcRaw) ? "ipcMode shareable" : undefined,
   ].filter((x): x is string => typeof x === "string");
   const devices = items(field(props, "devices")).map((d) => str(field(d, "hostPath")));
   const deviceRequests: string[] = [];
@@ -309,7 +327,7 @@ export function adaptDockerContainer(
     extraGroups: groups,
     readOnlyRootFilesystem: bool(field(props, "readOnly")),
     seccomp: sec.seccomp,
-    seccompSource: "securityOpts",
+    seccompSource: sec.seccompWhy === undefined ? "securityOpts" : `securityOpts: ${sec.seccompWhy}`,
     appArmor: sec.appArmor,
     appArmorSource: "securityOpts",
     seLinux: sec.seLinux,

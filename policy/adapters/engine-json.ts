@@ -6,7 +6,8 @@
  *   folding (`privileged`, `PRIVILEGED`, `ſecurityOpt` with U+017F, `Kernel…` with U+212A are the same fields);
  * - keys repeat, and each one decodes in document order into what the earlier ones left: a scalar is replaced, a
  *   struct or pointed-to struct is merged, a map gains entries, a list decodes element by element into the list it
- *   had (a shorter list keeps the longer one's old elements past its length for a later list to reuse);
+ *   had (a shorter list keeps the longer one's old elements past its length for a later list to reuse), except
+ *   that an empty list `[]` is a fresh slice, so nothing before it is reused;
  * - `null` empties a pointer, map or list and leaves a scalar or struct as it was;
  * - a value of the wrong type makes the daemon refuse the whole body (kept here as {@link Unreadable}, so the rules
  *   fail closed on it rather than reading it as absent);
@@ -16,7 +17,7 @@
  */
 import { isAlias, isMap, isScalar, isSeq, type Node as YamlNode } from "yaml";
 import { isUnreadable, Unreadable } from "../workload";
-import { CREATE_REQUEST, type Shape } from "./engine-schema";
+import { CONFIG_WRAPPER, type Shape, TOP_LEVEL_HOST_FIELDS } from "./engine-schema";
 
 /** A JSON value as its document wrote it: object members in order, repeated keys kept. */
 export type JsonNode =
@@ -144,8 +145,9 @@ function goInt(text: string, bits: number, unsigned: boolean): number | undefine
 
 function decodeSlice(n: JsonNode, of: Shape, prev: GoVal): GoVal {
   if (n.t !== "array") return refused("a list", n);
-  // encoding/json keeps the old backing array: element i decodes into what was there.
-  const backing = typeof prev === "object" && prev.g === "slice" ? prev.backing : [];
+  // encoding/json keeps the old backing array: element i decodes into what was there. A list with no items is the
+  // exception: decode.go's array() sets a fresh `MakeSlice(0, 0)`, so a later list starts from zeroed elements.
+  const backing = typeof prev === "object" && prev.g === "slice" && n.items.length > 0 ? prev.backing : [];
   n.items.forEach((item, i) => {
     backing[i] = decode(item, of, backing[i]);
   });
@@ -242,15 +244,96 @@ export function materialize(v: GoVal): unknown {
  */
 export function engineBody(n: JsonNode): unknown {
   if (n.t === "opaque") return n.v;
-  refusals = [];
-  const body = materialize(decode(n, CREATE_REQUEST, undefined));
-  const [first] = refusals;
-  refusals = [];
+  const { value: decoded, refused: first } = engineDecode(n, CONFIG_WRAPPER);
+  const body = withTopLevelHostConfig(decoded);
   // A later key may hide the value the daemon choked on; the body as a whole is still refused.
-  if (first !== undefined && typeof body === "object" && body !== null && !isUnreadable(body))
-    setOwn(body as Record<string, unknown>, REFUSED_KEY, new Unreadable(first));
+  if (typeof body !== "object" || body === null || isUnreadable(body)) return body;
+  if (first !== undefined) setOwn(body as Record<string, unknown>, REFUSED_KEY, new Unreadable(first));
+  // A body decoded before (scan decodes the document, the adapter decodes its result again) keeps its marks.
+  if (n.t === "object")
+    for (const [k, v] of n.members)
+      if ((k === REFUSED_KEY || k === TOP_LEVEL_KEY) && v.t === "opaque" && isUnreadable(v.v))
+        setOwn(body as Record<string, unknown>, k, v.v);
   return body;
 }
+
+/**
+ * `n` decoded by encoding/json into a Go value of shape `s`, as plain JavaScript with canonical field names, and the
+ * first reason the decoder refuses it (a value of the wrong type), if any.
+ */
+export function engineDecode(n: JsonNode, s: Shape): { value: unknown; refused: string | undefined } {
+  refusals = [];
+  const value = materialize(decode(n, s, undefined));
+  const [refused] = refusals;
+  refusals = [];
+  return { value, refused };
+}
+
+/** Fields that `getHostConfig` copies from the top level into a HostConfig that leaves them zero. */
+const COPIED = ["Memory", "MemorySwap", "CpuShares", "CpusetCpus", "VolumeDriver"];
+
+const isZero = (v: unknown) => v === undefined || v === 0 || v === "";
+
+/**
+ * The HostConfig the daemon applies, from a body decoded as {@link CONFIG_WRAPPER} (docker v20.10.24 ... v26.1.5
+ * runconfig `getHostConfig`, the toolkit's docker.io): with no `HostConfig` (absent or null) the top-level fields are
+ * the HostConfig; with one, only `Memory`, `MemorySwap`, `CpuShares`, `CpusetCpus` and `VolumeDriver` are copied
+ * into it where it leaves them zero, and the rest of the top level is ignored. Docker v27 and later ignore the top
+ * level, so a body whose top-level fields take effect means different things on different daemons: it carries an
+ * unreadable value at {@link TOP_LEVEL_KEY}, and the rules fail closed on it. Decoding the result again changes
+ * nothing (the top-level fields have moved).
+ */
+function withTopLevelHostConfig(decoded: unknown): unknown {
+  if (typeof decoded !== "object" || decoded === null || isUnreadable(decoded)) return decoded;
+  const body = decoded as Record<string, unknown>;
+  const top: Record<string, unknown> = {};
+  for (const k of TOP_LEVEL_HOST_FIELDS)
+    if (Object.hasOwn(body, k)) {
+      top[k] = body[k];
+      delete body[k];
+    }
+  const cpuset = body.Cpuset;
+  delete body.Cpuset;
+  const present = Object.keys(top);
+  const inner = body.HostConfig;
+  let effective: string[] = [];
+  if (present.length > 0) {
+    if (inner === undefined) {
+      setOwn(body, "HostConfig", top);
+      effective = present;
+    } else if (typeof inner === "object" && inner !== null && !isUnreadable(inner)) {
+      const hc = inner as Record<string, unknown>;
+      for (const k of COPIED)
+        if (!isZero(top[k]) && isZero(hc[k])) {
+          setOwn(hc, k, top[k]);
+          effective.push(k);
+        }
+    }
+  }
+  const hc = body.HostConfig;
+  if (
+    typeof cpuset === "string" &&
+    cpuset !== "" &&
+    typeof hc === "object" &&
+    hc !== null &&
+    !isUnreadable(hc)
+  )
+    if (isZero((hc as Record<string, unknown>).CpusetCpus))
+      setOwn(hc as Record<string, unknown>, "CpusetCpus", cpuset);
+  const [first] = effective;
+  if (first !== undefined)
+    setOwn(
+      body,
+      TOP_LEVEL_KEY,
+      new Unreadable(
+        `HostConfig fields at the top level of the body (${effective.join(", ")}) apply on Docker up to v26 (API 1.43; the toolkit's docker.io 20.10) and are ignored from v27, so the container differs by daemon; write them under HostConfig`,
+      ),
+    );
+  return body;
+}
+
+/** Where a body whose top-level HostConfig fields take effect says so (no API field has this name). */
+export const TOP_LEVEL_KEY = "(HostConfig fields at the top level)";
 
 /** Where a body the daemon refuses says why (no API field has this name). */
 export const REFUSED_KEY = "(refused by the Engine)";

@@ -2,8 +2,11 @@
  * Mounts of an Engine API create body as the daemon reads them (docker v28.5.2, volume/mounts): `HostConfig.Binds`
  * in the Linux daemon's `src:dst[:mode]` syntax or, where Linux refuses the spec, the Windows daemon's (`C:\x:C:\y`,
  * `\\.\pipe\docker_engine:\\.\pipe\docker_engine`); `HostConfig.Mounts[]` of every type; and a `local`-driver
- * volume whose options bind a host path (`o: bind`, `device: /host/path`), which exposes the host like a bind.
+ * volume whose options expose host paths (a bind, an overlay of host folders, a host device or kernel filesystem),
+ * which exposes the host like a bind.
  */
+
+import { isWithin, normalizeHostPath } from "../paths";
 import { isUnknown, type MountView, Unreadable, type Val } from "../workload";
 import { bool, field, isObj, str } from "./read";
 
@@ -107,33 +110,114 @@ export function readBind(raw: Val<string>): MountReading {
   return { type: "bind", source: why, target: why, readOnly: why, propagation: why };
 }
 
-/** `o: bind` (or `rbind`) among a local volume's mount options. */
-function bindsHostPath(o: Val<string>): boolean {
-  return typeof o === "string" && o.split(",").some((x) => x.trim() === "bind" || x.trim() === "rbind");
+/** A host path that a `local` volume's options expose, and where in the options it is written. */
+export interface LocalVolumeExposure {
+  readonly source: Val<string>;
+  /** The option key that names it (`device`, `o`). */
+  readonly at: string;
+  /** True for a layer the container only reads (an overlay's lowerdir). */
+  readonly readOnly: boolean;
+}
+
+/** Kernel filesystems that show the host's kernel state when the daemon mounts them, as the host folder they are. */
+const KERNEL_FS: Readonly<Record<string, string>> = {
+  proc: "/proc",
+  sysfs: "/sys",
+  cgroup: "/sys/fs/cgroup",
+  cgroup2: "/sys/fs/cgroup",
+  debugfs: "/sys/kernel/debug",
+  tracefs: "/sys/kernel/tracing",
+  securityfs: "/sys/kernel/security",
+  configfs: "/sys/kernel/config",
+  bpf: "/sys/fs/bpf",
+  pstore: "/sys/fs/pstore",
+  efivarfs: "/sys/firmware/efi/efivars",
+  selinuxfs: "/sys/fs/selinux",
+  fusectl: "/sys/fs/fuse/connections",
+  binfmt_misc: "/proc/sys/fs/binfmt_misc",
+  nfsd: "/proc/fs/nfsd",
+  devtmpfs: "/dev",
+  devpts: "/dev/pts",
+  mqueue: "/dev/mqueue",
+  hugetlbfs: "/dev/hugepages",
+  rpc_pipefs: "/run/rpc_pipefs",
+};
+/** Filesystems that hold only memory: the device is a label. */
+const MEMORY_FS = new Set(["tmpfs", "ramfs"]);
+/** Network filesystems: the device names a remote share, not a host path. */
+const NETWORK_FS = new Set(["nfs", "nfs4", "cifs", "smb3", "ceph"]);
+
+/** Overlay's `dir:dir` list, `\` escaping a separator; each folder unescaped. */
+function overlayDirs(v: string): string[] {
+  return (v.match(/(?:\\.|[^:\\])+/g) ?? []).map((d) => d.replace(/\\(.)/g, "$1"));
 }
 
 /**
- * A volume whose driver is `local` (named, or the default when none is named) and whose options name a `device`:
- * with `o: bind` the device is a host folder; a device under /dev is a host device. Either way the host is exposed.
+ * What a `local`-driver volume's options expose of the host, as the daemon mounts them (docker v28.5.2 and v20.10.24
+ * volume/local: `mount.Mount(device, path, type, o)`, run by the root daemon on the host, nothing normalised):
+ * - `o` with `bind` or `rbind` binds the host path `device`, whatever `type` says;
+ * - `type: overlay` stacks the host folders named by `lowerdir` (read), `upperdir` and `workdir` (written);
+ * - a kernel filesystem (`proc`, `sysfs`, `cgroup2`, `debugfs`, ...) shows the host's own kernel state;
+ * - `tmpfs` and `ramfs` hold memory, and `nfs`/`cifs` mount a remote share: nothing of the host;
+ * - any other type mounts the block device `device` as the host kernel resolves it (`//dev/sda1`, `/./dev/sda1`
+ *   and `/var/../dev/sda1` are `/dev/sda1`); a device outside /dev (a link, `/proc/1/root/dev/...`, a ZFS dataset)
+ *   is what the host makes of it, which the policy cannot see: it fails closed.
+ * Options the daemon refuses (an unknown key, `device` without `type`) never mount anything.
  */
-export function localVolumeHostPath(driverConfig: unknown, defaultDriver: Val<string>): Val<string> {
-  if (isUnknown(driverConfig)) return driverConfig;
-  const name = str(field(driverConfig, "Name"));
-  const driver = name === undefined || name === "" ? defaultDriver : name;
-  if (isUnknown(driver)) return driver;
-  if (driver !== undefined && driver !== "" && driver !== "local") return undefined;
-  const opts = field(driverConfig, "Options");
-  if (isUnknown(opts)) return opts;
-  if (!isObj(opts)) return undefined;
-  const device = str(opts.device);
-  if (isUnknown(device) || device === undefined) return device;
-  const o = str(opts.o);
-  if (isUnknown(o)) return o;
-  return bindsHostPath(o) || device.startsWith("/dev") ? device : undefined;
+export function localVolumeExposures(options: unknown): LocalVolumeExposure[] {
+  if (isUnknown(options)) return [{ source: options, at: "", readOnly: false }];
+  if (!isObj(options)) return [];
+  const keys = Object.keys(options);
+  if (keys.length === 0 || keys.some((k) => !["type", "o", "device", "size"].includes(k))) return [];
+  const type = str(options.type);
+  const o = str(options.o);
+  const device = str(options.device);
+  if (isUnknown(type)) return [{ source: type, at: "type", readOnly: false }];
+  if (isUnknown(o)) return [{ source: o, at: "o", readOnly: false }];
+  if (isUnknown(device)) return [{ source: device, at: "device", readOnly: false }];
+  if (type === undefined || device === undefined || device === "") return [];
+  const flags = (o ?? "").split(",").map((x) => x.trim());
+  if (flags.includes("bind") || flags.includes("rbind"))
+    return [{ source: device, at: "device", readOnly: false }];
+  const fs = type.trim().toLowerCase();
+  if (MEMORY_FS.has(fs) || NETWORK_FS.has(fs) || fs === "none" || fs === "") return [];
+  const kernel = KERNEL_FS[fs];
+  if (kernel !== undefined) return [{ source: kernel, at: "type", readOnly: false }];
+  if (fs === "overlay") {
+    const out: LocalVolumeExposure[] = [];
+    for (const opt of flags) {
+      const m = /^(lowerdir\+?|datadir\+|upperdir|workdir)=(.*)$/.exec(opt);
+      if (m === null) continue;
+      const lower = m[1] !== "upperdir" && m[1] !== "workdir";
+      for (const dir of overlayDirs(m[2] ?? "")) out.push({ source: dir, at: "o", readOnly: lower });
+    }
+    return out;
+  }
+  const p = normalizeHostPath(device);
+  if (p !== undefined && isWithin(p, "/dev")) return [{ source: p, at: "device", readOnly: false }];
+  return [
+    {
+      source: new Unreadable(
+        `a ${JSON.stringify(type)} volume mounts the device ${JSON.stringify(device)}, which the host resolves (a block device, a link to one, a dataset); the policy cannot see what it is`,
+      ),
+      at: "device",
+      readOnly: false,
+    },
+  ];
 }
 
-/** One `HostConfig.Mounts[]` entry. */
-export function readMount(m: unknown, defaultDriver: Val<string>): MountReading {
+/**
+ * The host paths a volume exposes through its driver: the `local` driver's options (named, or the default when none
+ * is named; a `Mounts` volume's default is always `local`, `HostConfig.VolumeDriver` is for Binds only).
+ */
+export function volumeDriverExposures(name: Val<string>, options: unknown): LocalVolumeExposure[] {
+  if (isUnknown(name)) return [{ source: name, at: "", readOnly: false }];
+  if (name !== undefined && name.trim() !== "" && name.trim() !== "local") return [];
+  return localVolumeExposures(options);
+}
+
+/** One `HostConfig.Mounts[]` entry: a `local` volume whose options expose host paths reads as binds of them. */
+export function readMount(m: unknown): (MountReading & { readonly at?: string })[] {
   const t = str(field(m, "Type"));
   const type = typeof t === "string" ? t.toLowerCase() : t;
   const source = str(field(m, "Source"));
@@ -143,15 +227,25 @@ export function readMount(m: unknown, defaultDriver: Val<string>): MountReading 
     propagation: str(field(field(m, "BindOptions"), "Propagation")),
   };
   // A type not known yet may be a bind: judge the source as a host path (or say it cannot be checked).
-  if (isUnknown(type)) return { type: "bind", source: typeof source === "string" ? source : type, ...common };
+  if (isUnknown(type))
+    return [{ type: "bind", source: typeof source === "string" ? source : type, ...common }];
   // A named pipe is the Windows host's own endpoint, as exposed as a bind.
-  if (type === "bind" || type === "npipe") return { type: "bind", source, ...common };
-  if (type === "tmpfs") return { type: "tmpfs", source: undefined, ...common };
+  if (type === "bind" || type === "npipe") return [{ type: "bind", source, ...common }];
+  if (type === "tmpfs") return [{ type: "tmpfs", source: undefined, ...common }];
   if (type === "volume") {
-    const host = localVolumeHostPath(field(field(m, "VolumeOptions"), "DriverConfig"), defaultDriver);
-    if (host !== undefined) return { type: "bind", source: host, ...common };
-    return { type: "volume", source, ...common };
+    const dc = field(field(m, "VolumeOptions"), "DriverConfig");
+    const host: LocalVolumeExposure[] = isUnknown(dc)
+      ? [{ source: dc, at: "", readOnly: false }]
+      : volumeDriverExposures(str(field(dc, "Name")), field(dc, "Options"));
+    if (host.length === 0) return [{ type: "volume", source, ...common }];
+    return host.map((h) => ({
+      type: "bind",
+      ...common,
+      source: h.source,
+      readOnly: h.readOnly || common.readOnly,
+      at: `VolumeOptions.DriverConfig${h.at === "" ? "" : `.Options.${h.at}`}`,
+    }));
   }
   // `image` mounts an image's files and `cluster` a Swarm CSI volume: neither is a host path.
-  return { type: "other", source, ...common };
+  return [{ type: "other", source, ...common }];
 }

@@ -215,3 +215,19 @@ export const CREATE_REQUEST: Shape = struct({
   HostConfig: ptr(HOST_CONFIG),
   NetworkingConfig: ptr(struct({ EndpointsConfig: map(ptr(endpointSettings)) })),
 });
+
+/**
+ * The body as docker v20.10 ... v26 decode it (runconfig `ContainerConfigWrapper`: `*Config`, `HostConfig`, `Cpuset`,
+ * `NetworkingConfig` and an embedded `*HostConfig`, whose fields are promoted to the top level). v27 and later decode
+ * {@link CREATE_REQUEST}, where the top-level HostConfig fields are unknown and ignored.
+ */
+export const CONFIG_WRAPPER: Shape = struct({
+  ...(CREATE_REQUEST as { fields: Record<string, Shape> }).fields,
+  ...(HOST_CONFIG as { fields: Record<string, Shape> }).fields,
+  Cpuset: string,
+});
+
+/** The HostConfig fields the wrapper promotes to the top level. */
+export const TOP_LEVEL_HOST_FIELDS: readonly string[] = Object.keys(
+  (HOST_CONFIG as { fields: Record<string, Shape> }).fields,
+);

@@ -20,6 +20,7 @@ import {
   type WorkloadView,
 } from "../workload";
 import {
+  ipcShareable,
   namespaceMode,
   normalizeRestart,
   parseDockerUser,
@@ -78,7 +79,6 @@ function volumesFrom(hc: unknown): MountView[] {
 export function adaptLaunchSpec(raw: unknown, name: string, tainted: TaintCheck = noTaint): WorkloadView {
   const body = engineBodyOf(raw);
   const hc = field(body, "HostConfig");
-  const volumeDriver = str(field(hc, "VolumeDriver"));
   const sec = parseSecurityOpts(strList(field(hc, "SecurityOpt")));
   const user = parseDockerUser(str(field(body, "User")));
   const mounts: MountView[] = [];
@@ -88,7 +88,10 @@ export function adaptLaunchSpec(raw: unknown, name: string, tainted: TaintCheck 
   });
   items(field(hc, "Mounts")).forEach((m, i) => {
     const path = join("HostConfig.Mounts", i);
-    mounts.push({ ...readMount(m, volumeDriver), tainted: tainted(path), path });
+    // `VolumeDriver` is for Binds only: a `Mounts` volume names its driver in DriverConfig, else `local`.
+    for (const { at, ...r } of readMount(m)) {
+      mounts.push({ ...r, tainted: tainted(path), path: at === undefined ? path : `${path}.${at}` });
+    }
   });
   mounts.push(...volumesFrom(hc));
   for (const [target] of entries(field(hc, "Tmpfs"))) {
@@ -154,7 +157,8 @@ export function adaptLaunchSpec(raw: unknown, name: string, tainted: TaintCheck 
   // Connecting to the network named `host` is host networking whatever NetworkMode says.
   const endpoints = entries(field(field(body, "NetworkingConfig"), "EndpointsConfig")).map(([k]) => k);
   const pid = namespaceMode(str(field(hc, "PidMode")));
-  const ipc = namespaceMode(str(field(hc, "IpcMode")));
+  const ipcRaw = str(field(hc, "IpcMode"));
+  const ipc = namespaceMode(ipcRaw);
   const container: ContainerView = {
     name,
     role: "container",
@@ -173,7 +177,8 @@ export function adaptLaunchSpec(raw: unknown, name: string, tainted: TaintCheck 
     extraGroups: strList(field(hc, "GroupAdd")),
     readOnlyRootFilesystem: bool(field(hc, "ReadonlyRootfs")),
     seccomp: sec.seccomp,
-    seccompSource: "HostConfig.SecurityOpt",
+    seccompSource:
+      sec.seccompWhy === undefined ? "HostConfig.SecurityOpt" : `HostConfig.SecurityOpt: ${sec.seccompWhy}`,
     appArmor: sec.appArmor,
     appArmorSource: "HostConfig.SecurityOpt",
     seLinux: sec.seLinux,
@@ -224,7 +229,12 @@ export function adaptLaunchSpec(raw: unknown, name: string, tainted: TaintCheck 
       hostUsers: namespaceMode(str(field(hc, "UsernsMode"))).host,
       hostCgroupns: namespaceMode(str(field(hc, "CgroupnsMode"))).host,
       hostUTS: namespaceMode(str(field(hc, "UTSMode"))).host,
-      joined: [network.joined, pid.joined, ipc.joined].filter((x): x is string => typeof x === "string"),
+      joined: [
+        network.joined,
+        pid.joined,
+        ipc.joined,
+        ipcShareable(ipcRaw) ? "IpcMode shareable" : undefined,
+      ].filter((x): x is string => typeof x === "string"),
     },
     publishAllPorts: bool(field(hc, "PublishAllPorts")),
     sysctls: entries(field(hc, "Sysctls")).map(([k]) => ({ name: k, path: join("HostConfig.Sysctls", k) })),

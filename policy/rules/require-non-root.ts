@@ -8,7 +8,8 @@ const ROOT_GROUPS = new Set(["0", "root", "docker"]);
 /**
  * The task runs as a non-root user and group. Kubernetes: the effective `runAsUser` (container over pod) is not 0,
  * and either it is set or `runAsNonRoot: true`; `runAsGroup`, `fsGroup` and `supplementalGroups` are not 0. Docker:
- * `user` is set and is not `root`, `0`, `0:<gid>` or `<uid>:0`; `groupAdds` has no root or docker group.
+ * `user` is set and is not `root`, `0`, `0:<gid>` or `<uid>:0`, and names its group (`1000` alone runs with the gid of
+ * the image's passwd entry, gid 0 when there is none); `groupAdds` has no root or docker group.
  */
 export const requireNonRoot = defineRule({
   id: "sandbox-require-non-root",

@@ -94,8 +94,17 @@ const CASES: [string, (p: Props) => void, string[]][] = [
     ["sandbox-disallow-unconfined-seccomp"],
   ],
   [
-    "a seccomp profile file",
+    "a seccomp profile path (the daemon reads the value as the profile's JSON, so it cannot load it)",
     (p) => (p.securityOpts = ["no-new-privileges", "seccomp=/etc/docker/seccomp.json"]),
+    ["sandbox-disallow-unconfined-seccomp"],
+  ],
+  [
+    "an inline allow-list seccomp profile",
+    (p) =>
+      (p.securityOpts = [
+        "no-new-privileges",
+        'seccomp={"defaultAction":"SCMP_ACT_ERRNO","syscalls":[{"names":["read"],"action":"SCMP_ACT_ALLOW"}]}',
+      ]),
     [],
   ],
   [
@@ -132,8 +141,10 @@ const CASES: [string, (p: Props) => void, string[]][] = [
   ["user 0", (p) => (p.user = "0"), ["sandbox-require-non-root"]],
   ["user 0:0", (p) => (p.user = "0:0"), ["sandbox-require-non-root"]],
   ["user 1000:0", (p) => (p.user = "1000:0"), ["sandbox-require-non-root"]],
-  ["user 1000", (p) => (p.user = "1000"), []],
-  ["user by name", (p) => (p.user = "app"), []],
+  // No group: the gid is the image's passwd entry's, 0 when there is none (moby/sys/user GetExecUser).
+  ["user 1000 (no group)", (p) => (p.user = "1000"), ["sandbox-require-non-root"]],
+  ["user by name (no group)", (p) => (p.user = "app"), ["sandbox-require-non-root"]],
+  ["user by name with a group", (p) => (p.user = "app:app"), []],
   ["no user", (p) => (p.user = undefined), ["sandbox-require-non-root"]],
   ["groupAdds root", (p) => (p.groupAdds = ["root"]), ["sandbox-require-non-root"]],
   ["writable root", (p) => (p.readOnly = false), ["sandbox-require-readonly-rootfs"]],

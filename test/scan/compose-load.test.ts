@@ -244,12 +244,20 @@ describe("the project's own parts, judged as what they put in the container", ()
     expect(one(["env_file: none.env"])).toBe("error: env file /ROOT/none.env not found");
   });
 
-  it("a named volume whose local driver binds a host path is a bind mount of that path", () => {
+  it("a named volume carries its driver and options, which bind a host path", () => {
     const files = {
       "compose.yaml": `${composeFile(service("s", ["volumes: [data:/data]"]))}volumes:\n  data:\n    driver: local\n    driver_opts: { type: none, o: bind, device: /var/run }\n`,
     };
-    expect(loaded({ files }).s?.mounts).toEqual([
-      { type: "bind", source: "/var/run", target: "/data", readOnly: false },
+    expect(loaded({ files }).s?.mounts).toMatchObject([
+      {
+        type: "volume",
+        source: "data",
+        target: "/data",
+        volumeOptions: {
+          driverName: "local",
+          driverOptions: { type: "none", o: "bind", device: "/var/run" },
+        },
+      },
     ]);
     expect(verdicts({ files })).toEqual({ s: ["sandbox-disallow-runtime-socket"] });
   });

@@ -7,6 +7,7 @@
  * (a variable from the environment or `.env`, an unset variable read as its default) is reported as an assumption.
  */
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { Unreadable } from "../../../policy/workload";
 import { parseDotenv } from "./dotenv";
 import { interpolateModel, type Lookup } from "./interpolate";
 import { applyResets, canonical, clone, isMap, type Model, mergeYaml } from "./merge";
@@ -296,6 +297,35 @@ function resolveEnvironment(ctx: LoadContext, model: Model): void {
   }
 }
 
+/**
+ * `security_opt: seccomp=<file>` as Compose sends it (docker/compose `parseSecurityOpts`): a value other than
+ * `unconfined` or `builtin` names a profile file, relative to the project folder, whose JSON text replaces the
+ * path; the daemon then judges that text as the profile. A file the scan cannot read is unreadable (Compose would
+ * refuse the project): the rules fail closed on it.
+ */
+function inlineSeccompProfiles(ctx: LoadContext, model: Model, workingDir: string): void {
+  if (!isMap(model.services)) return;
+  for (const s of Object.values(model.services)) {
+    if (!isMap(s) || !Array.isArray(s.security_opt)) continue;
+    s.security_opt = s.security_opt.map((opt: unknown) => {
+      if (typeof opt !== "string" || opt === "systempaths=unconfined") return opt;
+      const sep = opt.includes("=") ? "=" : opt.includes(":") ? ":" : undefined;
+      if (sep === undefined) return opt;
+      const i = opt.indexOf(sep);
+      const [key, value] = [opt.slice(0, i), opt.slice(i + 1)];
+      if (key !== "seccomp" || value === "unconfined" || value === "builtin") return opt;
+      const path = absPath(value, workingDir, ctx.env) as string;
+      try {
+        return `seccomp=${ctx.host.readFile(path)}`;
+      } catch (e) {
+        return new Unreadable(
+          `Compose sends the seccomp profile file ${path} as the option's value, and the scan cannot read it (${e instanceof Error ? e.message : String(e)})`,
+        );
+      }
+    });
+  }
+}
+
 /** Loads the project whose main file is `mainPath` (its text is `source`). Throws {@link ComposeError}. */
 export function loadComposeProject(mainPath: string, source: string, host: ComposeHost): LoadedProject {
   const workingDir = dirname(mainPath);
@@ -304,5 +334,6 @@ export function loadComposeProject(mainPath: string, source: string, host: Compo
   const ctx: LoadContext = { host, env, used: new Map(), including: [] };
   const model = loadModel(ctx, [mainPath], workingDir, source);
   resolveEnvironment(ctx, model);
+  inlineSeccompProfiles(ctx, model, workingDir);
   return { model, assumptions: [...ctx.used.values()] };
 }

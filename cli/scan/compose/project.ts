@@ -1,6 +1,6 @@
 /**
- * What a Compose service gets from the rest of its project, as `docker.Container` props: named volumes whose local
- * driver binds a host path (bind mounts of that path), secrets and configs with a `file:` source (read-only bind
+ * What a Compose service gets from the rest of its project, as `docker.Container` props: named volumes with their
+ * driver and options (`volumeOptions`, judged by the adapter as the daemon mounts them), secrets and configs with a `file:` source (read-only bind
  * mounts of that host file), `volumes_from` a service (its mounts), `network_mode: service:x` (x's network), and
  * networks whose driver is `host` (host networking whatever the network is called) or `none`.
  */
@@ -9,16 +9,15 @@ import { isMap, type Model } from "./merge";
 
 type Props = Record<string, unknown>;
 
-/** The host path a top-level named volume binds, when its local driver options say bind. */
-function volumeBindDevice(def: unknown): string | undefined {
+/**
+ * A top-level named volume's driver and options, as the provider's `volumeOptions` of the mount (Compose creates the
+ * volume with them).
+ */
+function volumeOptions(def: unknown): Props | undefined {
   if (!isMap(def) || !isMap(def.driver_opts)) return undefined;
-  const driver = def.driver === undefined || def.driver === null ? "local" : String(def.driver);
-  if (driver !== "local") return undefined;
-  const o = String(def.driver_opts.o ?? "")
-    .split(",")
-    .map((x) => x.trim());
-  const device = def.driver_opts.device;
-  return (o.includes("bind") || o.includes("rbind")) && typeof device === "string" ? device : undefined;
+  const driverName = def.driver === undefined || def.driver === null ? "local" : String(def.driver);
+  const driverOptions = Object.fromEntries(Object.entries(def.driver_opts).map(([k, v]) => [k, String(v)]));
+  return { driverName, driverOptions };
 }
 
 /** Secrets and configs with a host file source, as the bind mounts Compose makes of them. */
@@ -108,8 +107,9 @@ function mountsOf(name: string, services: Model, project: Model): Props[] {
   const vols = isMap(project.volumes) ? project.volumes : {};
   const mounts = (Array.isArray(props.mounts) ? props.mounts : []).map((m: Props) => {
     if (m.type !== "volume" || typeof m.source !== "string") return m;
-    const device = volumeBindDevice(vols[m.source]);
-    return device === undefined ? m : { ...m, type: "bind", source: device };
+    // The docker.Container adapter judges what the local driver's options expose (a bind, an overlay, a device).
+    const volumeOpts = volumeOptions(vols[m.source]);
+    return volumeOpts === undefined ? m : { ...m, volumeOptions: volumeOpts };
   });
   return [...mounts, ...fileMounts(s, project)];
 }
