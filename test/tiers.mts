@@ -42,10 +42,12 @@ export const NODE_FOLDERS: readonly string[] = ["kube-node"];
 
 /** Tests in the unit folders that build and run a Go oracle. */
 export const ORACLE_TESTS: readonly string[] = [
+  "test/adversarial/round3/engine.test.ts",
   "test/policy/engine-json.test.ts",
   "test/policy/exemptions.test.ts",
   "test/policy/presets.test.ts",
   "test/scan/compose.property.test.ts",
+  "test/scan/yaml-kube-stream.property.test.ts",
   "test/scan/yaml-kube.property.test.ts",
   "test/scan/yaml-kube.test.ts",
 ];
