@@ -6,7 +6,7 @@
  * no format takes is skipped with a reason; a file that does not parse is an error with its line.
  */
 import { LineCounter, parseAllDocuments } from "yaml";
-import { isComposeDocument, isComposeValue, readCompose } from "./formats/compose";
+import { composeProjectOf, isComposeDocument, isComposeValue, readCompose } from "./formats/compose";
 import { isEngineBody } from "./formats/engine-body";
 import { FileOutput, isObj } from "./formats/output";
 import { type InputHost, NO_HOST, type Parsed } from "./items";
@@ -72,6 +72,17 @@ function withoutDocumentBoms(source: string): string {
   return source.includes("\ufeff") ? source.replace(/(^|\n)(---[^\n]*\n)\ufeff/g, "$1$2") : source;
 }
 
+/**
+ * Whether the text is a Compose file when a lone CR, NEL, LS or PS is a line break, as compose's YAML reader takes
+ * them (`name: x # c<CR>services: ...` hides the services from this reader).
+ */
+function hidesCompose(source: string): boolean {
+  const breaks = /\r(?!\n)|[\u0085\u2028\u2029]/g;
+  if (!breaks.test(source)) return false;
+  const docs = parseAllDocuments(source.replace(breaks, "\n"), { uniqueKeys: false, merge: false });
+  return (Array.isArray(docs) ? docs : [docs]).some((d) => d.errors.length === 0 && isComposeDocument(d));
+}
+
 /** Reads `source` as a stream of YAML documents. */
 function readYaml(output: FileOutput, source: string, host: InputHost): void {
   const counter = new LineCounter();
@@ -85,6 +96,10 @@ function readYaml(output: FileOutput, source: string, host: InputHost): void {
     prettyErrors: true,
   });
   const list = Array.isArray(docs) ? docs : [];
+  // A file `docker compose` loads from its folder is a Compose file whatever it holds (an override with only
+  // networks, a file COMPOSE_FILE names).
+  // And one whose Compose keys only compose's YAML reader sees (after a line break only it takes as one).
+  const member = composeProjectOf(host) !== undefined || hidesCompose(source);
   list.forEach((doc, i) => {
     if (doc.errors.length > 0) {
       for (const err of doc.errors)
@@ -105,7 +120,7 @@ function readYaml(output: FileOutput, source: string, host: InputHost): void {
     // Compose by what the document says once aliases and merge keys are applied (`services: *s`, `<<: *top`), or,
     // where the Kubernetes decoder refuses the YAML, by its literal keys; Compose then reads it its own way. A
     // Compose file that is also an Engine API body is judged as both.
-    if (decodeError === undefined ? isComposeValue(value) : isComposeDocument(doc)) {
+    if (member || (decodeError === undefined ? isComposeValue(value) : isComposeDocument(doc))) {
       readCompose(output, lines, source, host);
       if (!(isObj(value) && isEngineBody(value))) return;
     }

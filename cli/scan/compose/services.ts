@@ -1,5 +1,6 @@
 /** A Compose file -> its loaded project's services as `docker.Container` props, or the input error that stops it. */
-import { type ComposeHost, loadComposeProject } from "./load";
+
+import { type ComposeHost, loadComposeProject, type ProjectFileSet } from "./load";
 import { isMap, type Model } from "./merge";
 import { projectServiceProps } from "./project";
 import { ComposeError } from "./yaml";
@@ -16,11 +17,16 @@ export type ComposeServices =
   | { readonly error: ComposeError };
 
 /** Loads the project of `path` (text `source`) and converts every service, profiles included. */
-export function loadComposeServices(path: string, source: string, host: ComposeHost): ComposeServices {
+export function loadComposeServices(
+  path: string,
+  source: string,
+  host: ComposeHost,
+  set?: ProjectFileSet,
+): ComposeServices {
   let project: Model;
   let assumptions: readonly string[];
   try {
-    ({ model: project, assumptions } = loadComposeProject(path, source, host));
+    ({ model: project, assumptions } = loadComposeProject(path, source, host, set));
   } catch (e) {
     if (e instanceof ComposeError) return { error: e };
     if (e instanceof RangeError) return { error: new ComposeError(`too deeply nested: ${e.message}`) };
