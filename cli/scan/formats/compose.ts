@@ -147,8 +147,9 @@ function readProject(
     );
     return;
   }
+  for (const r of project.refused) out.error(lines.line(["services", r.name, "provider"]), r.message);
   for (const { name, props, spec } of project.services) {
-    const base = ["services", name];
+    const base = ["services", name.split("/")[0] ?? name];
     const at = lines.line(base);
     // A finding on a Docker prop points at the first Compose key the service sets that writes it.
     const locate = (path: string | undefined): Location => {
