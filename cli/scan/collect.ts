@@ -3,10 +3,12 @@
  * that a crash on one resource is reported on its file while the rest are still judged.
  */
 import { statSync } from "node:fs";
-import { relative, resolve } from "node:path";
+import { dirname, relative, resolve } from "node:path";
 import type { InputError, Skipped } from "../../policy/report/model";
+import { discoverProject } from "./compose/discover";
 import { type InputHost, parseInput, type ScanItem } from "./documents";
 import { Budget, InputRefused, MIB, readCapped, walkFolder } from "./files";
+import type { ComposeRegistry } from "./items";
 import { DEFAULT_MAX_ALIAS_NODES, DEFAULT_MAX_DEPTH, structureProblem } from "./limits";
 import type { scanItems as scanAll } from "./run";
 
@@ -68,8 +70,20 @@ export function collect(
     const r = relative(cwd, abs);
     return r === "" ? "." : r.split("\\").join("/");
   };
+  const compose: ComposeRegistry = { folders: new Map(), reported: new Set() };
+  const exists = (p: string): boolean => {
+    try {
+      statSync(p);
+      return true;
+    } catch {
+      return false;
+    }
+  };
   const host = (path: string | undefined): InputHost => ({
     ...(path === undefined ? {} : { path }),
+    exists,
+    display: show,
+    compose,
     // Files a Compose file pulls in (include, extends, env_file) are read under the same caps.
     readFile: (p) => {
       try {
@@ -127,9 +141,22 @@ export function collect(
     try {
       if (statSync(abs).isDirectory()) {
         const walked = walkFolder(abs, show);
-        files = walked.files;
-        for (const s of walked.skipped)
-          skipped.push({ location: { file: show(s.path) }, kind: s.kind, reason: s.reason });
+        // A folder's Compose project is judged even when no file of it has a scanned extension (COMPOSE_FILE in
+        // `.env` may name any file): its first file is read, and the others with it.
+        const { extra, members } = composeFilesToRead(walked, host(undefined));
+        files = [...walked.files, ...extra];
+        for (const s of walked.skipped) {
+          const main = members.get(s.path);
+          if (extra.includes(s.path)) continue;
+          if (main === undefined)
+            skipped.push({ location: { file: show(s.path) }, kind: s.kind, reason: s.reason });
+          else
+            skipped.push({
+              location: { file: show(s.path) },
+              kind: "compose file",
+              reason: `merged into the Compose project of ${show(main)}, judged there`,
+            });
+        }
         for (const w of walked.errors) errors.push({ location: { file: show(w.path) }, message: w.message });
       } else files = [abs];
     } catch {
@@ -148,6 +175,35 @@ export function collect(
     }
   }
   return { inputs, items, skipped, errors };
+}
+
+/**
+ * The first file of each folder's Compose project whose files the walk does not read (compose/discover.ts), and
+ * every project file with the project's first file.
+ */
+function composeFilesToRead(
+  walked: ReturnType<typeof walkFolder>,
+  host: InputHost,
+): { extra: string[]; members: Map<string, string> } {
+  const folders = new Set(
+    [...walked.files, ...walked.skipped.filter((s) => s.kind === "file").map((s) => s.path)].map((f) =>
+      dirname(f),
+    ),
+  );
+  const out: string[] = [];
+  const members = new Map<string, string>();
+  for (const folder of folders) {
+    let found = host.compose?.folders.get(folder);
+    if (host.compose?.folders.has(folder) !== true) {
+      found = discoverProject(folder, host, host.display);
+      host.compose?.folders.set(folder, found);
+    }
+    const first = found?.files[0];
+    if (first === undefined) continue;
+    for (const f of found?.files ?? []) members.set(f, first);
+    if (!found?.files.some((f) => walked.files.includes(f))) out.push(first);
+  }
+  return { extra: out, members };
 }
 
 function tooMuch(): never {

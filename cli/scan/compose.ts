@@ -9,7 +9,7 @@
  * `devices`, `device_cgroup_rules`, `gpus`, `sysctls` (list and map), `mem_limit`, `memswap_limit`, `cpus`,
  * `cpu_quota`/`cpu_period`, `deploy.resources.limits`, `deploy.resources.reservations.devices`, `restart`,
  * `deploy.restart_policy`, `runtime`, `init`, `group_add`, `labels`, `pids_limit` and `deploy.resources.limits.pids`,
- * `uts`. A loaded project's own parts (named volumes, secrets, configs, `volumes_from`, networks) are added by
+ * `uts`, `use_api_socket`. Hooks, builds and providers are read by `compose/hooks.ts` and `compose/services.ts`. A loaded project's own parts (named volumes, secrets, configs, `volumes_from`, networks) are added by
  * `compose/project.ts`; the loader (`compose/load.ts`) hands this the long syntax compose-go writes.
  */
 import { isUnreadable } from "../../policy/workload";
@@ -25,7 +25,7 @@ export const COMPOSE_KEY_OF_PROP: Readonly<Record<string, readonly string[]>> = 
   capabilities: ["cap_drop", "cap_add"],
   securityOpts: ["security_opt"],
   ports: ["ports"],
-  mounts: ["volumes", "secrets", "configs", "volumes_from"],
+  mounts: ["volumes", "secrets", "configs", "volumes_from", "use_api_socket"],
   volumes: ["volumes_from", "volumes"],
   tmpfs: ["tmpfs"],
   envs: ["environment", "env_file"],
@@ -294,6 +294,16 @@ export function composeServiceToContainerProps(name: string, service: unknown): 
     // @pulumi/docker has no PidsLimit and no rule reads it; kept for the report's readers.
     pidsLimit: pick(s.pids_limit, limits.pids),
   };
+  // `use_api_socket` (docker/compose pkg/compose/apiSocket.go): a bind of the engine's socket, and the user's
+  // registry credentials as a config under /run/secrets/docker. Any value but false is read as set (compose's
+  // schema allows only a boolean).
+  if (s.use_api_socket !== undefined && s.use_api_socket !== null && s.use_api_socket !== false) {
+    const mounts = Array.isArray(props.mounts) ? props.mounts : [];
+    props.mounts = [
+      ...mounts,
+      { type: "bind", source: "/var/run/docker.sock", target: "/var/run/docker.sock", readOnly: false },
+    ];
+  }
   const caps: Record<string, unknown> = {};
   if (s.cap_add !== undefined) caps.adds = asList(s.cap_add).map((x) => scalar(x) ?? "");
   if (s.cap_drop !== undefined) caps.drops = asList(s.cap_drop).map((x) => scalar(x) ?? "");

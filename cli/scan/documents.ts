@@ -7,7 +7,7 @@
  * no format takes is skipped with a reason; a file that does not parse is an error with its line.
  */
 import { LineCounter, parseAllDocuments } from "yaml";
-import { isComposeDocument, isComposeValue, readCompose } from "./formats/compose";
+import { composeProjectOf, isComposeDocument, isComposeValue, readCompose } from "./formats/compose";
 import { isEngineBody } from "./formats/engine-body";
 import { FileOutput, isObj } from "./formats/output";
 import { type InputHost, NO_HOST, type Parsed } from "./items";
@@ -74,10 +74,25 @@ function readJson(output: FileOutput, source: string, host: InputHost): boolean 
 }
 
 /** Reads `source` as a YAML stream: the pieces kubectl decodes, each as the one document go-yaml reads in it. */
+/**
+ * Whether the text is a Compose file when a lone CR, NEL, LS or PS is a line break, as compose's YAML reader takes
+ * them (`name: x # c<CR>services: ...` hides the services from this reader).
+ */
+function hidesCompose(source: string): boolean {
+  const breaks = /\r(?!\n)|[\u0085\u2028\u2029]/g;
+  if (!breaks.test(source)) return false;
+  const docs = parseAllDocuments(source.replace(breaks, "\n"), { uniqueKeys: false, merge: false });
+  return (Array.isArray(docs) ? docs : [docs]).some((d) => d.errors.length === 0 && isComposeDocument(d));
+}
+
 function readYaml(output: FileOutput, source: string, host: InputHost, leadingBom: boolean): void {
   const split = splitKubeStream(source, leadingBom);
+  // A file `docker compose` loads from its folder is a Compose file whatever it holds (an override with only
+  // networks, a file COMPOSE_FILE names), and so is one whose Compose keys only compose's YAML reader sees (after a
+  // line break only it takes as one).
+  const member = composeProjectOf(host) !== undefined || hidesCompose(source);
   split.pieces.forEach((piece, i) => {
-    readPiece(output, piece, source, host, i);
+    readPiece(output, piece, source, host, i, member);
   });
   if (split.error !== undefined) output.error(split.error.line, split.error.message);
 }
@@ -89,6 +104,7 @@ function readPiece(
   source: string,
   host: InputHost,
   index: number,
+  composeMember: boolean,
 ): void {
   // go-yaml's reader skips a byte-order mark that opens its input, here the piece (kubectl splits the stream first).
   const text = piece.text.startsWith("\ufeff") ? piece.text.slice(1) : piece.text;
@@ -123,7 +139,7 @@ function readPiece(
   // Compose by what the document says once aliases and merge keys are applied (`services: *s`, `<<: *top`), or,
   // where the Kubernetes decoder refuses the YAML, by its literal keys; Compose then reads the file its own way. A
   // Compose file that is also an Engine API body is judged as both.
-  if (decodeError === undefined ? isComposeValue(value) : isComposeDocument(doc)) {
+  if (composeMember || (decodeError === undefined ? isComposeValue(value) : isComposeDocument(doc))) {
     readCompose(output, lines, source, host);
     if (!(isObj(value) && isEngineBody(value))) return;
   }

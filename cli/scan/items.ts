@@ -1,6 +1,7 @@
 /** What the scan's readers produce: the resources to judge, what was skipped, and what could not be read. */
 import type { TaintCheck } from "../../policy/adapters/read";
 import type { InputError, Location, ResourceRef, Skipped } from "../../policy/report/model";
+import type { ProjectFiles } from "./compose/discover";
 
 /** What a Pulumi document says about a resource beyond its props, for the stack rules. */
 export interface StackInfo {
@@ -45,6 +46,18 @@ export interface InputHost {
   readonly readFile: (absolutePath: string) => string;
   /** The environment Compose interpolates from. */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** Whether a path exists (Compose's file discovery stats its default names); reading it is the fallback. */
+  readonly exists?: (absolutePath: string) => boolean;
+  /** The name a path is reported by. */
+  readonly display?: (absolutePath: string) => string;
+  /** Shared by every input of one scan: the Compose projects already found and reported. */
+  readonly compose?: ComposeRegistry;
+}
+
+/** The Compose projects of one scan: each folder's discovered files, and the projects already reported. */
+export interface ComposeRegistry {
+  readonly folders: Map<string, ProjectFiles | undefined>;
+  readonly reported: Set<string>;
 }
 
 export const NO_HOST: InputHost = {

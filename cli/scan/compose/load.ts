@@ -23,6 +23,8 @@ export interface LoadedProject {
   readonly model: Model;
   /** Values the scan assumed, e.g. `TAG: taken from the environment`. Never a value (it may be a secret). */
   readonly assumptions: readonly string[];
+  /** The project's working folder (relative paths are resolved against it). */
+  readonly workingDir: string;
 }
 
 /** The project environment: the caller's environment, then `.env` files; where each name came from. */
@@ -81,47 +83,88 @@ class Environment {
   }
 }
 
-/** Expands `~` with HOME (compose-go ExpandUser: `~x` is `$HOME/x` too). */
-function expandUser(p: string, env: Environment): string {
+/**
+ * Expands `~` with HOME (compose-go ExpandUser: `~x` is `$HOME/x` too; without HOME it stays as written), for files
+ * the loader reads; the HOME used is stated as an assumption.
+ */
+function expandUser(p: string, env: Environment, used: Map<string, string>): string {
   if (!p.startsWith("~")) return p;
   const home = env.values.get("HOME");
+  if (!used.has("~"))
+    used.set(
+      "~",
+      home === undefined
+        ? "`~` is the home folder of whoever runs docker compose; HOME is not set here, so files under it are not read"
+        : `\`~\` is the home folder of whoever runs docker compose: files under it are read from HOME=${home} (${env.origin.get("HOME") ?? "the environment"}); a host path under \`~\` is judged as a home folder whatever HOME is`,
+    );
   return home === undefined ? p : join(home, p.slice(1));
 }
 
-function absPath(p: unknown, dir: string, env: Environment): unknown {
+/** compose-go paths.IsWindowsAbs: `C:\\x`, `C:/x`, `\\\\host\\share`, `\\\\.\\pipe\\x` (a Windows client or daemon). */
+export function isWindowsAbs(p: string): boolean {
+  const sep = (c: string | undefined) => c === "\\" || c === "/";
+  if (p.length >= 2 && p[1] === ":") return sep(p[2]);
+  return p.length >= 2 && sep(p[0]) && sep(p[1]);
+}
+
+/** compose-go absPath: `~` expanded, an absolute path kept, anything else joined onto the working folder. */
+function absPath(p: unknown, dir: string, env: Environment, used: Map<string, string>): unknown {
   if (typeof p !== "string" || p === "") return p;
-  const x = expandUser(p, env);
+  const x = expandUser(p, env, used);
   return isAbsolute(x) ? x : join(dir, x);
 }
 
+/**
+ * compose-go maybeUnixPath, for host paths the daemon mounts (bind sources, secret and config files, a local
+ * volume's device): kept when absolute for Linux or for Windows (a named pipe, a drive), otherwise joined onto the
+ * working folder. A `~` path stays as written, so the rules read it as the home folder of whoever runs compose.
+ */
+function hostPath(p: unknown, dir: string, env: Environment, used: Map<string, string>): unknown {
+  if (typeof p !== "string" || p === "") return p;
+  if (p.startsWith("~")) {
+    expandUser(p, env, used);
+    return p;
+  }
+  return isAbsolute(p) || isWindowsAbs(p) ? p : join(dir, p);
+}
+
 /** Host paths of a model resolved against `dir` (compose-go paths.ResolveRelativePaths, for the fields read). */
-function resolvePaths(model: Model, dir: string, env: Environment): void {
+function resolvePaths(model: Model, dir: string, env: Environment, used: Map<string, string>): void {
   if (isMap(model.services))
     for (const s of Object.values(model.services)) {
       if (!isMap(s)) continue;
-      if (Array.isArray(s.volumes))
-        for (const v of s.volumes)
-          if (isMap(v) && v.type === "bind" && typeof v.source === "string")
-            v.source = absPath(v.source, dir, env);
+      for (const owner of [s, ...(Array.isArray(s.pre_start) ? s.pre_start.filter(isMap) : [])])
+        if (Array.isArray(owner.volumes))
+          for (const v of owner.volumes)
+            if (isMap(v) && v.type === "bind" && typeof v.source === "string")
+              v.source = hostPath(v.source, dir, env, used);
       if (Array.isArray(s.env_file))
-        for (const f of s.env_file) if (isMap(f)) f.path = absPath(f.path, dir, env);
+        for (const f of s.env_file) if (isMap(f)) f.path = absPath(f.path, dir, env, used);
       if (isMap(s.extends) && typeof s.extends.file === "string")
-        s.extends.file = absPath(s.extends.file, dir, env);
+        s.extends.file = absPath(s.extends.file, dir, env, used);
+      if (isMap(s.build)) {
+        const b = s.build;
+        if (typeof b.context === "string" && !/^[a-z][a-z0-9+.-]*:\/\//i.test(b.context))
+          b.context = absPath(b.context, dir, env, used);
+        if (isMap(b.additional_contexts))
+          for (const [k, c] of Object.entries(b.additional_contexts))
+            if (typeof c === "string" && !/^[a-z][a-z0-9+.-]*:/i.test(c))
+              b.additional_contexts[k] = absPath(c, dir, env, used);
+      }
     }
   for (const key of ["secrets", "configs"]) {
     const defs = model[key];
     if (isMap(defs))
       for (const d of Object.values(defs))
-        if (isMap(d) && d.file !== undefined) d.file = absPath(d.file, dir, env);
+        if (isMap(d) && d.file !== undefined) d.file = hostPath(d.file, dir, env, used);
   }
   if (isMap(model.volumes))
     for (const v of Object.values(model.volumes)) {
-      // The local driver binds `device` when its options say bind (compose-go resolves `o: bind` exactly; the
-      // engine also binds `rbind` and `bind,ro`, so those are resolved here too).
-      if (!isMap(v) || !isMap(v.driver_opts)) continue;
-      const o = String(v.driver_opts.o ?? "").split(",");
-      if (o.includes("bind") || o.includes("rbind"))
-        v.driver_opts.device = absPath(v.driver_opts.device, dir, env);
+      // compose-go volumeDriverOpts: only `driver: local` with `o: bind` exactly. Every other device goes to the
+      // daemon as written, where a relative one is read from dockerd's working folder (the rules read it from /).
+      if (!isMap(v) || v.driver !== "local" || !isMap(v.driver_opts)) continue;
+      if (v.driver_opts.o === "bind" && "device" in v.driver_opts)
+        v.driver_opts.device = hostPath(v.driver_opts.device, dir, env, used);
     }
 }
 
@@ -154,7 +197,7 @@ function loadExtendsBase(ctx: LoadContext, file: string): Model {
       [],
     ) as Model;
   }
-  resolvePaths(model, dirname(file), ctx.env);
+  resolvePaths(model, dirname(file), ctx.env, ctx.used);
   if (!isMap(model.services))
     throw new ComposeError(`cannot extend a service from ${file}: no services section`);
   return model.services;
@@ -190,7 +233,7 @@ function applyExtends(
     let baseFile = poolFile;
     let baseDir = poolDir;
     if (isMap(ext) && typeof ext.file === "string") {
-      baseFile = resolve(poolDir, expandUser(ext.file, ctx.env));
+      baseFile = resolve(poolDir, expandUser(ext.file, ctx.env, ctx.used));
       baseDir = dirname(baseFile);
       basePool = loadExtendsBase(ctx, baseFile);
     }
@@ -217,7 +260,7 @@ function applyInclude(ctx: LoadContext, model: Model, dir: string): Model {
   for (const raw of inc) {
     const entry = typeof raw === "string" ? { path: raw } : isMap(raw) ? raw : {};
     const paths = (Array.isArray(entry.path) ? entry.path : [entry.path]).map((p) =>
-      resolve(dir, expandUser(String(p), ctx.env)),
+      resolve(dir, expandUser(String(p), ctx.env, ctx.used)),
     );
     const first = paths[0];
     if (first === undefined) continue;
@@ -225,7 +268,7 @@ function applyInclude(ctx: LoadContext, model: Model, dir: string): Model {
       throw new ComposeError(`include cycle detected:\n${[...ctx.including, first].join("\n include ")}`);
     const projectDir =
       typeof entry.project_directory === "string"
-        ? resolve(dir, expandUser(entry.project_directory, ctx.env))
+        ? resolve(dir, expandUser(entry.project_directory, ctx.env, ctx.used))
         : dirname(first);
     const env = ctx.env.clone();
     const envFiles =
@@ -249,10 +292,15 @@ function applyInclude(ctx: LoadContext, model: Model, dir: string): Model {
 }
 
 /** Loads files (the first is the main one) into one model, as compose-go's loadYamlModel. */
-function loadModel(ctx: LoadContext, files: readonly string[], workingDir: string, first?: string): Model {
+function loadModel(
+  ctx: LoadContext,
+  files: readonly string[],
+  workingDir: string,
+  known?: { readonly path: string; readonly text: string },
+): Model {
   let model: Model = {};
-  files.forEach((file, i) => {
-    const source = i === 0 && first !== undefined ? first : readSource(ctx, file);
+  files.forEach((file) => {
+    const source = file === known?.path ? known.text : readSource(ctx, file);
     for (const d of parseComposeYaml(source, file)) {
       if (!isMap(d.value)) throw new ComposeError("top-level object must be a mapping", undefined, file);
       let cfg = interpolateModel(d.value, ctx.env.lookup(ctx.used)) as Model;
@@ -262,7 +310,7 @@ function loadModel(ctx: LoadContext, files: readonly string[], workingDir: strin
       model = canonical(mergeYaml(model, canonical(cfg), []) as Model);
     }
   });
-  resolvePaths(model, workingDir, ctx.env);
+  resolvePaths(model, workingDir, ctx.env, ctx.used);
   return model;
 }
 
@@ -314,7 +362,7 @@ function inlineSeccompProfiles(ctx: LoadContext, model: Model, workingDir: strin
       const i = opt.indexOf(sep);
       const [key, value] = [opt.slice(0, i), opt.slice(i + 1)];
       if (key !== "seccomp" || value === "unconfined" || value === "builtin") return opt;
-      const path = absPath(value, workingDir, ctx.env) as string;
+      const path = absPath(value, workingDir, ctx.env, ctx.used) as string;
       try {
         return `seccomp=${ctx.host.readFile(path)}`;
       } catch (e) {
@@ -326,14 +374,33 @@ function inlineSeccompProfiles(ctx: LoadContext, model: Model, workingDir: strin
   }
 }
 
-/** Loads the project whose main file is `mainPath` (its text is `source`). Throws {@link ComposeError}. */
-export function loadComposeProject(mainPath: string, source: string, host: ComposeHost): LoadedProject {
-  const workingDir = dirname(mainPath);
+/** The files of a project found by discovery (compose/discover.ts); without it, the one file alone. */
+export interface ProjectFileSet {
+  readonly files: readonly string[];
+  /** `.env` files, earlier ones winning; by default the working folder's. */
+  readonly envFiles: readonly string[];
+  readonly assumptions: readonly string[];
+}
+
+/**
+ * Loads the project of `mainPath` (its text is `source`): that file alone (`docker compose -f <file>`), or the files
+ * compose discovers in its folder, merged in order, with their working folder the first file's. Throws
+ * {@link ComposeError}.
+ */
+export function loadComposeProject(
+  mainPath: string,
+  source: string,
+  host: ComposeHost,
+  set?: ProjectFileSet,
+): LoadedProject {
+  const files = set?.files ?? [mainPath];
+  const workingDir = dirname(files[0] ?? mainPath);
   const env = Environment.fromHost(host.env);
-  env.addFile(host, join(workingDir, ".env"), ".env", false);
+  for (const f of set?.envFiles ?? [join(workingDir, ".env")])
+    env.addFile(host, f, f === join(workingDir, ".env") ? ".env" : f, false);
   const ctx: LoadContext = { host, env, used: new Map(), including: [] };
-  const model = loadModel(ctx, [mainPath], workingDir, source);
+  const model = loadModel(ctx, files, workingDir, { path: mainPath, text: source });
   resolveEnvironment(ctx, model);
   inlineSeccompProfiles(ctx, model, workingDir);
-  return { model, assumptions: [...ctx.used.values()] };
+  return { model, assumptions: [...(set?.assumptions ?? []), ...ctx.used.values()], workingDir };
 }

@@ -221,10 +221,36 @@ function uniqueBy(list: readonly unknown[], key: (v: unknown) => unknown): unkno
   return [...out.values(), ...anon];
 }
 
-/** Every service of a model in long form. */
+/**
+ * compose-go transformMaybeExternal (networks, volumes, secrets, configs): the older `external: {name: x}` is
+ * `external: true` with `name: x`; a different `name` next to it is refused.
+ */
+function externalName(key: string, defs: unknown): unknown {
+  if (!isMap(defs)) return defs;
+  const out: Model = {};
+  for (const [name, d] of Object.entries(defs)) {
+    if (!isMap(d) || !isMap(d.external)) {
+      out[name] = d;
+      continue;
+    }
+    const r: Model = { ...d, external: true };
+    if ("name" in d.external) {
+      if ("name" in d && d.name !== d.external.name)
+        throw new ComposeError(`${key}.${name}: name and external.name conflict; only use name`);
+      r.name = d.external.name;
+    }
+    out[name] = r;
+  }
+  return out;
+}
+
+/** Every service of a model in long form, and the project's resources' older spellings in today's. */
 export function canonical(model: Model): Model {
-  if (!isMap(model.services)) return model;
+  const out: Model = { ...model };
+  for (const key of ["networks", "volumes", "secrets", "configs"])
+    if (key in out) out[key] = externalName(key, out[key]);
+  if (!isMap(model.services)) return out;
   const services: Model = {};
   for (const [name, s] of Object.entries(model.services)) services[name] = canonicalService(s);
-  return { ...model, services };
+  return { ...out, services };
 }

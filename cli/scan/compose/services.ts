@@ -1,5 +1,7 @@
 /** A Compose file -> its loaded project's services as `docker.Container` props, or the input error that stops it. */
-import { type ComposeHost, loadComposeProject } from "./load";
+
+import { hookViews } from "./hooks";
+import { type ComposeHost, loadComposeProject, type ProjectFileSet } from "./load";
 import { isMap, type Model } from "./merge";
 import { projectServiceProps } from "./project";
 import { ComposeError } from "./yaml";
@@ -12,27 +14,56 @@ export interface ComposeService {
 }
 
 export type ComposeServices =
-  | { readonly services: readonly ComposeService[]; readonly assumptions: readonly string[] }
+  | {
+      readonly services: readonly ComposeService[];
+      readonly assumptions: readonly string[];
+      /** Services no rule can judge (a `provider` runs a host program), each with why: never a pass. */
+      readonly refused: readonly { readonly name: string; readonly message: string }[];
+    }
   | { readonly error: ComposeError };
 
+/**
+ * Why a `provider` service cannot be judged: docker/compose (pkg/compose/plugins.go) runs the host program its
+ * `type` names (a docker CLI plugin, or any program on PATH) as `<type> compose up ...`, and creates no container.
+ */
+function providerRefusal(name: string, spec: Model): string | undefined {
+  if (spec.provider === undefined || spec.provider === null) return undefined;
+  const type = isMap(spec.provider) ? spec.provider.type : undefined;
+  const shown = typeof type === "string" ? `"${type}"` : JSON.stringify(type ?? null);
+  return `services.${name}.provider.type is ${shown}: docker compose runs that host program (\`${typeof type === "string" ? type : "<type>"} compose up\`) instead of a container, outside every wall; no rule can judge what it does, so the service is refused`;
+}
+
 /** Loads the project of `path` (text `source`) and converts every service, profiles included. */
-export function loadComposeServices(path: string, source: string, host: ComposeHost): ComposeServices {
+export function loadComposeServices(
+  path: string,
+  source: string,
+  host: ComposeHost,
+  set?: ProjectFileSet,
+): ComposeServices {
   let project: Model;
   let assumptions: readonly string[];
+  let workingDir: string;
   try {
-    ({ model: project, assumptions } = loadComposeProject(path, source, host));
+    ({ model: project, assumptions, workingDir } = loadComposeProject(path, source, host, set));
   } catch (e) {
     if (e instanceof ComposeError) return { error: e };
     if (e instanceof RangeError) return { error: new ComposeError(`too deeply nested: ${e.message}`) };
     throw e;
   }
   const services = isMap(project.services) ? project.services : {};
-  return {
-    services: Object.entries(services).map(([name, spec]) => ({
-      name,
-      props: projectServiceProps(name, project),
-      spec: isMap(spec) ? spec : {},
-    })),
-    assumptions,
-  };
+  const out: ComposeService[] = [];
+  const refused: { name: string; message: string }[] = [];
+  for (const [name, raw] of Object.entries(services)) {
+    const spec = isMap(raw) ? raw : {};
+    const why = providerRefusal(name, spec);
+    if (why !== undefined) {
+      refused.push({ name, message: why });
+      continue;
+    }
+    const props = projectServiceProps(name, project);
+    out.push({ name, props, spec });
+    for (const h of hookViews(name, spec, props, workingDir))
+      out.push({ name: h.name, props: h.props, spec });
+  }
+  return { services: out, assumptions, refused };
 }

@@ -156,10 +156,34 @@ function scalarValue(node: { value: unknown; source?: string }, tag: string | un
   return v;
 }
 
+/**
+ * The text with line breaks as compose-go's YAML reader (go.yaml.in/yaml/v4, a libyaml port) reads them. Its
+ * scanner takes a lone CR, NEL (U+0085), LS (U+2028) and PS (U+2029) as line breaks (`is_break`) wherever they are,
+ * so what follows one, even in a comment, is a new line; this reader takes only LF and CR LF. A lone CR and NEL are
+ * read as LF (`read_line` turns both into LF in every context, so the reading is the same). LS and PS are refused:
+ * the engine keeps them as themselves inside a scalar, which no rewrite of the text can say.
+ */
+export function composeLineBreaks(source: string, file: string): string {
+  const m = /[\u2028\u2029]/.exec(source);
+  if (m !== null) {
+    let line = 1;
+    for (let i = 0; i < m.index; i++) {
+      const c = source[i];
+      if (c === "\n" || c === "\u0085" || (c === "\r" && source[i + 1] !== "\n")) line++;
+    }
+    throw new ComposeError(
+      `${m[0] === "\u2028" ? "U+2028 LINE SEPARATOR" : "U+2029 PARAGRAPH SEPARATOR"} is a line break for compose's YAML reader (what follows it, even in a comment, is a new line) but text for this one; write a plain line break`,
+      line,
+      file,
+    );
+  }
+  return /\r(?!\n)|\u0085/.test(source) ? source.replace(/\r(?!\n)|\u0085/g, "\n") : source;
+}
+
 /** Parses a Compose file into its documents. Throws {@link ComposeError} with the line on bad YAML. */
 export function parseComposeYaml(source: string, file: string): ComposeYamlDoc[] {
   const counter = new LineCounter();
-  const docs = parseAllDocuments(source, {
+  const docs = parseAllDocuments(composeLineBreaks(source, file), {
     lineCounter: counter,
     uniqueKeys: false,
     merge: false,

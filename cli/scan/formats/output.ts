@@ -38,6 +38,11 @@ export class FileOutput {
     private readonly out: Parsed,
   ) {}
 
+  /** The same output, reported under another file's name (a Compose project read from one of its files). */
+  as(file: string): FileOutput {
+    return file === this.file ? this : new FileOutput(file, this.out);
+  }
+
   /** A location in this file, at `line` when it is known. */
   loc(line: number | undefined): Location {
     return line === undefined ? { file: this.file } : { file: this.file, line };
