@@ -176,7 +176,7 @@ describe("the Compose loader against compose-go (differential)", () => {
       compared++;
       // The scan keeps a `~` host path as written, so the rules judge it as the home folder of whoever runs compose
       // (whatever HOME is); compose-go expands it with the process's HOME. Expanded the same way, they must match.
-      const home = c.env.HOME ?? "";
+      const home = c.env?.HOME ?? "";
       const expanded = JSON.parse(
         JSON.stringify(got).replace(/"source":"~(?=[/"])/g, `"source":${JSON.stringify(home).slice(0, -1)}`),
       );
