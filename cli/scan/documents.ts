@@ -18,9 +18,14 @@ import { kubeYamlToJson } from "./yaml-kube";
 export type { InputHost, ScanItem } from "./items";
 
 /** Reads one input. `file` is the name to report; `source` its text; `host` what a Compose file may read. */
-export function parseInput(file: string, source: string, host: InputHost = NO_HOST): Parsed {
+export function parseInput(
+  file: string,
+  source: string,
+  host: InputHost = NO_HOST,
+  ordinals?: Map<string, number>,
+): Parsed {
   const out: Parsed = { items: [], skipped: [], errors: [] };
-  const output = new FileOutput(file, out);
+  const output = new FileOutput(file, out, ordinals);
   const trimmed = source.trimStart();
   const json = file.endsWith(".json") || trimmed.startsWith("{") || trimmed.startsWith("[");
   if (!(json && readJson(output, source, host))) readYaml(output, source, host);
@@ -47,7 +52,9 @@ function readJson(output: FileOutput, source: string, host: InputHost): boolean 
     const stream = splitJsonStream(source);
     if (stream !== undefined) {
       for (const seg of stream)
-        output.addAll(parseInput(output.file, `${"\n".repeat(seg.line - 1)}${seg.text}`, host));
+        output.addAll(
+          parseInput(output.file, `${"\n".repeat(seg.line - 1)}${seg.text}`, host, output.ordinals),
+        );
       return true;
     }
     if (!output.file.endsWith(".json")) return false;

@@ -6,6 +6,7 @@
 import { join as joinPath } from "node:path";
 import { type Document, isMap, isScalar } from "yaml";
 import { DOCKER_CONTAINER_TYPE } from "../../../policy/adapters/docker";
+import { idPart } from "../../../policy/exemptions";
 import type { Location } from "../../../policy/report/model";
 import { pathSegments } from "../../../policy/rules/helpers";
 import { COMPOSE_KEY_OF_PROP } from "../compose";
@@ -67,7 +68,7 @@ export function readCompose(out: FileOutput, lines: Lines, source: string, host:
       props,
       kind: "service",
       name,
-      id: `${out.file}:service/${name}`,
+      id: `${out.file}:service/${idPart(name)}`,
       locate,
       assumptions: project.assumptions,
     });

@@ -36,7 +36,21 @@ export class FileOutput {
     /** The name the file is reported by. */
     readonly file: string,
     private readonly out: Parsed,
+    /** Running counts per kind over the whole file (shared by the readers of its JSON stream's values). */
+    private readonly counts: Map<string, number> = new Map(),
   ) {}
+
+  /** The counts, for a reader of another part of the same file. */
+  get ordinals(): Map<string, number> {
+    return this.counts;
+  }
+
+  /** The 1-based position of the next resource of `kind` in the file, in reading order. */
+  next(kind: string): number {
+    const n = (this.counts.get(kind) ?? 0) + 1;
+    this.counts.set(kind, n);
+    return n;
+  }
 
   /** A location in this file, at `line` when it is known. */
   loc(line: number | undefined): Location {
