@@ -57,7 +57,9 @@ function readJson(output: FileOutput, source: string, host: InputHost): boolean 
         );
       return true;
     }
-    if (!output.file.endsWith(".json")) return false;
+    // kubectl goes by the content, never the name (apimachinery GuessJSONStream: JSON only when it opens with `{`):
+    // a `.json` file or `--stdin-name x.json` holding YAML is read as YAML; one opening with `{` is JSON's error.
+    if (!output.file.endsWith(".json") || !source.trimStart().startsWith("{")) return false;
     const message = e instanceof Error ? e.message : String(e);
     const pos = /position (\d+)/.exec(message);
     const lm = /line (\d+)/.exec(message);

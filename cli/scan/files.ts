@@ -1,7 +1,8 @@
 /**
  * What `scan` reads from the file system, and how, so that hostile input can neither hang nor crash it:
  * only regular files are opened (a FIFO, socket or device is refused from its stat, and opened with O_NONBLOCK so a
- * file swapped for a FIFO between stat and open cannot block), at most `maxFileBytes` of each and `maxTotalBytes` in
+ * file swapped for a FIFO between stat and open cannot block; a regular-looking file that would still block, like
+ * /proc/kmsg, is refused at its first EAGAIN), at most `maxFileBytes` of each and `maxTotalBytes` in
  * all are read, and the text must be UTF-8 without NUL bytes. Folders are walked with symbolic links followed once
  * (a loop is listed, never followed again); `.git` and `node_modules` are listed as skipped, never silently dropped.
  */
@@ -44,7 +45,7 @@ export function hasScannedExtension(name: string): boolean {
 }
 
 /** What a non-regular file is, in words. */
-function kindOf(st: Stats): string {
+export function kindOf(st: Stats): string {
   if (st.isDirectory()) return "a folder";
   if (st.isFIFO()) return "a FIFO (named pipe)";
   if (st.isSocket()) return "a socket";
@@ -148,18 +149,36 @@ export class Budget {
   }
 }
 
-/** At most `max` bytes from a descriptor; undefined when there are more. */
-export function readCapped(fd: number, max: number): Uint8Array | undefined {
+/** A `readSync`: the one call `readCapped` reads with (a test may give another). */
+export type ReadFn = (fd: number, buffer: Buffer, offset: number, length: number, position: null) => number;
+
+/** Why a file that answers "would block" is not read. */
+export const WOULD_BLOCK =
+  "would block: it is a special file that has nothing to read now and may never end (like /proc/kmsg); not read";
+
+/**
+ * At most `max` bytes from a descriptor; undefined when there are more. A read that would block (`EAGAIN`) is waited
+ * for only when `wait` (a pipe on standard input whose writer has not written yet, which a blocking read would wait
+ * for too); for a file it is a refusal ({@link WOULD_BLOCK}): a regular-looking file that blocks (/proc/kmsg) may
+ * never have more, and the scan must not hang on it.
+ */
+export function readCapped(
+  fd: number,
+  max: number,
+  wait = false,
+  read: ReadFn = readSync,
+): Uint8Array | undefined {
   const chunks: Buffer[] = [];
   let total = 0;
   const chunk = Buffer.alloc(Math.min(max + 1, MIB));
   for (;;) {
     let n: number;
     try {
-      n = readSync(fd, chunk, 0, chunk.length, null);
+      n = read(fd, chunk, 0, chunk.length, null);
     } catch (e) {
-      // A non-blocking standard input with nothing yet: wait briefly instead of spinning.
       if ((e as NodeJS.ErrnoException).code === "EAGAIN") {
+        if (!wait) throw new InputRefused(WOULD_BLOCK);
+        // A non-blocking pipe with nothing yet: wait briefly instead of spinning.
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
         continue;
       }
