@@ -24,7 +24,8 @@ export const SCAN_USAGE = `usage: sandbox scan [options] <file | folder | ->...
 Judges Kubernetes manifests (multi-document YAML, List kinds), Compose files, \`pulumi preview --json\`,
 \`pulumi stack export\`, the runtime's launch spec and Docker Engine API create bodies with the policy pack's rules.
 A folder is read recursively (*.yaml, *.yml, *.json in any case, hidden folders too; .git and node_modules are
-listed as skipped, as are other files); - reads standard input (e.g. \`helm template\` output).
+listed as skipped, as are other files, and with --fail-on-unjudged a skipped folder holding such files is an
+error); - reads standard input (e.g. \`helm template\` output).
 
 options:
   --format text|json|sarif   report format (default text)
@@ -44,7 +45,8 @@ options:
   --max-depth <n>            refuse YAML or JSON nested deeper than this, aliases expanded (default ${DEFAULT_MAX_DEPTH})
   --verbose                  with an internal error, print its stack trace
   --fail-on-unjudged         an object that may create workloads the rules cannot read (a Helm release or chart,
-                             a config group, a patch, an unknown kind naming an image) fails the scan; default on
+                             a config group, a patch, an unknown kind naming an image, a skipped .git or
+                             node_modules holding .yaml, .yml or .json files) fails the scan; default on
                              with --ci or CI=true in the environment; --no-fail-on-unjudged turns it off
   --ci                       run as in CI (turns --fail-on-unjudged on)
 
@@ -277,13 +279,14 @@ async function scanCommand(argv: readonly string[], io: Io, env: ScanEnv): Promi
     io.out(`${JSON.stringify(toPackConfig(config, SCAN_RULES), null, 2)}\n`);
     return 0;
   }
-  const input = collect(opts.paths, env, opts.stdinName, opts);
   const ci = opts.ci === true || (env.env ?? process.env).CI === "true";
+  const failOnUnjudged = opts.failOnUnjudged ?? ci;
+  const input = collect(opts.paths, env, opts.stdinName, { ...opts, failOnUnjudged });
   const report = scanItems(
     input,
     config,
     { name: "sandbox-projects-scan", version: toolVersion() },
-    { failOnUnjudged: opts.failOnUnjudged ?? ci },
+    { failOnUnjudged },
   );
   const body =
     opts.format === "json"

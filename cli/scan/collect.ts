@@ -3,10 +3,10 @@
  * that a crash on one resource is reported on its file while the rest are still judged.
  */
 import { lstatSync, readlinkSync, statSync } from "node:fs";
-import { relative, resolve } from "node:path";
+import { basename, relative, resolve } from "node:path";
 import type { InputError, Skipped } from "../../policy/report/model";
 import { type InputHost, parseInput, type ScanItem } from "./documents";
-import { Budget, InputRefused, MIB, walkFolder } from "./files";
+import { Budget, InputRefused, MIB, SKIPPED_FOLDERS, skippedFolderNote, walkFolder } from "./files";
 import { DEFAULT_MAX_ALIAS_NODES, DEFAULT_MAX_DEPTH, structureProblem } from "./limits";
 import type { scanItems as scanAll } from "./run";
 import { readStandardInput } from "./stdin";
@@ -33,6 +33,8 @@ export interface CollectLimits {
   readonly maxTotalBytes: number;
   readonly maxDepth: number;
   readonly verbose?: boolean;
+  /** A skipped folder holding files kubectl would apply is an error, not a listing (`--fail-on-unjudged`). */
+  readonly failOnUnjudged?: boolean;
 }
 
 const DEFAULT_COLLECT_LIMITS: CollectLimits = {
@@ -144,8 +146,16 @@ export function collect(
       if (statSync(abs).isDirectory()) {
         const walked = walkFolder(abs, show);
         files = walked.files;
-        for (const s of walked.skipped)
-          skipped.push({ location: { file: show(s.path) }, kind: s.kind, reason: s.reason });
+        for (const s of walked.skipped) {
+          // What the scan cannot judge counts with --fail-on-unjudged (on with --ci): a skipped folder that
+          // kubectl would apply files from is then an error, not a listing.
+          if (s.holds !== undefined && limits.failOnUnjudged === true)
+            errors.push({
+              location: { file: show(s.path) },
+              message: `is not scanned (${SKIPPED_FOLDERS[basename(s.path)] ?? "skipped"})${skippedFolderNote(s.holds, show)}, remove those files, or pass --no-fail-on-unjudged: with --fail-on-unjudged (on with --ci) what the scan cannot judge fails it`,
+            });
+          else skipped.push({ location: { file: show(s.path) }, kind: s.kind, reason: s.reason });
+        }
         for (const w of walked.errors) errors.push({ location: { file: show(w.path) }, message: w.message });
       } else files = [abs];
     } catch (e) {

@@ -9,6 +9,7 @@
 import {
   closeSync,
   constants,
+  type Dirent,
   fstatSync,
   openSync,
   readdirSync,
@@ -17,7 +18,7 @@ import {
   type Stats,
   statSync,
 } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 
 /** The size caps `scan` reads under (`--max-file-size`, `--max-total-size`). */
 export interface ReadLimits {
@@ -198,6 +199,56 @@ export interface WalkSkip {
   readonly path: string;
   readonly kind: "folder" | "file";
   readonly reason: string;
+  /**
+   * A skipped folder (`.git`, `node_modules`) that holds a file `kubectl apply -R` would apply: that file, or
+   * `LOOKED_ENOUGH` when the folder is too large to look through.
+   */
+  readonly holds?: string;
+}
+
+/** What a skipped folder may hold that `kubectl apply -R` would apply, for its reason. */
+export function skippedFolderNote(
+  holds: string | undefined,
+  show: (path: string) => string = (p) => p,
+): string {
+  if (holds === undefined) return " (it holds no .yaml, .yml or .json file)";
+  const which =
+    holds === LOOKED_ENOUGH
+      ? `any .yaml, .yml or .json file in it (it is too large to look through: over ${LOOK_LIMIT} entries)`
+      : `the .yaml, .yml and .json files in it, such as ${show(holds)}`;
+  return `, though \`kubectl apply -R\` would apply ${which}; name the folder to scan it`;
+}
+
+/** How many entries of a skipped folder are looked at for a manifest before giving up (and assuming one). */
+export const LOOK_LIMIT = 100_000;
+export const LOOKED_ENOUGH = "";
+
+/**
+ * The first file under a skipped folder that `kubectl apply -R` would apply (k8s.io/cli-runtime
+ * `ExpandPathsToFileVisitors`: `filepath.Walk` into every sub-folder, no name skipped, keeping `.json`, `.yaml` and
+ * `.yml`; taken here in any case), or undefined; {@link LOOKED_ENOUGH} past {@link LOOK_LIMIT} entries. Like
+ * `filepath.Walk`, links to folders are not followed; a link to a file counts.
+ */
+export function firstManifest(dir: string): string | undefined {
+  const stack = [dir];
+  let seen = 0;
+  while (stack.length > 0) {
+    const d = stack.pop() as string;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    entries.sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+    for (const e of entries) {
+      if (++seen > LOOK_LIMIT) return LOOKED_ENOUGH;
+      const p = join(d, e.name);
+      if (e.isDirectory()) stack.push(p);
+      else if (hasScannedExtension(e.name)) return p;
+    }
+  }
+  return undefined;
 }
 
 /** One entry a folder walk could not look at. */
@@ -226,6 +277,8 @@ function realOf(p: string): string | undefined {
  * already walked (a loop, or the same folder twice), which is listed; other files are listed with their reason.
  */
 export function walkFolder(root: string, show: (path: string) => string = (p) => p): Walked {
+  // A skipped folder named itself is scanned whole: nothing under it is skipped by name.
+  const skipping = SKIPPED_FOLDERS[basename(root)] === undefined;
   const out: Walked = { files: [], skipped: [], errors: [] };
   const seen = new Map<string, string>();
   const rootReal = realOf(root);
@@ -261,9 +314,15 @@ export function walkFolder(root: string, show: (path: string) => string = (p) =>
       continue;
     }
     if (st.isDirectory()) {
-      const why = SKIPPED_FOLDERS[name];
+      const why = skipping ? SKIPPED_FOLDERS[name] : undefined;
       if (why !== undefined) {
-        out.skipped.push({ path: p, kind: "folder", reason: `${why}; not scanned` });
+        const holds = firstManifest(p);
+        out.skipped.push({
+          path: p,
+          kind: "folder",
+          reason: `${why}; not scanned${skippedFolderNote(holds, show)}`,
+          ...(holds === undefined ? {} : { holds }),
+        });
         continue;
       }
       const real = realOf(p) ?? p;
