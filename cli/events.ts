@@ -1,4 +1,5 @@
 import type { EngineEvent, OpType, StepEventMetadata } from "@pulumi/pulumi/automation";
+import { parseUrn } from "../policy/urn";
 
 /** An object the engine works on, in the user's terms: its name and a short type (`docker Container`). */
 export interface ObjectRef {
@@ -30,10 +31,10 @@ export interface Violation {
 
 /** `urn:pulumi:<stack>::<project>::<type chain>::<name>` → the object's name and its last type, made short. */
 export function objectOf(urn: string): ObjectRef {
-  const parts = urn.split("::");
-  const name = parts[parts.length - 1] ?? urn;
-  const chain = parts[parts.length - 2] ?? "";
-  const type = chain.split("$").pop() ?? chain;
+  // Split as Pulumi splits it (policy/urn.ts): a name may hold `::` itself.
+  const parts = parseUrn(urn);
+  const name = parts?.name ?? urn;
+  const type = parts?.type ?? "";
   // `docker:index/container:Container` → `docker Container`; `sandbox:docker:TaskTemplate` → `sandbox TaskTemplate`.
   const [pkg = type, , kind] = type.split(":");
   return { name, type: kind === undefined ? type : `${pkg} ${kind}` };

@@ -24,7 +24,8 @@ export const SCAN_USAGE = `usage: sandbox scan [options] <file | folder | ->...
 Judges Kubernetes manifests (multi-document YAML, List kinds), Compose files, \`pulumi preview --json\`,
 \`pulumi stack export\`, the runtime's launch spec and Docker Engine API create bodies with the policy pack's rules.
 A folder is read recursively (*.yaml, *.yml, *.json in any case, hidden folders too; .git and node_modules are
-listed as skipped, as are other files); - reads standard input (e.g. \`helm template\` output).
+listed as skipped, as are other files, and with --fail-on-unjudged a skipped folder holding such files is an
+error); - reads standard input (e.g. \`helm template\` output).
 
 options:
   --format text|json|sarif   report format (default text)
@@ -33,9 +34,10 @@ options:
                              plus exemptions: [{ rule, resource, reason }]; every exemption needs a reason
   --stdin-name <name>        the file name to report for standard input (default <stdin>)
   --category <id>            SARIF automation id, GitHub's upload category (default sandbox-projects-scan/)
-  --preset <name>            start every rule's level from a preset: baseline, restricted, sandbox (strictest)
-                             or gvisor (sandbox, and every workload under gVisor: Docker runtime runsc,
-                             Kubernetes RuntimeClass gvisor); the config's own levels and settings still win
+  --preset <name>            start every rule's level from a preset: baseline, restricted, sandbox (every rule
+                             mandatory) or gvisor (the strictest: sandbox, and every workload under gVisor:
+                             Docker runtime runsc, Kubernetes RuntimeClass gvisor); the config's own levels and
+                             settings still win; a config naming another preset is refused
   --print-pack-config        print the config (preset, levels, exemptions) as \`--policy-pack-config\` takes it, and
                              scan nothing
   --max-file-size <size>     refuse a file larger than this (default 32M; bytes, or with K, M, G)
@@ -43,9 +45,12 @@ options:
   --max-depth <n>            refuse YAML or JSON nested deeper than this, aliases expanded (default ${DEFAULT_MAX_DEPTH})
   --verbose                  with an internal error, print its stack trace
   --fail-on-unjudged         an object that may create workloads the rules cannot read (a Helm release or chart,
-                             a config group, a patch, an unknown kind naming an image) fails the scan; default on
+                             a config group, a patch, an unknown kind naming an image, a skipped .git or
+                             node_modules holding .yaml, .yml or .json files) fails the scan; default on
                              with --ci or CI=true in the environment; --no-fail-on-unjudged turns it off
   --ci                       run as in CI (turns --fail-on-unjudged on)
+
+An option given twice with two values is refused (exit 2), as are --fail-on-unjudged with --no-fail-on-unjudged.
 
 exit codes: 0 no mandatory rule fails, 1 a mandatory rule fails, 2 bad input`;
 
@@ -83,6 +88,19 @@ interface Options {
   paths: string[];
 }
 
+/** Options that take one value: each may be given once (or again with the same value). */
+const ONCE = new Set([
+  "--format",
+  "--output",
+  "--config",
+  "--stdin-name",
+  "--category",
+  "--preset",
+  "--max-file-size",
+  "--max-total-size",
+  "--max-depth",
+]);
+
 function parseArgs(argv: readonly string[]): Options | string {
   const o: Options = {
     format: "text",
@@ -92,6 +110,19 @@ function parseArgs(argv: readonly string[]): Options | string {
     maxTotalBytes: 256 * MIB,
     maxDepth: DEFAULT_MAX_DEPTH,
   };
+  // An option given twice with two values is refused, naming both: the last one winning silently would let a
+  // wrapper's `--preset baseline` undo the `--preset sandbox` before it.
+  const given = new Map<string, { flag: string; value: string }>();
+  const conflict = (key: string, flag: string, v: string | undefined): string | undefined => {
+    const first = given.get(key);
+    if (first === undefined) {
+      given.set(key, { flag, value: v ?? "" });
+      return undefined;
+    }
+    if (first.flag === flag && first.value === (v ?? "")) return undefined;
+    const show = (f: string, x: string) => (x === "" ? f : `${f} ${JSON.stringify(x)}`);
+    return `${show(first.flag, first.value)} and ${show(flag, v ?? "")} contradict each other; give one`;
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? "";
     const [flag, inline] =
@@ -99,6 +130,13 @@ function parseArgs(argv: readonly string[]): Options | string {
         ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]
         : [a, undefined];
     const value = (): string | undefined => inline ?? argv[++i];
+    if (ONCE.has(flag)) {
+      const problem = conflict(flag, flag, inline ?? argv[i + 1]);
+      if (problem !== undefined) return problem;
+    } else if (flag === "--fail-on-unjudged" || flag === "--no-fail-on-unjudged") {
+      const problem = conflict("fail-on-unjudged", flag, undefined);
+      if (problem !== undefined) return problem;
+    }
     switch (flag) {
       case "--format": {
         const f = value();
@@ -241,13 +279,14 @@ async function scanCommand(argv: readonly string[], io: Io, env: ScanEnv): Promi
     io.out(`${JSON.stringify(toPackConfig(config, SCAN_RULES), null, 2)}\n`);
     return 0;
   }
-  const input = collect(opts.paths, env, opts.stdinName, opts);
   const ci = opts.ci === true || (env.env ?? process.env).CI === "true";
+  const failOnUnjudged = opts.failOnUnjudged ?? ci;
+  const input = collect(opts.paths, env, opts.stdinName, { ...opts, failOnUnjudged });
   const report = scanItems(
     input,
     config,
     { name: "sandbox-projects-scan", version: toolVersion() },
-    { failOnUnjudged: opts.failOnUnjudged ?? ci },
+    { failOnUnjudged },
   );
   const body =
     opts.format === "json"

@@ -2,15 +2,16 @@
  * Reading `scan`'s inputs into resources under the caps (cli/scan/files.ts, cli/scan/limits.ts), and judging them so
  * that a crash on one resource is reported on its file while the rest are still judged.
  */
-import { statSync } from "node:fs";
-import { dirname, relative, resolve } from "node:path";
+import { lstatSync, readlinkSync, statSync } from "node:fs";
+import { basename, dirname, relative, resolve } from "node:path";
 import type { InputError, Skipped } from "../../policy/report/model";
 import { discoverProject } from "./compose/discover";
 import { type InputHost, parseInput, type ScanItem } from "./documents";
-import { Budget, InputRefused, MIB, readCapped, walkFolder } from "./files";
+import { Budget, InputRefused, MIB, SKIPPED_FOLDERS, skippedFolderNote, walkFolder } from "./files";
 import type { ComposeRegistry } from "./items";
 import { DEFAULT_MAX_ALIAS_NODES, DEFAULT_MAX_DEPTH, structureProblem } from "./limits";
 import type { scanItems as scanAll } from "./run";
+import { readStandardInput } from "./stdin";
 
 /** What `collect` needs of the command's environment (cli/scan.ts `ScanEnv`). */
 export interface CollectEnv {
@@ -34,6 +35,8 @@ export interface CollectLimits {
   readonly maxTotalBytes: number;
   readonly maxDepth: number;
   readonly verbose?: boolean;
+  /** A skipped folder holding files kubectl would apply is an error, not a listing (`--fail-on-unjudged`). */
+  readonly failOnUnjudged?: boolean;
 }
 
 const DEFAULT_COLLECT_LIMITS: CollectLimits = {
@@ -98,7 +101,8 @@ export function collect(
     },
     env: env.env ?? process.env,
   });
-  const read = (name: string, text: string, path?: string) => {
+  /** Reads one input; false when it held nothing at all (no object, nothing skipped, no error). */
+  const read = (name: string, text: string, path?: string): boolean => {
     inputs.push(name);
     const problem = structureProblem(text, structure);
     if (problem !== undefined) {
@@ -106,18 +110,19 @@ export function collect(
         location: problem.line === undefined ? { file: name } : { file: name, line: problem.line },
         message: problem.message,
       });
-      return;
+      return true;
     }
     let parsed: ReturnType<typeof parseInput>;
     try {
       parsed = parseInput(name, text, host(path));
     } catch (e) {
       errors.push({ location: { file: name }, message: internalError(`reading ${name}`, e, limits.verbose) });
-      return;
+      return true;
     }
     items.push(...parsed.items);
     skipped.push(...parsed.skipped);
     errors.push(...parsed.errors);
+    return parsed.items.length + parsed.skipped.length + parsed.errors.length > 0;
   };
   const refused = (file: string, e: unknown) => {
     const message =
@@ -128,12 +133,25 @@ export function collect(
     if (p === "-") {
       let text: string;
       try {
-        text = budget.readStdin(env.readStdin ?? (() => readCapped(0, limits.maxTotalBytes) ?? tooMuch()));
+        text = budget.readStdin(env.readStdin ?? (() => readStandardInput(limits.maxTotalBytes)));
       } catch (e) {
         refused(stdinName, e);
         continue;
       }
-      read(stdinName, text);
+      // `helm template ... | scan -` where the command printed nothing must not pass: kubectl apply refuses it too
+      // ("no objects passed to apply").
+      if (text.trim() === "")
+        errors.push({
+          location: { file: stdinName },
+          message:
+            "is empty: nothing was scanned (did the command writing to the pipe print nothing?); kubectl apply refuses it too (no objects passed to apply)",
+        });
+      else if (!read(stdinName, text))
+        errors.push({
+          location: { file: stdinName },
+          message:
+            "holds no object (only comments, --- or null): nothing was scanned; kubectl apply refuses it too (no objects passed to apply)",
+        });
       continue;
     }
     const abs = resolve(cwd, p);
@@ -148,19 +166,25 @@ export function collect(
         for (const s of walked.skipped) {
           const main = members.get(s.path);
           if (extra.includes(s.path)) continue;
-          if (main === undefined)
-            skipped.push({ location: { file: show(s.path) }, kind: s.kind, reason: s.reason });
-          else
+          if (main !== undefined)
             skipped.push({
               location: { file: show(s.path) },
               kind: "compose file",
               reason: `merged into the Compose project of ${show(main)}, judged there`,
             });
+          // What the scan cannot judge counts with --fail-on-unjudged (on with --ci): a skipped folder that
+          // kubectl would apply files from is then an error, not a listing.
+          else if (s.holds !== undefined && limits.failOnUnjudged === true)
+            errors.push({
+              location: { file: show(s.path) },
+              message: `is not scanned (${SKIPPED_FOLDERS[basename(s.path)] ?? "skipped"})${skippedFolderNote(s.holds, show)}, remove those files, or pass --no-fail-on-unjudged: with --fail-on-unjudged (on with --ci) what the scan cannot judge fails it`,
+            });
+          else skipped.push({ location: { file: show(s.path) }, kind: s.kind, reason: s.reason });
         }
         for (const w of walked.errors) errors.push({ location: { file: show(w.path) }, message: w.message });
       } else files = [abs];
-    } catch {
-      errors.push({ location: { file: p }, message: "no such file or folder" });
+    } catch (e) {
+      errors.push({ location: { file: p }, message: missing(abs, e) });
       continue;
     }
     for (const f of files) {
@@ -206,8 +230,20 @@ function composeFilesToRead(
   return { extra: out, members };
 }
 
-function tooMuch(): never {
-  throw new InputRefused("is over the total input limit (--max-total-size)");
+/** Why a named path cannot be looked at, by the error `stat` gave (it follows symbolic links). */
+function missing(abs: string, e: unknown): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === "ELOOP") return "is a symbolic link loop (ELOOP: too many levels of symbolic links); not read";
+  if (code === "EACCES") return "cannot be looked at: permission denied (EACCES)";
+  if (code === "ENOTDIR") return "no such file or folder (a part of the path is not a folder)";
+  if (code !== "ENOENT") return `cannot be looked at: ${e instanceof Error ? e.message : String(e)}`;
+  try {
+    if (lstatSync(abs).isSymbolicLink())
+      return `is a symbolic link to nothing (it points to ${JSON.stringify(readlinkSync(abs))}); not read`;
+  } catch {
+    // not there at all
+  }
+  return "no such file or folder";
 }
 
 type ScanArgs = Parameters<typeof scanAll>;

@@ -4,7 +4,7 @@
  * plus exemptions, which must each give a reason:
  *   `{ "exemptions": [{ "rule": "<id>", "resource": "<urn or file:Kind/name>", "reason": "..." }] }` or
  *   `{ "<rule id>": { "exemptions": [{ "resource": "...", "reason": "..." }] } }`,
- * and a preset, `{ "preset": "baseline" | "restricted" | "sandbox" }` (policy/presets.ts).
+ * and a preset, `{ "preset": "baseline" | "restricted" | "sandbox" | "gvisor" }` (policy/presets.ts).
  * Levels: a rule's own entry, else `all`, else the preset's level, else the rule's default.
  * Every problem is reported at once; the scan refuses to run on a config it cannot read (exit code 2).
  *
@@ -131,7 +131,7 @@ function readLevel(v: unknown, where: string, problems: string[]): EnforcementLe
 
 /**
  * Reads a pack config object against the rules the scan runs. `source` names the file in messages; `preset` (from
- * `--preset`) wins over the file's.
+ * `--preset`) must be the file's, when the file names one: two presets are refused, never one silently chosen.
  */
 export function readScanConfig(
   raw: unknown,
@@ -152,9 +152,14 @@ export function readScanConfig(
     all = readLevel(isObj(a) ? a.enforcementLevel : a, "all", problems);
   }
   let preset = options.preset;
-  if (raw.preset !== undefined && preset === undefined) {
-    if (isPreset(raw.preset)) preset = raw.preset;
-    else problems.push(`preset = ${JSON.stringify(raw.preset)}: must be one of ${PRESETS.join(", ")}`);
+  if (raw.preset !== undefined) {
+    if (!isPreset(raw.preset))
+      problems.push(`preset = ${JSON.stringify(raw.preset)}: must be one of ${PRESETS.join(", ")}`);
+    else if (preset !== undefined && preset !== raw.preset)
+      problems.push(
+        `preset = ${JSON.stringify(raw.preset)} contradicts --preset ${preset}: the scan would not judge as the config says; give one`,
+      );
+    else preset = raw.preset;
   }
   if (raw.exemptions !== undefined) {
     if (!Array.isArray(raw.exemptions)) problems.push("exemptions: must be a list");

@@ -20,9 +20,14 @@ import { type StreamPiece, splitKubeStream } from "./yaml-kube-stream";
 export type { InputHost, ScanItem } from "./items";
 
 /** Reads one input. `file` is the name to report; `source` its text; `host` what a Compose file may read. */
-export function parseInput(file: string, source: string, host: InputHost = NO_HOST): Parsed {
+export function parseInput(
+  file: string,
+  source: string,
+  host: InputHost = NO_HOST,
+  ordinals?: Map<string, number>,
+): Parsed {
   const out: Parsed = { items: [], skipped: [], errors: [] };
-  const output = new FileOutput(file, out);
+  const output = new FileOutput(file, out, ordinals);
   // A byte-order mark that opens the file: every format's reader skips it, but kubectl's stream splitter reads it as
   // part of the first line (see yaml-kube-stream.ts).
   const leadingBom = source.startsWith("\ufeff");
@@ -53,10 +58,14 @@ function readJson(output: FileOutput, source: string, host: InputHost): boolean 
     const stream = splitJsonStream(source);
     if (stream !== undefined) {
       for (const seg of stream)
-        output.addAll(parseInput(output.file, `${"\n".repeat(seg.line - 1)}${seg.text}`, host));
+        output.addAll(
+          parseInput(output.file, `${"\n".repeat(seg.line - 1)}${seg.text}`, host, output.ordinals),
+        );
       return true;
     }
-    if (!output.file.endsWith(".json")) return false;
+    // kubectl goes by the content, never the name (apimachinery GuessJSONStream: JSON only when it opens with `{`):
+    // a `.json` file or `--stdin-name x.json` holding YAML is read as YAML; one opening with `{` is JSON's error.
+    if (!output.file.endsWith(".json") || !source.trimStart().startsWith("{")) return false;
     const message = e instanceof Error ? e.message : String(e);
     const pos = /position (\d+)/.exec(message);
     const lm = /line (\d+)/.exec(message);

@@ -1,13 +1,15 @@
 /**
  * What `scan` reads from the file system, and how, so that hostile input can neither hang nor crash it:
  * only regular files are opened (a FIFO, socket or device is refused from its stat, and opened with O_NONBLOCK so a
- * file swapped for a FIFO between stat and open cannot block), at most `maxFileBytes` of each and `maxTotalBytes` in
+ * file swapped for a FIFO between stat and open cannot block; a regular-looking file that would still block, like
+ * /proc/kmsg, is refused at its first EAGAIN), at most `maxFileBytes` of each and `maxTotalBytes` in
  * all are read, and the text must be UTF-8 without NUL bytes. Folders are walked with symbolic links followed once
  * (a loop is listed, never followed again); `.git` and `node_modules` are listed as skipped, never silently dropped.
  */
 import {
   closeSync,
   constants,
+  type Dirent,
   fstatSync,
   openSync,
   readdirSync,
@@ -16,7 +18,7 @@ import {
   type Stats,
   statSync,
 } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 
 /** The size caps `scan` reads under (`--max-file-size`, `--max-total-size`). */
 export interface ReadLimits {
@@ -44,7 +46,7 @@ export function hasScannedExtension(name: string): boolean {
 }
 
 /** What a non-regular file is, in words. */
-function kindOf(st: Stats): string {
+export function kindOf(st: Stats): string {
   if (st.isDirectory()) return "a folder";
   if (st.isFIFO()) return "a FIFO (named pipe)";
   if (st.isSocket()) return "a socket";
@@ -149,18 +151,36 @@ export class Budget {
   }
 }
 
-/** At most `max` bytes from a descriptor; undefined when there are more. */
-export function readCapped(fd: number, max: number): Uint8Array | undefined {
+/** A `readSync`: the one call `readCapped` reads with (a test may give another). */
+export type ReadFn = (fd: number, buffer: Buffer, offset: number, length: number, position: null) => number;
+
+/** Why a file that answers "would block" is not read. */
+export const WOULD_BLOCK =
+  "would block: it is a special file that has nothing to read now and may never end (like /proc/kmsg); not read";
+
+/**
+ * At most `max` bytes from a descriptor; undefined when there are more. A read that would block (`EAGAIN`) is waited
+ * for only when `wait` (a pipe on standard input whose writer has not written yet, which a blocking read would wait
+ * for too); for a file it is a refusal ({@link WOULD_BLOCK}): a regular-looking file that blocks (/proc/kmsg) may
+ * never have more, and the scan must not hang on it.
+ */
+export function readCapped(
+  fd: number,
+  max: number,
+  wait = false,
+  read: ReadFn = readSync,
+): Uint8Array | undefined {
   const chunks: Buffer[] = [];
   let total = 0;
   const chunk = Buffer.alloc(Math.min(max + 1, MIB));
   for (;;) {
     let n: number;
     try {
-      n = readSync(fd, chunk, 0, chunk.length, null);
+      n = read(fd, chunk, 0, chunk.length, null);
     } catch (e) {
-      // A non-blocking standard input with nothing yet: wait briefly instead of spinning.
       if ((e as NodeJS.ErrnoException).code === "EAGAIN") {
+        if (!wait) throw new InputRefused(WOULD_BLOCK);
+        // A non-blocking pipe with nothing yet: wait briefly instead of spinning.
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
         continue;
       }
@@ -180,6 +200,56 @@ export interface WalkSkip {
   readonly path: string;
   readonly kind: "folder" | "file";
   readonly reason: string;
+  /**
+   * A skipped folder (`.git`, `node_modules`) that holds a file `kubectl apply -R` would apply: that file, or
+   * `LOOKED_ENOUGH` when the folder is too large to look through.
+   */
+  readonly holds?: string;
+}
+
+/** What a skipped folder may hold that `kubectl apply -R` would apply, for its reason. */
+export function skippedFolderNote(
+  holds: string | undefined,
+  show: (path: string) => string = (p) => p,
+): string {
+  if (holds === undefined) return " (it holds no .yaml, .yml or .json file)";
+  const which =
+    holds === LOOKED_ENOUGH
+      ? `any .yaml, .yml or .json file in it (it is too large to look through: over ${LOOK_LIMIT} entries)`
+      : `the .yaml, .yml and .json files in it, such as ${show(holds)}`;
+  return `, though \`kubectl apply -R\` would apply ${which}; name the folder to scan it`;
+}
+
+/** How many entries of a skipped folder are looked at for a manifest before giving up (and assuming one). */
+export const LOOK_LIMIT = 100_000;
+export const LOOKED_ENOUGH = "";
+
+/**
+ * The first file under a skipped folder that `kubectl apply -R` would apply (k8s.io/cli-runtime
+ * `ExpandPathsToFileVisitors`: `filepath.Walk` into every sub-folder, no name skipped, keeping `.json`, `.yaml` and
+ * `.yml`; taken here in any case), or undefined; {@link LOOKED_ENOUGH} past {@link LOOK_LIMIT} entries. Like
+ * `filepath.Walk`, links to folders are not followed; a link to a file counts.
+ */
+export function firstManifest(dir: string): string | undefined {
+  const stack = [dir];
+  let seen = 0;
+  while (stack.length > 0) {
+    const d = stack.pop() as string;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    entries.sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+    for (const e of entries) {
+      if (++seen > LOOK_LIMIT) return LOOKED_ENOUGH;
+      const p = join(d, e.name);
+      if (e.isDirectory()) stack.push(p);
+      else if (hasScannedExtension(e.name)) return p;
+    }
+  }
+  return undefined;
 }
 
 /** One entry a folder walk could not look at. */
@@ -208,6 +278,8 @@ function realOf(p: string): string | undefined {
  * already walked (a loop, or the same folder twice), which is listed; other files are listed with their reason.
  */
 export function walkFolder(root: string, show: (path: string) => string = (p) => p): Walked {
+  // A skipped folder named itself is scanned whole: nothing under it is skipped by name.
+  const skipping = SKIPPED_FOLDERS[basename(root)] === undefined;
   const out: Walked = { files: [], skipped: [], errors: [] };
   const seen = new Map<string, string>();
   const rootReal = realOf(root);
@@ -243,9 +315,15 @@ export function walkFolder(root: string, show: (path: string) => string = (p) =>
       continue;
     }
     if (st.isDirectory()) {
-      const why = SKIPPED_FOLDERS[name];
+      const why = skipping ? SKIPPED_FOLDERS[name] : undefined;
       if (why !== undefined) {
-        out.skipped.push({ path: p, kind: "folder", reason: `${why}; not scanned` });
+        const holds = firstManifest(p);
+        out.skipped.push({
+          path: p,
+          kind: "folder",
+          reason: `${why}; not scanned${skippedFolderNote(holds, show)}`,
+          ...(holds === undefined ? {} : { holds }),
+        });
         continue;
       }
       const real = realOf(p) ?? p;

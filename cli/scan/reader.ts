@@ -47,7 +47,7 @@ export function readDocument(
   if (kube) kubernetes(out, value, lines, base, index, item);
   if (preview) readPreview(out, value);
   if (state) readState(out, value);
-  if (body) readEngineBody(out, value, lines, base, index);
+  if (body) readEngineBody(out, value, lines, base);
   if (launch || kube || preview || state || body) return;
   // A `kind` without an apiVersion: a List's items are still read; anything else is skipped for the reason.
   if (typeof value.kind === "string") kubernetes(out, value, lines, base, index, item);

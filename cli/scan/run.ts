@@ -12,6 +12,7 @@ import {
   levelOf,
   renderFinding,
 } from "../../policy/evaluate";
+import { idPart } from "../../policy/exemptions";
 import {
   blocks,
   type InputError,
@@ -76,10 +77,13 @@ function isPlumbing(item: ScanItem): boolean {
   );
 }
 
-/** A view of an item: the item's own ref, or, for one of several pods, `<name>/<where>` under the same id. */
+/**
+ * A view of an item: the item's own ref, or, for one of several pods (`<name>/<where>`), the item's id with
+ * `/<where>` (written with `idPart`, as a site may hold keys of the input).
+ */
 function refFor(item: ScanItem, name: string): ResourceRef {
   if (name === item.name) return item.resource;
-  return { ...item.resource, id: `${item.resource.id}${name.slice(item.name.length)}`, name };
+  return { ...item.resource, id: `${item.resource.id}/${idPart(name.slice(item.name.length + 1))}`, name };
 }
 
 /** Judges every item with the pack's rules and config. */

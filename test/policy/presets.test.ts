@@ -184,7 +184,13 @@ describe("scan --preset", () => {
       blocking: ["sandbox-require-non-root", "sandbox-require-readonly-rootfs"],
     });
     expect(await verdict(["--config", "sandbox.json"])).toEqual(await verdict(["--preset", "sandbox"]));
-    expect((await verdict(["--config", "sandbox.json", "--preset", "baseline"])).code).toBe(0);
+    // A --preset other than the config's is refused: it would weaken the config silently.
+    const both = await scan(["--config", "sandbox.json", "--preset", "baseline", "pod.yaml"], undefined, dir);
+    expect(both.code).toBe(2);
+    expect(both.err).toContain('preset = "sandbox" contradicts --preset baseline');
+    expect(await verdict(["--config", "sandbox.json", "--preset", "sandbox"])).toEqual(
+      await verdict(["--preset", "sandbox"]),
+    );
   });
 
   it("refuses an unknown preset, as an option or in the config (exit 2)", async () => {

@@ -6,6 +6,7 @@
 import { dirname, join as joinPath } from "node:path";
 import { type Document, isMap, isScalar, isSeq, LineCounter, parseAllDocuments } from "yaml";
 import { DOCKER_CONTAINER_TYPE } from "../../../policy/adapters/docker";
+import { idPart } from "../../../policy/exemptions";
 import type { Location } from "../../../policy/report/model";
 import { pathSegments } from "../../../policy/rules/helpers";
 import { COMPOSE_KEY_OF_PROP } from "../compose";
@@ -165,7 +166,7 @@ function readProject(
       props,
       kind: "service",
       name,
-      id: `${out.file}:service/${name}`,
+      id: `${out.file}:service/${idPart(name)}`,
       locate,
       assumptions: project.assumptions,
     });

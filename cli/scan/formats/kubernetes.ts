@@ -1,4 +1,5 @@
 /** Kubernetes objects (YAML or JSON, `List` kinds) -> resources typed `kubernetes:<group>/<version>:<Kind>`. */
+import { idPart } from "../../../policy/exemptions";
 import { pathSegments } from "../../../policy/rules/helpers";
 import type { Lines } from "../lines";
 import { type FileOutput, isObj, text } from "./output";
@@ -33,7 +34,10 @@ function kubeType(gv: { group: string; version: string }, kind: string): string 
 
 /**
  * One object with a string `kind` at key path `base` (a `List` is read item by item before this); an object
- * without an apiVersion is skipped. Its id is `<file>:<Kind>/<name>` (`<file>:<Kind>/<namespace>/<name>`).
+ * without an apiVersion is skipped. Its id is `<file>:<Kind>/<name>` (`<file>:<Kind>/<namespace>/<name>`), each
+ * part written with `idPart` (policy/exemptions.ts), so a name holding `:` or `/` cannot pass for another kind or
+ * namespace. An object with only a `generateName` gets its name from the API server (`<generateName>` and five
+ * random characters): its id's name is `<generateName>*`, which only a pattern with a `*` there matches.
  */
 export function readKubernetes(
   out: FileOutput,
@@ -44,7 +48,15 @@ export function readKubernetes(
 ): void {
   const kind = value.kind as string;
   const meta = isObj(value.metadata) ? value.metadata : {};
-  const name = text(meta.name) ?? text(meta.generateName) ?? `${kind}#${index + 1}`;
+  const given = text(meta.name);
+  const generated = given === undefined ? text(meta.generateName) : undefined;
+  const name = given ?? generated ?? `${kind}#${index + 1}`;
+  const idName =
+    given !== undefined
+      ? idPart(given)
+      : generated !== undefined
+        ? `${idPart(generated)}*`
+        : `${idPart(kind)}#${index + 1}`;
   const at = lines.line(base);
   if (typeof value.apiVersion !== "string") {
     out.skip(
@@ -73,7 +85,7 @@ export function readKubernetes(
     props: value,
     kind,
     name,
-    id: `${out.file}:${kind}/${ns === undefined ? "" : `${ns}/`}${name}`,
+    id: `${out.file}:${idPart(kind)}/${ns === undefined ? "" : `${idPart(ns)}/`}${idName}`,
     locate: (path) => out.loc(path === undefined ? at : lines.line([...base, ...pathSegments(path)])),
   });
 }

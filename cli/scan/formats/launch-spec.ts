@@ -4,6 +4,7 @@
  */
 import type { LaunchSpec } from "../../../components/model";
 import { LAUNCH_TYPE } from "../../../policy/adapters/launch";
+import { idPart } from "../../../policy/exemptions";
 import { taskContainer } from "../../../runtime/docker/taskContainer";
 import type { Lines } from "../lines";
 import { type FileOutput, isObj, text } from "./output";
@@ -29,7 +30,9 @@ export function readLaunchSpec(
 ): void {
   const at = lines.line(base);
   const spec = value as unknown as LaunchSpec;
-  const name = `${text(value.project) ?? "project"}/${text(value.template) ?? "template"}`;
+  const project = text(value.project) ?? "project";
+  const template = text(value.template) ?? "template";
+  const name = `${project}/${template}`;
   let body: unknown;
   try {
     // Exactly what the launcher sends, and its preflight judges, for a task of this template (named "task").
@@ -46,7 +49,7 @@ export function readLaunchSpec(
     props: body,
     kind: "launch",
     name,
-    id: `${out.file}:launch/${name}`,
+    id: `${out.file}:launch/${idPart(project)}/${idPart(template)}`,
     locate: () => out.loc(at),
   });
 }

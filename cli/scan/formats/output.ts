@@ -36,11 +36,25 @@ export class FileOutput {
     /** The name the file is reported by. */
     readonly file: string,
     private readonly out: Parsed,
+    /** Running counts per kind over the whole file (shared by the readers of its JSON stream's values). */
+    private readonly counts: Map<string, number> = new Map(),
   ) {}
 
   /** The same output, reported under another file's name (a Compose project read from one of its files). */
   as(file: string): FileOutput {
     return file === this.file ? this : new FileOutput(file, this.out);
+  }
+
+  /** The counts, for a reader of another part of the same file. */
+  get ordinals(): Map<string, number> {
+    return this.counts;
+  }
+
+  /** The 1-based position of the next resource of `kind` in the file, in reading order. */
+  next(kind: string): number {
+    const n = (this.counts.get(kind) ?? 0) + 1;
+    this.counts.set(kind, n);
+    return n;
   }
 
   /** A location in this file, at `line` when it is known. */

@@ -5,6 +5,7 @@
  */
 import { taintCheck } from "../../../policy/adapters/read";
 import type { InputFormat, Location } from "../../../policy/report/model";
+import { parseUrn } from "../../../policy/urn";
 import { pulumiValue } from "../pulumi-json";
 import { type FileOutput, isObj, text } from "./output";
 
@@ -61,6 +62,17 @@ function readResources(
     const urn = text(r.urn) ?? text(raw.urn);
     if (type === undefined || urn === undefined) continue;
     if (type === "pulumi:pulumi:Stack" || type.startsWith("pulumi:providers:")) continue;
+    // Exemptions match the URN, read as Pulumi reads it; one that is not a URN of this type would name another.
+    const parts = parseUrn(urn);
+    if (parts === undefined || parts.type !== type) {
+      out.error(
+        undefined,
+        parts === undefined
+          ? `resource urn ${JSON.stringify(urn)} is not a Pulumi URN (urn:pulumi:<stack>::<project>::<type>::<name>); not judged`
+          : `resource urn ${JSON.stringify(urn)} names type ${parts.type}, but the resource's type is ${type}; not judged`,
+      );
+      continue;
+    }
     const secretPaths: string[] = [];
     const props = pulumiValue(r.inputs ?? {}, "", secretPaths);
     const deps: Record<string, string[]> = {};
@@ -78,7 +90,7 @@ function readResources(
       type,
       props,
       kind: type.slice(type.lastIndexOf(":") + 1),
-      name: urn.slice(urn.lastIndexOf("::") + 2),
+      name: parts.name,
       id: urn,
       locate: () => location,
       taint: taintCheck(secretPaths),
