@@ -23,6 +23,8 @@ import {
   splitEnv,
   writableCgroupsWeakening,
 } from "./docker-common";
+import { dockerHooks, dockerUploads } from "./docker-files";
+import { localVolumeHostPath } from "./engine-mounts";
 import {
   bool,
   entries,
@@ -102,6 +104,17 @@ function dockerArgs(props: unknown, tainted: TaintCheck): ArgView[] {
   return out;
 }
 
+/**
+ * The host folder a mount's `volumeOptions` bind, as the daemon's `local` driver reads its DriverConfig: the
+ * @pulumi/docker names (`driverName`, `driverOptions`) are the Engine's `Name` and `Options`.
+ */
+function volumeOptionsHostPath(opts: unknown): Val<string> {
+  if (opts === undefined) return undefined;
+  if (isUnknown(opts)) return opts;
+  const driverConfig = { Name: field(opts, "driverName"), Options: field(opts, "driverOptions") };
+  return localVolumeHostPath(driverConfig, undefined);
+}
+
 function dockerMounts(props: unknown, tainted: TaintCheck): { mounts: MountView[]; unknown: boolean } {
   const mounts: MountView[] = [];
   let unknown = false;
@@ -120,6 +133,21 @@ function dockerMounts(props: unknown, tainted: TaintCheck): { mounts: MountView[
           : type === "volume"
             ? "volume"
             : "other";
+    // A `local` volume whose driver options bind a host folder (`o: bind`, `device: /host/path`) is that folder:
+    // the provider hands `volumeOptions` to the daemon as the mount's DriverConfig (see ./engine-mounts.ts).
+    const host = kind === "volume" ? volumeOptionsHostPath(field(m, "volumeOptions")) : undefined;
+    if (host !== undefined) {
+      mounts.push({
+        type: "bind",
+        source: host,
+        target: str(field(m, "target")),
+        readOnly: bool(field(m, "readOnly")),
+        propagation: undefined,
+        tainted: tainted(path),
+        path: join(path, "volumeOptions.driverOptions.device"),
+      });
+      return;
+    }
     mounts.push({
       type: isUnknown(type) ? "bind" : kind, // an unknown type may be a bind: judge its source
       source: str(field(m, "source")),
@@ -159,6 +187,20 @@ function dockerMounts(props: unknown, tainted: TaintCheck): { mounts: MountView[
       propagation: undefined,
       tainted: tainted(path),
       path,
+    });
+  });
+  // Not a @pulumi/docker input: the scanner's Compose reader writes a service's secrets here (compose/project.ts).
+  items(field(props, "secretMounts")).forEach((sm, i) => {
+    const name = str(field(sm, "name"));
+    mounts.push({
+      type: "secret",
+      source: undefined,
+      target: str(field(sm, "target")),
+      readOnly: true,
+      propagation: undefined,
+      ...(typeof name === "string" ? { volume: name } : {}),
+      tainted: false,
+      path: join("secretMounts", i),
     });
   });
   for (const [target] of entries(field(props, "tmpfs"))) {
@@ -332,6 +374,9 @@ export function adaptDockerContainer(
     hostProbes: [],
     // A healthcheck runs its command inside the container; uploads put files into it before it starts.
     execHooks: ["healthcheck", "uploads"].filter((k) => field(props, k) !== undefined),
+    hookCommands: dockerHooks(props, tainted),
+    hookHeaders: [],
+    fileTexts: dockerUploads(props, tainted),
     path: "",
     weakenedSystemPaths: writableCgroupsWeakening(sec.writableCgroups, "securityOpts"),
   };
