@@ -88,6 +88,33 @@ export interface ArgView {
   readonly path: string;
 }
 
+/** A command the engine runs inside the container besides its entry point: an exec probe or hook, a healthcheck. */
+export interface HookCommandView {
+  /** What runs it, for messages (`livenessProbe`, `healthcheck`). */
+  readonly what: string;
+  readonly args: readonly ArgView[];
+}
+
+/** A header the kubelet sends to the container (httpGet probes and lifecycle hooks). */
+export interface HeaderView {
+  readonly name: Val<string>;
+  readonly value: Val<string>;
+  readonly tainted: boolean;
+  readonly path: string;
+}
+
+/**
+ * Text the container gets in its file system besides its image: a file uploaded before it starts (Docker
+ * `uploads`), or a downward-API file that holds the pod's annotations or labels.
+ */
+export interface FileTextView {
+  /** Where the file is in the container, when known. */
+  readonly file: Val<string>;
+  readonly content: Val<string>;
+  readonly tainted: boolean;
+  readonly path: string;
+}
+
 /** A filesystem the container sees at `target`. */
 export interface MountView {
   /** `bind`/`hostPath` expose the host; the others do not. */
@@ -189,6 +216,12 @@ export interface ContainerView {
    * read them (a check that needs them then fails closed).
    */
   readonly execHooks?: readonly string[];
+  /** The command lines of exec probes, lifecycle hooks and healthchecks (absent where the front has none). */
+  readonly hookCommands?: readonly HookCommandView[];
+  /** Headers of httpGet probes and hooks, which the kubelet sends to the container. */
+  readonly hookHeaders?: readonly HeaderView[];
+  /** Files with known text the container gets (uploads, downward-API files of annotations or labels). */
+  readonly fileTexts?: readonly FileTextView[];
   /** Where this container sits in the resource, e.g. `spec.template.spec.initContainers[0]`. */
   readonly path: string;
   /**

@@ -9,7 +9,7 @@
  * `devices`, `device_cgroup_rules`, `gpus`, `sysctls` (list and map), `mem_limit`, `memswap_limit`, `cpus`,
  * `cpu_quota`/`cpu_period`, `deploy.resources.limits`, `deploy.resources.reservations.devices`, `restart`,
  * `deploy.restart_policy`, `runtime`, `init`, `group_add`, `labels`, `pids_limit` and `deploy.resources.limits.pids`,
- * `uts`, `use_api_socket`. Hooks, builds and providers are read by `compose/hooks.ts` and `compose/services.ts`. A loaded project's own parts (named volumes, secrets, configs, `volumes_from`, networks) are added by
+ * `uts`, `use_api_socket`, `healthcheck` (its test, which the daemon runs in the container). Hooks, builds and providers are read by `compose/hooks.ts` and `compose/services.ts`. A loaded project's own parts (named volumes, secrets, configs, `volumes_from`, networks) are added by
  * `compose/project.ts`; the loader (`compose/load.ts`) hands this the long syntax compose-go writes.
  */
 import { isUnreadable } from "../../policy/workload";
@@ -26,6 +26,8 @@ export const COMPOSE_KEY_OF_PROP: Readonly<Record<string, readonly string[]>> = 
   securityOpts: ["security_opt"],
   ports: ["ports"],
   mounts: ["volumes", "secrets", "configs", "volumes_from", "use_api_socket"],
+  secretMounts: ["secrets"],
+  healthcheck: ["healthcheck"],
   volumes: ["volumes_from", "volumes"],
   tmpfs: ["tmpfs"],
   envs: ["environment", "env_file"],
@@ -92,6 +94,17 @@ function words(v: unknown): string[] | undefined {
   const s = scalar(v);
   if (s === undefined) return undefined;
   return (s.match(/"[^"]*"|'[^']*'|\S+/g) ?? []).map((w) => w.replace(/^(["'])(.*)\1$/, "$2"));
+}
+
+/**
+ * `healthcheck` as the provider's `healthcheck.tests`: compose-go turns a string `test` into `["CMD-SHELL", test]`
+ * and `disable: true` into `["NONE"]`; a list is the Engine's own form.
+ */
+function healthcheck(h: unknown): Record<string, unknown> | undefined {
+  if (!isMap(h)) return undefined;
+  if (h.disable === true) return { tests: ["NONE"] };
+  if (typeof h.test === "string") return { tests: ["CMD-SHELL", h.test] };
+  return Array.isArray(h.test) ? { tests: h.test.map(String) } : undefined;
 }
 
 /** `environment` as a list (`A=1`, `B`) or a map (`A: 1`, `B:` passes B through from the host). */
@@ -260,6 +273,7 @@ export function composeServiceToContainerProps(name: string, service: unknown): 
         : asList(s.volumes_from).map((x) => ({ fromContainer: scalar(x) ?? "" })),
     tmpfs: tmpfs(s.tmpfs),
     envs: envs(s.environment),
+    healthcheck: healthcheck(s.healthcheck),
     networkMode: scalar(s.network_mode),
     pidMode: scalar(s.pid),
     ipcMode: scalar(s.ipc),

@@ -4,6 +4,7 @@
  * {@link ScanReport}. Pure apart from what the caller reads; no output here.
  */
 import { hostVolumes } from "../../policy/adapters/claims";
+import { dockerHostVolumes } from "../../policy/adapters/docker-volumes";
 import { adaptResources } from "../../policy/adapters/subject";
 import {
   type Evaluation,
@@ -131,6 +132,8 @@ export function scanItems(
   const judgedVolumes = new Set<unknown>(
     hostVolumes(input.items.filter((i) => i.stack === undefined)).map((v) => v.resource),
   );
+  // docker.Volumes that bind a host folder are judged with the containers that mount them (sandbox-disallow-host-path-claims).
+  for (const v of dockerHostVolumes(input.items)) judgedVolumes.add(v.resource);
   // RuntimeClasses are judged by what they select (sandbox-disallow-weak-runtime-class), with the rest of their set.
   for (const i of input.items) if (isRuntimeClass(i.type)) judgedVolumes.add(i);
   for (const item of input.items) {

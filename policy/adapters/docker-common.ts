@@ -2,7 +2,7 @@
  * Docker spellings shared by the `docker.Container` adapter and the Engine API launch-spec adapter: security
  * options, users, restart policies and namespace modes mean the same in both.
  */
-import { isUnknown, isUnreadable, type ProfileType, Unreadable, type Val } from "../workload";
+import { type ArgView, isUnknown, isUnreadable, type ProfileType, Unreadable, type Val } from "../workload";
 import { seccompOption } from "./seccomp-profile";
 
 /** What a list of `--security-opt` strings says. Each field is absent when no option speaks to it. */
@@ -218,4 +218,33 @@ export function writableCgroupsWeakening(
 ): { readonly what: Val<string>; readonly path: string }[] {
   if (isUnknown(flag)) return [{ what: flag, path }];
   return flag === true ? [{ what: "writable-cgroups makes the cgroup files writable", path }] : [];
+}
+
+/**
+ * A healthcheck's test as the daemon runs it inside the container (moby daemon/health.go getProbe): `CMD` runs the
+ * rest as an argv, `CMD-SHELL` runs its command with the container's shell (`/bin/sh -c`), `NONE` runs nothing. An
+ * element not known yet stands as itself; a first word the daemon does not know is judged as an argv (fail closed).
+ */
+export function healthcheckArgs(
+  test: Val<readonly Val<string>[]>,
+  path: string,
+  tainted: (path: string) => boolean,
+  marked: (v: Val<string>) => boolean,
+): ArgView[] {
+  if (isUnknown(test)) return [{ value: test, tainted: tainted(path), path }];
+  const l = test ?? [];
+  const view = (i: number): ArgView => {
+    const p = `${path}[${i}]`;
+    return { value: l[i], tainted: tainted(p) || marked(l[i]), path: p };
+  };
+  const kind = typeof l[0] === "string" ? l[0].trim().toUpperCase() : undefined;
+  if (kind === "NONE") return [];
+  if (kind === "CMD-SHELL") {
+    const shell: ArgView[] = [
+      { value: "/bin/sh", tainted: false, path: `${path}[0]` },
+      { value: "-c", tainted: false, path: `${path}[0]` },
+    ];
+    return [...shell, ...l.slice(1).map((_, i) => view(i + 1))];
+  }
+  return l.map((_, i) => view(i)).slice(kind === "CMD" ? 1 : 0);
 }

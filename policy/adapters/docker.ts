@@ -24,6 +24,7 @@ import {
   splitEnv,
   writableCgroupsWeakening,
 } from "./docker-common";
+import { dockerHooks, dockerUploads } from "./docker-files";
 import { type LocalVolumeExposure, volumeDriverExposures } from "./engine-mounts";
 import {
   bool,
@@ -179,6 +180,20 @@ function dockerMounts(props: unknown, tainted: TaintCheck): { mounts: MountView[
       propagation: undefined,
       tainted: tainted(path),
       path,
+    });
+  });
+  // Not a @pulumi/docker input: the scanner's Compose reader writes a service's secrets here (compose/project.ts).
+  items(field(props, "secretMounts")).forEach((sm, i) => {
+    const name = str(field(sm, "name"));
+    mounts.push({
+      type: "secret",
+      source: undefined,
+      target: str(field(sm, "target")),
+      readOnly: true,
+      propagation: undefined,
+      ...(typeof name === "string" ? { volume: name } : {}),
+      tainted: false,
+      path: join("secretMounts", i),
     });
   });
   for (const [target] of entries(field(props, "tmpfs"))) {
@@ -350,6 +365,9 @@ export function adaptDockerContainer(
     hostProbes: [],
     // A healthcheck runs its command inside the container; uploads put files into it before it starts.
     execHooks: ["healthcheck", "uploads"].filter((k) => field(props, k) !== undefined),
+    hookCommands: dockerHooks(props, tainted),
+    hookHeaders: [],
+    fileTexts: dockerUploads(props, tainted),
     path: "",
     weakenedSystemPaths: writableCgroupsWeakening(sec.writableCgroups, "securityOpts"),
   };

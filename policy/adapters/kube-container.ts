@@ -7,6 +7,7 @@ import {
   type ArgView,
   type ContainerView,
   type EnvView,
+  type FileTextView,
   isUnknown,
   type MountView,
   type PortView,
@@ -14,6 +15,7 @@ import {
   type Val,
 } from "../workload";
 import { downwardValue } from "./downward";
+import { execHooks, hookParts, hostProbes } from "./kube-hooks";
 import { containerProfiles, inherit, type PodSecurity } from "./kube-security";
 import {
   at,
@@ -37,11 +39,40 @@ export interface PodVolume {
   readonly hostPath: Val<string>;
   readonly hostPathType: Val<string>;
   readonly projectedSources: string[];
+  /** Files of a downward-API volume (or projected source) that hold the pod's annotations or labels. */
+  readonly downwardFiles?: readonly {
+    readonly file: Val<string>;
+    readonly content: Val<string>;
+    readonly path: string;
+  }[];
   readonly path: string;
 }
 
-/** The pod's volumes by name (`spec.volumes`), with what each exposes. */
-export function podVolumes(spec: unknown, specPath: string): Map<string, PodVolume> {
+/**
+ * The files a `downwardAPI` volume or projected source writes from the pod's annotations and labels, as the kubelet
+ * writes them (pkg/volume/downwardapi CollectData: each item's `fieldRef` through ExtractFieldPathAsString, the
+ * same reading as an env var's fieldRef, see ./downward.ts). Other fields (the pod's name, resources) are not text
+ * an author wrote.
+ */
+function downwardFiles(
+  source: unknown,
+  sourcePath: string,
+  meta: unknown,
+): { file: Val<string>; content: Val<string>; path: string }[] {
+  const out: { file: Val<string>; content: Val<string>; path: string }[] = [];
+  items(field(source, "items")).forEach((item, i) => {
+    const fieldPath = str(field(field(item, "fieldRef"), "fieldPath"));
+    const content =
+      downwardValue(fieldPath, "annotations", field(meta, "annotations")) ??
+      downwardValue(fieldPath, "labels", field(meta, "labels"));
+    if (content !== undefined)
+      out.push({ file: str(field(item, "path")), content, path: join(join(sourcePath, "items"), i) });
+  });
+  return out;
+}
+
+/** The pod's volumes by name (`spec.volumes`), with what each exposes; `meta` is the pod's own metadata. */
+export function podVolumes(spec: unknown, specPath: string, meta?: unknown): Map<string, PodVolume> {
   const out = new Map<string, PodVolume>();
   items(field(spec, "volumes")).forEach((v, i) => {
     const name = str(field(v, "name"));
@@ -75,7 +106,24 @@ export function podVolumes(spec: unknown, specPath: string): Map<string, PodVolu
     const projectedSources = items(field(projected, "sources")).flatMap((s) =>
       isObj(s) ? Object.keys(s) : [],
     );
-    out.set(name, { type: kind, hostPath: undefined, hostPathType: undefined, projectedSources, path });
+    const files = [
+      ...downwardFiles(field(v, "downwardAPI"), join(path, "downwardAPI"), meta),
+      ...items(field(projected, "sources")).flatMap((s, j) =>
+        downwardFiles(
+          field(s, "downwardAPI"),
+          join(join(join(path, "projected"), "sources"), j) + ".downwardAPI",
+          meta,
+        ),
+      ),
+    ];
+    out.set(name, {
+      type: kind,
+      hostPath: undefined,
+      hostPathType: undefined,
+      projectedSources,
+      ...(files.length === 0 ? {} : { downwardFiles: files }),
+      path,
+    });
   });
   return out;
 }
@@ -93,20 +141,29 @@ function containerMounts(
   volumes: Map<string, PodVolume>,
   used: Set<string>,
   tainted: TaintCheck,
-): { mounts: MountView[]; unknown: boolean } {
+): { mounts: MountView[]; unknown: boolean; files: FileTextView[] } {
   const l = list(field(c, "volumeMounts"));
-  if (isUnknown(l)) return { mounts: [], unknown: true };
+  if (isUnknown(l)) return { mounts: [], unknown: true, files: [] };
   const mounts: MountView[] = [];
+  const files: FileTextView[] = [];
   (l ?? []).forEach((m, i) => {
     const path = join(join(cPath, "volumeMounts"), i);
     const name = str(field(m, "name"));
     const vol = typeof name === "string" ? volumes.get(name) : undefined;
     if (typeof name === "string") used.add(name);
     const subPath = field(m, "subPathExpr") !== undefined ? UNKNOWN : str(field(m, "subPath"));
+    const target = str(field(m, "mountPath"));
+    for (const f of vol?.downwardFiles ?? [])
+      files.push({
+        file: typeof target === "string" && typeof f.file === "string" ? `${target}/${f.file}` : f.file,
+        content: f.content,
+        tainted: false,
+        path: f.path,
+      });
     mounts.push({
       type: isUnknown(name) ? "other" : (vol?.type ?? "other"),
       source: vol?.type === "hostPath" ? joinSubPath(vol.hostPath, subPath) : undefined,
-      target: str(field(m, "mountPath")),
+      target,
       readOnly: bool(field(m, "readOnly")),
       propagation: str(field(m, "mountPropagation")),
       hostPathType: vol?.hostPathType,
@@ -116,7 +173,7 @@ function containerMounts(
       path,
     });
   });
-  return { mounts, unknown: false };
+  return { mounts, unknown: false, files };
 }
 
 function containerEnv(
@@ -232,37 +289,6 @@ function containerPorts(c: unknown, cPath: string): { ports: PortView[]; unknown
   };
 }
 
-/** Probes and lifecycle handlers that name a `host`: the kubelet connects from the node to that address. */
-function hostProbes(c: unknown, cPath: string): string[] {
-  const out: string[] = [];
-  const handlers: [string, unknown][] = [
-    ["livenessProbe", field(c, "livenessProbe")],
-    ["readinessProbe", field(c, "readinessProbe")],
-    ["startupProbe", field(c, "startupProbe")],
-    ["lifecycle.postStart", at(c, "lifecycle.postStart")],
-    ["lifecycle.preStop", at(c, "lifecycle.preStop")],
-  ];
-  for (const [name, h] of handlers) {
-    for (const kind of ["httpGet", "tcpSocket"]) {
-      const host = str(field(field(h, kind), "host"));
-      if (typeof host === "string" && host.trim() !== "") out.push(join(cPath, `${name}.${kind}.host`));
-    }
-  }
-  return out;
-}
-
-/** Probes and lifecycle handlers that run a command inside the container (`exec`), by where they were written. */
-function execHooks(c: unknown, cPath: string): string[] {
-  const names = [
-    "livenessProbe",
-    "readinessProbe",
-    "startupProbe",
-    "lifecycle.postStart",
-    "lifecycle.preStop",
-  ];
-  return names.filter((n) => field(at(c, n), "exec") !== undefined).map((n) => join(cPath, `${n}.exec`));
-}
-
 /** A quantity (`500m`, `1Gi`) in its base unit; unknown and unreadable values stay as they are. */
 export function quantity(v: unknown): Val<number> {
   if (isUnknown(v)) return v;
@@ -292,7 +318,8 @@ export function adaptContainer(
   const limits = at(c, "resources.limits");
   const requests = at(c, "resources.requests");
   const { env, unknown: envUnknown } = containerEnv(c, cPath, tainted, annotations);
-  const { mounts, unknown: mountsUnknown } = containerMounts(c, cPath, volumes, used, tainted);
+  const { mounts, unknown: mountsUnknown, files } = containerMounts(c, cPath, volumes, used, tainted);
+  const hooks = hookParts(c, cPath, tainted);
   // Ephemeral containers may not declare ports or resources (the API refuses them), so they are not read.
   const { ports, unknown: portsUnknown } =
     role === "ephemeral" ? { ports: [], unknown: false } : containerPorts(c, cPath);
@@ -340,6 +367,9 @@ export function adaptContainer(
     devices: items(field(c, "volumeDevices")).map((d) => str(field(d, "devicePath"))),
     hostProbes: role === "ephemeral" ? [] : hostProbes(c, cPath),
     execHooks: execHooks(c, cPath),
+    hookCommands: hooks.commands,
+    hookHeaders: hooks.headers,
+    fileTexts: files,
     path: cPath,
   };
 }

@@ -50,7 +50,7 @@ export function adaptPod(
   const psc = field(spec, "securityContext");
   const hostNetwork = bool(field(spec, "hostNetwork"));
   const pod = podSecurity(spec, annotations);
-  const volumes = podVolumes(spec, specPath);
+  const volumes = podVolumes(spec, specPath, meta);
   const used = new Set<string>();
   const containers: ContainerView[] = [];
   const lists: [string, ContainerView["role"]][] = [

@@ -20,6 +20,7 @@ import {
   type WorkloadView,
 } from "../workload";
 import {
+  healthcheckArgs,
   ipcShareable,
   namespaceMode,
   normalizeRestart,
@@ -199,6 +200,17 @@ export function adaptLaunchSpec(raw: unknown, name: string, tainted: TaintCheck 
     devices: items(field(hc, "Devices")).map((d) => str(field(d, "PathOnHost"))),
     hostProbes: [],
     execHooks: field(body, "Healthcheck") === undefined ? [] : ["Healthcheck"],
+    hookCommands: [
+      {
+        what: "Healthcheck",
+        args: healthcheckArgs(
+          strList(field(field(body, "Healthcheck"), "Test")),
+          "Healthcheck.Test",
+          tainted,
+          () => false,
+        ),
+      },
+    ].filter((h) => h.args.length > 0),
     path: "",
     weakenedSystemPaths: [
       ...(

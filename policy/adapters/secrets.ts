@@ -9,11 +9,23 @@ import { Unreadable } from "../workload";
 import { SECRET_REASON } from "./read";
 
 /**
- * Environment entries, whose secrets the secret-env rule reports by taint: Docker `envs`, Engine `Env`, Kubernetes
- * `env`, as whole lists, entries, or (Kubernetes) an entry's value.
+ * The objects whose `env` list the adapters read as a container's environment: the pod spec's container lists and
+ * the carriers' containers (Argo `container`/`script`, Tekton `steps`/`sidecars`/`stepTemplate`, Spark `driver`/
+ * `executor`). A map key named `env` anywhere else (an annotation, a label, a node selector, a custom field) is not
+ * an environment: a secret there is sealed like any other, so a rule that reads it fails closed.
+ */
+const ENV_HOLDER =
+  /(?:^|\.)(?:(?:containers|initContainers|ephemeralContainers|sidecars|steps)\[\d+\]|container|script|stepTemplate|driver|executor)$/;
+
+/**
+ * Environment entries, whose secrets the secret-env rule reports by taint: Docker `envs`, Engine `Env` (at the top
+ * of the props), Kubernetes `env` of a container (see {@link ENV_HOLDER}), as whole lists, entries, or (Kubernetes)
+ * an entry's value.
  */
 export function isEnvSecretPath(path: string): boolean {
-  return /^(?:envs|Env)(?:\[\d+\])?$/.test(path) || /(?:^|\.)env(?:\[\d+\](?:\.value)?)?$/.test(path);
+  if (/^(?:envs|Env)(?:\[\d+\])?$/.test(path)) return true;
+  const m = /^(.*)\.env(?:\[\d+\](?:\.value)?)?$/.exec(path);
+  return m !== null && ENV_HOLDER.test(m[1] ?? "");
 }
 
 /** The value with every secret outside a task's environment replaced by {@link Unreadable}; `value` is not changed. */

@@ -3,7 +3,14 @@ import { REDACTED_SECRET } from "../adapters/read";
 import { isUnknown, type WorkloadView } from "../workload";
 import { BROKER_CREDENTIAL_NAME, isBrokerCredential, isBrokerSecretMount } from "./broker-identity";
 import { label, unchecked, violation } from "./helpers";
-import { argFindings, envReason, mountFindings, visibleValue } from "./secret-carriers";
+import {
+  argFindings,
+  envReason,
+  fileFindings,
+  hookFindings,
+  mountFindings,
+  visibleValue,
+} from "./secret-carriers";
 import { defineRule, type Edit, type Finding } from "./types";
 
 /** The variable's name for a message, unless the "name" is itself a credential (`envs: ["ghp_..."]`). */
@@ -144,7 +151,12 @@ export const disallowSecretEnv = defineRule({
       for (const a of c.args)
         if (isUnknown(a.value) && !a.tainted)
           out.push(unchecked(`the command line of ${label(c)}`, a.path, a.value));
-      out.push(...argFindings(c), ...mountFindings(c, (m) => isBrokerSecretMount(s, m)));
+      out.push(
+        ...argFindings(c),
+        ...hookFindings(c),
+        ...fileFindings(c),
+        ...mountFindings(c, (m) => isBrokerSecretMount(s, m)),
+      );
     }
     return out;
   },

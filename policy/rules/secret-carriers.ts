@@ -2,9 +2,16 @@
  * What `sandbox-disallow-secret-env` judges besides plain variables: how each kind of environment entry reaches
  * the container, the command line, and mounted Secret volumes. Pure; messages never hold a value.
  */
-import { secretArgReasons, secretEnvReason, secretValueReason } from "../../components/model";
+import {
+  knownFormat,
+  secretArgReasons,
+  secretEnvReason,
+  secretHeaderReason,
+  secretValueReason,
+} from "../../components/model";
 import { downwardValue } from "../adapters/downward";
 import {
+  type ArgView,
   type ContainerView,
   type EnvView,
   isUnknown,
@@ -12,7 +19,7 @@ import {
   type Val,
   type WorkloadView,
 } from "../workload";
-import { label, violation } from "./helpers";
+import { label, unchecked, violation } from "./helpers";
 import type { Finding } from "./types";
 
 /**
@@ -47,20 +54,78 @@ export function envReason(name: string | undefined, value: string | undefined | 
   return secretEnvReason(name, value);
 }
 
+/** Credentials in one command line, by argument; Pulumi secrets in it. `where` says whose command line it is. */
+function commandLineFindings(who: string, where: string, args: readonly ArgView[]): Finding[] {
+  const out: Finding[] = [];
+  for (const a of args) {
+    if (a.tainted) out.push(violation(`${who} gets a Pulumi secret on ${where} (not shown)`, a.path));
+    else if (isUnknown(a.value)) out.push(unchecked(`${where} of ${who}`, a.path, a.value));
+  }
+  const reasons = secretArgReasons(args.map((a) => (typeof a.value === "string" ? a.value : undefined)));
+  for (const [i, reason] of [...reasons].sort((x, y) => x[0] - y[0])) {
+    const a = args[i];
+    if (a === undefined || a.tainted) continue;
+    out.push(violation(`${who} passes a credential on ${where}: ${reason} (the value is not shown)`, a.path));
+  }
+  return out;
+}
+
 /** Credentials on the command line (command, args, entrypoint), by argument; Pulumi secrets in it. */
 export function argFindings(c: ContainerView): Finding[] {
+  const who = label(c);
+  return commandLineFindings(who, "its command line", c.args).filter((f) => f.unchecked !== true);
+}
+
+/**
+ * What the engine runs in or sends to the container besides its entry point: the command lines of exec probes,
+ * lifecycle hooks and healthchecks, and httpGet headers (the kubelet sends them to the container's own server).
+ */
+export function hookFindings(c: ContainerView): Finding[] {
+  const who = label(c);
+  const out = (c.hookCommands ?? []).flatMap((h) =>
+    commandLineFindings(who, `the ${h.what} command`, h.args),
+  );
+  for (const h of c.hookHeaders ?? []) {
+    const name = typeof h.name === "string" ? h.name : "a header";
+    if (h.tainted) {
+      out.push(violation(`${who} sends a Pulumi secret in probe header ${name} (not shown)`, h.path));
+      continue;
+    }
+    if (isUnknown(h.value) || isUnknown(h.name)) {
+      out.push(unchecked(`probe header ${name} of ${who}`, h.path, h.value, h.name));
+      continue;
+    }
+    if (typeof h.value !== "string") continue;
+    const why =
+      (typeof h.name === "string" ? secretHeaderReason(h.name, h.value) : undefined) ??
+      secretValueReason(h.value);
+    if (why !== undefined)
+      out.push(violation(`${who} is sent probe header ${name}: ${why} (the value is not shown)`, h.path));
+  }
+  return out;
+}
+
+/**
+ * Files with a credential in them that the container gets: uploads (a private key, a `.netrc`) and downward-API
+ * files of annotations or labels. Judged by known formats (private keys, tokens, `password` settings, `.netrc` and
+ * `.pgpass` lines, also base64-encoded); a file's text is not guessed at by entropy.
+ */
+export function fileFindings(c: ContainerView): Finding[] {
   const out: Finding[] = [];
   const who = label(c);
-  for (const a of c.args) {
-    if (a.tainted) out.push(violation(`${who} gets a Pulumi secret on its command line (not shown)`, a.path));
-  }
-  const reasons = secretArgReasons(c.args.map((a) => (typeof a.value === "string" ? a.value : undefined)));
-  for (const [i, reason] of [...reasons].sort((x, y) => x[0] - y[0])) {
-    const a = c.args[i];
-    if (a === undefined || a.tainted) continue;
-    out.push(
-      violation(`${who} passes a credential on its command line: ${reason} (the value is not shown)`, a.path),
-    );
+  for (const f of c.fileTexts ?? []) {
+    const at = typeof f.file === "string" ? ` ${f.file}` : "";
+    if (f.tainted) {
+      out.push(violation(`${who} gets file${at} from a Pulumi secret (the content is not shown)`, f.path));
+      continue;
+    }
+    if (isUnknown(f.content)) {
+      out.push(unchecked(`the content of file${at} of ${who}`, f.path, f.content));
+      continue;
+    }
+    const what = typeof f.content === "string" ? knownFormat(f.content) : undefined;
+    if (what !== undefined)
+      out.push(violation(`${who} gets file${at} holding ${what} (the content is not shown)`, f.path));
   }
   return out;
 }

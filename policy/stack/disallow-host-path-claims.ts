@@ -5,6 +5,7 @@
  * devices). It needs every resource of one input set: a stack in the pack, every document scanned together in scan.
  */
 import { type ClaimResource, claimResolver, hostVolumes, resolveClaims } from "../adapters/claims";
+import { dockerHostVolumes, resolveDockerVolumes, type VolumeResource } from "../adapters/docker-volumes";
 import { adaptResources } from "../adapters/subject";
 import { runtimeSocketReason, sensitiveHostPathReason } from "../paths";
 import { disallowDevices } from "../rules/disallow-devices";
@@ -25,7 +26,7 @@ const MOUNT_RULES: readonly AnyRule[] = [
 ];
 
 /** Resources with an id that findings name (a URN, or a scan's resource id). */
-export interface ClaimInput extends ClaimResource {
+export interface ClaimInput extends ClaimResource, VolumeResource {
   readonly urn: string;
 }
 
@@ -68,18 +69,40 @@ export function checkHostPathClaims(resources: readonly ClaimInput[]): StackFind
       urn,
     });
   }
+  const dockerVolumes = dockerHostVolumes(resources);
+  for (const v of dockerVolumes) {
+    const urn = (v.resource as ClaimInput).urn;
+    const name = v.name ?? v.resource.name;
+    if (isUnknown(v.path) || v.path === undefined) {
+      const f = unchecked(`the host path of docker.Volume "${name}"`, v.at, v.path);
+      if (v.path !== undefined) out.push({ ...f, urn });
+      continue;
+    }
+    const why = runtimeSocketReason(v.path) ?? sensitiveHostPathReason(v.path);
+    out.push({
+      ...violation(
+        `docker.Volume "${name}" binds the host folder ${v.path} (local driver, driverOpts o=bind) into whichever container mounts it${why === undefined ? "" : `: ${why}`}`,
+        v.at,
+      ),
+      urn,
+    });
+  }
   const resolve = claimResolver(resources);
   for (const r of resources) {
-    const { props, used } = resolveClaims(r, resolve);
-    if (used.length === 0) continue;
+    const claims = resolveClaims(r, resolve);
+    const docker = resolveDockerVolumes({ ...r, props: claims.props }, dockerVolumes);
+    const through = [
+      ...claims.used.map((u) => `claim "${u.claim}" is bound to PersistentVolume "${u.volume.name}"`),
+      ...docker.used.map(
+        (u) => `volume "${u.ref}" is docker.Volume "${u.volume.name ?? u.volume.resource.name}"`,
+      ),
+    ];
+    if (through.length === 0) continue;
     const before = findingsOf(r, r.props);
-    const through = used
-      .map((u) => `claim "${u.claim}" is bound to PersistentVolume "${u.volume.name}"`)
-      .join("; ");
-    for (const [key, f] of findingsOf(r, props)) {
+    for (const [key, f] of findingsOf(r, docker.props)) {
       if (before.has(key)) continue;
       out.push({
-        ...violation(`${f.rule}: ${f.message} (the ${through}, a host folder)`, f.path),
+        ...violation(`${f.rule}: ${f.message} (the ${through.join("; ")}, a host folder)`, f.path),
         urn: r.urn,
       });
     }
@@ -90,7 +113,7 @@ export function checkHostPathClaims(resources: readonly ClaimInput[]): StackFind
 export const disallowHostPathClaims = defineStackRule({
   id: "sandbox-disallow-host-path-claims",
   description:
-    "No PersistentVolume is a host folder (hostPath, local), and no pod reaches a host folder through a claim bound to one.",
+    "No PersistentVolume or Docker volume is a host folder (hostPath, local, a local driver's bind), and no pod or container reaches a host folder through a claim or volume bound to one.",
   mission: false,
   enforcementLevel: "mandatory",
   severity: "high",

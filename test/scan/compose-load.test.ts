@@ -231,8 +231,13 @@ describe("the project's own parts, judged as what they put in the container", ()
       { type: "bind", source: "/etc/shadow", target: "/run/secrets/key", readOnly: true },
       { type: "bind", source: "/var/run/docker.sock", target: "/s", readOnly: true },
     ]);
+    // The secret is also a Secret mount at /run/secrets/key (compose/project.ts secretMounts).
     expect(verdicts({ files })).toEqual({
-      s: ["sandbox-disallow-runtime-socket", "sandbox-disallow-sensitive-host-mounts"],
+      s: [
+        "sandbox-disallow-runtime-socket",
+        "sandbox-disallow-secret-env",
+        "sandbox-disallow-sensitive-host-mounts",
+      ],
     });
   });
 

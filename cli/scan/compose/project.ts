@@ -40,6 +40,20 @@ function fileMounts(service: Model, project: Model): Props[] {
   return out;
 }
 
+/**
+ * Every secret a service names, as the file Compose gives it at `/run/secrets/<name>` (or its `target`), whatever
+ * the secret's source (`file`, `environment`, `external`): a Secret mount, as a Kubernetes Secret volume is.
+ */
+function secretMounts(service: Model): Props[] {
+  const out: Props[] = [];
+  for (const ref of Array.isArray(service.secrets) ? service.secrets : []) {
+    const source = isMap(ref) ? String(ref.source ?? "") : String(ref);
+    const t = isMap(ref) && typeof ref.target === "string" ? ref.target : source;
+    out.push({ name: source, target: t.startsWith("/") ? t : `/run/secrets/${t}` });
+  }
+  return out;
+}
+
 /** The networks a service joins: its `networks`, or the project's `default` network when it names none. */
 function attachedNetworks(s: Model): string[] {
   if (isMap(s.networks)) return Object.keys(s.networks);
@@ -132,6 +146,9 @@ export function projectServiceProps(name: string, project: Model): Props {
       for (const m of mountsOf(ref, services, project)) mounts.push(ro ? { ...m, readOnly: true } : m);
     } else volumesFrom.push({ fromContainer: ref, readOnly: ro });
   }
+  const secrets = secretMounts(s);
+  // Not a @pulumi/docker input: the scanner's Compose reader carries a service's secrets under this name.
+  if (secrets.length > 0) props.secretMounts = secrets;
   if (mounts.length > 0) props.mounts = mounts;
   else delete props.mounts;
   if (volumesFrom.length > 0) props.volumes = volumesFrom;

@@ -7,17 +7,15 @@
  * clients take a password only glued to `-p` (`-pSECRET`; `-p SECRET` prompts and `SECRET` is the database), curl
  * `-u user:password`, sshpass `-p`, redis-cli `-a`, mongosh `-p`, sqlcmd `-P`, zip `-P`, 7z `-p...`, smbclient
  * `-U user%password`, lftp `-u user,password`, openssl `-pass`, `-passin`, `-passout` with `pass:...`, keytool `-storepass`/
- * `-keypass`, `docker login -p`. Known credential formats count anywhere in an argument.
+ * `-keypass`, `docker login -p`, `openssl enc -k`; a cluster of a program's argument-less short options before the
+ * password option (`curl -sSfu user:password`, as getopt and curl read it). Known credential formats count anywhere
+ * in an argument (also `NAME=value` in an option's value: `--env=PGPASSWORD=x`). Positional passwords, standard
+ * input and headers are read per pipeline segment in commands.ts.
  */
+import { segmentReasons, stdinReasons, type Word } from "./commands";
 import { credentialNameReason, credentialWords, isSwitchName } from "./names";
 import { isKeyShaped, isOnlyReferences } from "./shapes";
 import { knownFormat } from "./values";
-
-/** One word of the command line and the argument it came from. */
-interface Word {
-  readonly text: string;
-  readonly arg: number;
-}
 
 /** Splits a script-like argument into words (quotes removed); a plain argument is one word. */
 function wordsOf(arg: string): string[] {
@@ -31,6 +29,15 @@ function wordsOf(arg: string): string[] {
 }
 
 const SEPARATOR = /^(?:;|&&|\|\||\||&)$/;
+
+/**
+ * Short options that take no argument, by program, so that a cluster (`curl -sSfu user:pw`) is read as getopt reads
+ * it: the flags before the one that takes an argument, which gets the rest of the word or the next word (curl's
+ * tool_getparam.c: the ARG_BOOL and ARG_NONE letters).
+ */
+const BOOLEAN_SHORTS: Readonly<Record<string, string>> = {
+  curl: "0123456#:aBfgGiIjJklLMnNOpqRsSvVZ",
+};
 
 /** How a program takes a password through a short option. */
 interface ShortOption {
@@ -65,6 +72,8 @@ const SHORT_OPTIONS: Readonly<Record<string, readonly ShortOption[]>> = {
     { flag: "--proxy-user", glued: false, separate: true, userSep: ":" },
   ],
   sshpass: [{ flag: "-p", glued: true, separate: true }],
+  // `openssl enc -k password` (the old form of `-pass pass:password`); `-passin`/`-passout` are judged by name.
+  openssl: [{ flag: "-k", glued: false, separate: true }],
   "redis-cli": [{ flag: "-a", glued: false, separate: true }],
   mongosh: [{ flag: "-p", glued: false, separate: true }],
   mongo: [{ flag: "-p", glued: false, separate: true }],
@@ -88,6 +97,12 @@ const SHORT_OPTIONS: Readonly<Record<string, readonly ShortOption[]>> = {
 
 /** Programs whose `--password` without `=` prompts instead of taking the next word. */
 const PROMPTING = new Set(Object.keys(SHORT_OPTIONS).filter((p) => SHORT_OPTIONS[p] === MYSQL));
+
+const SHELLS = new Set(["sh", "bash", "ash", "dash", "zsh", "ksh", "mksh", "busybox", "su"]);
+
+function isShell(word: string | undefined): boolean {
+  return word !== undefined && SHELLS.has(programName(word));
+}
 
 function programName(word: string): string {
   return (word.split("/").at(-1) ?? word).toLowerCase();
@@ -125,6 +140,42 @@ function optionReason(flagName: string, name: string, value: string): string | u
   return byName === undefined ? undefined : `option ${flagName} is given a credential`;
 }
 
+/**
+ * What follows a password flag in a word: "" for the flag alone (its value is the next word), the glued value
+ * (`-pSECRET`, `--user=a:b`), or undefined when the word is not that flag. A short flag may end a cluster of the
+ * program's boolean letters (`-sSfu` is `-s -S -f -u`).
+ */
+function flagRest(word: string, o: ShortOption, booleans: string): string | undefined {
+  if (o.flag.startsWith("--")) {
+    if (word === o.flag) return "";
+    return word.startsWith(`${o.flag}=`) ? word.slice(o.flag.length + 1) : undefined;
+  }
+  if (!word.startsWith("-") || word.startsWith("--")) return undefined;
+  const letters = o.flag.slice(1);
+  for (let i = 1; i < word.length; i++) {
+    if (word.startsWith(letters, i)) {
+      const rest = word.slice(i + letters.length);
+      // A glued value of a flag that takes none glued is another word of a longer option (`-storepassfile`).
+      return rest !== "" && !o.glued && letters.length > 1 ? undefined : rest;
+    }
+    if (letters.length > 1 || !booleans.includes(word[i] ?? "")) return undefined;
+  }
+  return undefined;
+}
+
+/** The words of the command line split into pipeline segments, each saying whether it writes into a pipe. */
+function segmentsOf(words: readonly Word[]): { words: Word[]; pipedInto: boolean }[] {
+  const out: { words: Word[]; pipedInto: boolean }[] = [{ words: [], pipedInto: false }];
+  for (const w of words) {
+    const last = out.at(-1) as { words: Word[]; pipedInto: boolean };
+    if (SEPARATOR.test(w.text)) {
+      last.pipedInto = w.text === "|";
+      out.push({ words: [], pipedInto: false });
+    } else last.words.push(w);
+  }
+  return out.filter((s) => s.words.length > 0);
+}
+
 /** Reasons by argument index: which arguments carry a credential, and why (never the value). */
 export function secretArgReasons(argv: readonly (string | undefined)[]): Map<number, string> {
   const out = new Map<number, string>();
@@ -136,9 +187,15 @@ export function secretArgReasons(argv: readonly (string | undefined)[]): Map<num
     if (a === undefined) return;
     const what = knownFormat(a);
     if (what !== undefined) flag(arg, `it contains ${what}`);
-    for (const w of wordsOf(a)) {
+    // A script (`sh -c "..."`, `bash -ec "..."`) is a command line of its own.
+    const script =
+      arg > 0 && /^-[A-Za-z]*c$/.test(argv[arg - 1] ?? "") && argv.slice(0, arg - 1).some(isShell);
+    if (script) words.push({ text: ";", arg });
+    const split = wordsOf(a);
+    for (const w of split) {
       const trimmed = w.replace(/;+$/, "");
-      if (trimmed !== "") words.push({ text: trimmed, arg });
+      if (trimmed !== "")
+        words.push({ text: trimmed, arg, ...(split.length > 1 && !script ? { source: a } : {}) });
       if (trimmed !== w) words.push({ text: ";", arg });
     }
   });
@@ -153,13 +210,15 @@ export function secretArgReasons(argv: readonly (string | undefined)[]): Map<num
     const options = [...programs]
       .flatMap((p) => SHORT_OPTIONS[p] ?? [])
       .filter((o) => o.after === undefined || programs.has(o.after));
+    const booleans = [...programs].map((p) => BOOLEAN_SHORTS[p] ?? "").join("");
     for (const o of options) {
-      if (o.separate && w.text === o.flag && next !== undefined && literalPassword(next.text, o.userSep))
+      // The flag, after any cluster of the program's argument-less short options (`-sSfu` is `-s -S -f -u`).
+      const rest = flagRest(w.text, o, booleans);
+      if (rest === undefined) continue;
+      if (rest === "" && o.separate && next !== undefined && literalPassword(next.text, o.userSep))
         flag(next.arg, `${o.flag} is given a password`);
-      else if (o.glued && w.text.length > o.flag.length && w.text.startsWith(o.flag)) {
-        if (literalPassword(w.text.slice(o.flag.length), o.userSep))
-          flag(w.arg, `${o.flag} is given a password`);
-      }
+      else if (rest !== "" && (o.glued || o.flag.startsWith("--")) && literalPassword(rest, o.userSep))
+        flag(w.arg, `${o.flag} is given a password`);
     }
     const opt = longOption(w.text);
     if (opt !== undefined && opt.name.length > 1) {
@@ -179,5 +238,8 @@ export function secretArgReasons(argv: readonly (string | undefined)[]): Map<num
     }
     programs.add(programName(w.text));
   }
+  const segments = segmentsOf(words);
+  stdinReasons(segments, flag);
+  for (const seg of segments) segmentReasons(seg.words, flag);
   return out;
 }

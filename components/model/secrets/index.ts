@@ -7,7 +7,9 @@
  * - values (`values.ts`): issuers' token formats, private keys, Bearer/Basic, URL passwords, credential settings
  *   inside connection strings, all of these base64-encoded, then a long high-entropy string;
  * - a variable (`env.ts`): its name, confirmed by its value, then its value;
- * - command lines (`args.ts`): options and words that carry a credential.
+ * - command lines (`args.ts`, `commands.ts`): options, positions, piped input and headers that carry a credential;
+ * - values that cannot be a credential (`shapes.ts`): flags, numbers, paths and sockets under a name that is about a
+ *   credential, public keys, fingerprints, integrity hashes.
  *
  * References (`$(VAR)`, `${VAR}`, `$VAR`) are not literal text: what they resolve to is judged where it is defined.
  */
@@ -15,4 +17,4 @@ export { secretArgReasons } from "./args";
 export { secretEnvReason } from "./env";
 export { secretNameReason } from "./names";
 export { shannonEntropy } from "./shapes";
-export { secretValueReason } from "./values";
+export { knownFormat, secretHeaderReason, secretValueReason } from "./values";

@@ -6,7 +6,15 @@
  * `POSTGRES_PASSWORD_FILE`, `MAX_TOKENS`). Those readings are then confirmed by the value's shape: a length must be a
  * number, a file a path; otherwise the name still says credential.
  */
-import { isBooleanText, isKeyShaped, isNumberText, isPathText } from "./shapes";
+import {
+  isAbsolutePathText,
+  isBooleanText,
+  isKeyIdText,
+  isKeyShaped,
+  isNumberText,
+  isPathText,
+  isPublicText,
+} from "./shapes";
 
 /** Words that are a credential by themselves. `PWD` alone is the shell's working folder and is handled apart. */
 const STRONG_WORDS = new Set([
@@ -70,6 +78,8 @@ const GLUED_SUFFIXES = [
   "PASSWORD",
   "PASSWORDS",
   "PASSWD",
+  // `SSHPASS` (sshpass -e), `MASTERPASS`; a word that only starts with PASS (`PASSIVE`) does not end with it.
+  "PASS",
   "PASSPHRASE",
   "SECRET",
   "SECRETS",
@@ -88,11 +98,31 @@ const GLUED_SUFFIXES = [
   "SESSIONTOKEN",
 ];
 
-/** Options and settings that are passwords under their own glued names (Redis, Java keytool). */
-const GLUED_WORDS = new Set(["REQUIREPASS", "MASTERAUTH", "MASTERPASS", "STOREPASS", "KEYPASS"]);
+/**
+ * Options and settings that are passwords under their own glued names (Redis, Java keytool, OpenSSL's `-passin` and
+ * `-passout`, which take `pass:<password>`).
+ */
+const GLUED_WORDS = new Set([
+  "REQUIREPASS",
+  "MASTERAUTH",
+  "MASTERPASS",
+  "STOREPASS",
+  "KEYPASS",
+  "PASSIN",
+  "PASSOUT",
+]);
+
+/**
+ * Shared secrets that are not called keys: an Erlang distribution cookie (`RABBITMQ_ERLANG_COOKIE`) gives control of
+ * the node. A bare COOKIE (`COOKIE_SECURE`) is judged like a bare KEY, by its value.
+ */
+const COOKIE_QUALIFIERS = new Set(["ERLANG", "SESSION", "AUTH"]);
+
+/** English words that end in PASS and are no password (`COMPASS`, `BYPASS`, `OVERPASS`). */
+const ENGLISH_PASS = /(?:COM|BY|OVER|UNDER|SUR|TRES|ENCOM|MULTI|SINGLE|ONE|TWO)PASS$/;
 
 /** What a word after the unit says the variable holds instead of the credential. */
-type Role = "count" | "flag" | "reference" | "path";
+type Role = "count" | "flag" | "reference" | "path" | "command";
 
 const ROLE_WORDS: Readonly<Record<Role, readonly string[]>> = {
   count: [
@@ -204,7 +234,22 @@ const ROLE_WORDS: Readonly<Record<Role, readonly string[]>> = {
     "CLAIM",
     "REALM",
   ],
-  path: ["FILE", "FILES", "PATH", "DIR", "DIRECTORY", "FOLDER", "FILENAME", "LOCATION", "MOUNT"],
+  path: [
+    "FILE",
+    "FILES",
+    "PATH",
+    "DIR",
+    "DIRECTORY",
+    "FOLDER",
+    "FILENAME",
+    "LOCATION",
+    "MOUNT",
+    "SOCK",
+    "SOCKET",
+  ],
+  // A program that prints the credential (`RESTIC_PASSWORD_COMMAND`, git's `credential.helper`): its command line
+  // is judged as one (see env.ts).
+  command: ["COMMAND", "CMD", "HELPER", "PROGRAM", "EXEC", "SCRIPT"],
 };
 
 const ROLE_OF = new Map<string, Role>(
@@ -235,6 +280,12 @@ export function isSwitchName(name: string): boolean {
   return unitsOf(words).length > 0 && roleOf(words, unitsOf(words)) === "flag";
 }
 
+/** True when the name says it holds a command that prints the credential (`RESTIC_PASSWORD_COMMAND`). */
+export function isCommandName(name: string): boolean {
+  const words = nameWords(name);
+  return roleOf(words, unitsOf(words)) === "command";
+}
+
 /** A credential unit found in a name: the word shown in messages, how sure the name is, where it ends. */
 interface Unit {
   readonly word: string;
@@ -249,12 +300,14 @@ function unitAt(words: readonly string[], i: number): Unit | undefined {
     if (prev !== undefined && PUBLIC_KEY_WORDS.has(prev)) return undefined;
     return { word: w, strong: prev !== undefined && KEY_QUALIFIERS.has(prev), end: i };
   }
+  if (w === "COOKIE") return { word: w, strong: prev !== undefined && COOKIE_QUALIFIERS.has(prev), end: i };
   if (STRONG_WORDS.has(w)) return { word: w, strong: true, end: i };
-  // `MYSQL_PWD` is a password; a lone `PWD` (or `OLDPWD`) is the shell's working folder.
-  if (w === "PWD" && words.length > 1) return { word: w, strong: true, end: i };
+  // `MYSQL_PWD`, `LDAP_BIND_PW` are passwords; a lone `PWD` (or `OLDPWD`) is the shell's working folder.
+  if ((w === "PWD" || w === "PW") && words.length > 1) return { word: w, strong: true, end: i };
   if (GLUED_WORDS.has(w)) return { word: w, strong: true, end: i };
   const glued = GLUED_SUFFIXES.find((s) => w.length > s.length && w.endsWith(s));
-  if (glued !== undefined) return { word: w, strong: true, end: i };
+  if (glued !== undefined && !(glued === "PASS" && ENGLISH_PASS.test(w)))
+    return { word: w, strong: true, end: i };
   // `NPMTOKEN`, `GHTOKEN`; but `MAXTOKENS` is a count.
   const token = /^(.+?)TOKENS?$/.exec(w);
   if (token !== null && ROLE_OF.get(token[1] ?? "") === undefined) return { word: w, strong: true, end: i };
@@ -301,8 +354,20 @@ function confirms(role: Role, value: string | undefined): boolean {
     case "path":
       return isPathText(value);
     case "reference":
+    case "command":
       return true;
   }
+}
+
+/**
+ * Words after the unit that no role table knows (`PASSWORD_AUTHENTICATION`, `auth.login.config`,
+ * `TOKEN_REFRESH_SKEW`): the name is about the credential, not necessarily the credential, so a value that cannot be
+ * one (a flag, a number, a path) says it is not.
+ */
+function aboutTheUnit(words: readonly string[], units: readonly Unit[], value: string | undefined): boolean {
+  const last = units.at(-1);
+  if (last === undefined || value === undefined || last.end === words.length - 1) return false;
+  return isBooleanText(value) || isNumberText(value) || isPathText(value);
 }
 
 /**
@@ -318,9 +383,19 @@ export function credentialNameReason(name: string, value: string | undefined): s
   if (value !== undefined && value.trim() === "") return undefined;
   const role = roleOf(words, units);
   if (role !== undefined && confirms(role, value)) return undefined;
+  if (aboutTheUnit(words, units, value)) return undefined;
+  if (value !== undefined) {
+    // Plural TOKENS holding a number is a count of model tokens (`CONTEXT_TOKENS=8192`, `TOKENS_PER_MINUTE=90000`).
+    if (units.some((u) => /TOKENS$/.test(u.word)) && isNumberText(value)) return undefined;
+    // A file or socket path is where a credential is, not the credential (`GOOGLE_APPLICATION_CREDENTIALS=/var/x.json`).
+    if (isAbsolutePathText(value)) return undefined;
+    // Public by format: a public key, a fingerprint, an integrity hash (`SSH_KEY_FINGERPRINT=SHA256:...`).
+    if (isPublicText(value)) return undefined;
+  }
   const strong = units.some((u) => u.strong);
-  // A bare KEY (`STRIPE_KEY`, `SORT_KEY`) is a credential only when its value looks like one, or cannot be seen.
-  if (!strong && value !== undefined && !isKeyShaped(value)) return undefined;
+  // A bare KEY (`STRIPE_KEY`, `SORT_KEY`) is a credential only when its value looks like one, or cannot be seen; a
+  // key id in hex (`--recv-keys ABCDEF0123456789`) names a public key.
+  if (!strong && value !== undefined && (!isKeyShaped(value) || isKeyIdText(value))) return undefined;
   const shown = units.find((u) => u.strong) ?? first;
   return `its name contains "${shown.word}", which says it holds a credential`;
 }

@@ -79,3 +79,49 @@ export function isKeyShaped(v: string): boolean {
     shannonEntropy(s) >= 3
   );
 }
+
+/**
+ * An absolute file or socket path with no spaces (`/var/secrets/google/key.json`, `/run/ssh-agent.sock`,
+ * `~/.config/gcloud/adc.json`, `C:\\keys\\a.json`), and not a long high-entropy run that happens to start with `/`
+ * (base64 can).
+ */
+export function isAbsolutePathText(v: string): boolean {
+  const s = v.trim();
+  if (!/^(?:\/|~\/|\.{1,2}\/|[A-Za-z]:[\\/])[\w.@%+~:\\/-]*$/.test(s)) return false;
+  return !(s.length >= 30 && shannonEntropy(s) >= 4.3 && !/\/[\w.-]+\//.test(s));
+}
+
+/** An OpenSSH public key (`authorized_keys`, `known_hosts` lines: options or host names, then type and base64). */
+const SSH_PUBLIC_KEY =
+  /(?:ssh-(?:ed25519|rsa|dss)|ecdsa-sha2-nistp(?:256|384|521)|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)(?:-cert-v01@openssh\.com)?\s+AAAA[A-Za-z0-9+/]+={0,3}/g;
+/** Public texts by format: SSH public keys, fingerprints, Subresource Integrity hashes, PEM public keys and certs. */
+const PUBLIC_FORMATS: readonly RegExp[] = [
+  SSH_PUBLIC_KEY,
+  /\bSHA(?:256|384|512):[A-Za-z0-9+/]{43,86}={0,2}/g,
+  /\bMD5(?::[0-9a-fA-F]{2}){16}/g,
+  /\b(?:[0-9a-f]{2}:){15}[0-9a-f]{2}\b/gi,
+  /\bsha(?:256|384|512)-[A-Za-z0-9+/]{43,86}={0,2}/g,
+  /-----BEGIN (?:PUBLIC KEY|RSA PUBLIC KEY|CERTIFICATE|PGP PUBLIC KEY BLOCK|SSH2 PUBLIC KEY)-----[\s\S]*?-----END [A-Z0-9 ]+-----/g,
+];
+
+/** The text with public keys, fingerprints and integrity hashes taken out (each replaced by a space). */
+export function withoutPublicText(v: string): string {
+  let out = v;
+  for (const re of PUBLIC_FORMATS) out = out.replace(re, " ");
+  return out;
+}
+
+/** True when the text holds public keys, fingerprints or integrity hashes and nothing long besides. */
+export function isPublicText(v: string): boolean {
+  const rest = withoutPublicText(v);
+  return rest !== v && !/[A-Za-z0-9+/=_-]{16,}/.test(rest.replace(/\b[\w.-]+@[\w.-]+\b/g, " "));
+}
+
+/**
+ * Hex only (`0x` and grouping spaces allowed): a key id or fingerprint (`gpg --recv-keys`, `GPG_KEY`), a digest, a
+ * commit id. Under a name that only says KEY it names a key, as the entropy guess also reads hex (see values.ts).
+ */
+export function isKeyIdText(v: string): boolean {
+  const s = v.trim().replace(/^0x/i, "").replace(/\s+/g, "");
+  return /^[0-9A-Fa-f]{8,}$/.test(s);
+}

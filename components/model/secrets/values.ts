@@ -9,7 +9,13 @@
  * `name=value` pairs inside connection strings and `.npmrc` lines whose name is a credential.
  */
 import { credentialNameReason } from "./names";
-import { isKeyShaped, isOnlyReferences, shannonEntropy, withoutReferences } from "./shapes";
+import {
+  isKeyShaped,
+  isOnlyReferences,
+  shannonEntropy,
+  withoutPublicText,
+  withoutReferences,
+} from "./shapes";
 
 const FORMATS: readonly (readonly [RegExp, string])[] = [
   [/-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/i, "a PEM private key"],
@@ -75,20 +81,98 @@ function urlPasswordReason(v: string): string | undefined {
   return undefined;
 }
 
+/** HTTP header names whose value is a credential whatever it is (RFC 9110 credentials). */
+const AUTHORIZATION = /^(?:proxy-)?authorization$/i;
+
+/** An Authorization value with literal credentials after its scheme (`Bearer $TOKEN` is a reference). */
+function authorizationLiteral(v: string): boolean {
+  // The scheme ends at a space, also a percent-encoded one (`Bearer%20x` in W3C Baggage values).
+  const cred = v.trim().replace(/^[A-Za-z][A-Za-z0-9-]*(?:\s+|%20)(?=\S)/, "");
+  // A scheme with nothing after it (its credentials were a reference) is no credential.
+  if (/^(?:bearer|basic|token|digest|negotiate|ntlm|apikey|key)(?:%20)?$/i.test(cred)) return false;
+  return cred !== "" && !isOnlyReferences(cred);
+}
+
+/**
+ * Why a header (`Name: value`, or a setting named like one) carries a credential: `Authorization` and
+ * `Proxy-Authorization` always do (any literal value); other names are judged like a variable's (`PRIVATE-TOKEN`,
+ * `X-Api-Key`, `X-Vault-Token`), confirmed by the value.
+ */
+export function secretHeaderReason(name: string, value: string): string | undefined {
+  const v = value.trim();
+  if (v === "" || isOnlyReferences(v)) return undefined;
+  if (AUTHORIZATION.test(name.trim()))
+    return authorizationLiteral(v) ? `an "${name.trim()}" header` : undefined;
+  return credentialNameReason(name.trim(), v) === undefined ? undefined : `a "${name.trim()}" header`;
+}
+
 /**
  * `name=value` pairs inside a value: connection strings (`Server=db;Password=x;`), query strings (`?token=x`),
- * `.npmrc` lines (`//registry.npmjs.org/:_authToken=x`, `_auth=x`). The pair's name is judged like a variable's.
+ * `.npmrc` lines (`//registry.npmjs.org/:_authToken=x`, `_auth=x`), options (`--env=PGPASSWORD=x`,
+ * `--from-literal=password=x`), header lists (`Authorization=Bearer x`); JSON members (`"password": "x"`) and YAML or
+ * properties lines (`password: x`). The pair's name is judged like a variable's, or as a header's.
  */
 function pairReason(v: string): string | undefined {
-  for (const m of v.matchAll(
-    /(?:^|[\s;?&,]|\/:|-D)([A-Za-z_][A-Za-z0-9_. -]{0,40}?)\s*=\s*("[^"]*"|'[^']*'|[^\s;&,]*)/g,
-  )) {
+  const pairs = [
+    ...v.matchAll(
+      /(?:^|[\s;?&,=]|\/:|-D)([A-Za-z_][A-Za-z0-9_. -]{0,40}?)\s*=\s*("[^"]*"|'[^']*'|[^\s;&,]*)/g,
+    ),
+    ...v.matchAll(/"([A-Za-z_][A-Za-z0-9_.-]{0,60})"\s*:\s*("(?:[^"\\]|\\.)*"|[^\s,}\]]+)/g),
+    ...v.matchAll(
+      /(?:^|\n)[ \t]*([A-Za-z_][A-Za-z0-9_.-]{0,60})[ \t]*:[ \t]+("[^"\n]*"|'[^'\n]*'|[^\s#][^\n#]*)/g,
+    ),
+  ];
+  for (const m of pairs) {
     const name = (m[1] ?? "").trim();
-    const value = (m[2] ?? "").replace(/^(["'])(.*)\1$/, "$2");
+    const value = (m[2] ?? "").trim().replace(/^(["'])(.*)\1$/, "$2");
     if (name === "" || value === "" || isOnlyReferences(value)) continue;
     if (credentialNameReason(name, value) !== undefined) return `a "${name}" setting with a credential in it`;
   }
+  // An Authorization setting's value runs to the end of its pair, spaces included (`Authorization=Bearer x`).
+  for (const m of v.matchAll(
+    /(?:^|[\s;?&,"'])((?:proxy-)?authorization)"?\s*[=:]\s*("[^"]*"|[^;&,\n"]*)/gi,
+  )) {
+    const value = (m[2] ?? "").trim().replace(/^"(.*)"$/, "$1");
+    if (authorizationLiteral(value)) return `an "${m[1]}" setting with a credential in it`;
+  }
   return undefined;
+}
+
+/**
+ * Passwords in user information without a URL scheme, as database drivers read a DSN: go-sql-driver/mysql's
+ * `user:password@protocol(address)/db` and `user:password@/db`, and `user:password@host[:port][/db]` as the whole
+ * value or word. The password ends at the last `@` before the address.
+ */
+function dsnPasswordReason(v: string): string | undefined {
+  for (const m of v.matchAll(
+    /(?:^|[\s"'=])([^\s:@/"'=]+):([^\s"']*)@(?:[a-z]+\([^)]*\)\/|\/[\w-]|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?::\d+)?(?:\/[\w.-]*)?(?=$|[\s"']))/g,
+  )) {
+    const password = m[2] ?? "";
+    // `scheme://user:password@host` is a URL (urlPasswordReason); an image reference's tag is no password.
+    if (password === "" || password.startsWith("//") || isOnlyReferences(password)) continue;
+    return "a connection string with a password in it";
+  }
+  return undefined;
+}
+
+/**
+ * Credential files' lines: `.netrc` (`machine <host> login <user> password <password>`, or `default ...`) and
+ * `.pgpass` (`host:port:database:user:password`).
+ */
+function credentialFileReason(v: string): string | undefined {
+  const netrc = /\b(?:machine\s+\S+|default)\b[^\n]*?\bpassword\s+(\S+)/g;
+  for (const m of v.matchAll(netrc)) if (!isOnlyReferences(m[1] ?? "")) return "a .netrc password";
+  for (const line of v.split(/\n|\\n/)) {
+    const m = /^\s*[^:\s#]+:(?:\d+|\*):[^:\s]+:[^:\s]+:(\S+)\s*$/.exec(line);
+    if (m !== null && !isOnlyReferences(m[1] ?? "")) return "a .pgpass password";
+  }
+  return undefined;
+}
+
+/** The text with `%XX` escapes decoded (W3C Baggage and URL values, `Bearer%20x`), or undefined when it has none. */
+function percentDecoded(v: string): string | undefined {
+  if (!/%[0-9A-Fa-f]{2}/.test(v)) return undefined;
+  return v.replace(/%([0-9A-Fa-f]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
 }
 
 /** The text a base64 run stands for, when it is mostly printable text; undefined otherwise. */
@@ -101,10 +185,22 @@ function decodedText(run: string): string | undefined {
   return printable / bytes.length >= 0.95 ? bytes.toString("latin1") : undefined;
 }
 
-/** Known formats, without looking inside base64 and without the entropy guess. */
-function formatReason(v: string): string | undefined {
+/** Known formats in the text as written, without looking inside encodings and without the entropy guess. */
+function plainFormatReason(v: string): string | undefined {
   for (const [re, what] of FORMATS) if (re.test(v)) return what;
-  return authorizationReason(v) ?? urlPasswordReason(v) ?? pairReason(v);
+  return (
+    authorizationReason(v) ??
+    urlPasswordReason(v) ??
+    dsnPasswordReason(v) ??
+    pairReason(v) ??
+    credentialFileReason(v)
+  );
+}
+
+/** Known formats, also percent-encoded; not inside base64 and without the entropy guess. */
+function formatReason(v: string): string | undefined {
+  const decoded = percentDecoded(v);
+  return plainFormatReason(v) ?? (decoded === undefined ? undefined : plainFormatReason(decoded));
 }
 
 /**
@@ -136,11 +232,13 @@ export function knownFormat(v: string): string | undefined {
   return formatReason(v) ?? base64Reason(v);
 }
 
-/** Known formats, then a long high-entropy string. */
+/** Known formats, then a long high-entropy string that is not a public key, fingerprint or integrity hash. */
 export function credentialValue(v: string): { what: string; guessed: boolean } | undefined {
   const what = knownFormat(v);
   if (what !== undefined) return { what, guessed: false };
-  return highEntropyRun(v) ? { what: "a long high-entropy string", guessed: true } : undefined;
+  return highEntropyRun(withoutPublicText(v))
+    ? { what: "a long high-entropy string", guessed: true }
+    : undefined;
 }
 
 /** Why a value looks like a credential (a known format or a long high-entropy string), or undefined. */
