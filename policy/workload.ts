@@ -181,8 +181,11 @@ export interface ContainerView {
   readonly mountsUnknown: boolean;
   /** Raw block devices (`volumeDevices`, Docker `devices`), as paths. */
   readonly devices: readonly Val<string>[];
-  /** Probes or lifecycle handlers that name a `host` (they run from the node). */
-  readonly hostProbes: readonly string[];
+  /**
+   * Probes and lifecycle handlers whose `httpGet`/`tcpSocket` name a `host`: the kubelet connects from the node's
+   * network to that address. Each with the host as written (a value that cannot be read is kept, to fail closed).
+   */
+  readonly hostProbes: readonly { readonly host: Val<string>; readonly path: string }[];
   /**
    * What runs in the container besides its own process, or is put into it before it starts: exec probes and
    * lifecycle hooks, healthchecks, uploaded files; each by where it was written. Absent where the adapter does not
@@ -237,6 +240,13 @@ export interface LifecycleView {
   };
 }
 
+/** A Kubernetes pod volume (`spec.volumes[i]`) and the keys that name its source (`nfs`, `emptyDir`, ...). */
+export interface PodVolumeView {
+  readonly name: Val<string>;
+  readonly sources: Val<readonly string[]>;
+  readonly path: string;
+}
+
 /** One running unit: a Docker container, or a pod (all its containers). */
 export interface WorkloadView {
   readonly subject: "workload";
@@ -281,6 +291,10 @@ export interface WorkloadView {
   readonly podLimits: { readonly cpu: Val<number>; readonly memoryBytes: Val<number> };
   /** Docker `deviceRequests`/`gpus`/`deviceCgroupRules`, as short descriptions. */
   readonly deviceRequests: readonly string[];
+  /** Kubernetes: every pod volume with its source kinds, mounted or not (the node sets each one up). */
+  readonly podVolumes?: Val<readonly PodVolumeView[]>;
+  /** Kubernetes: the pod's Dynamic Resource Allocation claims (`spec.resourceClaims`), as short descriptions. */
+  readonly resourceClaims?: readonly string[];
   /** Pod volumes (Kubernetes) that expose the host but no container mounts: still set up on the node. */
   readonly unmountedHostVolumes: readonly MountView[];
   readonly containers: readonly ContainerView[];

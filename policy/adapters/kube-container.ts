@@ -232,20 +232,25 @@ function containerPorts(c: unknown, cPath: string): { ports: PortView[]; unknown
   };
 }
 
-/** Probes and lifecycle handlers that name a `host`: the kubelet connects from the node to that address. */
-function hostProbes(c: unknown, cPath: string): string[] {
-  const out: string[] = [];
-  const handlers: [string, unknown][] = [
-    ["livenessProbe", field(c, "livenessProbe")],
-    ["readinessProbe", field(c, "readinessProbe")],
-    ["startupProbe", field(c, "startupProbe")],
-    ["lifecycle.postStart", at(c, "lifecycle.postStart")],
-    ["lifecycle.preStop", at(c, "lifecycle.preStop")],
-  ];
-  for (const [name, h] of handlers) {
+/**
+ * Probes and lifecycle handlers that name a `host`: the kubelet connects from the node to that address. Pod
+ * Security baseline (`hostProbesAndHostLifecycle`) refuses any non-empty host, so no trim: `" "` counts.
+ */
+function hostProbes(c: unknown, cPath: string): ContainerView["hostProbes"] {
+  const out: { host: Val<string>; path: string }[] = [];
+  for (const name of [
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle.postStart",
+    "lifecycle.preStop",
+  ]) {
     for (const kind of ["httpGet", "tcpSocket"]) {
-      const host = str(field(field(h, kind), "host"));
-      if (typeof host === "string" && host.trim() !== "") out.push(join(cPath, `${name}.${kind}.host`));
+      const path = `${name}.${kind}`;
+      const handler = at(c, path);
+      const host = isUnknown(handler) ? handler : str(field(handler, "host"));
+      if (host === undefined || host === "") continue;
+      out.push({ host, path: join(cPath, `${path}.host`) });
     }
   }
   return out;
@@ -338,7 +343,7 @@ export function adaptContainer(
     mounts,
     mountsUnknown,
     devices: items(field(c, "volumeDevices")).map((d) => str(field(d, "devicePath"))),
-    hostProbes: role === "ephemeral" ? [] : hostProbes(c, cPath),
+    hostProbes: hostProbes(c, cPath),
     execHooks: execHooks(c, cPath),
     path: cPath,
   };
