@@ -159,6 +159,8 @@ export interface ContainerView {
     readonly role?: Val<string>;
   }>;
   readonly procMount: Val<string>;
+  /** Kubernetes: the container's own `securityContext.windowsOptions.hostProcess` (a Windows host process). */
+  readonly hostProcess?: Val<boolean>;
   /** CPU limit in cores. */
   readonly cpuLimit: Val<number>;
   /** Memory limit in bytes. */
@@ -247,6 +249,28 @@ export interface PodVolumeView {
   readonly path: string;
 }
 
+/**
+ * Kubernetes: the pod's own `securityContext`, as Pod Security judges it. A pod-level value is refused even where
+ * every container overrides it (it still applies to the pod sandbox and to any container that does not say).
+ */
+export interface PodLevelView {
+  /** Where the pod's securityContext is written (`spec.securityContext`). */
+  readonly path: string;
+  readonly runAsUser: Val<number>;
+  readonly runAsNonRoot: Val<boolean>;
+  /** `windowsOptions.hostProcess`: the pod runs as a process on the Windows host. */
+  readonly hostProcess: Val<boolean>;
+  readonly seccomp: Val<ProfileType>;
+  readonly appArmor: Val<ProfileType>;
+  readonly seLinux: Val<{
+    readonly type: Val<string>;
+    readonly user: Val<string>;
+    readonly role: Val<string>;
+  }>;
+  /** Every `container.apparmor.security.beta.kubernetes.io/*` annotation, for any container name, and its value. */
+  readonly appArmorAnnotations: readonly { readonly key: string; readonly value: Val<string> }[];
+}
+
 /** One running unit: a Docker container, or a pod (all its containers). */
 export interface WorkloadView {
   readonly subject: "workload";
@@ -291,6 +315,8 @@ export interface WorkloadView {
   readonly podLimits: { readonly cpu: Val<number>; readonly memoryBytes: Val<number> };
   /** Docker `deviceRequests`/`gpus`/`deviceCgroupRules`, as short descriptions. */
   readonly deviceRequests: readonly string[];
+  /** Kubernetes: the pod's own security settings (see {@link PodLevelView}). */
+  readonly pod?: PodLevelView;
   /** Kubernetes: every pod volume with its source kinds, mounted or not (the node sets each one up). */
   readonly podVolumes?: Val<readonly PodVolumeView[]>;
   /** Kubernetes: the pod's Dynamic Resource Allocation claims (`spec.resourceClaims`), as short descriptions. */

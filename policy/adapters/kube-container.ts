@@ -330,6 +330,7 @@ export function adaptContainer(
             role: str(field(seLinuxRaw, "role")),
           },
     procMount: str(field(sc, "procMount")),
+    hostProcess: bool(at(sc, "windowsOptions.hostProcess")),
     cpuLimit: role === "ephemeral" ? undefined : quantity(field(limits, "cpu")),
     memoryLimitBytes: role === "ephemeral" ? undefined : quantity(field(limits, "memory")),
     memorySwapBytes: undefined,
