@@ -186,6 +186,8 @@ export interface ContainerView {
     readonly role?: Val<string>;
   }>;
   readonly procMount: Val<string>;
+  /** Kubernetes: the container's own `securityContext.windowsOptions.hostProcess` (a Windows host process). */
+  readonly hostProcess?: Val<boolean>;
   /** CPU limit in cores. */
   readonly cpuLimit: Val<number>;
   /** Memory limit in bytes. */
@@ -208,8 +210,11 @@ export interface ContainerView {
   readonly mountsUnknown: boolean;
   /** Raw block devices (`volumeDevices`, Docker `devices`), as paths. */
   readonly devices: readonly Val<string>[];
-  /** Probes or lifecycle handlers that name a `host` (they run from the node). */
-  readonly hostProbes: readonly string[];
+  /**
+   * Probes and lifecycle handlers whose `httpGet`/`tcpSocket` name a `host`: the kubelet connects from the node's
+   * network to that address. Each with the host as written (a value that cannot be read is kept, to fail closed).
+   */
+  readonly hostProbes: readonly { readonly host: Val<string>; readonly path: string }[];
   /**
    * What runs in the container besides its own process, or is put into it before it starts: exec probes and
    * lifecycle hooks, healthchecks, uploaded files; each by where it was written. Absent where the adapter does not
@@ -270,6 +275,35 @@ export interface LifecycleView {
   };
 }
 
+/** A Kubernetes pod volume (`spec.volumes[i]`) and the keys that name its source (`nfs`, `emptyDir`, ...). */
+export interface PodVolumeView {
+  readonly name: Val<string>;
+  readonly sources: Val<readonly string[]>;
+  readonly path: string;
+}
+
+/**
+ * Kubernetes: the pod's own `securityContext`, as Pod Security judges it. A pod-level value is refused even where
+ * every container overrides it (it still applies to the pod sandbox and to any container that does not say).
+ */
+export interface PodLevelView {
+  /** Where the pod's securityContext is written (`spec.securityContext`). */
+  readonly path: string;
+  readonly runAsUser: Val<number>;
+  readonly runAsNonRoot: Val<boolean>;
+  /** `windowsOptions.hostProcess`: the pod runs as a process on the Windows host. */
+  readonly hostProcess: Val<boolean>;
+  readonly seccomp: Val<ProfileType>;
+  readonly appArmor: Val<ProfileType>;
+  readonly seLinux: Val<{
+    readonly type: Val<string>;
+    readonly user: Val<string>;
+    readonly role: Val<string>;
+  }>;
+  /** Every `container.apparmor.security.beta.kubernetes.io/*` annotation, for any container name, and its value. */
+  readonly appArmorAnnotations: readonly { readonly key: string; readonly value: Val<string> }[];
+}
+
 /** One running unit: a Docker container, or a pod (all its containers). */
 export interface WorkloadView {
   readonly subject: "workload";
@@ -314,6 +348,12 @@ export interface WorkloadView {
   readonly podLimits: { readonly cpu: Val<number>; readonly memoryBytes: Val<number> };
   /** Docker `deviceRequests`/`gpus`/`deviceCgroupRules`, as short descriptions. */
   readonly deviceRequests: readonly string[];
+  /** Kubernetes: the pod's own security settings (see {@link PodLevelView}). */
+  readonly pod?: PodLevelView;
+  /** Kubernetes: every pod volume with its source kinds, mounted or not (the node sets each one up). */
+  readonly podVolumes?: Val<readonly PodVolumeView[]>;
+  /** Kubernetes: the pod's Dynamic Resource Allocation claims (`spec.resourceClaims`), as short descriptions. */
+  readonly resourceClaims?: readonly string[];
   /** Pod volumes (Kubernetes) that expose the host but no container mounts: still set up on the node. */
   readonly unmountedHostVolumes: readonly MountView[];
   readonly containers: readonly ContainerView[];

@@ -3,7 +3,7 @@
  * from the node), which `exec` a command inside the container, and the command lines and headers themselves.
  */
 import type { HeaderView, HookCommandView } from "../workload";
-import { isUnknown } from "../workload";
+import { isUnknown, type Val } from "../workload";
 import { at, carriesSecret, field, items, join, list, str, type TaintCheck } from "./read";
 
 /** Probes and lifecycle handlers, by where they are written in a container. */
@@ -15,14 +15,19 @@ const HANDLERS = [
   "lifecycle.preStop",
 ];
 
-/** Probes and lifecycle handlers that name a `host`: the kubelet connects from the node to that address. */
-export function hostProbes(c: unknown, cPath: string): string[] {
-  const out: string[] = [];
+/**
+ * Probes and lifecycle handlers that name a `host`: the kubelet connects from the node to that address. Pod
+ * Security baseline (`hostProbesAndHostLifecycle`) refuses any non-empty host, so no trim: `" "` counts.
+ */
+export function hostProbes(c: unknown, cPath: string): { host: Val<string>; path: string }[] {
+  const out: { host: Val<string>; path: string }[] = [];
   for (const name of HANDLERS) {
-    const h = at(c, name);
     for (const kind of ["httpGet", "tcpSocket"]) {
-      const host = str(field(field(h, kind), "host"));
-      if (typeof host === "string" && host.trim() !== "") out.push(join(cPath, `${name}.${kind}.host`));
+      const path = `${name}.${kind}`;
+      const handler = at(c, path);
+      const host = isUnknown(handler) ? handler : str(field(handler, "host"));
+      if (host === undefined || host === "") continue;
+      out.push({ host, path: join(cPath, `${path}.host`) });
     }
   }
   return out;

@@ -14,7 +14,8 @@ import {
 import { follow, type PodSite } from "./carriers";
 import { normalizeRestart } from "./docker-common";
 import { adaptContainer, podVolumes, quantity } from "./kube-container";
-import { podSecurity } from "./kube-security";
+import { podLevel, podSecurity } from "./kube-security";
+import { podResourceClaims, podVolumeSources } from "./kube-volumes";
 import { at, bool, entries, field, isObj, join, list, num, str, type TaintCheck, unreadable } from "./read";
 import { findUnreadable } from "./unreadable";
 
@@ -143,6 +144,9 @@ export function adaptPod(
     },
     podLimits: { cpu: quantity(field(podLimits, "cpu")), memoryBytes: quantity(field(podLimits, "memory")) },
     deviceRequests: site.devices ?? [],
+    pod: podLevel(spec, specPath, pod, annotations),
+    podVolumes: podVolumeSources(spec, specPath),
+    resourceClaims: podResourceClaims(spec, specPath),
     unmountedHostVolumes,
     containers,
     replicas: site.replicasPath === undefined ? undefined : num(follow(props, site.replicasPath)),

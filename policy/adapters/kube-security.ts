@@ -2,8 +2,8 @@
  * Kubernetes security settings as the kubelet applies them: a pod's `securityContext` read once, and each
  * container's value taken from its own `securityContext`, else its annotation, else the pod's.
  */
-import { isUnknown, type ProfileType, type Val } from "../workload";
-import { bool, field, join, list, num, str } from "./read";
+import { isUnknown, type PodLevelView, type ProfileType, type Val } from "../workload";
+import { at, bool, entries, field, join, list, num, str } from "./read";
 
 const SECCOMP_POD_ANNOTATION = "seccomp.security.alpha.kubernetes.io/pod";
 const SECCOMP_CONTAINER_ANNOTATION = "container.seccomp.security.alpha.kubernetes.io/";
@@ -105,5 +105,33 @@ export function containerProfiles(
         : appArmorAnn !== undefined
           ? `annotation ${APPARMOR_CONTAINER_ANNOTATION}${cname}`
           : "pod securityContext.appArmorProfile",
+  };
+}
+
+/** SELinux options as written: type, user and role, each untrimmed (Pod Security compares them exactly). */
+export function seLinuxOptions(v: unknown): PodLevelView["seLinux"] {
+  if (isUnknown(v) || v === undefined) return v;
+  return { type: str(field(v, "type")), user: str(field(v, "user")), role: str(field(v, "role")) };
+}
+
+/** The pod's own securityContext (at `specPath`), with its AppArmor annotations for every container name. */
+export function podLevel(
+  spec: unknown,
+  specPath: string,
+  pod: PodSecurity,
+  annotations: unknown,
+): PodLevelView {
+  const psc = field(spec, "securityContext");
+  return {
+    path: join(specPath, "securityContext"),
+    runAsUser: pod.runAsUser,
+    runAsNonRoot: pod.runAsNonRoot,
+    hostProcess: bool(at(psc, "windowsOptions.hostProcess")),
+    seccomp: pod.seccomp,
+    appArmor: pod.appArmor,
+    seLinux: seLinuxOptions(pod.seLinux),
+    appArmorAnnotations: entries(annotations)
+      .filter(([k]) => k.startsWith(APPARMOR_CONTAINER_ANNOTATION))
+      .map(([key, v]) => ({ key, value: str(v) })),
   };
 }

@@ -38,6 +38,11 @@ const ENTRY_POINTS: Readonly<Record<string, readonly string[]>> = {
   "zalando.org": ["RouteGroup"],
   "k8s.nginx.org": ["VirtualServer", "TransportServer"],
   "apisix.apache.org": ["ApisixRoute"],
+  // Gloo Edge serves each VirtualService's domains on its gateway-proxy (a LoadBalancer by default); a Gateway
+  // opens a listener there.
+  "gateway.solo.io": ["VirtualService", "Gateway", "MatchableHttpGateway", "MatchableTcpGateway"],
+  "voyager.appscode.com": ["Ingress"],
+  "cis.f5.com": ["VirtualServer", "TransportServer", "IngressLink"],
 };
 
 export const KNATIVE_VISIBILITY = "networking.knative.dev/visibility";

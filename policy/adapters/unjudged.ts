@@ -2,6 +2,7 @@
  * Objects that may create workloads the rules cannot see inside. Such an object is never passed in silence: it is
  * judged by `sandbox-disallow-unjudged-workloads`, which fails closed on it.
  */
+import { parseKubeType } from "./carriers";
 import { isObj, join } from "./read";
 
 /**
@@ -20,6 +21,43 @@ const OPAQUE_TYPES: readonly [RegExp, string][] = [
   [/^kubernetes:[^:]+:[A-Za-z0-9]+Patch$/, "a patch changes a live object the pack cannot see whole"],
   [/^docker:index\/service:Service$/, "a Docker swarm service runs containers whose task spec no rule reads"],
 ];
+
+/**
+ * Kubernetes kinds, by group, whose controller (or kubectl's own kustomize) renders and applies workloads from content
+ * that is not in the object: a chart, a Git repository, a folder, patches over other files. They are the in-cluster
+ * forms of the Pulumi types above, and a rule sees none of what they deploy.
+ */
+const OPAQUE_KINDS: Readonly<Record<string, readonly [readonly string[], string]>> = {
+  "kustomize.config.k8s.io": [
+    ["Kustomization", "Component"],
+    "kubectl apply -k builds it: its resources, generators and patches make objects the scan does not see whole",
+  ],
+  "kustomize.toolkit.fluxcd.io": [
+    ["Kustomization"],
+    "Flux builds and applies the kustomization at its source path, which the scan does not read",
+  ],
+  "helm.toolkit.fluxcd.io": [
+    ["HelmRelease"],
+    "Flux installs the chart with these values; the chart's objects are not in the file",
+  ],
+  "argoproj.io": [
+    ["Application", "ApplicationSet"],
+    "Argo CD syncs the manifests of its source repository or chart, which the scan does not read",
+  ],
+  "helm.cattle.io": [
+    ["HelmChart"],
+    "the Helm controller installs the chart; its objects are not in the file",
+  ],
+  "fleet.cattle.io": [
+    ["GitRepo", "Bundle", "HelmOp"],
+    "Fleet deploys the repository's or bundle's manifests, which the scan does not read",
+  ],
+  "kappctrl.k14s.io": [
+    ["App"],
+    "kapp-controller fetches, templates and deploys content the scan does not read",
+  ],
+  "packaging.carvel.dev": [["PackageInstall"], "kapp-controller installs a package the scan does not read"],
+};
 
 /** Keys that, next to a string `image`, make an object a container someone will run. */
 const CONTAINER_KEYS = [
@@ -58,6 +96,15 @@ export function containerLike(v: unknown, path = "", depth = 0): string | undefi
 export function unjudgedReason(type: string, props: unknown): string | undefined {
   for (const [re, why] of OPAQUE_TYPES) if (re.test(type)) return why;
   if (!type.startsWith("kubernetes:")) return undefined;
+  const t = parseKubeType(type);
+  const opaque = t === undefined ? undefined : OPAQUE_KINDS[t.group];
+  if (
+    t !== undefined &&
+    opaque !== undefined &&
+    Object.hasOwn(OPAQUE_KINDS, t.group) &&
+    opaque[0].includes(t.kind)
+  )
+    return opaque[1];
   const at = containerLike(props);
   return at === undefined
     ? undefined

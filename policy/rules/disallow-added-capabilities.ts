@@ -31,9 +31,15 @@ export const disallowAddedCapabilities = defineRule({
           "Capabilities a container may add (any case, CAP_ optional). Default [NET_BIND_SERVICE], as Pod Security restricted; [] allows none.",
         default: ["NET_BIND_SERVICE"],
       },
+      exactNames: {
+        type: "boolean",
+        description:
+          "Allow an add only when spelled exactly as in `allowed`, as Pod Security compares it (cap_net_bind_service is refused): the baseline and restricted presets set it.",
+        default: false,
+      },
     },
   },
-  defaults: { allowed: ["NET_BIND_SERVICE"] as string[] },
+  defaults: { allowed: ["NET_BIND_SERVICE"] as string[], exactNames: false },
   remediationSteps: "Remove the capability from the add list; a task that needs it is not a sandbox task.",
   check(s, config) {
     if (s.subject !== "workload") return [];
@@ -41,9 +47,16 @@ export const disallowAddedCapabilities = defineRule({
     const out: Finding[] = [];
     for (const c of s.containers) {
       const add = capabilityList(c.capabilities.add);
-      const extra = add.raw.filter((_, i) => !allowed.has(add.caps[i] ?? ""));
+      const extra = add.raw.filter((x, i) =>
+        config.exactNames ? !config.allowed.includes(x) : !allowed.has(add.caps[i] ?? ""),
+      );
       if (extra.length > 0)
-        out.push(violation(`${label(c)} adds capabilities ${showList(extra.map((x) => x.trim()))}`, c.path));
+        out.push(
+          violation(
+            `${label(c)} adds capabilities ${showList(extra.map((x) => (config.exactNames ? JSON.stringify(x) : x.trim())))}${config.exactNames ? ` outside ${showList(config.allowed)} (compared exactly, as Pod Security does)` : ""}`,
+            c.path,
+          ),
+        );
       if (add.unknown)
         out.push(unchecked(`the added capabilities of ${label(c)}`, c.path, c.capabilities.add));
     }

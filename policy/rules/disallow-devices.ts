@@ -4,14 +4,14 @@ import { hostMounts } from "./disallow-runtime-socket";
 import { label, unchecked, violation } from "./helpers";
 import { defineRule, type Finding } from "./types";
 
-/** Extended resources that are devices (GPUs, TPUs, FPGAs, passthrough). */
+/** Extended resources that are GPUs and accelerators: what `allowGpu` lets through. */
 const DEVICE_RESOURCE = /(?:gpu|tpu|fpga|vfio|dri|kvm|tun|nvidia|amd\.com|intel\.com|xilinx|habana|neuron)/i;
 
 /** No host device reaches a task: Docker `devices`/`deviceRequests`/`gpus`, Kubernetes device hostPaths and GPUs. */
 export const disallowDevices = defineRule({
   id: "sandbox-disallow-devices",
   description:
-    "No container gets a host device (devices, GPUs, device cgroup rules, raw block volumes, /dev host paths).",
+    "No container gets a host device (devices, GPUs, extended resources, DRA claims, device cgroup rules, raw block volumes, /dev host paths).",
   mission: false,
   enforcementLevel: "mandatory",
   severity: "high",
@@ -24,9 +24,22 @@ export const disallowDevices = defineRule({
         description: "Allow GPU requests (Docker gpus/deviceRequests, Kubernetes */gpu limits).",
         default: false,
       },
+      allowedResources: {
+        type: "array",
+        items: { type: "string" },
+        description:
+          "Kubernetes extended resources (example.com/dongle) a container may request: every other one is served by a device plugin or DRA driver that can put host devices and files into the container.",
+        default: [],
+      },
+      allowResourceClaims: {
+        type: "boolean",
+        description:
+          "Allow Dynamic Resource Allocation claims (spec.resourceClaims), whose driver injects the claimed device into the containers that name it.",
+        default: false,
+      },
     },
   },
-  defaults: { allowGpu: false },
+  defaults: { allowGpu: false, allowedResources: [] as string[], allowResourceClaims: false },
   remediationSteps:
     "Remove the device; a template that needs a GPU must say so and the pack config must set allowGpu.",
   check(s, config) {
@@ -34,16 +47,29 @@ export const disallowDevices = defineRule({
     const out: Finding[] = [];
     if (!config.allowGpu)
       for (const d of s.deviceRequests) out.push(violation(`the workload requests host devices (${d})`));
+    if (!config.allowResourceClaims)
+      for (const d of s.resourceClaims ?? [])
+        out.push(
+          violation(
+            `the pod requests a device through Dynamic Resource Allocation (${d}): the claim's driver prepares the device on the node and the runtime puts it into the containers that name the claim`,
+            s.podPath,
+          ),
+        );
     for (const c of s.containers) {
       for (const d of c.devices) {
         if (isUnknown(d)) out.push(unchecked(`a device of ${label(c)}`, c.path, d));
         else if (d !== undefined) out.push(violation(`${label(c)} gets the host device ${d}`, c.path));
       }
-      if (!config.allowGpu) {
-        for (const r of c.extendedResources) {
-          if (DEVICE_RESOURCE.test(r))
-            out.push(violation(`${label(c)} requests the device resource ${r}`, c.path));
-        }
+      for (const r of c.extendedResources) {
+        if (config.allowedResources.includes(r) || (config.allowGpu && DEVICE_RESOURCE.test(r))) continue;
+        out.push(
+          violation(
+            DEVICE_RESOURCE.test(r)
+              ? `${label(c)} requests the device resource ${r}`
+              : `${label(c)} requests the extended resource ${r}: a device plugin or DRA driver serves it and can put host devices and files into the container (allow it by name in allowedResources)`,
+            c.path,
+          ),
+        );
       }
       for (const m of hostMounts(c.mounts)) {
         const t = typeof m.hostPathType === "string" ? m.hostPathType.trim().toLowerCase() : undefined;

@@ -40,6 +40,12 @@ export const disallowUnconfinedSeccomp = defineRule({
   subjects: ["workload"],
   configSchema: {
     properties: {
+      judgePodLevel: {
+        type: "boolean",
+        description:
+          "Judge the pod's own securityContext values even where every container overrides them, as Pod Security does (the baseline, restricted and sandbox presets set it).",
+        default: false,
+      },
       requireExplicit: {
         type: "boolean",
         description:
@@ -48,12 +54,20 @@ export const disallowUnconfinedSeccomp = defineRule({
       },
     },
   },
-  defaults: { requireExplicit: true },
+  defaults: { requireExplicit: true, judgePodLevel: false },
   remediationSteps:
     "Remove the Unconfined profile; set `seccompProfile: {type: RuntimeDefault}` (Kubernetes) or drop `seccomp=unconfined` (Docker).",
   check(s, config) {
     if (s.subject !== "workload") return [];
     const out: Finding[] = [];
+    // Under judgePodLevel a pod-level Unconfined is refused even where every container sets its own profile, as Pod
+    // Security baseline checks the pod's value by itself (only the pod sandbox runs with it).
+    if (
+      config.judgePodLevel &&
+      s.pod?.seccomp === "Unconfined" &&
+      s.containers.every((c) => c.seccomp !== "Unconfined")
+    )
+      out.push(violation("the pod's securityContext sets seccompProfile Unconfined", s.pod.path));
     for (const c of s.containers) {
       if (c.seccomp === "Unconfined")
         out.push(violation(`${label(c)} runs with seccomp disabled (${c.seccompSource})`, c.path));

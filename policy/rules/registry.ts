@@ -5,6 +5,7 @@ import { disallowAddedCapabilities } from "./disallow-added-capabilities";
 import { disallowDevices } from "./disallow-devices";
 import { disallowExposedPorts } from "./disallow-exposed-ports";
 import { disallowHostNamespaces } from "./disallow-host-namespaces";
+import { disallowHostProbes } from "./disallow-host-probes";
 import { disallowPrivilegeEscalation } from "./disallow-privilege-escalation";
 import { disallowPrivileged } from "./disallow-privileged";
 import { disallowRuntimeSocket } from "./disallow-runtime-socket";
@@ -16,6 +17,7 @@ import { disallowUnconfinedLsm } from "./disallow-unconfined-lsm";
 import { disallowUnconfinedSeccomp } from "./disallow-unconfined-seccomp";
 import { disallowUnjudgedWorkloads } from "./disallow-unjudged-workloads";
 import { disallowUnmaskedProc } from "./disallow-unmasked-proc";
+import { disallowVolumeTypes } from "./disallow-volume-types";
 import { requireDropAll } from "./require-drop-all";
 import { requireDropNetAdmin } from "./require-drop-net-admin";
 import { requireJobLifecycle } from "./require-job-lifecycle";
@@ -37,6 +39,7 @@ export const ALL_RULES: readonly AnyRule[] = [
   requireDropNetAdmin,
   disallowPrivileged,
   disallowHostNamespaces,
+  disallowHostProbes,
   disallowAddedCapabilities,
   requireDropAll,
   disallowPrivilegeEscalation,
@@ -52,6 +55,7 @@ export const ALL_RULES: readonly AnyRule[] = [
   disallowSysctls,
   disallowSensitiveHostMounts,
   requireSingleJobMount,
+  disallowVolumeTypes,
   disallowServiceAccountToken,
   requireRuntimeClass,
   requireReadableValues,

@@ -1,5 +1,13 @@
 import { SEED_SIX } from "../../components/model";
-import { capabilityList, label, showList, unchecked, violation } from "./helpers";
+import {
+  capabilityList,
+  dropReading,
+  ineffectiveNote,
+  label,
+  showList,
+  unchecked,
+  violation,
+} from "./helpers";
 import { defineRule, type Finding } from "./types";
 
 /**
@@ -29,25 +37,40 @@ export const requireDropAll = defineRule({
           "Accept a drop list with NET_RAW, MKNOD, SYS_CHROOT, SETFCAP, SETPCAP and NET_ADMIN instead of ALL.",
         default: true,
       },
+      exactNames: {
+        type: "boolean",
+        description:
+          "Count only entries spelled exactly as Pod Security compares them (ALL, NET_RAW): the baseline and restricted presets set it.",
+        default: false,
+      },
     },
   },
-  defaults: { acceptSeedSix: true },
+  defaults: { acceptSeedSix: true, exactNames: false },
   remediationSteps:
     "Set the drop list to [ALL] (Kubernetes `capabilities.drop: [ALL]`, Docker `capabilities.drops: [ALL]`).",
   check(s, config) {
     if (s.subject !== "workload") return [];
     const out: Finding[] = [];
     for (const c of s.containers) {
-      const drop = capabilityList(c.capabilities.drop);
-      if (drop.caps.includes("ALL")) continue;
-      const missing = SEED_SIX.filter((x) => !drop.caps.includes(x));
+      const drop = capabilityList(c.capabilities.drop, dropReading(s));
+      if (config.exactNames ? drop.raw.includes("ALL") : drop.caps.includes("ALL")) continue;
+      const missing = SEED_SIX.filter((x) => !(config.exactNames ? drop.raw : drop.caps).includes(x));
       if (config.acceptSeedSix && missing.length === 0) continue;
       if (drop.unknown) {
         out.push(unchecked(`the dropped capabilities of ${label(c)}`, c.path, c.capabilities.drop));
         continue;
       }
       const tail = config.acceptSeedSix ? `; it keeps ${showList(missing)}` : "";
-      out.push(violation(`${label(c)} does not drop ALL capabilities${tail}`, c.path));
+      const exact =
+        config.exactNames && drop.caps.includes("ALL")
+          ? ` (Pod Security compares the exact string "ALL", and the list has ${showList(drop.raw.map((x) => JSON.stringify(x)))})`
+          : "";
+      out.push(
+        violation(
+          `${label(c)} does not drop ALL capabilities${exact}${tail}${ineffectiveNote(drop.ineffective)}`,
+          c.path,
+        ),
+      );
     }
     return out;
   },

@@ -1,6 +1,15 @@
 import { canonicalCapability } from "../../components/model";
 import type { ContainerView, WorkloadView } from "../workload";
-import { capabilityList, containerFieldPath, label, showList, unchecked, violation } from "./helpers";
+import {
+  capabilityList,
+  containerFieldPath,
+  dropReading,
+  ineffectiveNote,
+  label,
+  showList,
+  unchecked,
+  violation,
+} from "./helpers";
 import { defineRule, type Edit, type Finding } from "./types";
 
 const DROP_FIELD = {
@@ -15,8 +24,8 @@ const ADD_FIELD = {
 };
 
 /** What a container's capability lists say about NET_ADMIN. */
-function netAdmin(c: ContainerView) {
-  const drop = capabilityList(c.capabilities.drop);
+function netAdmin(w: WorkloadView, c: ContainerView) {
+  const drop = capabilityList(c.capabilities.drop, dropReading(w));
   const add = capabilityList(c.capabilities.add);
   return {
     drop,
@@ -31,7 +40,8 @@ function netAdmin(c: ContainerView) {
 
 /**
  * Mission rule: every container (init and ephemeral too) drops NET_ADMIN, by name or through ALL, in any spelling
- * (`cap_net_admin`, `Net_Admin`, ` NET_ADMIN`). Adding NET_ADMIN (or ALL) back is a violation even when ALL is
+ * the runtime honours: Docker's (`cap_net_admin`, `Net_Admin`, ` NET_ADMIN`), and on Kubernetes containerd's, where
+ * only the bare name in any case counts (`net_admin`; `CAP_NET_ADMIN` and ` NET_ADMIN` drop nothing there). Adding NET_ADMIN (or ALL) back is a violation even when ALL is
  * dropped: adds win over drops in both Docker and Kubernetes.
  */
 export const requireDropNetAdmin = defineRule({
@@ -56,7 +66,7 @@ export const requireDropNetAdmin = defineRule({
     if (s.subject !== "workload") return [];
     const out: Finding[] = [];
     for (const c of s.containers) {
-      const n = netAdmin(c);
+      const n = netAdmin(s, c);
       if (n.addedBack.length > 0) {
         out.push(
           violation(
@@ -76,7 +86,12 @@ export const requireDropNetAdmin = defineRule({
       }
       const shown =
         n.drop.raw.length === 0 ? "drops nothing" : `drops only ${showList(n.drop.raw.map((x) => x.trim()))}`;
-      out.push(violation(`${label(c)} ${shown}; its drop list must contain NET_ADMIN or ALL`, c.path));
+      out.push(
+        violation(
+          `${label(c)} ${shown}; its drop list must contain NET_ADMIN or ALL${ineffectiveNote(n.drop.ineffective)}`,
+          c.path,
+        ),
+      );
     }
     return out;
   },
@@ -85,7 +100,7 @@ export const requireDropNetAdmin = defineRule({
     const w: WorkloadView = s;
     const edits: Edit[] = [];
     for (const c of w.containers) {
-      const n = netAdmin(c);
+      const n = netAdmin(w, c);
       if (!n.dropped && !n.drop.unknown)
         edits.push({ op: "append", path: containerFieldPath(w, c, DROP_FIELD), value: "NET_ADMIN" });
       // Only NET_ADMIN itself is taken out of the add list; an added ALL is left for a person to decide.

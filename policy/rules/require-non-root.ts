@@ -28,9 +28,21 @@ export const requireNonRoot = defineRule({
   subjects: ["workload"],
   configSchema: {
     properties: {
+      judgePodLevel: {
+        type: "boolean",
+        description:
+          "Judge the pod's own securityContext values even where every container overrides them, as Pod Security does (the baseline, restricted and sandbox presets set it).",
+        default: false,
+      },
       allowRootGroup: {
         type: "boolean",
         description: "Allow gid 0 (the root group) with a non-root uid.",
+        default: false,
+      },
+      requireRunAsNonRoot: {
+        type: "boolean",
+        description:
+          "Kubernetes: require runAsNonRoot: true for every container (its own or the pod's) and no runAsNonRoot: false anywhere, as Pod Security restricted does; the restricted and sandbox presets set it.",
         default: false,
       },
       requireNumericUser: {
@@ -40,13 +52,25 @@ export const requireNonRoot = defineRule({
       },
     },
   },
-  defaults: { allowRootGroup: false, requireNumericUser: false },
+  defaults: {
+    allowRootGroup: false,
+    requireNumericUser: false,
+    requireRunAsNonRoot: false,
+    judgePodLevel: false,
+  },
   remediationSteps:
     'Set a non-root uid:gid (the toolkit uses 1000:1000): Docker `user: "1000:1000"`; Kubernetes `runAsNonRoot: true`, `runAsUser: 1000`, `runAsGroup: 1000`.',
   check(s, config) {
     if (s.subject !== "workload") return [];
     const out: Finding[] = [];
     const docker = s.origin.backend !== "kubernetes";
+    const pod = s.pod;
+    // Pod Security restricted refuses a pod-level runAsUser 0 even when every container overrides it (it is the pod
+    // sandbox's user); the kubelet gives no task container that uid, so this is judged under judgePodLevel only.
+    if (config.judgePodLevel && pod?.runAsUser === 0 && s.containers.every((c) => c.runAsUser !== 0))
+      out.push(violation("the pod's securityContext sets runAsUser: 0 (root)", pod.path));
+    if (config.requireRunAsNonRoot && pod?.runAsNonRoot === false)
+      out.push(violation("the pod's securityContext sets runAsNonRoot: false", pod.path));
     for (const c of s.containers) {
       const who = label(c);
       const uid = c.runAsUser;
@@ -69,6 +93,13 @@ export const requireNonRoot = defineRule({
           );
         }
       }
+      if (config.requireRunAsNonRoot && !docker && c.runAsNonRoot !== true && !isUnknown(c.runAsNonRoot))
+        out.push(
+          violation(
+            `${who} ${c.runAsNonRoot === false ? "sets runAsNonRoot: false" : "has no runAsNonRoot: true (its own or the pod's)"}; Pod Security restricted requires it whatever the uid`,
+            c.path,
+          ),
+        );
       if (config.allowRootGroup) continue;
       if (c.runAsGroup === 0) out.push(violation(`${who} runs with the root group (gid 0)`, c.path));
       else if (isUnknown(c.runAsGroup)) out.push(unchecked(`the group of ${who}`, c.path, c.runAsGroup));

@@ -26,6 +26,7 @@ const BASELINE_MANDATORY = [
   "sandbox-disallow-exposed-ports",
   "sandbox-disallow-host-namespaces",
   "sandbox-disallow-host-path-claims",
+  "sandbox-disallow-host-probes",
   "sandbox-disallow-privileged",
   "sandbox-disallow-runtime-socket",
   "sandbox-disallow-sensitive-host-mounts",
@@ -33,14 +34,21 @@ const BASELINE_MANDATORY = [
   "sandbox-disallow-unconfined-lsm",
   "sandbox-disallow-unconfined-seccomp",
   "sandbox-disallow-unmasked-proc",
+  "sandbox-disallow-volume-types",
   "sandbox-require-single-job-mount",
+];
+/** Under every preset: the mission walls and the rules that fail closed on what no other rule reads. */
+const ALWAYS_MANDATORY = [
+  "sandbox-disallow-secret-flow",
+  "sandbox-disallow-unjudged-workloads",
+  "sandbox-require-drop-net-admin",
+  "sandbox-require-readable-values",
 ];
 /** Restricted adds the rules answering a restricted check. */
 const RESTRICTED_MANDATORY = [
   ...BASELINE_MANDATORY,
   "sandbox-disallow-privilege-escalation",
   "sandbox-require-drop-all",
-  "sandbox-require-drop-net-admin",
   "sandbox-require-non-root",
 ];
 
@@ -53,7 +61,11 @@ function expectedLevels(preset: Preset): Record<string, EnforcementLevel> {
     ALL_IDS.map((id) => {
       if (preset === "sandbox" || preset === "gvisor")
         return [id, id === "sandbox-disallow-secret-env" ? "remediate" : "mandatory"];
-      const mandatory = preset === "baseline" ? BASELINE_MANDATORY : RESTRICTED_MANDATORY;
+      if (id === "sandbox-disallow-secret-env") return [id, "remediate"];
+      const mandatory = [
+        ...(preset === "baseline" ? BASELINE_MANDATORY : RESTRICTED_MANDATORY),
+        ...ALWAYS_MANDATORY,
+      ];
       return [id, mandatory.includes(id) ? "mandatory" : "advisory"];
     }),
   );
