@@ -114,6 +114,15 @@ describe("a Kubernetes sandbox project through the real engine", () => {
     expect(third.body.message).toMatch(new RegExp(`exceeded quota: ${project}-budget`));
     for (const name of ["task-1", "task-2"])
       await c.api("DELETE", `/api/v1/namespaces/${project}/pods/${name}`);
+    // The quota controller frees their count a moment after they are gone: the next test needs the slots.
+    await c.waitFor(
+      "the budget quota to count no pod",
+      async () => {
+        const q = await c.api("GET", `/api/v1/namespaces/${project}/resourcequotas/${project}-budget`);
+        return q.body?.status?.used?.["count/pods"] === "0";
+      },
+      60_000,
+    );
   });
 
   it("gives a container without limits the defaults and refuses one above the largest template", async () => {
