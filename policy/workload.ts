@@ -1,3 +1,4 @@
+import type { IngressView, ServiceView, UnjudgedView } from "./workload-exposure";
 /**
  * The normalized view of "a container that will run", whatever wrote it: a `docker.Container`, any Kubernetes pod
  * carrier, or the runtime's launch spec. Rules read only this view, so one rule judges every spelling.
@@ -367,32 +368,8 @@ export interface WorkloadView {
   readonly unreadableParts: readonly { readonly path: string; readonly reason: string }[];
 }
 
-/** A Kubernetes Service, for the exposure rule. */
-export interface ServiceView {
-  readonly subject: "service";
-  readonly origin: Origin;
-  readonly serviceType: Val<string>;
-  readonly externalIPs: Val<readonly Val<string>[]>;
-  /** `nodePort` values set on ports (only honored for NodePort/LoadBalancer). */
-  readonly nodePorts: readonly Val<number>[];
-}
-
-/** A Kubernetes Ingress or Gateway API object: an entry point from outside the cluster. */
-export interface IngressView {
-  readonly subject: "ingress";
-  readonly origin: Origin;
-  /** Hosts or listeners, for the message. */
-  readonly hosts: readonly string[];
-}
-
 /** Everything a rule may be asked to judge. */
-/** An object that may create workloads the rules cannot see inside (a Helm release, an unknown pod-like kind). */
-export interface UnjudgedView {
-  readonly subject: "unjudged";
-  readonly origin: Origin;
-  /** Why it may run something and why the rules cannot read what, for the message. */
-  readonly reason: string;
-}
+export type { IngressView, ServiceView, UnjudgedView } from "./workload-exposure";
 
 export type Subject = WorkloadView | ServiceView | IngressView | UnjudgedView;
 

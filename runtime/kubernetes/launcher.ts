@@ -8,12 +8,13 @@
  */
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { RUNTIME_CLASSES, taskJob } from "../../components/kubernetes/pod";
+import { taskJob } from "../../components/kubernetes/pod";
 import { LABELS, type LaunchSpec, podTemplateName, taskServiceAccountName } from "../../components/model";
 import { LaunchRefused } from "../launch-errors";
 import type { LimitHit, TaskRequest, TaskResult } from "../launcher";
 import { Slots } from "../limits";
 import { apiMessage, apiStatus, type KubeApis, orAbsent } from "./api";
+import { checkRuntimeClass, missingHandler } from "./runtime-class";
 import { collectTaskFiles, MAX_TASK_FILES_BYTES, SEED_MOUNT, seedScript, type TaskFile } from "./task-files";
 
 /** Seconds a pod may wait to be created and scheduled before the launch is given up (quota, no node, no image). */
@@ -59,6 +60,7 @@ export class KubeLauncher {
   private slots?: Slots;
   private readonly live = new Map<string, string>();
   private stopping = false;
+  private readonly runtimesSeen = new Set<string>();
 
   constructor(
     private readonly apis: KubeApis,
@@ -93,7 +95,11 @@ export class KubeLauncher {
       ]);
     }
     await this.checkDeployed(spec);
-    await this.checkRuntimeClass(spec);
+    // Once per runtime and launcher: a class seen is not looked up again on every launch.
+    if (!this.runtimesSeen.has(spec.runtime)) {
+      await checkRuntimeClass(this.apis, spec);
+      this.runtimesSeen.add(spec.runtime);
+    }
     this.slots ??= new Slots(this.options.maxConcurrent ?? spec.maxConcurrentTasks);
     await this.slots.acquire();
     try {
@@ -122,25 +128,6 @@ export class KubeLauncher {
     if (hash !== spec.specHash) {
       throw new LaunchRefused(spec.template, [
         `PodTemplate ${this.namespace}/${name} holds spec ${hash ?? "(none)"}, the config says ${spec.specHash}: run \`up\` so the cluster has what the config says`,
-      ]);
-    }
-  }
-
-  /**
-   * A stronger runtime's pods name its RuntimeClass; without it the cluster refuses them at admission, and a task
-   * never runs under a weaker runtime instead. Refused here, before anything is created, naming what is missing.
-   */
-  private async checkRuntimeClass(spec: LaunchSpec): Promise<void> {
-    if (spec.runtime === "runc") return;
-    const name = RUNTIME_CLASSES[spec.runtime];
-    const found: Obj = await orAbsent(() => this.apis.node.readRuntimeClass({ name })).catch((e) => {
-      throw new LaunchRefused(spec.template, [
-        `cannot read RuntimeClass ${name} from ${this.apis.server}: ${apiMessage(e)}`,
-      ]);
-    });
-    if (found === undefined) {
-      throw new LaunchRefused(spec.template, [
-        `runtime ${spec.runtime} runs in pods of RuntimeClass "${name}", which the cluster at ${this.apis.server} does not have: deploy the stack (\`up\` creates it unless kubernetes.runtimeClasses.${spec.runtime}.create is false) or install it on the cluster`,
       ]);
     }
   }
@@ -252,7 +239,7 @@ export class KubeLauncher {
           ]);
         }
         if (spec.runtime !== "runc" && pod.spec?.nodeName !== undefined) {
-          const missing = await this.missingHandler(pod);
+          const missing = await missingHandler(this.apis, this.namespace, pod);
           if (missing !== undefined) {
             throw new LaunchRefused(spec.template, [
               `the node ${pod.spec.nodeName} cannot run RuntimeClass "${pod.spec.runtimeClassName}" (runtime ${spec.runtime}): ${missing}; configure its handler in the node's container runtime, or run the template with runtime runc`,
@@ -314,22 +301,6 @@ export class KubeLauncher {
       durationMs,
       jobDir: "",
     };
-  }
-
-  /** The container runtime's word that the node has no handler for the pod's RuntimeClass, if it said so. */
-  private async missingHandler(pod: Obj): Promise<string | undefined> {
-    const events = await this.apis.core
-      .listNamespacedEvent({
-        namespace: this.namespace,
-        fieldSelector: `involvedObject.kind=Pod,involvedObject.name=${pod.metadata.name}`,
-      })
-      .catch(() => undefined);
-    const failed = (events?.items ?? []).find(
-      (e: Obj) =>
-        e.reason === "FailedCreatePodSandBox" &&
-        /no runtime for .* is configured|RuntimeHandler/i.test(e.message),
-    );
-    return failed === undefined ? undefined : String(failed.message);
   }
 
   /** Why the Job controller could not create the pod, from the Job's events (quota, admission), if it said. */

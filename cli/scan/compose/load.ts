@@ -7,10 +7,10 @@
  * (a variable from the environment or `.env`, an unset variable read as its default) is reported as an assumption.
  */
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { Unreadable } from "../../../policy/workload";
 import { parseDotenv } from "./dotenv";
 import { interpolateModel, type Lookup } from "./interpolate";
 import { applyResets, canonical, clone, isMap, type Model, mergeYaml } from "./merge";
+import { inlineSeccompProfiles } from "./seccomp-files";
 import { ComposeError, type ModelPath, parseComposeYaml } from "./yaml";
 
 /** What the loader may read. */
@@ -345,35 +345,6 @@ function resolveEnvironment(ctx: LoadContext, model: Model): void {
   }
 }
 
-/**
- * `security_opt: seccomp=<file>` as Compose sends it (docker/compose `parseSecurityOpts`): a value other than
- * `unconfined` or `builtin` names a profile file, relative to the project folder, whose JSON text replaces the
- * path; the daemon then judges that text as the profile. A file the scan cannot read is unreadable (Compose would
- * refuse the project): the rules fail closed on it.
- */
-function inlineSeccompProfiles(ctx: LoadContext, model: Model, workingDir: string): void {
-  if (!isMap(model.services)) return;
-  for (const s of Object.values(model.services)) {
-    if (!isMap(s) || !Array.isArray(s.security_opt)) continue;
-    s.security_opt = s.security_opt.map((opt: unknown) => {
-      if (typeof opt !== "string" || opt === "systempaths=unconfined") return opt;
-      const sep = opt.includes("=") ? "=" : opt.includes(":") ? ":" : undefined;
-      if (sep === undefined) return opt;
-      const i = opt.indexOf(sep);
-      const [key, value] = [opt.slice(0, i), opt.slice(i + 1)];
-      if (key !== "seccomp" || value === "unconfined" || value === "builtin") return opt;
-      const path = absPath(value, workingDir, ctx.env, ctx.used) as string;
-      try {
-        return `seccomp=${ctx.host.readFile(path)}`;
-      } catch (e) {
-        return new Unreadable(
-          `Compose sends the seccomp profile file ${path} as the option's value, and the scan cannot read it (${e instanceof Error ? e.message : String(e)})`,
-        );
-      }
-    });
-  }
-}
-
 /** The files of a project found by discovery (compose/discover.ts); without it, the one file alone. */
 export interface ProjectFileSet {
   readonly files: readonly string[];
@@ -401,6 +372,10 @@ export function loadComposeProject(
   const ctx: LoadContext = { host, env, used: new Map(), including: [] };
   const model = loadModel(ctx, files, workingDir, { path: mainPath, text: source });
   resolveEnvironment(ctx, model);
-  inlineSeccompProfiles(ctx, model, workingDir);
+  inlineSeccompProfiles(
+    model,
+    (p) => absPath(p, workingDir, ctx.env, ctx.used) as string,
+    (f) => ctx.host.readFile(f),
+  );
   return { model, assumptions: [...(set?.assumptions ?? []), ...ctx.used.values()], workingDir };
 }

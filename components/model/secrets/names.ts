@@ -6,6 +6,8 @@
  * `POSTGRES_PASSWORD_FILE`, `MAX_TOKENS`). Those readings are then confirmed by the value's shape: a length must be a
  * number, a file a path; otherwise the name still says credential.
  */
+
+import { COOKIE_QUALIFIERS, ENGLISH_PASS, GLUED_SUFFIXES, GLUED_WORDS } from "./glued-names";
 import {
   isAbsolutePathText,
   isBooleanText,
@@ -72,54 +74,6 @@ const KEY_QUALIFIERS = new Set([
 
 /** Words before KEY that say the key is public: never a secret by name. */
 const PUBLIC_KEY_WORDS = new Set(["PUBLIC", "PUBLISHABLE", "PUB"]);
-
-/** Concatenated units (`PGPASSWORD`, `CLIENTSECRET`, `ACCESSTOKEN`): a word that ends with one of these. */
-const GLUED_SUFFIXES = [
-  "PASSWORD",
-  "PASSWORDS",
-  "PASSWD",
-  // `SSHPASS` (sshpass -e), `MASTERPASS`; a word that only starts with PASS (`PASSIVE`) does not end with it.
-  "PASS",
-  "PASSPHRASE",
-  "SECRET",
-  "SECRETS",
-  "APIKEY",
-  "ACCESSKEY",
-  "SECRETKEY",
-  "PRIVATEKEY",
-  "SIGNINGKEY",
-  "MASTERKEY",
-  "ACCOUNTKEY",
-  "AUTHTOKEN",
-  "ACCESSTOKEN",
-  "APITOKEN",
-  "BEARERTOKEN",
-  "REFRESHTOKEN",
-  "SESSIONTOKEN",
-];
-
-/**
- * Options and settings that are passwords under their own glued names (Redis, Java keytool, OpenSSL's `-passin` and
- * `-passout`, which take `pass:<password>`).
- */
-const GLUED_WORDS = new Set([
-  "REQUIREPASS",
-  "MASTERAUTH",
-  "MASTERPASS",
-  "STOREPASS",
-  "KEYPASS",
-  "PASSIN",
-  "PASSOUT",
-]);
-
-/**
- * Shared secrets that are not called keys: an Erlang distribution cookie (`RABBITMQ_ERLANG_COOKIE`) gives control of
- * the node. A bare COOKIE (`COOKIE_SECURE`) is judged like a bare KEY, by its value.
- */
-const COOKIE_QUALIFIERS = new Set(["ERLANG", "SESSION", "AUTH"]);
-
-/** English words that end in PASS and are no password (`COMPASS`, `BYPASS`, `OVERPASS`). */
-const ENGLISH_PASS = /(?:COM|BY|OVER|UNDER|SUR|TRES|ENCOM|MULTI|SINGLE|ONE|TWO)PASS$/;
 
 /** What a word after the unit says the variable holds instead of the credential. */
 type Role = "count" | "flag" | "reference" | "path" | "command";
