@@ -9,7 +9,7 @@ import {
   projectFromConfig,
 } from "../stacks/config";
 import { inspectToolchain, missingToolchainMessage, toolkitFiles } from "../toolchain/pulumi";
-import type { StackVerb } from "./engine";
+import type { StackVerb } from "./engine-run";
 import { LEDGER_VERBS, type LedgerVerb, ledgerFile } from "./ledger-file";
 import { type Io, Reporter } from "./output";
 import { kubeTarget, offTarget, rawConfig } from "./targets";
@@ -304,7 +304,7 @@ export async function main(
   const backend =
     project?.spec.backend ??
     (rawConfig(root, stack)?.["sandbox:backend"] === "kubernetes" ? "kubernetes" : "docker");
-  const { runStackVerb, stateOnlyWorkDir } = await import("./engine.js");
+  const { stateOnlyWorkDir } = await import("./engine-env.js");
   const toolchain = inspectToolchain(root, [backend], env);
   if (toolchain.missing.length > 0) {
     return rep.failure({
@@ -326,11 +326,15 @@ export async function main(
     );
   }
   try {
-    return await runStackVerb(verb as StackVerb, stack, root, toolchain, {
-      reporter: rep,
-      env,
-      ...(stateOnly === undefined ? {} : { workDir: stateOnly.dir }),
-    });
+    const options = { reporter: rep, env, ...(stateOnly === undefined ? {} : { workDir: stateOnly.dir }) };
+    if (verb === "destroy") {
+      // The off switch's plain path drives the CLI without loading the Pulumi SDK (cli/destroy.ts).
+      const { directDestroy } = await import("./destroy.js");
+      const done = await directDestroy(stack, root, toolchain, options);
+      if (done !== undefined) return done;
+    }
+    const { runStackVerb } = await import("./engine.js");
+    return await runStackVerb(verb as StackVerb, stack, root, toolchain, options);
   } finally {
     stateOnly?.cleanup();
   }

@@ -62,10 +62,9 @@ export function staleLocks(
 /**
  * The file backend writes each blob atomically (a temporary file renamed into place) but the blob's `.attrs` file
  * beside it in place: an engine killed in between leaves an empty or cut `.attrs`, and every later command on the
- * stack then fails with "failed to load checkpoint: EOF". A missing `.attrs` is read as the default attributes, so
- * a torn one is removed. Returns the files removed.
+ * stack then fails with "failed to load checkpoint: EOF". Returns the torn `.attrs` files of `stack`.
  */
-export function removeTornAttrs(stateDir: string, project: string, stack: string): string[] {
+export function tornAttrs(stateDir: string, project: string, stack: string): string[] {
   const root = join(stateDir, ".pulumi");
   const dirs: { dir: string; mine: (name: string) => boolean }[] = [
     { dir: join(root, "stacks", project), mine: (n) => n.startsWith(`${stack}.json`) },
@@ -78,7 +77,7 @@ export function removeTornAttrs(stateDir: string, project: string, stack: string
     for (const org of readdirSync(locks))
       dirs.push({ dir: join(locks, org, project, stack), mine: () => true });
   }
-  const removed: string[] = [];
+  const torn: string[] = [];
   for (const { dir, mine } of dirs) {
     if (!existsSync(dir)) continue;
     for (const name of readdirSync(dir)) {
@@ -87,12 +86,18 @@ export function removeTornAttrs(stateDir: string, project: string, stack: string
       try {
         JSON.parse(readFileSync(file, "utf8"));
       } catch {
-        rmSync(file, { force: true });
-        removed.push(file);
+        torn.push(file);
       }
     }
   }
-  return removed;
+  return torn;
+}
+
+/** Removes the torn `.attrs` files of `stack` (a missing one is read as the default attributes); returns them. */
+export function removeTornAttrs(stateDir: string, project: string, stack: string): string[] {
+  const torn = tornAttrs(stateDir, project, stack);
+  for (const file of torn) rmSync(file, { force: true });
+  return torn;
 }
 
 /** The pending operations recorded in a file backend's checkpoint of `stack`. */

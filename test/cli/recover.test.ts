@@ -1,8 +1,9 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { removeTornAttrs } from "../../cli/recover";
+import { directDestroyable } from "../../cli/destroy";
+import { removeTornAttrs, tornAttrs } from "../../cli/recover";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -52,5 +53,53 @@ describe("removeTornAttrs (an engine killed between a blob and its .attrs)", () 
 
   it("finds nothing in a state folder that does not exist", () => {
     expect(removeTornAttrs(join(tmpdir(), "no-such-state-folder-xyz"), "sandbox", "dev")).toEqual([]);
+  });
+});
+
+describe("directDestroyable (the off switch drives the CLI only when there is nothing to recover)", () => {
+  const checkpoint = (pending: unknown[] = []) =>
+    JSON.stringify({ version: 3, checkpoint: { latest: { resources: [], pending_operations: pending } } });
+  // A pid no process has: the kernel's limit is below it.
+  const deadPid = 2 ** 22 + 7;
+
+  it("takes a plain checkpoint of the stack, in the project-scoped and the legacy layout", () => {
+    expect(directDestroyable(stateWith({ "stacks/sandbox/dev.json": checkpoint() }), "dev")).toBe(true);
+    expect(directDestroyable(stateWith({ "stacks/dev.json": checkpoint() }), "dev")).toBe(true);
+  });
+
+  it("leaves to the Automation API a stack never created here, another stack's checkpoint and a qualified name", () => {
+    expect(directDestroyable(stateWith({ "stacks/sandbox/prod.json": checkpoint() }), "dev")).toBe(false);
+    expect(directDestroyable(join(tmpdir(), "no-such-state-folder-xyz"), "dev")).toBe(false);
+    expect(directDestroyable(stateWith({ "stacks/sandbox/dev.json": checkpoint() }), "org/dev")).toBe(false);
+  });
+
+  it("leaves to the Automation API every run to recover: a torn file, a dead run's lock, a pending operation", () => {
+    const torn = stateWith({ "stacks/sandbox/dev.json": checkpoint(), "stacks/sandbox/dev.json.attrs": "" });
+    expect(directDestroyable(torn, "dev")).toBe(false);
+    // Judging removes nothing: the recovery that follows reports what it removes.
+    expect(tornAttrs(torn, "sandbox", "dev")).toHaveLength(1);
+    const lock = JSON.stringify({ pid: deadPid, hostname: hostname() });
+    expect(
+      directDestroyable(
+        stateWith({ "stacks/sandbox/dev.json": checkpoint(), "locks/organization/sandbox/dev/l.json": lock }),
+        "dev",
+      ),
+    ).toBe(false);
+    const pending = [
+      { type: "creating", resource: { urn: "urn:pulumi:dev::sandbox::docker:index/network:Network::n" } },
+    ];
+    expect(directDestroyable(stateWith({ "stacks/sandbox/dev.json": checkpoint(pending) }), "dev")).toBe(
+      false,
+    );
+    expect(directDestroyable(stateWith({ "stacks/sandbox/dev.json": "{not json" }), "dev")).toBe(false);
+  });
+
+  it("takes a stack whose lock belongs to a live run: the engine itself then says who holds it", () => {
+    const lock = JSON.stringify({ pid: process.pid, hostname: hostname() });
+    const root = stateWith({
+      "stacks/sandbox/dev.json": checkpoint(),
+      "locks/organization/sandbox/dev/l.json": lock,
+    });
+    expect(directDestroyable(root, "dev")).toBe(true);
   });
 });

@@ -2,6 +2,9 @@
 // with a broken config, `up` after objects were removed behind the stack's back, one message per failure, `--json`
 // on every verb, and Ctrl-C in the middle of `up`. Everything runs in a throwaway root (front-root.ts) with a
 // project name of its own, removed at the end.
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
 import type Dockerode from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { offSwitch, projectLeftovers } from "../../runtime/offSwitch";
@@ -210,5 +213,46 @@ describe("Ctrl-C during up", () => {
     expect(next.code).toBe(0);
     expect(next.err).not.toContain("recovering:");
     expect(await names("container")).toEqual(["default"]);
+  }, 180_000);
+});
+
+describe("destroy while another run holds the stack", () => {
+  it("says who holds it, once, deletes nothing, and finishes once the lock is gone", async () => {
+    expect((await f.run("up", stack)).code).toBe(0);
+    const dir = join(f.root, ".sandbox", "state", ".pulumi", "locks", "organization", "sandbox", stack);
+    mkdirSync(dir, { recursive: true });
+    const lock = join(dir, "held-by-a-live-run.json");
+    // A run of this machine whose process lives (this test's own): not stale, so nothing recovers it away.
+    writeFileSync(
+      lock,
+      JSON.stringify({
+        pid: process.pid,
+        username: "other",
+        hostname: hostname(),
+        timestamp: new Date().toISOString(),
+      }),
+    );
+    try {
+      const r = await f.run("destroy", stack);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain(`destroy of stack ${stack} did not start: another run on this stack`);
+      expect(r.err).toContain(`(pid ${process.pid})`);
+      expect(r.err.split("what to do:").length - 1).toBe(1);
+      expect(r.out).toBe("");
+      const json = await f.run("destroy", stack, "--json");
+      expect(JSON.parse(json.out)).toMatchObject({
+        verb: "destroy",
+        ok: false,
+        exitCode: 1,
+        error: { kind: "locked" },
+      });
+      expect(await names("container")).toEqual(["default"]);
+    } finally {
+      rmSync(lock, { force: true });
+    }
+    const done = await f.run("destroy", stack, "--json");
+    expect(done.code).toBe(0);
+    expect(JSON.parse(done.out)).toMatchObject({ verb: "destroy", ok: true, changes: { delete: 6 } });
+    expect(await projectLeftovers(docker, f.project)).toEqual([]);
   }, 180_000);
 });
