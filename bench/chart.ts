@@ -57,6 +57,16 @@ const SOURCES: readonly { file: string; bars: (d: Doc, f: string) => Omit<Bar, "
         ratio: at(d, f, "ratioToDockerRun.pooled"),
         goal: 0.5,
       },
+      // Written since the floor was measured: an older pool.json has none.
+      ...(typeof (d.ratioToDockerRun as Doc | undefined)?.["engine floor"] === "number"
+        ? [
+            {
+              group: "launch vs docker run --rm",
+              label: "engine floor (start to removal)",
+              ratio: at(d, f, "ratioToDockerRun.engine floor"),
+            },
+          ]
+        : []),
     ],
   },
   {
