@@ -27,6 +27,7 @@ import { ALL_STACK_RULES } from "../stack/registry";
 import type { AnyStackRule, StackResource, StackResourceRef } from "../stack/types";
 import type { Subject } from "../workload";
 import { applyEdits, cloneRaw, taintCheck, unwrapProps } from "./props";
+import { ViewCache } from "./view-cache";
 
 /** The pack and the reports tag rules the same way. */
 export { crosswalkTags } from "../report/tags";
@@ -73,6 +74,8 @@ const secretsByUrn = new Map<string, readonly string[]>();
 /** Forgets what remediations recorded: the start of another engine run (tests that reuse URNs call it). */
 export function forgetRecordedSecrets(): void {
   secretsByUrn.clear();
+  resourceViews.clear();
+  stackViews.clear();
 }
 
 /**
@@ -84,27 +87,34 @@ function readProps(
   urn: string | undefined,
   secretOutputs: readonly string[],
   record = false,
-): { value: unknown; tainted: ReturnType<typeof taintCheck> } {
+): { value: unknown; tainted: ReturnType<typeof taintCheck>; taint: readonly string[] } {
   const { value, secretPaths } = unwrapProps(props);
   if (record && urn !== undefined) secretsByUrn.set(urn, secretPaths);
   const recorded = urn === undefined || record ? [] : (secretsByUrn.get(urn) ?? []);
   const secrets = [...new Set([...secretPaths, ...recorded])];
-  return { value: sealSecrets(value, secrets), tainted: taintCheck([...secrets, ...secretOutputs]) };
+  const taint = [...secrets, ...secretOutputs];
+  return { value: sealSecrets(value, secrets), tainted: taintCheck(taint), taint };
 }
+
+/** Each resource's views, read once for all the rules (policy/pulumi/view-cache.ts). */
+const resourceViews = new ViewCache<Subject[]>();
+const stackViews = new ViewCache<Subject | undefined>();
 
 /** The view of the resource being validated; secrets found in the args mark taint and are sealed. */
 function subjectOf(
   args: Pick<ResourceValidationArgs, "type" | "props" | "name" | "opts"> & { urn?: string },
   record = false,
 ): Subject[] {
-  const { value, tainted } = readProps(
+  const { value, tainted, taint } = readProps(
     args.props,
     args.urn,
     args.opts?.additionalSecretOutputs ?? [],
     record,
   );
   // One view per pod the resource runs (and its entry point): the rule judges each.
-  return adaptResources(args.type, value, args.name, tainted);
+  return resourceViews.get(args.urn, [args.type, args.name, taint], value, () =>
+    adaptResources(args.type, value, args.name, tainted),
+  );
 }
 
 /**
@@ -191,7 +201,7 @@ function refOf(r: PolicyResource): StackResourceRef {
 /** A stack resource as the pure stack rules see it. */
 export function stackResourceOf(r: PolicyResource): StackResource {
   const secretOutputs = r.opts?.additionalSecretOutputs ?? [];
-  const { value, tainted } = readProps(r.props, r.urn, secretOutputs);
+  const { value, tainted, taint } = readProps(r.props, r.urn, secretOutputs);
   const deps: Record<string, StackResourceRef[]> = {};
   for (const [k, v] of Object.entries(r.propertyDependencies ?? {})) deps[k] = v.map(refOf);
   return {
@@ -199,7 +209,9 @@ export function stackResourceOf(r: PolicyResource): StackResource {
     name: r.name,
     urn: r.urn,
     props: value,
-    subject: adaptResource(r.type, value, r.name, tainted),
+    subject: stackViews.get(r.urn, [r.type, r.name, taint], value, () =>
+      adaptResource(r.type, value, r.name, tainted),
+    ),
     additionalSecretOutputs: secretOutputs,
     propertyDependencies: deps,
     ...(r.parent === undefined ? {} : { parent: r.parent.urn }),
