@@ -211,7 +211,8 @@ afterAll(async () => {
       await offSwitch(docker, name, { jobRoot: join(project, "jobs") });
   }
   if (project !== "") rmSync(project, { recursive: true, force: true });
-});
+  // Two off switches and a folder with an installed node_modules: seconds on a busy machine, not vitest's 10.
+}, 120_000);
 
 describe("the installed package", () => {
   it("holds nothing of the repository: the pack's version is the package's, and its files are only what users need", () => {
