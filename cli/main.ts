@@ -10,6 +10,7 @@ import {
 } from "../stacks/config";
 import { inspectToolchain, missingToolchainMessage, toolkitFiles } from "../toolchain/pulumi";
 import type { StackVerb } from "./engine-run";
+import { leanDockerClient } from "./lean-docker";
 import { LEDGER_VERBS, type LedgerVerb, ledgerFile } from "./ledger-file";
 import { type Io, Reporter } from "./output";
 import { kubeTarget, offTarget, rawConfig } from "./targets";
@@ -346,6 +347,7 @@ export async function main(
  * (toolchain/front.cjs), compiled or not.
  */
 export async function runCommand(argv: readonly string[], root = projectRoot()): Promise<void> {
+  leanDockerClient();
   const io: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
   try {
     process.exitCode = await main(argv, io, root);

@@ -10,6 +10,8 @@ import { enableCompileCache } from "node:module";
 
 // Node keeps the compiled code of the modules loaded below, so every run after the first starts faster.
 enableCompileCache?.();
+// The Docker client without the BuildKit and SSH parts the front never uses (cli/lean-docker.ts).
+(require("../lean-docker") as typeof import("../lean-docker")).leanDockerClient();
 const { EXIT, main } = require("../main") as typeof import("../main");
 const { TOOLCHAIN } = require("../../toolchain/manifest") as typeof import("../../toolchain/manifest");
 

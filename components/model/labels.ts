@@ -34,5 +34,5 @@ export function projectLabels(
   };
   if (template !== undefined) labels[LABELS.template] = template;
   if (specHash !== undefined) labels[LABELS.specHash] = specHash;
-  return Object.fromEntries(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)));
+  return Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

@@ -195,7 +195,7 @@ export function launchSpec(project: ResolvedProject, template: string, networkNa
         }),
     jobFolder: { containerPath: t.jobFolder.containerPath, hostRoot: project.jobRoot },
     env: taskEnv(t, name, port, brokerEnv(project.spec, template)),
-    labels: Object.fromEntries(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b))),
+    labels: Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     maxConcurrentTasks: project.budget.concurrency,
   };
 }

@@ -142,6 +142,8 @@ export interface DockerUser {
 /** Go's strconv.Atoi: an optional sign and decimal digits (`+0`, `-0`, `007`), within int64. */
 export function goAtoi(s: string): number | undefined {
   if (!/^[+-]?\d+$/.test(s)) return undefined;
+  // Up to 15 digits a double holds exactly, far inside Go's int64.
+  if (s.replace(/^[+-]/, "").length <= 15) return Number(s) + 0; // + 0: "-0" is 0, as Atoi reads it
   const n = BigInt(s);
   return n > 2n ** 63n - 1n || n < -(2n ** 63n) ? undefined : Number(n);
 }
