@@ -14,8 +14,8 @@ import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync } from "
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { EngineEvent } from "@pulumi/pulumi/automation";
-import { pulumiHome, type ToolchainReport, toolkitFiles } from "../toolchain/pulumi";
-import { engineEnv, installedWorkDir } from "./engine-env";
+import { pulumiHome, type ToolchainReport } from "../toolchain/pulumi";
+import { engineEnv, engineWorkDir } from "./engine-env";
 import { providerNote, type StackVerbOptions, withEngineRun } from "./engine-run";
 import { PULUMI_PROJECT } from "./identity";
 import { describeChanges } from "./output";
@@ -110,14 +110,13 @@ export async function directDestroy(
   toolchain: ToolchainReport,
   options: StackVerbOptions,
 ): Promise<number | undefined> {
-  const env = options.env ?? process.env;
-  const backend = engineEnv(root, env).PULUMI_BACKEND_URL ?? "";
+  const backend = engineEnv(root, options.env ?? process.env).PULUMI_BACKEND_URL ?? "";
   const cli = toolchain.pulumi?.path;
   if (cli === undefined || !backend.startsWith("file://")) return undefined;
   if (!directDestroyable(backend.slice("file://".length), stackName)) return undefined;
   const rep = options.reporter;
   return withEngineRun("destroy", stackName, root, toolchain, options, async (run) => {
-    const files = options.files ?? toolkitFiles(root);
+    const { files } = run;
     providerNote(rep, toolchain, files);
     if (run.signal.aborted) throw new Error("cancelled before the engine started");
     const logDir = mkdtempSync(join(tmpdir(), "sandbox-destroy-"));
@@ -134,11 +133,11 @@ export async function directDestroy(
       const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>(
         (resolve, reject) => {
           const child = spawn(session, [...args, "--event-log", eventLog], {
-            cwd: options.workDir ?? (files.installed ? installedWorkDir(root, stackName) : root),
+            cwd: engineWorkDir(root, stackName, options.workDir, files),
             env: {
               ...process.env,
               ...run.engineVars,
-              PULUMI_HOME: pulumiHome(root, env),
+              PULUMI_HOME: pulumiHome(root, run.env),
               PULUMI_AUTOMATION_API: "true",
               // What the Automation API sets too: it turns on the CLI's `--event-log`.
               PULUMI_DEBUG_COMMANDS: "true",

@@ -99,3 +99,13 @@ export function installedWorkDir(root: string, stack: string): string {
   );
   return dir;
 }
+
+/** The folder the engine runs in for `stack`: the caller's, else the installed front's own, else the checkout. */
+export function engineWorkDir(
+  root: string,
+  stack: string,
+  workDir: string | undefined,
+  files: ToolkitFiles,
+): string {
+  return workDir ?? (files.installed ? installedWorkDir(root, stack) : root);
+}

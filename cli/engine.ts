@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { LocalWorkspace, PulumiCommand, Stack, StackNotFoundError } from "@pulumi/pulumi/automation";
 import { sandboxProgram } from "../stacks/program";
 import { pulumiHome, type ToolchainReport } from "../toolchain/pulumi";
-import { installedWorkDir, policyPackArg } from "./engine-env";
+import { engineWorkDir, policyPackArg } from "./engine-env";
 import {
   type Outcome,
   providerNote,
@@ -50,7 +50,7 @@ export async function runStackVerb(
     const { env, files, watch, fileState } = run;
     const workspace = await LocalWorkspace.create({
       program: sandboxProgram,
-      workDir: options.workDir ?? (files.installed ? installedWorkDir(root, stackName) : root),
+      workDir: engineWorkDir(root, stackName, options.workDir, files),
       pulumiHome: pulumiHome(root, env),
       pulumiCommand: await pulumiCommand(toolchain),
       envVars: run.engineVars,
