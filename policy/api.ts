@@ -7,7 +7,7 @@
  * `packArgs()` builds a pack of your own from the same rules (`new PolicyPack("mine", packArgs({ preset }))`);
  * the ready-made pack is the package's `policy-pack/` folder.
  */
-export { adaptLaunchSpec } from "./adapters/launch";
+export { adaptLaunchSpec } from "./sources/docker/read";
 export { adaptResource, adaptResources } from "./adapters/subject";
 export { isPreset, PRESETS, type Preset, presetLevels } from "./presets";
 export { PACK_NAME, type PackOptions, packArgs } from "./pulumi/pack";

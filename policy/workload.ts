@@ -1,3 +1,4 @@
+import type { UnjudgedField } from "./sources/verdict";
 import type { IngressView, ServiceView, UnjudgedView } from "./workload-exposure";
 /**
  * The normalized view of "a container that will run", whatever wrote it: a `docker.Container`, any Kubernetes pod
@@ -366,6 +367,11 @@ export interface WorkloadView {
   readonly unknownParts: readonly string[];
   /** Parts present but unreadable as a whole (a pod spec that is a string): every rule fails closed on them. */
   readonly unreadableParts: readonly { readonly path: string; readonly reason: string }[];
+  /**
+   * Fields the input sets that no rule may pass in silence: refused by the source's verdict table, or not in the
+   * engine schema the project claims (policy/sources). Absent where the source has no table yet.
+   */
+  readonly unjudgedFields?: readonly UnjudgedField[];
 }
 
 /** Everything a rule may be asked to judge. */

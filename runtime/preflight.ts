@@ -1,5 +1,5 @@
 import type { LaunchSpec } from "../components/model";
-import { adaptLaunchSpec } from "../policy/adapters/launch";
+import { adaptLaunchSpec } from "../policy/sources/docker/read";
 import { evaluate } from "../policy/evaluate";
 import { ALL_RULES } from "../policy/rules/registry";
 import type { EnforcementLevel } from "../policy/rules/types";

@@ -16,8 +16,8 @@
 
 import { parseDocument } from "yaml";
 import { isUnreadable, type ProfileType, Unreadable } from "../workload";
-import { engineDecode, fromYaml } from "./engine-json";
-import type { Shape } from "./engine-schema";
+import { engineDecode, fromYaml } from "../sources/docker/body";
+import type { Shape } from "../sources/docker/shape";
 import { field, items, str, strList } from "./read";
 
 const string: Shape = { k: "string" };

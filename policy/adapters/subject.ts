@@ -3,7 +3,7 @@ import type { Subject } from "../workload";
 import { parseKubeType } from "./carriers";
 import { adaptDockerContainer, DOCKER_CONTAINER_TYPE } from "./docker";
 import { adaptKubernetesWorkloads } from "./kubernetes";
-import { adaptLaunchSpec, LAUNCH_TYPE } from "./launch";
+import { adaptLaunchSpec, LAUNCH_TYPE } from "../sources/docker/read";
 import { noTaint, type TaintCheck } from "./read";
 import { adaptIngress, adaptService, isEntryPoint, isServiceType } from "./service";
 import { unjudgedReason } from "./unjudged";

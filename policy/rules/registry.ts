@@ -15,6 +15,7 @@ import { disallowServiceAccountToken } from "./disallow-service-account-token";
 import { disallowSysctls } from "./disallow-sysctls";
 import { disallowUnconfinedLsm } from "./disallow-unconfined-lsm";
 import { disallowUnconfinedSeccomp } from "./disallow-unconfined-seccomp";
+import { disallowUnjudgedFields } from "./disallow-unjudged-fields";
 import { disallowUnjudgedWorkloads } from "./disallow-unjudged-workloads";
 import { disallowUnmaskedProc } from "./disallow-unmasked-proc";
 import { disallowVolumeTypes } from "./disallow-volume-types";
@@ -59,6 +60,7 @@ export const ALL_RULES: readonly AnyRule[] = [
   disallowServiceAccountToken,
   requireRuntimeClass,
   requireReadableValues,
+  disallowUnjudgedFields,
   disallowUnjudgedWorkloads,
 ];
 

@@ -19,7 +19,7 @@ import {
   type ResolvedProject,
   resolveProject,
 } from "../../components/model";
-import { adaptLaunchSpec } from "../../policy/adapters/launch";
+import { adaptLaunchSpec } from "../../policy/sources/docker/read";
 import { judge } from "../../policy/rules/registry";
 import { brokerCreateBody, brokerCredentialEnvs, ensureBroker } from "../../runtime/broker";
 import { demuxLogs } from "../../runtime/docker/client";

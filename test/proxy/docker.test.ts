@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import type Dockerode from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LABELS, PER_TASK_NETWORK, PROXY_IMAGE, type ProxySpec, proxySpec } from "../../components/model";
-import { adaptLaunchSpec } from "../../policy/adapters/launch";
+import { adaptLaunchSpec } from "../../policy/sources/docker/read";
 import { judge } from "../../policy/rules/registry";
 import { demuxLogs } from "../../runtime/docker/client";
 import { Launcher, LaunchRefused, type TaskResult } from "../../runtime/launcher";

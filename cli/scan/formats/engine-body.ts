@@ -1,6 +1,6 @@
 /** Docker Engine API create bodies (`POST /containers/create`) -> resources judged as the launcher's preflight judges them. */
-import { engineBody, engineBodyOf, foldKey, fromYaml } from "../../../policy/adapters/engine-json";
-import { LAUNCH_TYPE } from "../../../policy/adapters/launch";
+import { engineBody, engineBodyOf, foldKey, fromYaml } from "../../../policy/sources/docker/body";
+import { LAUNCH_TYPE } from "../../../policy/sources/docker/read";
 import { idPart } from "../../../policy/exemptions";
 import { pathSegments } from "../../../policy/rules/helpers";
 import type { Lines } from "../lines";
@@ -34,7 +34,7 @@ export function readEngineBody(
   base: readonly (string | number)[],
 ): void {
   const at = lines.line(base);
-  // The body as the daemon decodes it (policy/adapters/engine-json.ts): from the document tree when there is one,
+  // The body as the daemon decodes it (policy/sources/docker/body.ts): from the document tree when there is one,
   // where repeated keys keep their order, else from the value.
   const node = lines.node(base);
   const body = node === undefined ? engineBodyOf(value) : engineBody(fromYaml(node));

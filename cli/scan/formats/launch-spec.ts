@@ -3,7 +3,7 @@
  * the launcher would send for a task of the template, judged as the launcher's preflight judges it.
  */
 import type { LaunchSpec } from "../../../components/model";
-import { LAUNCH_TYPE } from "../../../policy/adapters/launch";
+import { LAUNCH_TYPE } from "../../../policy/sources/docker/read";
 import { idPart } from "../../../policy/exemptions";
 import { taskContainer } from "../../../runtime/docker/taskContainer";
 import type { Lines } from "../lines";

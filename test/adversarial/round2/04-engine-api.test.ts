@@ -8,7 +8,9 @@
  * - a second object for the same struct or map field is decoded into the first (merged): a later
  *   `"hostconfig": {"PortBindings": {}}` keeps the bindings already read;
  * - `\u0065` in a key is the letter e; a Cyrillic е (U+0435) does not fold to e, so `Privilеged` is an unknown key;
- * - `HostConfig` inside `HostConfig` is an unknown field of HostConfig.
+ * - `HostConfig` inside `HostConfig` is an unknown field of HostConfig;
+ * - an unknown key is ignored by the claimed daemon but may be read by another, so it fails closed
+ *   (sandbox-disallow-unjudged-fields).
  */
 import { engineBody } from "../fixtures";
 import { blocked, cases, passes } from "../harness";
@@ -85,18 +87,18 @@ cases("round 2, class 4: key spellings", [
     want: P,
   },
   {
-    name: "Privilеged with a Cyrillic е (not folded by encoding/json, an unknown key): passes",
+    name: "Privilеged with a Cyrillic е (not folded by encoding/json, an unknown key): refused as a field outside the claimed API",
     files: { "body.json": body(hc('"Privil\u0435ged": true')) },
-    want: passes,
+    want: blocked("sandbox-disallow-unjudged-fields"),
   },
   {
-    name: "HostConfig nested inside HostConfig (an unknown field): passes",
+    name: "HostConfig nested inside HostConfig (an unknown field): refused as a field outside the claimed API",
     files: { "body.json": body(hc('"HostConfig": {"Privileged": true}')) },
-    want: passes,
+    want: blocked("sandbox-disallow-unjudged-fields"),
   },
   {
-    name: "Privileged under Config (Config has no such field here; top-level keys are the Config): passes",
+    name: "Privileged under Config (Config has no such field here; top-level keys are the Config): refused as a field outside the claimed API",
     files: { "body.json": body(hc(""), '"Config": {"Privileged": true}') },
-    want: passes,
+    want: blocked("sandbox-disallow-unjudged-fields"),
   },
 ]);

@@ -6,9 +6,9 @@
  *   v2 skips a BOM at the start of a document; kubectl splits the stream first), is blocked on that Pod.
  */
 import fc from "fast-check";
-import { describe, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { engineBody, pod, SAFE_CONTAINER_SECURITY } from "../fixtures";
-import { assertVerdict, blocked, passes, scanFiles } from "../harness";
+import { assertVerdict, blocked, blocking, passes, scanFiles } from "../harness";
 
 /** Keys the daemon ignores in a create body that name another input format to a sniffing reader. */
 const DECOY = fc.constantFrom(
@@ -47,12 +47,20 @@ describe("round 2, generated: create bodies with ignored keys", () => {
     );
   });
 
-  it("a hardened body with any decoy keys passes (no false denial)", async () => {
+  it("a hardened body with any decoy keys is refused for those keys alone, each named", async () => {
+    assertVerdict(await scanFiles({ "body.json": engineBody() }), passes);
     await fc.assert(
       fc.asyncProperty(
         fc.uniqueArray(DECOY, { minLength: 1, maxLength: 3, selector: (k) => k[0] }),
         async (keys) => {
-          assertVerdict(await scanFiles({ "body.json": withKeys(engineBody(), keys) }), passes);
+          const r = await scanFiles({ "body.json": withKeys(engineBody(), keys) });
+          assertVerdict(r, blocked("sandbox-disallow-unjudged-fields"));
+          const hits = r.report.findings.filter(blocking);
+          // Nothing but the keys the claimed Engine API does not have, each by its name.
+          expect(hits.map((f) => f.ruleId).sort()).toEqual(
+            keys.map(() => "sandbox-disallow-unjudged-fields"),
+          );
+          expect(hits.map((f) => f.path).sort()).toEqual(keys.map((k) => k[0]).sort());
         },
       ),
       { numRuns: 15 },

@@ -16,8 +16,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { engineBody, fromYaml } from "../../../policy/adapters/engine-json";
-import { HOST_CONFIG, type Shape } from "../../../policy/adapters/engine-schema";
+import { engineBody, fromYaml } from "../../../policy/sources/docker/body";
+import { HOST_CONFIG, type Shape } from "../../../policy/sources/docker/schema";
 import { runOracle } from "../../helpers/goOracle";
 import { DOCKER, safeContainer } from "../../policy/fixtures";
 import { validate, violated } from "../../policy/harness";

@@ -2,13 +2,11 @@ module sandbox-projects/test/oracles/engine-json
 
 go 1.24
 
-require github.com/docker/docker v28.5.2+incompatible
+require github.com/moby/moby/api v1.57.0
 
 require (
-	github.com/docker/go-connections v0.8.2 // indirect
 	github.com/docker/go-units v0.5.0 // indirect
 	github.com/moby/docker-image-spec v1.3.1 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
-	gotest.tools/v3 v3.5.2 // indirect
 )

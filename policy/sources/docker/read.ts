@@ -7,6 +7,31 @@
  * The body is first read the way the daemon decodes it (engine-json.ts: field names in any case, repeated keys),
  * so every field below is read by its canonical name.
  */
+
+import {
+  healthcheckArgs,
+  ipcShareable,
+  namespaceMode,
+  normalizeRestart,
+  parseDockerUser,
+  parseSecurityOpts,
+  splitEnv,
+  writableCgroupsWeakening,
+} from "../../adapters/docker-common";
+import { readBind, readMount } from "../../adapters/engine-mounts";
+import {
+  bool,
+  entries,
+  field,
+  items,
+  join,
+  noTaint,
+  num,
+  str,
+  strList,
+  type TaintCheck,
+} from "../../adapters/read";
+import { findUnreadable } from "../../adapters/unreadable";
 import {
   type ArgView,
   type CapabilitiesView,
@@ -18,21 +43,9 @@ import {
   Unreadable,
   type Val,
   type WorkloadView,
-} from "../workload";
-import {
-  healthcheckArgs,
-  ipcShareable,
-  namespaceMode,
-  normalizeRestart,
-  parseDockerUser,
-  parseSecurityOpts,
-  splitEnv,
-  writableCgroupsWeakening,
-} from "./docker-common";
-import { engineBodyOf } from "./engine-json";
-import { readBind, readMount } from "./engine-mounts";
-import { bool, entries, field, items, join, noTaint, num, str, strList, type TaintCheck } from "./read";
-import { findUnreadable } from "./unreadable";
+} from "../../workload";
+import { engineBodyOf } from "./body";
+import { unjudgedContainerFields } from "./fields";
 
 export const LAUNCH_TYPE = "launch";
 
@@ -271,5 +284,6 @@ export function adaptLaunchSpec(raw: unknown, name: string, tainted: TaintCheck 
     podPath: "",
     unknownParts: [],
     unreadableParts: findUnreadable(body),
+    unjudgedFields: unjudgedContainerFields(body),
   };
 }

@@ -16,8 +16,8 @@
  * A JavaScript object has lost the order of repeated keys, so scan reads bodies from the parsed document tree.
  */
 import { isAlias, isMap, isScalar, isSeq, type Node as YamlNode } from "yaml";
-import { isUnreadable, Unreadable } from "../workload";
-import { CONFIG_WRAPPER, type Shape, TOP_LEVEL_HOST_FIELDS } from "./engine-schema";
+import { isUnreadable, Unreadable } from "../../workload";
+import { CONFIG_WRAPPER, type Shape, TOP_LEVEL_HOST_FIELDS } from "./schema";
 
 /** A JSON value as its document wrote it: object members in order, repeated keys kept. */
 export type JsonNode =
@@ -104,6 +104,8 @@ type GoVal =
 
 /** Why the daemon refuses the body being decoded (encoding/json reports the first type error after decoding all). */
 let refusals: string[] = [];
+/** Keys of the body being decoded that name no field of the claimed Engine API, by where they are. */
+let unknownKeys: string[] = [];
 
 function refusal(reason: string): GoVal {
   refusals.push(reason);
@@ -115,10 +117,31 @@ function refused(what: string, n: JsonNode): GoVal {
   return refusal(`the Engine refuses the body: ${got} stands where ${what} belongs`);
 }
 
+/** A JSON node as plain JavaScript (an `interface{}` field holds any value). */
+function plain(n: JsonNode): unknown {
+  switch (n.t) {
+    case "object":
+      return Object.fromEntries(n.members.map(([k, v]) => [k, plain(v)]));
+    case "array":
+      return n.items.map(plain);
+    case "null":
+      return null;
+    case "opaque":
+    case "string":
+    case "number":
+    case "bool":
+      return n.v;
+  }
+}
+
 function describe(s: Shape): string {
   switch (s.k) {
     case "string":
+    case "text":
+    case "bytes":
       return "a text";
+    case "any":
+      return "a value";
     case "bool":
       return "true or false";
     case "int":
@@ -143,19 +166,28 @@ function goInt(text: string, bits: number, unsigned: boolean): number | undefine
   return n < min || n > max ? undefined : Number(n);
 }
 
-function decodeSlice(n: JsonNode, of: Shape, prev: GoVal): GoVal {
+function decodeSlice(n: JsonNode, of: Shape, prev: GoVal, path: string): GoVal {
   if (n.t !== "array") return refused("a list", n);
   // encoding/json keeps the old backing array: element i decodes into what was there. A list with no items is the
   // exception: decode.go's array() sets a fresh `MakeSlice(0, 0)`, so a later list starts from zeroed elements.
   const backing = typeof prev === "object" && prev.g === "slice" && n.items.length > 0 ? prev.backing : [];
   n.items.forEach((item, i) => {
-    backing[i] = decode(item, of, backing[i]);
+    backing[i] = decode(item, of, backing[i], `${path}[${i}]`);
   });
   return { g: "slice", backing, len: n.items.length };
 }
 
-/** Decodes `n` into a Go value of shape `s` that held `prev`, as encoding/json does. */
-export function decode(n: JsonNode, s: Shape, prev: GoVal): GoVal {
+/** Where a key sits, for messages: `HostConfig.Foo`, `Labels["a.b"]`. */
+function at(path: string, key: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key)
+    ? path === ""
+      ? key
+      : `${path}.${key}`
+    : `${path}[${JSON.stringify(key)}]`;
+}
+
+/** Decodes `n` (at `path`) into a Go value of shape `s` that held `prev`, as encoding/json does. */
+export function decode(n: JsonNode, s: Shape, prev: GoVal, path = ""): GoVal {
   if (n.t === "opaque") return { g: "opaque", v: n.v };
   // The daemon refuses a body with any value of the wrong type, whatever later keys say.
   if (typeof prev === "object" && prev.g === "refused") return prev;
@@ -165,9 +197,14 @@ export function decode(n: JsonNode, s: Shape, prev: GoVal): GoVal {
   }
   switch (s.k) {
     case "ptr":
-      return decode(n, s.to, prev);
+      return decode(n, s.to, prev, path);
     case "string":
+    case "text":
+    case "bytes":
+      // A type's own text decoding (an IP address, base64) is read as the text: a value it refuses runs nothing.
       return n.t === "string" ? n.v : refused(describe(s), n);
+    case "any":
+      return { g: "opaque", v: plain(n) };
     case "bool":
       return n.t === "bool" ? n.v : refused(describe(s), n);
     case "float":
@@ -183,29 +220,37 @@ export function decode(n: JsonNode, s: Shape, prev: GoVal): GoVal {
       if (n.t === "string") return { g: "slice", backing: [n.v], len: 1 };
       if (n.t !== "array") return refused("a list of texts", n);
       // StrSlice's own UnmarshalJSON decodes into a fresh list.
-      return decodeSlice(n, { k: "string" }, undefined);
+      return decodeSlice(n, { k: "string" }, undefined, path);
     case "slice":
-      return decodeSlice(n, s.of, prev);
+      return decodeSlice(n, s.of, prev, path);
     case "array": {
       if (n.t !== "array") return refused("a list", n);
-      const backing = n.items.slice(0, s.len).map((item) => decode(item, s.of, undefined));
+      const backing = n.items
+        .slice(0, s.len)
+        .map((item, i) => decode(item, s.of, undefined, `${path}[${i}]`));
       return { g: "slice", backing, len: backing.length };
     }
     case "map": {
       if (n.t !== "object") return refused("an object", n);
       const entries = typeof prev === "object" && prev.g === "map" ? prev.entries : new Map<string, GoVal>();
       // Each entry decodes into a fresh element: a repeated map key replaces, it never merges.
-      for (const [k, v] of n.members) entries.set(k, decode(v, s.of, undefined));
+      for (const [k, v] of n.members) entries.set(k, decode(v, s.of, undefined, at(path, k)));
       return { g: "map", entries };
     }
     case "struct": {
       if (n.t !== "object") return refused("an object", n);
       const fields = typeof prev === "object" && prev.g === "struct" ? prev.fields : new Map<string, GoVal>();
       for (const [k, v] of n.members) {
+        // A mark of an earlier decoding (scan decodes the document, the adapter its result) is not a key.
+        if (v.t === "opaque" && v.v instanceof UnknownFields) continue;
         const name = matchField(s.fields, k);
         const fs = name === undefined ? undefined : s.fields[name];
-        if (name === undefined || fs === undefined) continue; // unknown fields are ignored
-        fields.set(name, decode(v, fs, fields.get(name)));
+        if (name === undefined || fs === undefined) {
+          // The claimed daemon ignores it; a newer or different one may not, so it is kept to be judged.
+          unknownKeys.push(at(path, k));
+          continue;
+        }
+        fields.set(name, decode(v, fs, fields.get(name), at(path, name)));
       }
       return { g: "struct", fields };
     }
@@ -244,16 +289,26 @@ export function materialize(v: GoVal): unknown {
  */
 export function engineBody(n: JsonNode): unknown {
   if (n.t === "opaque") return n.v;
-  const { value: decoded, refused: first } = engineDecode(n, CONFIG_WRAPPER);
+  const { value: decoded, refused: first, unknown } = engineDecode(n, CONFIG_WRAPPER);
   const body = withTopLevelHostConfig(decoded);
   // A later key may hide the value the daemon choked on; the body as a whole is still refused.
   if (typeof body !== "object" || body === null || isUnreadable(body)) return body;
   if (first !== undefined) setOwn(body as Record<string, unknown>, REFUSED_KEY, new Unreadable(first));
+  const unknownPaths = unknown.filter((p) => !QUERY_KEYS.has(p));
   // A body decoded before (scan decodes the document, the adapter decodes its result again) keeps its marks.
   if (n.t === "object")
-    for (const [k, v] of n.members)
+    for (const [k, v] of n.members) {
       if ((k === REFUSED_KEY || k === TOP_LEVEL_KEY) && v.t === "opaque" && isUnreadable(v.v))
         setOwn(body as Record<string, unknown>, k, v.v);
+      if (k === UNKNOWN_FIELDS_KEY && v.t === "opaque" && v.v instanceof UnknownFields)
+        unknownPaths.unshift(...v.v.paths);
+    }
+  if (unknownPaths.length > 0)
+    setOwn(
+      body as Record<string, unknown>,
+      UNKNOWN_FIELDS_KEY,
+      new UnknownFields([...new Set(unknownPaths)]),
+    );
   return body;
 }
 
@@ -261,13 +316,38 @@ export function engineBody(n: JsonNode): unknown {
  * `n` decoded by encoding/json into a Go value of shape `s`, as plain JavaScript with canonical field names, and the
  * first reason the decoder refuses it (a value of the wrong type), if any.
  */
-export function engineDecode(n: JsonNode, s: Shape): { value: unknown; refused: string | undefined } {
+export function engineDecode(
+  n: JsonNode,
+  s: Shape,
+): { value: unknown; refused: string | undefined; unknown: readonly string[] } {
   refusals = [];
+  unknownKeys = [];
   const value = materialize(decode(n, s, undefined));
   const [refused] = refusals;
+  const unknown = unknownKeys;
   refusals = [];
-  return { value, refused };
+  unknownKeys = [];
+  return { value, refused, unknown };
 }
+
+/**
+ * The keys of a body that name no field of the Engine API the project claims, by where they are. The claimed daemon
+ * ignores them, but a body is judged for any daemon it may be sent to, and one that reads them is not one the rules
+ * know: sandbox-disallow-unjudged-fields refuses them.
+ */
+export class UnknownFields {
+  constructor(readonly paths: readonly string[]) {}
+}
+
+/** Where a body names the keys of {@link UnknownFields} (no API field has this name). */
+export const UNKNOWN_FIELDS_KEY = "(fields not in the claimed Engine API)";
+
+/**
+ * Keys of the create call's query string, which the project's client (dockerode, docker-modem) takes from the same
+ * object as the body: the container's name and the image's platform. Written exactly so; the query is
+ * case-sensitive.
+ */
+const QUERY_KEYS = new Set(["name", "platform"]);
 
 /** Fields that `getHostConfig` copies from the top level into a HostConfig that leaves them zero. */
 const COPIED = ["Memory", "MemorySwap", "CpuShares", "CpusetCpus", "VolumeDriver"];
