@@ -47,6 +47,7 @@ export const ORACLE_TESTS: readonly string[] = [
   "test/policy/engine-json.test.ts",
   "test/policy/exemptions.test.ts",
   "test/policy/presets.test.ts",
+  "test/policy/sources/docker/schema.test.ts",
   "test/scan/compose.property.test.ts",
   "test/scan/yaml-kube-stream.property.test.ts",
   "test/scan/yaml-kube.property.test.ts",

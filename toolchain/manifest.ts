@@ -28,6 +28,7 @@ export const MANIFEST_KEYS = [
   "CONTAINERD_CACHE_FOLDER",
   "KUBE_ROUTER_VERSION",
   "KUBE_ROUTER_CACHE_FOLDER",
+  "MOBY_API_VERSION",
 ] as const;
 
 /** One key of the manifest. */

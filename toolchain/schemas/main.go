@@ -103,6 +103,10 @@ func (g *gen) shape(t reflect.Type) string {
 	case reflect.Array:
 		return fmt.Sprintf("array(%d, %s)", t.Len(), g.shape(t.Elem()))
 	case reflect.Map:
+		// A key type with its own text decoding (network.Port) is parsed, and may refuse the body.
+		if k := t.Key(); k.Kind() != reflect.String && reflect.PointerTo(k).Implements(textUnmarshaler) {
+			return fmt.Sprintf("map(%s, %q)", g.shape(t.Elem()), k.String())
+		}
 		return "map(" + g.shape(t.Elem()) + ")"
 	case reflect.Interface:
 		return "any"

@@ -117,6 +117,11 @@ function refused(what: string, n: JsonNode): GoVal {
   return refusal(`the Engine refuses the body: ${got} stands where ${what} belongs`);
 }
 
+/** Go's zero value of a scalar shape (what an array element the body leaves out holds). */
+function zero(s: Shape): GoVal {
+  return s.k === "int" || s.k === "float" ? 0 : s.k === "bool" ? false : s.k === "string" ? "" : undefined;
+}
+
 /** A JSON node as plain JavaScript (an `interface{}` field holds any value). */
 function plain(n: JsonNode): unknown {
   switch (n.t) {
@@ -186,6 +191,32 @@ function at(path: string, key: string): string {
     : `${path}[${JSON.stringify(key)}]`;
 }
 
+/** Spellings of one port key seen in the body being decoded, by its canonical form. */
+let portSpellings = new Map<string, string>();
+
+/**
+ * A map key of a type that parses it, canonical, or undefined when the type refuses it. `network.Port` (ParsePort):
+ * a number of 0 to 65535, then `/` and a protocol, lower-cased, `tcp` when none; empty is the zero port. Older daemons
+ * keep keys as written, so two spellings of one port (`80`, `80/tcp`) are two entries there and one here: the body
+ * means different things on different daemons, and is refused.
+ */
+function mapKey(type: string, k: string, entries: Map<string, GoVal>, path: string): string | undefined {
+  if (type !== "network.Port") return k;
+  if (k === "") return k;
+  const cut = k.indexOf("/");
+  const num = cut < 0 ? k : k.slice(0, cut);
+  const proto = cut < 0 ? "" : k.slice(cut + 1);
+  if (!/^\d+$/.test(num) || Number(num) > 65535) return undefined;
+  const key = `${Number(num)}/${proto === "" ? "tcp" : proto.toLowerCase()}`;
+  const seen = portSpellings.get(`${path}\u0000${key}`);
+  if (seen !== undefined && seen !== k && entries.has(key))
+    refusals.push(
+      `${path} names port ${key} twice (${JSON.stringify(seen)} and ${JSON.stringify(k)}): the claimed Engine API reads them as one entry, daemons up to v28 as two, so the container differs by daemon`,
+    );
+  portSpellings.set(`${path}\u0000${key}`, k);
+  return key;
+}
+
 /** Decodes `n` (at `path`) into a Go value of shape `s` that held `prev`, as encoding/json does. */
 export function decode(n: JsonNode, s: Shape, prev: GoVal, path = ""): GoVal {
   if (n.t === "opaque") return { g: "opaque", v: n.v };
@@ -225,16 +256,23 @@ export function decode(n: JsonNode, s: Shape, prev: GoVal, path = ""): GoVal {
       return decodeSlice(n, s.of, prev, path);
     case "array": {
       if (n.t !== "array") return refused("a list", n);
-      const backing = n.items
-        .slice(0, s.len)
-        .map((item, i) => decode(item, s.of, undefined, `${path}[${i}]`));
+      // A Go array always holds its length: elements the list leaves out are zero, those past it are dropped.
+      const backing = Array.from({ length: s.len }, (_, i) => {
+        const item = n.items[i];
+        return item === undefined ? zero(s.of) : decode(item, s.of, undefined, `${path}[${i}]`);
+      });
       return { g: "slice", backing, len: backing.length };
     }
     case "map": {
       if (n.t !== "object") return refused("an object", n);
       const entries = typeof prev === "object" && prev.g === "map" ? prev.entries : new Map<string, GoVal>();
       // Each entry decodes into a fresh element: a repeated map key replaces, it never merges.
-      for (const [k, v] of n.members) entries.set(k, decode(v, s.of, undefined, at(path, k)));
+      for (const [k, v] of n.members) {
+        const key = s.key === undefined ? k : mapKey(s.key, k, entries, path);
+        if (key === undefined)
+          return refusal(`the Engine refuses the body: ${JSON.stringify(k)} is not a ${s.key} key`);
+        entries.set(key, decode(v, s.of, undefined, at(path, k)));
+      }
       return { g: "map", entries };
     }
     case "struct": {
@@ -322,6 +360,7 @@ export function engineDecode(
 ): { value: unknown; refused: string | undefined; unknown: readonly string[] } {
   refusals = [];
   unknownKeys = [];
+  portSpellings = new Map();
   const value = materialize(decode(n, s, undefined));
   const [refused] = refusals;
   const unknown = unknownKeys;

@@ -10,7 +10,8 @@ export type Shape =
   | { readonly k: "float" }
   | { readonly k: "ptr"; readonly to: Shape }
   | { readonly k: "struct"; readonly fields: Readonly<Record<string, Shape>> }
-  | { readonly k: "map"; readonly of: Shape }
+  /** Keys are data (labels, sysctls), or of a type that parses them (`network.Port`: `80`, `80/tcp`). */
+  | { readonly k: "map"; readonly of: Shape; readonly key?: string }
   | { readonly k: "slice"; readonly of: Shape }
   /** A fixed-length Go array (`ConsoleSize [2]uint`). */
   | { readonly k: "array"; readonly len: number; readonly of: Shape }
@@ -41,7 +42,8 @@ export const uint64 = int(64, true);
 export const text = (type: string): Shape => ({ k: "text", type });
 export const ptr = (to: Shape): Shape => ({ k: "ptr", to });
 export const struct = (fields: Record<string, Shape>): Shape => ({ k: "struct", fields });
-export const map = (of: Shape): Shape => ({ k: "map", of });
+export const map = (of: Shape, key?: string): Shape =>
+  key === undefined ? { k: "map", of } : { k: "map", of, key };
 export const slice = (of: Shape): Shape => ({ k: "slice", of });
 export const array = (len: number, of: Shape): Shape => ({ k: "array", len, of });
 
