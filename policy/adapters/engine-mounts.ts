@@ -145,7 +145,18 @@ const KERNEL_FS: Readonly<Record<string, string>> = {
 /** Filesystems that hold only memory: the device is a label. */
 const MEMORY_FS = new Set(["tmpfs", "ramfs"]);
 /** Network filesystems: the device names a remote share, not a host path. */
-const NETWORK_FS = new Set(["nfs", "nfs4", "cifs", "smb3", "ceph"]);
+const NETWORK_FS = new Set([
+  "nfs",
+  "nfs4",
+  "cifs",
+  "smb3",
+  "smb",
+  "ceph",
+  "glusterfs",
+  "9p",
+  "sshfs",
+  "fuse.sshfs",
+]);
 
 /** Overlay's `dir:dir` list, `\` escaping a separator; each folder unescaped. */
 function overlayDirs(v: string): string[] {
@@ -158,7 +169,9 @@ function overlayDirs(v: string): string[] {
  * - `o` with `bind` or `rbind` binds the host path `device`, whatever `type` says;
  * - `type: overlay` stacks the host folders named by `lowerdir` (read), `upperdir` and `workdir` (written);
  * - a kernel filesystem (`proc`, `sysfs`, `cgroup2`, `debugfs`, ...) shows the host's own kernel state;
- * - `tmpfs` and `ramfs` hold memory, and `nfs`/`cifs` mount a remote share: nothing of the host;
+ * - `tmpfs` and `ramfs` hold memory: nothing of the host;
+ * - `nfs`, `cifs` and the other network filesystems mount a remote share over the host's own network, a route off
+ *   the machine that no egress wall sees: it fails closed;
  * - any other type mounts the block device `device` as the host kernel resolves it (`//dev/sda1`, `/./dev/sda1`
  *   and `/var/../dev/sda1` are `/dev/sda1`); a device outside /dev (a link, `/proc/1/root/dev/...`, a ZFS dataset)
  *   is what the host makes of it, which the policy cannot see: it fails closed.
@@ -180,7 +193,17 @@ export function localVolumeExposures(options: unknown): LocalVolumeExposure[] {
   if (flags.includes("bind") || flags.includes("rbind"))
     return [{ source: device, at: "device", readOnly: false }];
   const fs = type.trim().toLowerCase();
-  if (MEMORY_FS.has(fs) || NETWORK_FS.has(fs) || fs === "none" || fs === "") return [];
+  if (NETWORK_FS.has(fs))
+    return [
+      {
+        source: new Unreadable(
+          `a ${JSON.stringify(fs)} volume mounts a remote share (${JSON.stringify(device)}) from the host's own network, outside the project's egress walls`,
+        ),
+        at: "type",
+        readOnly: false,
+      },
+    ];
+  if (MEMORY_FS.has(fs) || fs === "none" || fs === "") return [];
   const kernel = KERNEL_FS[fs];
   if (kernel !== undefined) return [{ source: kernel, at: "type", readOnly: false }];
   if (fs === "overlay") {

@@ -221,9 +221,14 @@ cases("round 3, class 7: local volumes that show host folders without o=bind", [
     want: passes,
   },
   {
-    name: "an nfs volume (a remote share, not a host path) passes",
+    name: "an nfs volume (a remote share the host mounts over its own network, outside the egress walls)",
     files: localVolume({ type: "nfs", device: ":/export", o: "addr=10.0.0.1,ro" }),
-    want: passes,
+    want: SENSITIVE,
+  },
+  {
+    name: "a cifs volume (an SMB share, the same route off the machine)",
+    files: localVolume({ type: "cifs", device: "//10.0.0.1/share", o: "username=u" }),
+    want: SENSITIVE,
   },
   {
     name: "a local volume with no options passes",
