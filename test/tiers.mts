@@ -25,6 +25,7 @@ export const UNIT_FOLDERS: readonly string[] = [
   "adversarial",
   "bench",
   "broker",
+  "cases",
   "cli",
   "docker",
   "kubernetes",

@@ -232,19 +232,33 @@ function tmpfs(v: unknown): Record<string, string> | undefined {
   return out;
 }
 
-/** `deploy.restart_policy.condition`: `none`, `on-failure`, `any` (Swarm's default when the block is present). */
+/**
+ * The restart policy docker compose sends (pkg/compose/create.go getRestartPolicy): `deploy.restart_policy`, when
+ * present, replaces `restart`; each is mapped by mapRestartPolicyCondition (`none`/`no` no restart, `any`/`always`
+ * always, `on-failure`, `unless-stopped`, anything else as written), and a policy that names no condition is the
+ * engine's empty policy: no restart. `restart`'s `:<retries>` is dropped.
+ */
 function restartPolicy(service: Record<string, unknown>): string | undefined {
-  const restart = scalar(service.restart);
-  if (restart !== undefined) return restart;
+  const condition = (c: string): string =>
+    c === "none" || c === "no" || c === "" ? "no" : c === "any" || c === "always" ? "always" : c;
   const deploy = isMap(service.deploy) ? service.deploy : undefined;
-  if (deploy === undefined || !isMap(deploy.restart_policy)) return undefined;
-  const condition = scalar(deploy.restart_policy.condition) ?? "any";
-  return condition === "any" ? "always" : condition === "none" ? "no" : condition;
+  if (deploy !== undefined && isMap(deploy.restart_policy))
+    return condition(scalar(deploy.restart_policy.condition) ?? "");
+  const restart = scalar(service.restart);
+  return restart === undefined ? undefined : condition(restart.split(":")[0] ?? "");
 }
 
-function pick<T>(...vs: (T | undefined)[]): T | undefined {
-  return vs.find((v) => v !== undefined);
+/**
+ * A service key and its `deploy.resources.limits` counterpart, as docker compose applies them (setLimits): the limit
+ * replaces the key when it is set and not zero (for pids, above zero). compose-go refuses two distinct non-zero
+ * values, so this only decides between a zero and a value.
+ */
+function limitOver(limit: unknown, key: unknown, set: (v: unknown) => boolean): unknown {
+  return limit !== undefined && limit !== null && set(limit) ? limit : key;
 }
+const nonZero = (v: unknown): boolean => !(v === 0 || v === "0" || v === "");
+const positive = (v: unknown): boolean =>
+  !(typeof v === "number" ? v <= 0 : /^\s*(-|0+\s*$)/.test(String(v)));
 
 /** Converts one Compose service to `docker.Container` props. `name` is the service's key. */
 export function composeServiceToContainerProps(name: string, service: unknown): Record<string, unknown> {
@@ -295,9 +309,9 @@ export function composeServiceToContainerProps(name: string, service: unknown): 
             capabilities: isMap(d) ? d.capabilities : undefined,
           })),
     sysctls: sysctls(s.sysctls),
-    memory: megabytes(pick(s.mem_limit, limits.memory)),
+    memory: megabytes(limitOver(limits.memory, s.mem_limit, (v) => nonZero(megabytes(v)))),
     memorySwap: megabytes(s.memswap_limit),
-    cpus: scalar(pick(s.cpus, limits.cpus)),
+    cpus: scalar(limitOver(limits.cpus, s.cpus, (v) => Number(scalar(v)) !== 0)),
     cpuQuota: s.cpu_quota,
     cpuPeriod: s.cpu_period,
     restart: restartPolicy(s),
@@ -306,7 +320,7 @@ export function composeServiceToContainerProps(name: string, service: unknown): 
     groupAdds: s.group_add === undefined ? undefined : asList(s.group_add).map((x) => scalar(x) ?? ""),
     labels: labels(s.labels),
     // @pulumi/docker has no PidsLimit and no rule reads it; kept for the report's readers.
-    pidsLimit: pick(s.pids_limit, limits.pids),
+    pidsLimit: limitOver(limits.pids, s.pids_limit, positive),
   };
   // `use_api_socket` (docker/compose pkg/compose/apiSocket.go): a bind of the engine's socket, and the user's
   // registry credentials as a config under /run/secrets/docker. Any value but false is read as set (compose's
