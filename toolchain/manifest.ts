@@ -29,6 +29,7 @@ export const MANIFEST_KEYS = [
   "KUBE_ROUTER_VERSION",
   "KUBE_ROUTER_CACHE_FOLDER",
   "MOBY_API_VERSION",
+  "COMPOSE_GO_VERSION",
 ] as const;
 
 /** One key of the manifest. */

@@ -2,6 +2,8 @@
  * `docker:index/container:Container` props -> workload view. Property names are @pulumi/docker's
  * (`capabilities.drops`, `securityOpts`, `memory` in MB, `envs` as `NAME=value`, ...).
  */
+
+import type { UnjudgedField } from "../sources/verdict";
 import {
   type ArgView,
   type ContainerView,
@@ -369,5 +371,10 @@ export function adaptDockerContainer(
     podPath: "",
     unknownParts: [],
     unreadableParts: findUnreadable(props),
+    // The scanner's Compose reader carries the keys of a service that fail closed under this name.
+    unjudgedFields: items(field(props, "unjudgedFields")).filter(
+      (f): f is UnjudgedField =>
+        typeof f === "object" && f !== null && typeof (f as UnjudgedField).path === "string",
+    ),
   };
 }

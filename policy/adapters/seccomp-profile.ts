@@ -15,9 +15,9 @@
  */
 
 import { parseDocument } from "yaml";
-import { isUnreadable, type ProfileType, Unreadable } from "../workload";
 import { engineDecode, fromYaml } from "../sources/docker/body";
 import type { Shape } from "../sources/docker/shape";
+import { isUnreadable, type ProfileType, Unreadable } from "../workload";
 import { field, items, str, strList } from "./read";
 
 const string: Shape = { k: "string" };

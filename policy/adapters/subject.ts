@@ -1,9 +1,10 @@
 /** One entry point: a resource's type token and props -> the views the rules judge (none: nothing to judge). */
+
+import { adaptLaunchSpec, LAUNCH_TYPE } from "../sources/docker/read";
 import type { Subject } from "../workload";
 import { parseKubeType } from "./carriers";
 import { adaptDockerContainer, DOCKER_CONTAINER_TYPE } from "./docker";
 import { adaptKubernetesWorkloads } from "./kubernetes";
-import { adaptLaunchSpec, LAUNCH_TYPE } from "../sources/docker/read";
 import { noTaint, type TaintCheck } from "./read";
 import { adaptIngress, adaptService, isEntryPoint, isServiceType } from "./service";
 import { unjudgedReason } from "./unjudged";

@@ -136,8 +136,8 @@ function toFloat(v: string): number {
   return Number(s.replace(/^([+-]?)inf(inity)?$/i, "$1Infinity"));
 }
 
-const CONTAINER = ["services.*", "services.*.pre_start.*"];
-const WORKLOAD = ["services.*"];
+const CONTAINER = ["services.*", "jobs.*", "services.*.pre_start.*"];
+const WORKLOAD = ["services.*", "jobs.*"];
 
 /** Paths whose strings compose-go casts after interpolation (loader/interpolate.go), with `*` and `[]`. */
 const CASTS: readonly [string, Cast][] = [

@@ -130,9 +130,13 @@ function hostPath(p: unknown, dir: string, env: Environment, used: Map<string, s
 
 /** Host paths of a model resolved against `dir` (compose-go paths.ResolveRelativePaths, for the fields read). */
 function resolvePaths(model: Model, dir: string, env: Environment, used: Map<string, string>): void {
-  if (isMap(model.services))
-    for (const s of Object.values(model.services)) {
+  for (const group of [model.services, model.jobs].filter(isMap))
+    for (const s of Object.values(group)) {
       if (!isMap(s)) continue;
+      const develop = isMap(s.develop) ? s.develop : {};
+      if (Array.isArray(develop.watch))
+        for (const w of develop.watch)
+          if (isMap(w) && typeof w.path === "string") w.path = hostPath(w.path, dir, env, used);
       for (const owner of [s, ...(Array.isArray(s.pre_start) ? s.pre_start.filter(isMap) : [])])
         if (Array.isArray(owner.volumes))
           for (const v of owner.volumes)

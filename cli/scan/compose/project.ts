@@ -125,7 +125,28 @@ function mountsOf(name: string, services: Model, project: Model): Props[] {
     const volumeOpts = volumeOptions(vols[m.source]);
     return volumeOpts === undefined ? m : { ...m, volumeOptions: volumeOpts };
   });
-  return [...mounts, ...fileMounts(s, project)];
+  return [...mounts, ...fileMounts(s, project), ...watchMounts(s)];
+}
+
+/**
+ * `develop.watch` entries that sync (`sync`, `sync+restart`, `sync+exec`): docker compose copies the host folder at
+ * `path` into the container at `target`, first in full with `initial_sync`, then on every change. The container sees
+ * the host's files as a read-only bind would show them, so they are judged as one.
+ */
+function watchMounts(service: Model): Props[] {
+  const develop = isMap(service.develop) ? service.develop : {};
+  return (Array.isArray(develop.watch) ? develop.watch : []).flatMap((w) =>
+    isMap(w) && typeof w.action === "string" && w.action.startsWith("sync") && typeof w.path === "string"
+      ? [
+          {
+            type: "bind",
+            source: w.path,
+            target: typeof w.target === "string" ? w.target : w.path,
+            readOnly: true,
+          },
+        ]
+      : [],
+  );
 }
 
 /** A service of a loaded project as `docker.Container` props. */

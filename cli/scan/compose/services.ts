@@ -1,5 +1,6 @@
 /** A Compose file -> its loaded project's services as `docker.Container` props, or the input error that stops it. */
 
+import { unjudgedComposeFields } from "../../../policy/sources/compose/fields";
 import { hookViews } from "./hooks";
 import { type ComposeHost, loadComposeProject, type ProjectFileSet } from "./load";
 import { isMap, type Model } from "./merge";
@@ -50,7 +51,21 @@ export function loadComposeServices(
     if (e instanceof RangeError) return { error: new ComposeError(`too deeply nested: ${e.message}`) };
     throw e;
   }
-  const services = isMap(project.services) ? project.services : {};
+  // Jobs (compose-go's `jobs`: containers that run to completion) are containers like services, with a service's keys
+  // and triggers: each is judged as the service it would be.
+  const jobs = isMap(project.jobs) ? project.jobs : {};
+  const kinds = new Map<string, { kind: "service" | "job"; at: string }>();
+  const services: Model = {};
+  for (const [name, raw] of Object.entries(isMap(project.services) ? project.services : {})) {
+    services[name] = raw;
+    kinds.set(name, { kind: "service", at: `services.${name}` });
+  }
+  for (const [name, raw] of Object.entries(jobs)) {
+    const key = Object.hasOwn(services, name) ? `jobs.${name}` : name;
+    services[key] = raw;
+    kinds.set(key, { kind: "job", at: `jobs.${name}` });
+  }
+  if (Object.keys(jobs).length > 0) project = { ...project, services };
   const out: ComposeService[] = [];
   const refused: { name: string; message: string }[] = [];
   for (const [name, raw] of Object.entries(services)) {
@@ -61,6 +76,15 @@ export function loadComposeServices(
       continue;
     }
     const props = projectServiceProps(name, project);
+    const { kind, at } = kinds.get(name) ?? { kind: "service" as const, at: `services.${name}` };
+    const fields = [
+      ...unjudgedComposeFields(spec, kind, at),
+      ...(Array.isArray(spec.pre_start) ? spec.pre_start : []).flatMap((h, i) =>
+        isMap(h) ? unjudgedComposeFields(h, "pre_start_hook", `${at}.pre_start[${i}]`) : [],
+      ),
+    ];
+    // Not a @pulumi/docker input: the Docker adapter hands these to sandbox-disallow-unjudged-fields.
+    if (fields.length > 0) props.unjudgedFields = fields;
     out.push({ name, props, spec });
     for (const h of hookViews(name, spec, props, workingDir))
       out.push({ name: h.name, props: h.props, spec });

@@ -1,8 +1,9 @@
 /** Docker Engine API create bodies (`POST /containers/create`) -> resources judged as the launcher's preflight judges them. */
-import { engineBody, engineBodyOf, foldKey, fromYaml } from "../../../policy/sources/docker/body";
-import { LAUNCH_TYPE } from "../../../policy/sources/docker/read";
+
 import { idPart } from "../../../policy/exemptions";
 import { pathSegments } from "../../../policy/rules/helpers";
+import { engineBody, engineBodyOf, foldKey, fromYaml } from "../../../policy/sources/docker/body";
+import { LAUNCH_TYPE } from "../../../policy/sources/docker/read";
 import type { Lines } from "../lines";
 import { type FileOutput, text } from "./output";
 

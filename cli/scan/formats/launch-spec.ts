@@ -3,8 +3,8 @@
  * the launcher would send for a task of the template, judged as the launcher's preflight judges it.
  */
 import type { LaunchSpec } from "../../../components/model";
-import { LAUNCH_TYPE } from "../../../policy/sources/docker/read";
 import { idPart } from "../../../policy/exemptions";
+import { LAUNCH_TYPE } from "../../../policy/sources/docker/read";
 import { taskContainer } from "../../../runtime/docker/taskContainer";
 import type { Lines } from "../lines";
 import { type FileOutput, isObj, text } from "./output";
