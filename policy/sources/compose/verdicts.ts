@@ -4,6 +4,7 @@
  * generated table: a key with no verdict, or a verdict for a key the schema does not have, fails it. A refused key
  * that a service sets is a finding of sandbox-disallow-unjudged-fields (fields.ts).
  */
+import { BROKER_IMAGE } from "../../../components/model/broker-spec";
 import { inert, judged, refused, type VerdictTable } from "../verdict";
 
 const R = {
@@ -30,6 +31,7 @@ const LIMIT = "a limit or weight inside the container's own cgroup: it can only 
 const LOCAL_LOG_DRIVERS = new Set(["json-file", "local", "none"]);
 const HOST_ULIMITS = new Set(["rtprio", "rttime", "nice", "memlock"]);
 
+const CRED = "SANDBOX_BROKER_CRED_API=token-value-1234";
 const SECRET_CMD = ["sh", "-c", "curl -u admin:Sup3rS3cretPassw0rd https://example.com"];
 
 /** A verdict per key of a service (the same keys serve jobs and `pre_start` hooks, which are containers too). */
@@ -107,14 +109,22 @@ export const COMPOSE_SERVICE_VERDICTS: VerdictTable = {
   group_add: judged([R.nonRoot], { group_add: ["0"] }),
   healthcheck: judged([R.secrets], { healthcheck: { test: ["CMD", ...SECRET_CMD] } }),
   hostname: inert("the container's own host name"),
-  image: inert("the image the service runs; what the container is given is judged"),
+  image: judged(
+    [R.secrets],
+    { image: "busybox:1.36", labels: { "sandbox.role": "broker" }, environment: [CRED] },
+    { control: { image: BROKER_IMAGE, labels: { "sandbox.role": "broker" }, environment: [CRED] } },
+  ),
   init: inert("runs the engine's small init as process 1"),
   ipc: judged([R.namespaces], { ipc: "host" }),
   isolation: inert(WINDOWS),
   label_file: refused(
     "labels read from a file the scan does not read (they could name the service as the broker)",
   ),
-  labels: inert("metadata of the container; the broker's identity also needs its image and entry point"),
+  labels: judged(
+    [R.secrets],
+    { image: BROKER_IMAGE, labels: { "sandbox.role": "task" }, environment: [CRED] },
+    { control: { image: BROKER_IMAGE, labels: { "sandbox.role": "broker" }, environment: [CRED] } },
+  ),
   links: refused(
     "a legacy link copies the linked service's environment into this one (on the default bridge): linked to the broker or the proxy, a task gets their secrets",
   ),
