@@ -13,6 +13,9 @@ import { isPreset, PRESETS, type Preset } from "../policy/presets";
 import { formatJson } from "../policy/report/json";
 import { formatSarif } from "../policy/report/sarif";
 import { formatText } from "../policy/report/text";
+import { disallowUnjudgedWorkloads } from "../policy/rules/disallow-unjudged-workloads";
+import { COMPOSE_SPEC } from "../policy/sources/compose/schema.generated";
+import { ENGINE_API } from "../policy/sources/docker/schema.generated";
 import { collect, internalError, judgeIsolating, parseSize } from "./scan/collect";
 import { ConfigError, readScanConfig, type ScanConfig, toPackConfig } from "./scan/config";
 import { MIB } from "./scan/files";
@@ -44,11 +47,19 @@ options:
   --max-total-size <size>    stop reading once the inputs reach this (default 256M)
   --max-depth <n>            refuse YAML or JSON nested deeper than this, aliases expanded (default ${DEFAULT_MAX_DEPTH})
   --verbose                  with an internal error, print its stack trace
-  --fail-on-unjudged         an object that may create workloads the rules cannot read (a Helm release or chart,
-                             a config group, a patch, an unknown kind naming an image, a skipped .git or
-                             node_modules holding .yaml, .yml or .json files) fails the scan; default on
-                             with --ci or CI=true in the environment; --no-fail-on-unjudged turns it off
-  --ci                       run as in CI (turns --fail-on-unjudged on)
+  --allow-unjudged <kind>    accept objects of this kind that may create workloads the rules cannot read (a
+                             Kubernetes kind, e.g. HelmRelease, or a Pulumi type's last part, e.g. Chart); each is
+                             reported as exempted, with the option as its reason; repeat for more kinds
+  --no-fail-on-unjudged      report every such object at advisory level instead of failing (all kinds at once)
+  --fail-on-unjudged         the default: an object that may create workloads the rules cannot read (a Helm
+                             release or chart, a config group, a patch, an unknown kind naming an image, a skipped
+                             .git or node_modules holding .yaml, .yml or .json files) fails the scan
+  --ci                       run as in CI (unjudged objects fail, as by default)
+
+Fail closed is the default: what the rules cannot read fails the scan in every mode. Fields are judged against the
+engines' own schemas (Engine API ${ENGINE_API.apiVersion} from ${ENGINE_API.module} ${ENGINE_API.version},
+Compose from ${COMPOSE_SPEC.module} ${COMPOSE_SPEC.version}): a field outside them, or one the project refuses,
+fails sandbox-disallow-unjudged-fields; a pack config can accept named fields (allowFields).
 
 An option given twice with two values is refused (exit 2), as are --fail-on-unjudged with --no-fail-on-unjudged.
 
@@ -82,8 +93,10 @@ interface Options {
   maxTotalBytes: number;
   maxDepth: number;
   verbose?: boolean;
-  /** undefined: on when CI (`--ci` or CI=true). */
+  /** undefined: on (fail closed); off only with --no-fail-on-unjudged. */
   failOnUnjudged?: boolean;
+  /** Kinds whose unjudged objects are accepted, each reported as an exemption. */
+  allowUnjudged: string[];
   ci?: boolean;
   paths: string[];
 }
@@ -106,6 +119,7 @@ function parseArgs(argv: readonly string[]): Options | string {
     format: "text",
     stdinName: "<stdin>",
     paths: [],
+    allowUnjudged: [],
     maxFileBytes: 32 * MIB,
     maxTotalBytes: 256 * MIB,
     maxDepth: DEFAULT_MAX_DEPTH,
@@ -143,6 +157,13 @@ function parseArgs(argv: readonly string[]): Options | string {
         if (f !== "text" && f !== "json" && f !== "sarif")
           return `--format must be text, json or sarif, not ${JSON.stringify(f)}`;
         o.format = f;
+        break;
+      }
+      case "--allow-unjudged": {
+        const v = value();
+        if (v === undefined || !/^[A-Za-z][A-Za-z0-9]*$/.test(v))
+          return `--allow-unjudged needs a kind (letters and digits, e.g. HelmRelease), not ${JSON.stringify(v ?? "")}`;
+        o.allowUnjudged.push(v);
         break;
       }
       case "--output":
@@ -279,8 +300,20 @@ async function scanCommand(argv: readonly string[], io: Io, env: ScanEnv): Promi
     io.out(`${JSON.stringify(toPackConfig(config, SCAN_RULES), null, 2)}\n`);
     return 0;
   }
-  const ci = opts.ci === true || (env.env ?? process.env).CI === "true";
-  const failOnUnjudged = opts.failOnUnjudged ?? ci;
+  // Fail closed in every mode; CI mode changes nothing here any more.
+  const failOnUnjudged = opts.failOnUnjudged ?? true;
+  if (opts.allowUnjudged.length > 0)
+    config = {
+      ...config,
+      exemptions: [
+        ...config.exemptions,
+        ...opts.allowUnjudged.map((kind) => ({
+          rule: disallowUnjudgedWorkloads.id,
+          resource: `*:${kind}/*`,
+          reason: `accepted on the command line: --allow-unjudged ${kind}`,
+        })),
+      ],
+    };
   const input = collect(opts.paths, env, opts.stdinName, { ...opts, failOnUnjudged });
   const report = scanItems(
     input,

@@ -19,8 +19,8 @@ import {
   type ResolvedProject,
   resolveProject,
 } from "../../components/model";
-import { adaptLaunchSpec } from "../../policy/sources/docker/read";
 import { judge } from "../../policy/rules/registry";
+import { adaptLaunchSpec } from "../../policy/sources/docker/read";
 import { brokerCreateBody, brokerCredentialEnvs, ensureBroker } from "../../runtime/broker";
 import { demuxLogs } from "../../runtime/docker/client";
 import { Launcher, type TaskResult } from "../../runtime/launcher";

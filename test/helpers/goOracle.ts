@@ -42,6 +42,17 @@ function goEnv(go: string): NodeJS.ProcessEnv {
 const built = new Map<string, string>();
 
 /** The path of the built oracle `name`, building it when its sources or the Go version changed. */
+/**
+ * The environment the oracles build in (the Go found as above first on PATH, no toolchain switch, modules from
+ * GOPROXY only), for a test that runs a Go program of the project itself (toolchain/schemas).
+ */
+export function goEnvironment(): NodeJS.ProcessEnv {
+  const go = goBinary();
+  const env = goEnv(go);
+  const dir = go.includes("/") ? go.slice(0, go.lastIndexOf("/")) : undefined;
+  return dir === undefined ? env : { ...env, PATH: `${dir}:${env.PATH ?? ""}` };
+}
+
 export function oracleBinary(name: string): string {
   const cached = built.get(name);
   if (cached !== undefined) return cached;

@@ -67,9 +67,15 @@ function value(s: Shape, depth: number): fc.Arbitrary<Written> {
         return depth <= 0
           ? fc.constant({ raw: "{}" })
           : fc
-              .array(fc.tuple(fc.constantFrom("a", "A", "host", "k", "80/tcp", "443", "53/UDP", "70000"), value(s.of, depth - 1)), {
-                maxLength: 3,
-              })
+              .array(
+                fc.tuple(
+                  fc.constantFrom("a", "A", "host", "k", "80/tcp", "443", "53/UDP", "70000"),
+                  value(s.of, depth - 1),
+                ),
+                {
+                  maxLength: 3,
+                },
+              )
               .map((o) => ({ o }));
       case "struct":
         return depth <= 0 ? fc.constant({ raw: "{}" }) : object(s.fields, depth - 1);

@@ -1,13 +1,16 @@
 /**
- * The generated Engine API table is what the generator writes from the pinned module (toolchain/schemas.sh --check,
- * which builds and runs the generator with Go), and the pin is the toolchain manifest's.
+ * The generated tables (Engine API, Compose) are what the generator writes from the pinned modules
+ * (toolchain/schemas.sh --check, which builds and runs the generator with Go), and the pins are the toolchain
+ * manifest's.
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { COMPOSE_SPEC } from "../../../../policy/sources/compose/schema.generated";
 import { ENGINE_API } from "../../../../policy/sources/docker/schema.generated";
 import { TOOLCHAIN } from "../../../../toolchain/manifest";
+import { goEnvironment } from "../../../helpers/goOracle";
 
 const ROOT = join(__dirname, "..", "..", "..", "..");
 
@@ -16,15 +19,25 @@ describe("the generated Engine API schema", () => {
     const version = TOOLCHAIN.MOBY_API_VERSION;
     const goMod = readFileSync(join(ROOT, "toolchain", "schemas", "go.mod"), "utf8");
     expect(goMod).toMatch(
-      new RegExp(`^require github\\.com/moby/moby/api ${version.replace(/\./g, "\\.")}$`, "m"),
+      new RegExp(`^\\s*github\\.com/moby/moby/api ${version.replace(/\./g, "\\.")}$`, "m"),
     );
     expect(ENGINE_API.version).toBe(version);
     expect(ENGINE_API.apiVersion).toMatch(/^1\.\d+$/);
+    const compose = TOOLCHAIN.COMPOSE_GO_VERSION;
+    expect(goMod).toMatch(
+      new RegExp(`github\\.com/compose-spec/compose-go/v2 ${compose.replace(/\./g, "\\.")}$`, "m"),
+    );
+    expect(COMPOSE_SPEC.version).toBe(compose);
+    const oracle = readFileSync(join(ROOT, "test", "oracles", "compose", "go.mod"), "utf8");
+    expect(oracle).toMatch(
+      new RegExp(`github\\.com/compose-spec/compose-go/v2 ${compose.replace(/\./g, "\\.")}$`, "m"),
+    );
   });
 
   it("is what the generator writes (rerun toolchain/schemas.sh when this fails)", () => {
     const r = spawnSync("bash", [join(ROOT, "toolchain", "schemas.sh"), "--check"], {
       encoding: "utf8",
+      env: goEnvironment(),
       timeout: 600_000,
     });
     expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: "" });
