@@ -1,8 +1,8 @@
 import type { LaunchSpec } from "../components/model";
-import { adaptLaunchSpec } from "../policy/sources/docker/read";
 import { evaluate } from "../policy/evaluate";
 import { ALL_RULES } from "../policy/rules/registry";
 import type { EnforcementLevel } from "../policy/rules/types";
+import { adaptLaunchSpec } from "../policy/sources/docker/read";
 import type { Preflight } from "./launcher";
 
 /** Per-rule settings, as the CrossGuard pack's config takes them: `{ "<rule id>": { enforcementLevel, ... } }`. */
