@@ -3,6 +3,7 @@
  * `/var/run/../run/docker.sock/` or by mounting `/run` whole; these functions judge the path, not its spelling.
  */
 
+import { credentialPathReason } from "./paths-credentials";
 import { windowsPath, windowsRuntimeReason, windowsSensitiveReason } from "./paths-windows";
 
 /**
@@ -238,6 +239,10 @@ export function sensitiveHostPathReason(raw: string): string | undefined {
   for (const s of spellings(p)) {
     const contained = SENSITIVE_HOST_PATHS.find((h) => isWithin(h, s));
     if (contained !== undefined) return `the folder contains the host folder ${contained}`;
+  }
+  for (const s of spellings(p)) {
+    const why = credentialPathReason(s);
+    if (why !== undefined) return why;
   }
   return undefined;
 }

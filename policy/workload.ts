@@ -348,8 +348,13 @@ export interface WorkloadView {
   readonly lifecycle: LifecycleView;
   /** Pod-level resource limits (Kubernetes 1.32+ `spec.resources`): cpu cores, memory bytes. */
   readonly podLimits: { readonly cpu: Val<number>; readonly memoryBytes: Val<number> };
-  /** Docker `deviceRequests`/`gpus`/`deviceCgroupRules`, as short descriptions. */
+  /** Docker `deviceRequests`/`gpus` (what `allowGpu` lets through), as short descriptions. */
   readonly deviceRequests: readonly string[];
+  /**
+   * Docker `deviceCgroupRules`: each opens device numbers in the container's device cgroup (`a *:* rwm` opens
+   * every device), whatever any GPU allowance says. As short descriptions.
+   */
+  readonly deviceCgroupRules?: readonly string[];
   /** Kubernetes: the pod's own security settings (see {@link PodLevelView}). */
   readonly pod?: PodLevelView;
   /** Kubernetes: every pod volume with its source kinds, mounted or not (the node sets each one up). */

@@ -281,9 +281,10 @@ export function adaptDockerContainer(
   const gpus = str(field(props, "gpus"));
   if (typeof gpus === "string" && gpus.trim() !== "") deviceRequests.push(`gpus=${gpus}`);
   if (isUnknown(gpus)) deviceRequests.push("gpus (not known yet)");
+  const deviceCgroupRules: string[] = [];
   items(field(props, "deviceCgroupRules")).forEach((r, i) => {
     const rule = str(r);
-    deviceRequests.push(`deviceCgroupRules[${i}]${typeof rule === "string" ? ` (${rule})` : ""}`);
+    deviceCgroupRules.push(`deviceCgroupRules[${i}]${typeof rule === "string" ? ` (${rule})` : ""}`);
   });
   const sysctlsRaw = field(props, "sysctls");
   const labels = dockerLabels(field(props, "labels"));
@@ -365,6 +366,7 @@ export function adaptDockerContainer(
     },
     podLimits: { cpu: undefined, memoryBytes: undefined },
     deviceRequests,
+    deviceCgroupRules,
     unmountedHostVolumes: [],
     containers: [container],
     replicas: undefined,

@@ -47,6 +47,11 @@ export const disallowDevices = defineRule({
     const out: Finding[] = [];
     if (!config.allowGpu)
       for (const d of s.deviceRequests) out.push(violation(`the workload requests host devices (${d})`));
+    // A GPU allowance is for GPU requests: a device cgroup rule opens device numbers (`a *:* rwm`: all of them).
+    for (const d of s.deviceCgroupRules ?? [])
+      out.push(
+        violation(`the workload opens host devices in its device cgroup (${d}), whatever allowGpu says`),
+      );
     if (!config.allowResourceClaims)
       for (const d of s.resourceClaims ?? [])
         out.push(

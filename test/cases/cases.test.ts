@@ -4,6 +4,7 @@
  *
  *   behaviour: what the engine does (one sentence, the reason the verdict is what it is)
  *   files: { <relative path>: <text> }   the input, as a user would write it
+ *   args: [<scan option>...]             optional: options of the scan (`--config pack.json` for a file above)
  *   want: passes | { rule: <rule id> } | { advisory: <rule id> }
  *                                        what `scan` must say: no finding that blocks; a blocking finding of that
  *                                        rule; a finding of that (advisory by default) rule that does not block
@@ -19,6 +20,7 @@ import { blocked, describeResult, passes, verdict } from "../adversarial/harness
 interface Case {
   readonly behaviour: string;
   readonly files: Record<string, string>;
+  readonly args?: readonly string[];
   readonly want: "passes" | { readonly rule: string } | { readonly advisory: string };
 }
 
@@ -33,15 +35,15 @@ function load(file: string): Case[] {
 
 async function judge(c: Case): Promise<void> {
   if (c.want === "passes") {
-    await verdict(c.files, passes);
+    await verdict(c.files, passes, c.args);
     return;
   }
   if ("rule" in c.want) {
-    await verdict(c.files, blocked(c.want.rule));
+    await verdict(c.files, blocked(c.want.rule), c.args);
     return;
   }
   const rule = c.want.advisory;
-  const r = await verdict(c.files, passes);
+  const r = await verdict(c.files, passes, c.args);
   expect(
     r.report.findings.filter((f) => f.ruleId === rule && !f.unchecked).map((f) => f.level),
     describeResult(r),

@@ -271,13 +271,11 @@ export function adaptLaunchSpec(raw: unknown, name: string, tainted: TaintCheck 
       restartForcedByController: false,
     },
     podLimits: { cpu: undefined, memoryBytes: undefined },
-    deviceRequests: [
-      ...items(field(hc, "DeviceRequests")).map((_, i) => `HostConfig.DeviceRequests[${i}]`),
-      ...items(field(hc, "DeviceCgroupRules")).map((r, i) => {
-        const rule = str(r);
-        return `HostConfig.DeviceCgroupRules[${i}]${typeof rule === "string" ? `: ${rule}` : ""}`;
-      }),
-    ],
+    deviceRequests: items(field(hc, "DeviceRequests")).map((_, i) => `HostConfig.DeviceRequests[${i}]`),
+    deviceCgroupRules: items(field(hc, "DeviceCgroupRules")).map((r, i) => {
+      const rule = str(r);
+      return `HostConfig.DeviceCgroupRules[${i}]${typeof rule === "string" ? `: ${rule}` : ""}`;
+    }),
     unmountedHostVolumes: [],
     containers: [container],
     replicas: undefined,
