@@ -1,4 +1,5 @@
 import { disallowHostPathClaims } from "./disallow-host-path-claims";
+import { disallowOpenBridge } from "./disallow-open-bridge";
 import { disallowSecretFlow } from "./disallow-secret-flow";
 import { disallowWeakRuntimeClass } from "./disallow-weak-runtime-class";
 import { requireBudgetBound } from "./require-budget-bound";
@@ -12,4 +13,5 @@ export const ALL_STACK_RULES: readonly AnyStackRule[] = [
   requireProxyOnlyEgress,
   disallowHostPathClaims,
   disallowWeakRuntimeClass,
+  disallowOpenBridge,
 ];

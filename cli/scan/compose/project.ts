@@ -4,6 +4,8 @@
  * mounts of that host file), `volumes_from` a service (its mounts), `network_mode: service:x` (x's network), and
  * networks whose driver is `host` (host networking whatever the network is called) or `none`.
  */
+import { bridgeOptionProblems } from "../../../policy/sources/docker/bridge";
+import type { UnjudgedField } from "../../../policy/sources/verdict";
 import { composeServiceToContainerProps } from "../compose";
 import { isMap, type Model } from "./merge";
 
@@ -69,6 +71,28 @@ function realName(key: string, def: unknown): string | undefined {
   if (isMap(def) && typeof def.name === "string") return def.name.trim().toLowerCase();
   const external = isMap(def) && (def.external === true || isMap(def.external));
   return external ? key.toLowerCase() : undefined;
+}
+
+/**
+ * The bridge options of the networks a service joins that reach the host (policy/sources/docker/bridge.ts), as
+ * fields that fail closed on the service: Compose creates each network with its `driver_opts`.
+ */
+export function networkOptionFields(name: string, project: Model): UnjudgedField[] {
+  const services = isMap(project.services) ? project.services : {};
+  const s = services[name];
+  if (!isMap(s)) return [];
+  const nets = isMap(project.networks) ? project.networks : {};
+  return attachedNetworks(s).flatMap((n) => {
+    const def = nets[n];
+    if (!isMap(def)) return [];
+    const driver = typeof def.driver === "string" ? def.driver.trim().toLowerCase() : "bridge";
+    if (driver !== "bridge" && driver !== "") return [];
+    return bridgeOptionProblems(def.driver_opts).map((p) => ({
+      path: `networks.${n}.driver_opts.${p.key}`,
+      field: `networks.driver_opts.${p.key}`,
+      reason: `service "${name}" joins network "${n}", whose ${p.reason}`,
+    }));
+  });
 }
 
 /** The service's networks whose driver gives it an address on the host's network (macvlan, ipvlan). */

@@ -4,7 +4,7 @@ import { unjudgedComposeFields } from "../../../policy/sources/compose/fields";
 import { hookViews } from "./hooks";
 import { type ComposeHost, loadComposeProject, type ProjectFileSet } from "./load";
 import { isMap, type Model } from "./merge";
-import { projectServiceProps } from "./project";
+import { networkOptionFields, projectServiceProps } from "./project";
 import { ComposeError } from "./yaml";
 
 export interface ComposeService {
@@ -79,6 +79,7 @@ export function loadComposeServices(
     const { kind, at } = kinds.get(name) ?? { kind: "service" as const, at: `services.${name}` };
     const fields = [
       ...unjudgedComposeFields(spec, kind, at),
+      ...networkOptionFields(name, project),
       ...(Array.isArray(spec.pre_start) ? spec.pre_start : []).flatMap((h, i) =>
         isMap(h) ? unjudgedComposeFields(h, "pre_start_hook", `${at}.pre_start[${i}]`) : [],
       ),

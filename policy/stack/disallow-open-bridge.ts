@@ -1,0 +1,52 @@
+/**
+ * A Docker network's bridge options are the walls of every container on it: this rule refuses the options that
+ * reach the host (policy/sources/docker/bridge.ts): open gateway modes, a bridge the host already has, inter-container
+ * traffic switched back on, trusted host interfaces. It judges every `docker.Network` of the input set.
+ */
+import { field } from "../adapters/read";
+import { unchecked, violation } from "../rules/helpers";
+import { bridgeOptionProblems } from "../sources/docker/bridge";
+import { isUnknown } from "../workload";
+import { defineStackRule, type StackFinding, type StackResource } from "./types";
+
+export const DOCKER_NETWORK_TYPE = "docker:index/network:Network";
+
+/** The check, over any set of resources (the stack rule and the scan run it). */
+export function checkBridgeOptions(
+  resources: readonly Pick<StackResource, "type" | "name" | "urn" | "props">[],
+): StackFinding[] {
+  const out: StackFinding[] = [];
+  for (const r of resources) {
+    if (r.type !== DOCKER_NETWORK_TYPE) continue;
+    const driver = field(r.props, "driver");
+    if (typeof driver === "string" && driver !== "" && driver !== "bridge") continue;
+    const options = field(r.props, "options");
+    if (isUnknown(options)) {
+      out.push({ ...unchecked(`the options of network "${r.name}"`, "options", options), urn: r.urn });
+      continue;
+    }
+    for (const p of bridgeOptionProblems(options))
+      out.push({
+        ...violation(`network "${r.name}": ${p.key}: ${p.reason}`, `options.${p.key}`),
+        urn: r.urn,
+      });
+  }
+  return out;
+}
+
+export const disallowOpenBridge = defineStackRule<object>({
+  id: "sandbox-disallow-open-bridge",
+  description:
+    "No Docker bridge network opens its containers to the host or to each other (routed or unprotected gateway modes, a host's existing bridge, inter-container traffic, trusted host interfaces).",
+  mission: false,
+  enforcementLevel: "mandatory",
+  severity: "high",
+  crosswalk: { cis: ["5.29"] },
+  configSchema: { properties: {} },
+  defaults: {},
+  remediationSteps:
+    "Leave the gateway mode at nat, name no existing bridge, and set com.docker.network.bridge.enable_icc to false.",
+  check(resources) {
+    return checkBridgeOptions(resources);
+  },
+});
