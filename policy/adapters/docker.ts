@@ -153,15 +153,34 @@ function dockerMounts(props: unknown, tainted: TaintCheck): { mounts: MountView[
         path: `${path}.volumeOptions${h.at === "" ? "" : `.driverOptions.${h.at}`}`,
       });
   });
+  // `uploads[].source`: the provider copies that file of the deployer's machine into the container before it starts;
+  // the container holds the host's file as a read-only bind would show it.
+  items(field(props, "uploads")).forEach((u, i) => {
+    const source = str(field(u, "source"));
+    if (source === undefined) return;
+    mounts.push({
+      type: "bind",
+      source,
+      target: str(field(u, "file")),
+      readOnly: true,
+      propagation: undefined,
+      tainted: tainted(join(join("uploads", i), "source")),
+      path: join(join("uploads", i), "source"),
+    });
+  });
   const vs = list(field(props, "volumes"));
   if (isUnknown(vs)) unknown = true;
   (isUnknown(vs) ? [] : (vs ?? [])).forEach((v, i) => {
     const path = join("volumes", i);
     const hostPath = str(field(v, "hostPath"));
     const fromContainer = str(field(v, "fromContainer"));
-    const volumeName = str(field(v, "volumeName"));
+    const named = str(field(v, "volumeName"));
+    // The provider sends `<volumeName>:<containerPath>` as a bind string, and the daemon reads a source that is a
+    // path (absolute, `~`, a Windows drive) as a host folder, not a volume's name.
+    const nameIsPath = typeof named === "string" && /^(?:\/|~|[A-Za-z]:[\\/]|\\\\)/.test(named.trim());
+    const volumeName = nameIsPath ? undefined : named;
     const type =
-      hostPath !== undefined
+      hostPath !== undefined || nameIsPath
         ? "bind"
         : volumeName !== undefined
           ? "volume"
@@ -176,7 +195,9 @@ function dockerMounts(props: unknown, tainted: TaintCheck): { mounts: MountView[
           ? new Unreadable(
               `it is every mount of container ${JSON.stringify(String(fromContainer))}, which the policy cannot see`,
             )
-          : hostPath,
+          : nameIsPath && hostPath === undefined
+            ? named
+            : hostPath,
       target: str(field(v, "containerPath")),
       readOnly: bool(field(v, "readOnly")),
       propagation: undefined,
@@ -231,7 +252,8 @@ function dockerPorts(props: unknown): { ports: PortView[]; unknown: boolean } {
 function cpuLimit(props: unknown): Val<number> {
   const cpus = num(field(props, "cpus"));
   if (isUnknown(cpus)) return cpus;
-  if (cpus !== undefined && cpus > 0) return cpus;
+  // The provider sends whole billionths of a CPU (NanoCpus); a value that comes to none of them sets no limit.
+  if (cpus !== undefined && Math.trunc(cpus * 1e9) > 0) return cpus;
   const quota = num(field(props, "cpuQuota"));
   const period = num(field(props, "cpuPeriod"));
   if (isUnknown(quota) || isUnknown(period)) return UNKNOWN;
