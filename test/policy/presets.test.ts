@@ -40,6 +40,7 @@ const BASELINE_MANDATORY = [
 /** Under every preset: the mission walls and the rules that fail closed on what no other rule reads. */
 const ALWAYS_MANDATORY = [
   "sandbox-disallow-secret-flow",
+  "sandbox-disallow-unjudged-fields",
   "sandbox-disallow-unjudged-workloads",
   "sandbox-require-drop-net-admin",
   "sandbox-require-readable-values",
