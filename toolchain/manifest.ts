@@ -30,6 +30,7 @@ export const MANIFEST_KEYS = [
   "KUBE_ROUTER_CACHE_FOLDER",
   "MOBY_API_VERSION",
   "COMPOSE_GO_VERSION",
+  "MOBY_DAEMON_VERSION",
 ] as const;
 
 /** One key of the manifest. */

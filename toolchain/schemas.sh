@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes the schema tables the readers decode with, from the engines' own Go packages (toolchain/schemas/go.mod
 # pins their versions): policy/sources/docker/schema.generated.ts (the Engine API's types) and
-# policy/sources/compose/schema.generated.ts (compose-go's schema). Needs Go (as toolchain/setup.sh finds it).
+# policy/sources/compose/schema.generated.ts (compose-go's schema) and policy/sources/docker/daemon.generated.ts (the
+# daemon's default masked and read-only paths). Needs Go (as toolchain/setup.sh finds it).
 # Usage: toolchain/schemas.sh [--check]   (--check: exit 1 when a committed table is not what the generator writes)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,4 +28,5 @@ check=0
 [ "${1:-}" = "--check" ] && check=1
 table "$top/policy/sources/docker/schema.generated.ts"
 table "$top/policy/sources/compose/schema.generated.ts" compose
+table "$top/policy/sources/docker/daemon.generated.ts" daemon
 exit "$status"

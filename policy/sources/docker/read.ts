@@ -32,6 +32,7 @@ import {
   type TaintCheck,
 } from "../../adapters/read";
 import { findUnreadable } from "../../adapters/unreadable";
+import { isWithin, normalizeHostPath } from "../../paths";
 import {
   type ArgView,
   type CapabilitiesView,
@@ -45,13 +46,14 @@ import {
   type WorkloadView,
 } from "../../workload";
 import { engineBodyOf } from "./body";
+import { DEFAULT_MASKED_PATHS, DEFAULT_READONLY_PATHS } from "./daemon.generated";
 import { unjudgedContainerFields } from "./fields";
 
 export const LAUNCH_TYPE = "launch";
 
-/** The daemon's default masked and read-only paths (docker v28.5.2 oci.DefaultSpec), which a list replaces. */
-const DEFAULT_MASKED = ["/proc/asound", "/proc/acpi", "/proc/interrupts", "/proc/kcore", "/proc/keys"];
-const DEFAULT_READONLY = ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"];
+/** The daemon's default masked and read-only paths (daemon.generated.ts, oci.DefaultLinuxSpec), which a list replaces. */
+const DEFAULT_MASKED = DEFAULT_MASKED_PATHS;
+const DEFAULT_READONLY = DEFAULT_READONLY_PATHS;
 
 /**
  * `MaskedPaths`/`ReadonlyPaths`: absent keeps the daemon's defaults; a list replaces them, so one that leaves a
@@ -62,7 +64,12 @@ function systemPathsWeakened(v: unknown, defaults: readonly string[], key: strin
   if (l === undefined) return undefined;
   if (isUnknown(l)) return l;
   if (l.some(isUnknown)) return l.find(isUnknown);
-  const missing = defaults.filter((d) => !l.includes(d));
+  // A default is kept when the list names it or a folder that holds it, in any spelling of the path.
+  const given = l.flatMap((x) => {
+    const n = typeof x === "string" ? normalizeHostPath(x) : undefined;
+    return n === undefined ? [] : [n];
+  });
+  const missing = defaults.filter((d) => !given.some((g) => isWithin(d, g)));
   return missing.length === 0 ? undefined : `${key} leaves out ${missing.join(", ")}`;
 }
 

@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { COMPOSE_SPEC } from "../../../../policy/sources/compose/schema.generated";
+import { DAEMON } from "../../../../policy/sources/docker/daemon.generated";
 import { ENGINE_API } from "../../../../policy/sources/docker/schema.generated";
 import { TOOLCHAIN } from "../../../../toolchain/manifest";
 import { goEnvironment } from "../../../helpers/goOracle";
@@ -28,6 +29,10 @@ describe("the generated Engine API schema", () => {
       new RegExp(`github\\.com/compose-spec/compose-go/v2 ${compose.replace(/\./g, "\\.")}$`, "m"),
     );
     expect(COMPOSE_SPEC.version).toBe(compose);
+    expect(goMod).toMatch(
+      new RegExp(`github\\.com/moby/moby/v2 ${TOOLCHAIN.MOBY_DAEMON_VERSION.replace(/\./g, "\\.")}$`, "m"),
+    );
+    expect(DAEMON.version).toBe(TOOLCHAIN.MOBY_DAEMON_VERSION);
     const oracle = readFileSync(join(ROOT, "test", "oracles", "compose", "go.mod"), "utf8");
     expect(oracle).toMatch(
       new RegExp(`github\\.com/compose-spec/compose-go/v2 ${compose.replace(/\./g, "\\.")}$`, "m"),
