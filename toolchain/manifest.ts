@@ -31,6 +31,7 @@ export const MANIFEST_KEYS = [
   "MOBY_API_VERSION",
   "COMPOSE_GO_VERSION",
   "MOBY_DAEMON_VERSION",
+  "MOBY_SECCOMP_VERSION",
 ] as const;
 
 /** One key of the manifest. */

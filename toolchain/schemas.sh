@@ -2,7 +2,8 @@
 # Writes the schema tables the readers decode with, from the engines' own Go packages (toolchain/schemas/go.mod
 # pins their versions): policy/sources/docker/schema.generated.ts (the Engine API's types) and
 # policy/sources/compose/schema.generated.ts (compose-go's schema) and policy/sources/docker/daemon.generated.ts (the
-# daemon's default masked and read-only paths). Needs Go (as toolchain/setup.sh finds it).
+# daemon's default masked and read-only paths), policy/sources/docker/seccomp.generated.ts (Docker's default seccomp
+# profile). Needs Go (as toolchain/setup.sh finds it).
 # Usage: toolchain/schemas.sh [--check]   (--check: exit 1 when a committed table is not what the generator writes)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -29,4 +30,5 @@ check=0
 table "$top/policy/sources/docker/schema.generated.ts"
 table "$top/policy/sources/compose/schema.generated.ts" compose
 table "$top/policy/sources/docker/daemon.generated.ts" daemon
+table "$top/policy/sources/docker/seccomp.generated.ts" seccomp
 exit "$status"

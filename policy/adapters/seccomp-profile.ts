@@ -7,15 +7,16 @@
  * - no `defaultAction` and no `syscalls` (`null`, `{}`) is no filter at all ("assume seccomp disabled");
  * - a default action that lets a syscall run (`SCMP_ACT_ALLOW`, `SCMP_ACT_LOG`; `SCMP_ACT_NOTIFY` and
  *   `SCMP_ACT_TRACE` leave it to a process that may be the task's own) filters only the syscalls it names;
- * - an allow-list that lets one of the syscalls Docker's default profile grants only with a capability (namespaces,
- *   mounts, kernel modules, kexec, bpf, keyrings...) run without condition (no `args`, no `includes.caps`) opens
- *   what the default profile closes.
+ * - an allow-list that lets a syscall Docker's default profile does not always allow (namespaces, mounts, kernel
+ *   modules, kexec, bpf, keyrings, io_uring...) run without condition (no `args`, or argument conditions that admit
+ *   every value; no `includes.caps`) opens what the default profile closes.
  * Each of those is Unconfined. A value the daemon cannot decode is refused at create; it is unreadable, so the
  * rules fail closed on it.
  */
 
 import { parseDocument } from "yaml";
 import { engineDecode, fromYaml } from "../sources/docker/body";
+import { DEFAULT_ALWAYS_ALLOWED } from "../sources/docker/seccomp.generated";
 import type { Shape } from "../sources/docker/shape";
 import { isUnreadable, type ProfileType, Unreadable } from "../workload";
 import { field, items, str, strList } from "./read";
@@ -77,47 +78,31 @@ const BLOCKING = new Set([
 const LETTING = new Set(["SCMP_ACT_ALLOW", "SCMP_ACT_LOG", "SCMP_ACT_NOTIFY", "SCMP_ACT_TRACE"]);
 
 /**
- * Syscalls Docker's default profile never lets an unprivileged container make without a condition: it grants them
- * only with a capability (CAP_SYS_ADMIN, CAP_SYS_MODULE, CAP_SYS_BOOT, CAP_BPF...), with argument filters (`clone`
- * without namespace flags), or not at all.
+ * Syscalls Docker's default profile lets every container make with no condition (seccomp.generated.ts, from
+ * moby/profiles' DefaultProfile): any other syscall it closes, granting it only with a capability (CAP_SYS_ADMIN,
+ * CAP_SYS_MODULE, CAP_BPF...), with argument filters (`clone` without namespace flags, `socket` without AF_VSOCK), or
+ * not at all (`keyctl`, `io_uring_setup`, `kexec_load`, `userfaultfd`...).
  */
-export const GATED_SYSCALLS: ReadonlySet<string> = new Set([
-  "unshare",
-  "setns",
-  "clone",
-  "clone3",
-  "mount",
-  "umount",
-  "umount2",
-  "pivot_root",
-  "fsopen",
-  "fsconfig",
-  "fsmount",
-  "fspick",
-  "move_mount",
-  "open_tree",
-  "mount_setattr",
-  "init_module",
-  "finit_module",
-  "delete_module",
-  "kexec_load",
-  "kexec_file_load",
-  "bpf",
-  "perf_event_open",
-  "add_key",
-  "keyctl",
-  "request_key",
-  "open_by_handle_at",
-  "userfaultfd",
-  "reboot",
-  "swapon",
-  "swapoff",
-  "acct",
-  "quotactl",
-  "syslog",
-  "iopl",
-  "ioperm",
-]);
+const ALWAYS_ALLOWED: ReadonlySet<string> = new Set(DEFAULT_ALWAYS_ALLOWED);
+
+const UINT64_MAX = 2 ** 64 - 1;
+
+/**
+ * True when a rule's argument conditions hold for every call, as libseccomp compares them (conditions of one rule
+ * are ANDed): `>= 0`, `<= 2^64-1`, and `(arg & 0) == 0` admit any value.
+ */
+function alwaysHolds(args: readonly unknown[]): boolean {
+  return args.every((a) => {
+    const op = str(field(a, "op"));
+    const value = field(a, "value");
+    const two = field(a, "valueTwo");
+    if (op === "SCMP_CMP_GE") return value === undefined || value === 0;
+    if (op === "SCMP_CMP_LE") return typeof value === "number" && value >= UINT64_MAX;
+    if (op === "SCMP_CMP_MASKED_EQ")
+      return (value === undefined || value === 0) && (two === undefined || two === 0);
+    return false;
+  });
+}
 
 /** The profile's problem, or undefined when it confines; an {@link Unreadable} when the daemon refuses it. */
 export function seccompProfileProblem(text: string): string | Unreadable | undefined {
@@ -145,15 +130,16 @@ export function seccompProfileProblem(text: string): string | Unreadable | undef
   for (const call of calls) {
     const action = str(field(call, "action"));
     if (typeof action !== "string" || !LETTING.has(action)) continue;
-    if (items(field(call, "args")).length > 0) continue;
+    const args = items(field(call, "args"));
+    if (args.length > 0 && !alwaysHolds(args)) continue;
     const caps = strList(field(field(call, "includes"), "caps"));
     if (Array.isArray(caps) && caps.length > 0) continue;
     const name = str(field(call, "name"));
     const listed = strList(field(call, "names"));
     const names = [name, ...(Array.isArray(listed) ? listed : [])];
-    const gated = names.filter((n): n is string => typeof n === "string" && GATED_SYSCALLS.has(n));
+    const gated = names.filter((n): n is string => typeof n === "string" && !ALWAYS_ALLOWED.has(n));
     if (gated.length > 0)
-      return `the profile lets ${gated.join(", ")} run without a condition, which Docker's default profile allows only with a capability or not at all`;
+      return `the profile lets ${gated.join(", ")} run without a condition${args.length > 0 ? " (its argument conditions admit every value)" : ""}, which Docker's default profile allows only with a capability, with argument filters or not at all`;
   }
   return undefined;
 }

@@ -6,6 +6,7 @@ require (
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/moby/moby/api v1.57.0
 	github.com/moby/moby/v2 v2.0.0-beta.24
+	github.com/moby/profiles/seccomp v0.2.3
 )
 
 require (

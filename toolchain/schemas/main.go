@@ -242,6 +242,10 @@ func main() {
 		os.Stdout.WriteString(composeTable(moduleVersion(composeModule)))
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "seccomp" {
+		os.Stdout.WriteString(seccompTable(moduleVersion(seccompModule)))
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "daemon" {
 		os.Stdout.WriteString(daemonTable(moduleVersion(daemonModule)))
 		return

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { COMPOSE_SPEC } from "../../../../policy/sources/compose/schema.generated";
 import { DAEMON } from "../../../../policy/sources/docker/daemon.generated";
 import { ENGINE_API } from "../../../../policy/sources/docker/schema.generated";
+import { DEFAULT_SECCOMP } from "../../../../policy/sources/docker/seccomp.generated";
 import { TOOLCHAIN } from "../../../../toolchain/manifest";
 import { goEnvironment } from "../../../helpers/goOracle";
 
@@ -33,6 +34,13 @@ describe("the generated Engine API schema", () => {
       new RegExp(`github\\.com/moby/moby/v2 ${TOOLCHAIN.MOBY_DAEMON_VERSION.replace(/\./g, "\\.")}$`, "m"),
     );
     expect(DAEMON.version).toBe(TOOLCHAIN.MOBY_DAEMON_VERSION);
+    expect(goMod).toMatch(
+      new RegExp(
+        `github\\.com/moby/profiles/seccomp ${TOOLCHAIN.MOBY_SECCOMP_VERSION.replace(/\./g, "\\.")}$`,
+        "m",
+      ),
+    );
+    expect(DEFAULT_SECCOMP.version).toBe(TOOLCHAIN.MOBY_SECCOMP_VERSION);
     const oracle = readFileSync(join(ROOT, "test", "oracles", "compose", "go.mod"), "utf8");
     expect(oracle).toMatch(
       new RegExp(`github\\.com/compose-spec/compose-go/v2 ${compose.replace(/\./g, "\\.")}$`, "m"),
