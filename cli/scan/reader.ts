@@ -4,7 +4,15 @@
  * the runtime's launch spec, Docker Engine API create bodies; Compose files, which are loaded per file, are read
  * from cli/scan/documents.ts).
  */
-import { hasEngineField, isEngineBody, readEngineBody } from "./formats/engine-body";
+import {
+  hasEngineField,
+  isEngineBody,
+  isNetworkBody,
+  isPluginConfig,
+  isVolumeBody,
+  readEngineBody,
+  readEngineObject,
+} from "./formats/engine-body";
 import { isKubernetesObject, parseGroupVersion, readKubernetes } from "./formats/kubernetes";
 import { isLaunchSpec, readLaunchSpec } from "./formats/launch-spec";
 import { type FileOutput, isObj, text } from "./formats/output";
@@ -12,7 +20,7 @@ import { isPulumiPreview, isPulumiState, readPreview, readState } from "./format
 import type { Lines } from "./lines";
 
 const NOT_A_RESOURCE =
-  "not a Kubernetes object, Compose file, Pulumi preview or stack export, launch spec or Engine API create body";
+  "not a Kubernetes object, Compose file, Pulumi preview or stack export, launch spec or Engine API create body (container, network, volume, plugin config)";
 
 /** Reads a decoded value at key path `base` of its document; `index` numbers unnamed resources. */
 export function readDocument(
@@ -49,6 +57,11 @@ export function readDocument(
   if (state) readState(out, value);
   if (body) readEngineBody(out, value, lines, base);
   if (launch || kube || preview || state || body) return;
+  // The Engine's other create bodies: a network, a volume, a plugin's config.
+  if (isNetworkBody(value) || isVolumeBody(value) || isPluginConfig(value)) {
+    readEngineObject(out, value, lines, base);
+    return;
+  }
   // A `kind` without an apiVersion: a List's items are still read; anything else is skipped for the reason.
   if (typeof value.kind === "string") kubernetes(out, value, lines, base, index, item);
   else out.skip(lines.line(base), "unknown", NOT_A_RESOURCE);

@@ -28,6 +28,7 @@ import { disallowUnjudgedWorkloads } from "../../policy/rules/disallow-unjudged-
 import { ALL_RULES } from "../../policy/rules/registry";
 import { type AnyRule, PACK_NAME } from "../../policy/rules/types";
 import { disallowHostPathClaims } from "../../policy/stack/disallow-host-path-claims";
+import { DOCKER_NETWORK_TYPE, disallowOpenBridge } from "../../policy/stack/disallow-open-bridge";
 import { disallowWeakRuntimeClass, isRuntimeClass } from "../../policy/stack/disallow-weak-runtime-class";
 import { ALL_STACK_RULES } from "../../policy/stack/registry";
 import type { AnyStackRule, StackResource, StackResourceRef } from "../../policy/stack/types";
@@ -136,6 +137,9 @@ export function scanItems(
   for (const v of dockerHostVolumes(input.items)) judgedVolumes.add(v.resource);
   // RuntimeClasses are judged by what they select (sandbox-disallow-weak-runtime-class), with the rest of their set.
   for (const i of input.items) if (isRuntimeClass(i.type)) judgedVolumes.add(i);
+  // Network create bodies are judged by their options and fields (sandbox-disallow-open-bridge), with their set.
+  for (const i of input.items)
+    if (i.stack === undefined && i.type === DOCKER_NETWORK_TYPE) judgedVolumes.add(i);
   for (const item of input.items) {
     const subjects = adaptResources(item.type, item.props, item.name, item.taint);
     const subject = subjects[0];
@@ -156,7 +160,8 @@ export function scanItems(
       stacks.set(item.stack.stack, list);
     }
     if (subject === undefined) {
-      if (isRuntimeClass(item.type)) resources.push(item.resource);
+      if (isRuntimeClass(item.type) || (item.stack === undefined && item.type === DOCKER_NETWORK_TYPE))
+        resources.push(item.resource);
       // Everything no rule judged is listed, but the plumbing of a Pulumi stack, which runs nothing itself.
       else if (!isPlumbing(item) && !judgedVolumes.has(item))
         skipped.push({
@@ -177,7 +182,7 @@ export function scanItems(
   const byId = new Map(plain.map((m) => [m.resource.urn, m.item]));
   for (const e of evaluate(
     { stack: plain.map((m) => m.resource) },
-    [disallowHostPathClaims, disallowWeakRuntimeClass],
+    [disallowHostPathClaims, disallowWeakRuntimeClass, disallowOpenBridge],
     evaluation,
   )) {
     const item = e.resource === undefined ? undefined : byId.get(e.resource);

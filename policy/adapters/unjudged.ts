@@ -20,6 +20,10 @@ const OPAQUE_TYPES: readonly [RegExp, string][] = [
   [/^kubernetes:kustomize(?:\/v2)?:Directory$/, "a kustomization applies manifests the pack does not read"],
   [/^kubernetes:[^:]+:[A-Za-z0-9]+Patch$/, "a patch changes a live object the pack cannot see whole"],
   [/^docker:index\/service:Service$/, "a Docker swarm service runs containers whose task spec no rule reads"],
+  [
+    /^docker:engine:PluginConfig$/,
+    "a Docker plugin runs its own process on the host, outside every wall, with the privileges its config.json lists",
+  ],
 ];
 
 /**
@@ -92,9 +96,15 @@ export function containerLike(v: unknown, path = "", depth = 0): string | undefi
   return undefined;
 }
 
+/** A plugin's reason, with what its config asks of the host. */
+function withPrivileges(why: string, props: unknown): string {
+  const p = isObj(props) && Array.isArray(props.privileges) ? props.privileges : [];
+  return p.length === 0 ? why : `${why} (${p.join(", ")})`;
+}
+
 /** Why an object no adapter read may still create workloads, or undefined when it does not look like it. */
 export function unjudgedReason(type: string, props: unknown): string | undefined {
-  for (const [re, why] of OPAQUE_TYPES) if (re.test(type)) return why;
+  for (const [re, why] of OPAQUE_TYPES) if (re.test(type)) return withPrivileges(why, props);
   if (!type.startsWith("kubernetes:")) return undefined;
   const t = parseKubeType(type);
   const opaque = t === undefined ? undefined : OPAQUE_KINDS[t.group];

@@ -3,7 +3,7 @@
  * reach the host (policy/sources/docker/bridge.ts): open gateway modes, a bridge the host already has, inter-container
  * traffic switched back on, trusted host interfaces. It judges every `docker.Network` of the input set.
  */
-import { field } from "../adapters/read";
+import { field, items } from "../adapters/read";
 import { unchecked, violation } from "../rules/helpers";
 import { bridgeOptionProblems } from "../sources/docker/bridge";
 import { isUnknown } from "../workload";
@@ -19,8 +19,11 @@ export function checkBridgeOptions(
   for (const r of resources) {
     if (r.type !== DOCKER_NETWORK_TYPE) continue;
     const driver = field(r.props, "driver");
-    if (typeof driver === "string" && driver !== "" && driver !== "bridge") continue;
-    const options = field(r.props, "options");
+    // Bridge options mean something to the bridge driver only.
+    const options =
+      typeof driver === "string" && driver !== "" && driver !== "bridge"
+        ? undefined
+        : field(r.props, "options");
     if (isUnknown(options)) {
       out.push({ ...unchecked(`the options of network "${r.name}"`, "options", options), urn: r.urn });
       continue;
@@ -30,6 +33,13 @@ export function checkBridgeOptions(
         ...violation(`network "${r.name}": ${p.key}: ${p.reason}`, `options.${p.key}`),
         urn: r.urn,
       });
+    // A network create body's fields that fail closed (policy/sources/docker/objects.ts).
+    for (const f of items(field(r.props, "unjudgedFields")) as { path?: unknown; reason?: unknown }[])
+      if (typeof f?.reason === "string")
+        out.push({
+          ...violation(`network "${r.name}": ${String(f.path) || "the body"}: ${f.reason}`, String(f.path)),
+          urn: r.urn,
+        });
   }
   return out;
 }

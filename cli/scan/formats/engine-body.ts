@@ -2,7 +2,15 @@
 
 import { idPart } from "../../../policy/exemptions";
 import { pathSegments } from "../../../policy/rules/helpers";
-import { engineBody, engineBodyOf, foldKey, fromYaml } from "../../../policy/sources/docker/body";
+import { engineBody, engineBodyOf, foldKey, fromValue, fromYaml } from "../../../policy/sources/docker/body";
+import {
+  DOCKER_NETWORK,
+  DOCKER_PLUGIN_CONFIG,
+  DOCKER_VOLUME,
+  networkBodyProps,
+  pluginPrivileges,
+  volumeBodyProps,
+} from "../../../policy/sources/docker/objects";
 import { LAUNCH_TYPE } from "../../../policy/sources/docker/read";
 import type { Lines } from "../lines";
 import { type FileOutput, text } from "./output";
@@ -49,6 +57,79 @@ export function readEngineBody(
     kind: "launch",
     name,
     id: `${out.file}:launch/${given === undefined ? name : idPart(given)}`,
+    locate: (path) => out.loc(path === undefined ? at : lines.line([...base, ...pathSegments(path)])),
+  });
+}
+
+const has = (value: Record<string, unknown>, ...names: string[]) =>
+  names.some((n) => hasEngineField(value, n));
+
+/**
+ * A network create body (`POST /networks/create`): a `Driver` or `Name` with a field only networks have (`IPAM`,
+ * `Internal`, `Attachable`, `Ingress`, `ConfigOnly`, `ConfigFrom`, `EnableIPv4`, `EnableIPv6`), or `Options` naming
+ * a network driver's option.
+ */
+export function isNetworkBody(value: Record<string, unknown>): boolean {
+  if (!has(value, "driver", "name")) return false;
+  if (
+    has(
+      value,
+      "ipam",
+      "internal",
+      "attachable",
+      "ingress",
+      "configonly",
+      "configfrom",
+      "enableipv4",
+      "enableipv6",
+    )
+  )
+    return true;
+  const options = Object.entries(value).find(([k]) => foldKey(k) === "OPTIONS")?.[1];
+  return (
+    typeof options === "object" &&
+    options !== null &&
+    Object.keys(options).some((k) => k.startsWith("com.docker.network."))
+  );
+}
+
+/** A volume create body (`POST /volumes/create`): `DriverOpts` or `ClusterVolumeSpec`. */
+export function isVolumeBody(value: Record<string, unknown>): boolean {
+  return has(value, "driveropts", "clustervolumespec");
+}
+
+/** A plugin's config.json: its `Interface` (the socket the daemon talks to) and `Entrypoint` or `Linux`. */
+export function isPluginConfig(value: Record<string, unknown>): boolean {
+  return has(value, "interface") && has(value, "entrypoint", "linux", "mounts");
+}
+
+/** One network, volume or plugin body at key path `base`, as the resource the rules judge. */
+export function readEngineObject(
+  out: FileOutput,
+  value: Record<string, unknown>,
+  lines: Lines,
+  base: readonly (string | number)[],
+): void {
+  const at = lines.line(base);
+  const node = lines.node(base);
+  const tree = node === undefined ? fromValue(value) : fromYaml(node);
+  const kind = isNetworkBody(value) ? "network" : isVolumeBody(value) ? "volume" : "plugin";
+  const ordinal = out.next(`engine-${kind}`);
+  const given = text(value.Name ?? value.name);
+  const name = given ?? `${kind}#${ordinal}`;
+  const props =
+    kind === "network"
+      ? networkBodyProps(tree)
+      : kind === "volume"
+        ? volumeBodyProps(tree)
+        : { privileges: pluginPrivileges(tree) };
+  out.add({
+    format: "engine-create-body",
+    type: kind === "network" ? DOCKER_NETWORK : kind === "volume" ? DOCKER_VOLUME : DOCKER_PLUGIN_CONFIG,
+    props,
+    kind: kind === "network" ? "Network" : kind === "volume" ? "Volume" : "PluginConfig",
+    name,
+    id: `${out.file}:${kind}/${given === undefined ? name : idPart(given)}`,
     locate: (path) => out.loc(path === undefined ? at : lines.line([...base, ...pathSegments(path)])),
   });
 }

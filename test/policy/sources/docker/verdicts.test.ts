@@ -6,11 +6,16 @@
  */
 import { describe, expect, it } from "vitest";
 import { ALL_RULES, judge } from "../../../../policy/rules/registry";
+import { fromValue } from "../../../../policy/sources/docker/body";
+import { DOCKER_NETWORK, networkBodyProps } from "../../../../policy/sources/docker/objects";
 import { adaptLaunchSpec } from "../../../../policy/sources/docker/read";
-import { CONTAINER_CREATE } from "../../../../policy/sources/docker/schema.generated";
+import { CONTAINER_CREATE, NETWORK_CREATE } from "../../../../policy/sources/docker/schema.generated";
 import { fieldPaths, type Shape } from "../../../../policy/sources/docker/shape";
 import { CONTAINER_CREATE_VERDICTS } from "../../../../policy/sources/docker/verdicts";
+import { NETWORK_CREATE_VERDICTS } from "../../../../policy/sources/docker/verdicts-objects";
 import { verdictFor } from "../../../../policy/sources/verdict";
+import { checkBridgeOptions } from "../../../../policy/stack/disallow-open-bridge";
+import { ALL_STACK_RULES } from "../../../../policy/stack/registry";
 
 const UNJUDGED = "sandbox-disallow-unjudged-fields";
 
@@ -152,6 +157,40 @@ describe("the Engine API verdict table", () => {
       if (!allowedSample) expect(failing(set), JSON.stringify(set)).toContain(UNJUDGED);
       const zero = shape.k === "bool" ? false : shape.k === "int" ? 0 : shape.k === "string" ? "" : undefined;
       if (zero !== undefined) expect(failing(over(BASE, setting(p, zero)))).not.toContain(UNJUDGED);
+    },
+  );
+});
+
+describe("the Engine API network body verdict table", () => {
+  const netPaths = fieldPaths(NETWORK_CREATE);
+  const netEntries = Object.entries(NETWORK_CREATE_VERDICTS);
+
+  it("gives every field of the network create body a verdict, names only its fields and rules that exist", () => {
+    expect(netPaths.length).toBeGreaterThan(15);
+    expect(netPaths.filter((p) => verdictFor(NETWORK_CREATE_VERDICTS, p) === undefined)).toEqual([]);
+    expect(netEntries.map(([p]) => p).filter((p) => !netPaths.includes(p))).toEqual([]);
+    const ids = new Set([...ALL_RULES, ...ALL_STACK_RULES].map((r) => r.id));
+    expect(
+      netEntries.flatMap(([, v]) => (v.v === "judged" ? v.rules.filter((r) => !ids.has(r)) : [])),
+    ).toEqual([]);
+  });
+
+  it.each(netEntries.filter(([, v]) => v.v === "refused"))(
+    "%s: refused when set, named where it is written",
+    (p, v) => {
+      if (v.v !== "refused") return;
+      const props = networkBodyProps(fromValue({ Name: "n", [p]: nonZero(shapeAt(NETWORK_CREATE, p)) }));
+      const fields = (props.unjudgedFields ?? []) as { path: string }[];
+      expect(fields.map((f) => f.path)).toEqual([p]);
+    },
+  );
+
+  it.each(netEntries.filter(([, v]) => v.v === "judged"))(
+    "%s: its rule refuses the hostile value",
+    (p, v) => {
+      if (v.v !== "judged") return;
+      const props = networkBodyProps(fromValue({ Name: "n", ...(v.hostile as object) }));
+      expect(checkBridgeOptions([{ type: DOCKER_NETWORK, name: "n", urn: "n", props }]), p).not.toEqual([]);
     },
   );
 });
