@@ -2,13 +2,14 @@
  * Objects that may create workloads the rules cannot see inside. Such an object is never passed in silence: it is
  * judged by `sandbox-disallow-unjudged-workloads`, which fails closed on it.
  */
+import { refusedTypeReason } from "../sources/pulumi/types";
 import { parseKubeType } from "./carriers";
 import { isObj, join } from "./read";
 
 /**
  * Pulumi types that deploy containers from content the engine hands the pack only as opaque inputs: Helm releases
- * and charts, YAML config groups and files, kustomizations, server-side patches of existing objects, and Docker
- * swarm services (whose task spec no adapter reads).
+ * and charts, YAML config groups and files, kustomizations, server-side patches of existing objects; the provider
+ * types refused by policy/sources/pulumi/types.ts (swarm services, plugins, builds, commands) come first.
  */
 const OPAQUE_TYPES: readonly [RegExp, string][] = [
   [/^kubernetes:helm\.sh\/v\d+:Release$/, "a Helm release installs a chart's objects inside the provider"],
@@ -19,7 +20,6 @@ const OPAQUE_TYPES: readonly [RegExp, string][] = [
   ],
   [/^kubernetes:kustomize(?:\/v2)?:Directory$/, "a kustomization applies manifests the pack does not read"],
   [/^kubernetes:[^:]+:[A-Za-z0-9]+Patch$/, "a patch changes a live object the pack cannot see whole"],
-  [/^docker:index\/service:Service$/, "a Docker swarm service runs containers whose task spec no rule reads"],
   [
     /^docker:engine:PluginConfig$/,
     "a Docker plugin runs its own process on the host, outside every wall, with the privileges its config.json lists",
@@ -104,6 +104,8 @@ function withPrivileges(why: string, props: unknown): string {
 
 /** Why an object no adapter read may still create workloads, or undefined when it does not look like it. */
 export function unjudgedReason(type: string, props: unknown): string | undefined {
+  const refused = refusedTypeReason(type);
+  if (refused !== undefined) return refused;
   for (const [re, why] of OPAQUE_TYPES) if (re.test(type)) return withPrivileges(why, props);
   if (!type.startsWith("kubernetes:")) return undefined;
   const t = parseKubeType(type);
