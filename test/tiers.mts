@@ -43,8 +43,8 @@ export const NODE_FOLDERS: readonly string[] = ["kube-node"];
 
 /** Tests in the unit folders that build and run a Go oracle. */
 export const ORACLE_TESTS: readonly string[] = [
-  "test/adversarial/round3/compose-spellings.test.ts",
-  "test/adversarial/round3/engine.test.ts",
+  "test/adversarial/compose/spellings.test.ts",
+  "test/adversarial/engine/volumes-and-lists.test.ts",
   "test/policy/engine-json.test.ts",
   "test/policy/exemptions.test.ts",
   "test/policy/presets.test.ts",

@@ -79,7 +79,7 @@ const ROOT_USERS = [
   "root:1000",
   "",
 ];
-// "1000" alone is not here: with no group the gid is the image's passwd entry's, 0 when there is none (round 3).
+// "1000" alone is not here: with no group the gid is the image's passwd entry's, 0 when there is none.
 const SAFE_USERS = ["1000:1000", "+1000:1000", "01000:01000", "1000:+1000"];
 
 describe("class 7: User as the runtime resolves it (generated)", () => {

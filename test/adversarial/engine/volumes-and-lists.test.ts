@@ -48,7 +48,7 @@ const SAFE_HC = safeBody()
 const bodyText = (extra: string) =>
   `{"Image": "busybox:1.36", "Cmd": ["sh", "-c", "id"], "User": "1000:1000", "HostConfig": {${SAFE_HC}, ${extra}}}\n`;
 
-cases("round 3, class 7: VolumeDriver and Mounts", [
+cases("class 7: VolumeDriver and Mounts", [
   {
     name: "VolumeDriver: convoy does not apply to a Mounts volume (local, o=bind of /var/run)",
     files: host({
@@ -72,7 +72,7 @@ cases("round 3, class 7: VolumeDriver and Mounts", [
   },
 ]);
 
-cases("round 3, class 7: an empty list is a fresh slice", [
+cases("class 7: an empty list is a fresh slice", [
   {
     name: 'Mounts [driver convoy], then "Mounts": [], then a local bind: nothing of the first is reused',
     files: {
@@ -127,7 +127,7 @@ function allZero(v: unknown): boolean {
   return false;
 }
 
-describe("round 3, class 7: every list of structs starts afresh after []", () => {
+describe("class 7: every list of structs starts afresh after []", () => {
   const fields = (HOST_CONFIG as { fields: Record<string, Shape> }).fields;
   const lists = Object.entries(fields).filter(
     ([, f]) => f.k === "slice" && (f.of.k === "struct" || (f.of.k === "ptr" && f.of.to.k === "struct")),
@@ -152,7 +152,7 @@ describe("round 3, class 7: every list of structs starts afresh after []", () =>
 /** Spellings the kernel resolves to /dev/sda1 when the daemon mounts the device. */
 const SDA1 = ["//dev/sda1", "/./dev/sda1", "/var/../dev/sda1", "/dev//sda1", "///dev/./sda1", "/dev/sda1/"];
 
-describe("round 3, class 7: local volumes that mount a host device (generated)", () => {
+describe("class 7: local volumes that mount a host device (generated)", () => {
   it("every spelling of /dev/sda1 is the host device, as the plain one", async () => {
     assertVerdict(await scanFiles(localVolume({ type: "ext4", device: "/dev/sda1" })), SENSITIVE);
     await fc.assert(
@@ -176,7 +176,7 @@ describe("round 3, class 7: local volumes that mount a host device (generated)",
   });
 });
 
-cases("round 3, class 7: local volumes that show host folders without o=bind", [
+cases("class 7: local volumes that show host folders without o=bind", [
   {
     name: "overlay with upperdir=/etc (writes land in the host's /etc)",
     files: localVolume({
@@ -237,7 +237,7 @@ cases("round 3, class 7: local volumes that show host folders without o=bind", [
   },
 ]);
 
-cases("round 3, class 7: Compose named volumes, judged as the daemon mounts them", [
+cases("class 7: Compose named volumes, judged as the daemon mounts them", [
   {
     name: "driver_opts type ext4, device //dev/sda1",
     files: {
@@ -274,7 +274,7 @@ cases("round 3, class 7: Compose named volumes, judged as the daemon mounts them
   },
 ]);
 
-describe("round 3, class 7: the pack reads docker.Container mounts[].volumeOptions", () => {
+describe("class 7: the pack reads docker.Container mounts[].volumeOptions", () => {
   const withMount = (volumeOptions: Record<string, unknown>) => ({
     ...safeContainer(),
     mounts: [
@@ -306,7 +306,7 @@ describe("round 3, class 7: the pack reads docker.Container mounts[].volumeOptio
   });
 });
 
-cases("round 3, class 7: IpcMode shareable in every format", [
+cases("class 7: IpcMode shareable in every format", [
   {
     name: 'Engine body IpcMode: "shareable"',
     files: host({ IpcMode: "shareable" }),
@@ -320,7 +320,7 @@ cases("round 3, class 7: IpcMode shareable in every format", [
   },
 ]);
 
-describe("round 3, class 7: IpcMode shareable in the pack", () => {
+describe("class 7: IpcMode shareable in the pack", () => {
   it("is a joined namespace, as in scan", () => {
     expect(violated(validate(DOCKER, { ...safeContainer(), ipcMode: "shareable" }))).toContain(
       "sandbox-disallow-host-namespaces",

@@ -102,7 +102,7 @@ const patternsFor = (name: string): string[] => {
   ];
 };
 
-describe("round 3, class 11: a Pulumi name holding `::` is one name", () => {
+describe("class 11: a Pulumi name holding `::` is one name", () => {
   it("the attacker's report: `evil::Container::probe` (a privileged Pod) is not the Container `probe`", async () => {
     expect(packFails("evil::Container::probe", "Container/probe")).toBe(true);
     expect(packFails("x::Pod::debug", "Pod/debug")).toBe(true);
@@ -152,7 +152,7 @@ describe("round 3, class 11: a Pulumi name holding `::` is one name", () => {
   });
 });
 
-describe("round 3, class 11: names taken from files never stand for another kind or file", () => {
+describe("class 11: names taken from files never stand for another kind or file", () => {
   const privBody = (extra: Record<string, unknown>) => engineBody(extra, { Privileged: true });
 
   it("an Engine API body's own `name` or label `z:Pod/debug` does not match `Pod/debug`", async () => {

@@ -28,7 +28,7 @@ const P = blocked("sandbox-disallow-privileged", "app");
 const withEnv = (env: string) => ({ "compose.yaml": compose("app", "privileged: ${P}"), ".env": env });
 const SAFE_BASE = "image: busybox:1.36\nnetwork_mode: none";
 
-cases("round 2, class 3: .env files as compose-go's dotenv reads them", [
+cases("class 3: .env files as compose-go's dotenv reads them", [
   {
     name: ".env with CRLF line ends (P=true\\r\\n)",
     files: withEnv("A=1\r\nP=true\r\n"),
@@ -62,7 +62,7 @@ cases("round 2, class 3: .env files as compose-go's dotenv reads them", [
   },
 ]);
 
-cases("round 2, class 3: files pulled in from other folders", [
+cases("class 3: files pulled in from other folders", [
   {
     name: "an included file interpolated from its own folder's .env (sub/.env P=true, ./.env P=false)",
     files: {
@@ -93,7 +93,7 @@ cases("round 2, class 3: files pulled in from other folders", [
   },
 ]);
 
-cases("round 2, class 3: capabilities and joined namespaces", [
+cases("class 3: capabilities and joined namespaces", [
   {
     name: "cap_add: [all] (lower case)",
     files: { "compose.yaml": compose("app", "cap_add: [all]") },
@@ -129,7 +129,7 @@ cases("round 2, class 3: capabilities and joined namespaces", [
   },
 ]);
 
-cases("round 2, class 3: ports", [
+cases("class 3: ports", [
   {
     name: "long-syntax port with only target: 80 (ephemeral host port on every interface)",
     files: {
@@ -153,7 +153,7 @@ cases("round 2, class 3: ports", [
   },
 ]);
 
-describe("round 2, class 3: a confusable key", () => {
+describe("class 3: a confusable key", () => {
   // compose-go refuses the file (schema: additional property privilеged), so nothing runs: scan may refuse it too
   // (exit 2) or judge it without the key (exit 0), but must never read it as privileged.
   it("privilеged (Cyrillic е) is not read as privileged", async () => {

@@ -28,7 +28,7 @@ const hc = (extra: string) => `"HostConfig": {${SAFE_HC}${extra === "" ? "" : `,
 const priv = { "body.json": engineBody({}, { Privileged: true }) };
 const P = blocked("sandbox-disallow-privileged");
 
-cases("round 2, class 4: null and repeated keys in create bodies", [
+cases("class 4: null and repeated keys in create bodies", [
   {
     name: '"Privileged": true then "Privileged": null (null leaves a bool as it was)',
     files: { "body.json": body(hc('"Privileged": true, "Privileged": null')) },
@@ -79,7 +79,7 @@ cases("round 2, class 4: null and repeated keys in create bodies", [
   },
 ]);
 
-cases("round 2, class 4: key spellings", [
+cases("class 4: key spellings", [
   {
     name: 'key written with a JSON escape: "Privil\\u0065ged": true',
     files: { "body.json": body(hc('"Privil\\u0065ged": true')) },

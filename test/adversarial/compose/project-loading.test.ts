@@ -12,7 +12,7 @@ const BASE = compose("app");
 /** The safe service with network_mode taken out (it joins the project's networks). */
 const NETWORKED = BASE.replace("    network_mode: none\n", "");
 
-cases("round 3: the files docker compose loads in a folder (findings B1, B2)", [
+cases("the files docker compose loads in a folder (findings B1, B2)", [
   {
     name: "compose.override.yaml puts the service on the host network (an override with no services)",
     files: {
@@ -71,7 +71,7 @@ cases("round 3: the files docker compose loads in a folder (findings B1, B2)", [
   },
 ]);
 
-describe("round 3: COMPOSE_FILE in the environment (finding B2)", () => {
+describe("COMPOSE_FILE in the environment (finding B2)", () => {
   it("selects the files; the environment wins over .env", async () => {
     const before = process.env.COMPOSE_FILE;
     process.env.COMPOSE_FILE = "compose.yaml:extra.conf";
@@ -93,7 +93,7 @@ describe("round 3: COMPOSE_FILE in the environment (finding B2)", () => {
   });
 });
 
-describe("round 3: the merged project, never the override alone (finding B1's false alarm)", () => {
+describe("the merged project, never the override alone (finding B1's false alarm)", () => {
   it("an override that only adds a variable to the safe service passes, judged once", async () => {
     const r = await scanFiles({
       "compose.yaml": BASE,
@@ -143,7 +143,7 @@ describe("round 3: the merged project, never the override alone (finding B1's fa
   });
 });
 
-cases("round 3: a file with only include: is a Compose file (finding B3)", [
+cases("a file with only include: is a Compose file (finding B3)", [
   {
     name: "include: only, the included file has another extension",
     files: {

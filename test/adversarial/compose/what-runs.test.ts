@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { compose } from "../fixtures";
 import { blocked, cases, passes, scanFiles } from "../harness";
 
-cases("round 3: use_api_socket, hooks, providers, builds (findings B8, B9, B10, B15)", [
+cases("use_api_socket, hooks, providers, builds (findings B8, B9, B10, B15)", [
   {
     name: "use_api_socket: true binds the Docker socket",
     files: { "compose.yaml": compose("app", "use_api_socket: true") },
@@ -88,7 +88,7 @@ cases("round 3: use_api_socket, hooks, providers, builds (findings B8, B9, B10, 
   },
 ]);
 
-describe("round 3: provider services (finding B10)", () => {
+describe("provider services (finding B10)", () => {
   it("a provider service runs a host program: refused, never a pass", async () => {
     const r = await scanFiles({
       "compose.yaml": compose("app", "provider:\n  type: bash\n  options: {x: y}"),

@@ -37,7 +37,7 @@ function scripted(steps: readonly (string | "EAGAIN")[]): ReadFn {
   };
 }
 
-describe("round 3, class 10: a read that would block", () => {
+describe("class 10: a read that would block", () => {
   const step = fc.oneof(fc.constant<"EAGAIN">("EAGAIN"), fc.stringMatching(/^[a-z: \n]{1,20}$/));
 
   it("is refused for a file, whatever came before it, and waited for only on a pipe", () => {
@@ -108,7 +108,7 @@ describe("round 3, class 10: a read that would block", () => {
   }, 120_000);
 });
 
-describe("round 3, class 10: standard input with nothing in it", () => {
+describe("class 10: standard input with nothing in it", () => {
   it("is exit 2 with one message, with --ci or without, whatever blank or object-less text it holds", async () => {
     const blank = fc.stringMatching(/^[ \t\n\r]{0,6}$/);
     const objectless = fc.constantFrom("---\n", "# only a comment\n", "---\n# c\n---\n", "null\n", "~\n");
@@ -127,7 +127,7 @@ describe("round 3, class 10: standard input with nothing in it", () => {
   });
 });
 
-describe("round 3, class 10: the format is the content's, never the name's", () => {
+describe("class 10: the format is the content's, never the name's", () => {
   it("YAML named x.json (on disk or --stdin-name) is read as YAML, with the verdict of x.yaml", async () => {
     const names = fc.constantFrom("x.json", "x.JSON", "x.yaml", "x.yml", "x", "chart/rendered.json");
     await fc.assert(
@@ -146,7 +146,7 @@ describe("round 3, class 10: the format is the content's, never the name's", () 
   });
 });
 
-describe("round 3, class 10: a named path that cannot be read says why", () => {
+describe("class 10: a named path that cannot be read says why", () => {
   it("a loop is a loop, a dangling link points to nothing, a missing path is missing", async () => {
     const dir = mkdtempSync(join(tmpdir(), "links-"));
     try {

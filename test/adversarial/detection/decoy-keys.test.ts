@@ -20,7 +20,7 @@ const privBody = (extra: Record<string, unknown>): string => {
 };
 const plainBody = { "body.json": engineBody({}, { Privileged: true }) };
 
-cases("round 2, class 1: Engine API create bodies carrying keys the daemon ignores", [
+cases("class 1: Engine API create bodies carrying keys the daemon ignores", [
   {
     name: 'body with an extra "kind" key (daemon ignores it)',
     files: { "body.json": privBody({ kind: "Container" }) },
@@ -56,7 +56,7 @@ cases("round 2, class 1: Engine API create bodies carrying keys the daemon ignor
 const SVC = `    image: busybox:1.36\n    privileged: true\n`;
 const plainCompose = { "compose.yaml": compose("app", "privileged: true") };
 
-cases("round 2, class 1: a Compose file whose services map is not written literally", [
+cases("class 1: a Compose file whose services map is not written literally", [
   {
     name: "services: *s (the map is an alias of an x- extension)",
     files: { "compose.yaml": `x-s: &s\n  app:\n${SVC}services: *s\n` },

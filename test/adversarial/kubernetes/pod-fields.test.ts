@@ -46,7 +46,7 @@ function handlerBlock(handler: string, kind: string, host: string | undefined): 
   return b === undefined ? `${a}:\n  ${body}` : `${a}:\n  ${b}:\n    ${body}`;
 }
 
-describe("round 3: probe and lifecycle hosts", () => {
+describe("probe and lifecycle hosts", () => {
   const RULE = "sandbox-disallow-host-probes";
   it("any probe or handler, httpGet or tcpSocket, with any non-empty host is blocked in scan and pack", async () => {
     await both(
@@ -130,7 +130,7 @@ const volumePod = (kind: string, body: string, mounted: boolean) =>
     spec: `volumes:\n  - name: data\n    ${kind}: ${body}`,
   });
 
-describe("round 3: volume kinds Pod Security restricted refuses", () => {
+describe("volume kinds Pod Security restricted refuses", () => {
   const RULE = "sandbox-disallow-volume-types";
   it("every refused source, mounted or not, is blocked in scan and pack", async () => {
     await fc.assert(
@@ -170,7 +170,7 @@ function withResources(lines: string, spec?: string): string {
   return `${text.slice(0, at)}      resources:\n${indented}\n${text.slice(at + "      resources:\n".length)}`;
 }
 
-describe("round 3: devices the kubelet's drivers inject", () => {
+describe("devices the kubelet's drivers inject", () => {
   const RULE = "sandbox-disallow-devices";
   const claim = (ref: string) =>
     withResources("claims:\n  - name: gpu", `resourceClaims:\n  - name: gpu\n    ${ref}`);
@@ -210,7 +210,7 @@ const anyCase = (s: string) =>
     .array(fc.boolean(), { minLength: s.length, maxLength: s.length })
     .map((up) => [...s].map((ch, i) => (up[i] ? ch.toUpperCase() : ch.toLowerCase())).join(""));
 
-describe("round 3: capability drops as containerd applies them", () => {
+describe("capability drops as containerd applies them", () => {
   const RULE = "sandbox-require-drop-net-admin";
   it("ALL or NET_ADMIN with a CAP_ prefix or surrounding space drops nothing: blocked like no drop at all", async () => {
     await both(dropPod([]), RULE, true);

@@ -24,7 +24,7 @@ const placement = fc.record({
   ci: fc.constantFrom<readonly string[]>(["--ci"], ["--fail-on-unjudged"], ["--no-fail-on-unjudged"]),
 });
 
-describe("round 3, class 10: .git and node_modules hold files kubectl would apply", () => {
+describe("class 10: .git and node_modules hold files kubectl would apply", () => {
   it("listed with the file without --ci, an error with it, and judged when the folder is named", async () => {
     await fc.assert(
       fc.asyncProperty(placement, async ({ folder, depth, ext, ci }) => {

@@ -8,7 +8,7 @@ import { assertVerdict, blocked, cases, passes, scanFiles } from "../harness";
 
 const NETWORKED = compose("app").replace("    network_mode: none\n", "");
 
-cases("round 3: Windows host paths are kept as written (finding B4)", [
+cases("Windows host paths are kept as written (finding B4)", [
   {
     name: "short syntax named pipe \\\\.\\pipe\\docker_engine",
     files: {
@@ -43,7 +43,7 @@ cases("round 3: Windows host paths are kept as written (finding B4)", [
   },
 ]);
 
-cases("round 3: a named volume's device as compose-go resolves it (finding B6)", [
+cases("a named volume's device as compose-go resolves it (finding B6)", [
   ...["var/run", "./var/run"].map((device) => ({
     name: `device ${device} without driver: local is sent as written (dockerd reads it from /)`,
     files: {
@@ -69,7 +69,7 @@ cases("round 3: a named volume's device as compose-go resolves it (finding B6)",
   },
 ]);
 
-cases("round 3: the older external: {name: x} spelling (finding B7)", [
+cases("the older external: {name: x} spelling (finding B7)", [
   {
     name: "a service network external: {name: host}",
     files: {
@@ -96,7 +96,7 @@ cases("round 3: the older external: {name: x} spelling (finding B7)", [
   },
 ]);
 
-describe("round 3: ~ (finding B13)", () => {
+describe("~ (finding B13)", () => {
   it("~ is judged as a home folder whatever HOME is, and the HOME used is stated", async () => {
     for (const home of ["/var/lib/jenkins", "/srv/ci", undefined]) {
       const before = process.env.HOME;

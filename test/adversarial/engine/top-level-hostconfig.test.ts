@@ -22,7 +22,7 @@ const DANGER: [string, unknown, string][] = [
   ["CapAdd", ["SYS_ADMIN"], "sandbox-disallow-added-capabilities"],
 ];
 
-describe("round 3, class 7: top-level HostConfig fields as docker.io 20.10 applies them (generated)", () => {
+describe("class 7: top-level HostConfig fields as docker.io 20.10 applies them (generated)", () => {
   it("with no HostConfig (absent or null), a top-level wall-breaking field gets the plain spelling's verdict", async () => {
     await fc.assert(
       fc.asyncProperty(

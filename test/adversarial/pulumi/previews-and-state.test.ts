@@ -62,7 +62,7 @@ function state(inputs: Record<string, unknown>, pending?: Record<string, unknown
 
 const plaintext = (v: unknown) => ({ [SIG]: SECRET_SIG, plaintext: JSON.stringify(v) });
 
-cases("round 2, class 5: secrets inside lists and inside secrets", [
+cases("class 5: secrets inside lists and inside secrets", [
   {
     name: 'capabilities.adds: ["[secret]"] (one element of the list a secret)',
     files: preview({ ...safe(), capabilities: { drops: ["ALL"], adds: ["[secret]"] } }),
@@ -92,7 +92,7 @@ cases("round 2, class 5: secrets inside lists and inside secrets", [
   },
 ]);
 
-cases("round 2, class 5: step ops and pending operations", [
+cases("class 5: step ops and pending operations", [
   {
     name: "a preview step with op: same (unchanged, still running privileged)",
     files: preview({ ...safe(), privileged: true }, "same"),

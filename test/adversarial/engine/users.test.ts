@@ -23,7 +23,7 @@ const service = (user: string) => ({
 const pack = (user: string, config?: Record<string, object>) =>
   violated(validate(DOCKER, { ...safeContainer(), user }, config === undefined ? {} : { config }));
 
-describe("round 3, class 7: a user without a group may run with gid 0 (generated)", () => {
+describe("class 7: a user without a group may run with gid 0 (generated)", () => {
   it("the plain spelling 1000:0 is the root group", async () => {
     assertVerdict(await scanFiles(body("1000:0")), blocked(RULE));
     expect(pack("1000:0")).toContain(RULE);
@@ -47,7 +47,7 @@ describe("round 3, class 7: a user without a group may run with gid 0 (generated
   });
 });
 
-describe("round 3, class 7: a user with its group passes (no new false denial)", () => {
+describe("class 7: a user with its group passes (no new false denial)", () => {
   it("in every format", async () => {
     await fc.assert(
       fc.asyncProperty(WITH_GROUP, async (user) => {

@@ -38,7 +38,7 @@ const bare = (text: string) => text.replace(/^apiVersion: .*\nkind: .*\n/, "");
 const separators = ["---#x: y", "--- # c", "---#", "---\t", "---\u00a0# c", "---   "];
 
 cases(
-  "round 3, stream: every line kubectl takes for a separator ends a document",
+  "stream: every line kubectl takes for a separator ends a document",
   separators.map((sep) => ({
     name: `a privileged Pod before a ${JSON.stringify(sep)} line and a safe one`,
     files: { "pods.yaml": `${privPod("evil")}${sep}\n${pod("safe")}` },
@@ -47,7 +47,7 @@ cases(
   })),
 );
 
-cases("round 3, stream: documents kubectl never sends", [
+cases("stream: documents kubectl never sends", [
   {
     // A11: with no `---` line the whole file is one piece, and go-yaml reads its first document only.
     name: "a privileged Pod after `...` with no `---` after it",
@@ -72,7 +72,7 @@ cases("round 3, stream: documents kubectl never sends", [
   },
 ]);
 
-cases("round 3, stream: lone CR line ends, as go-yaml reads them", [
+cases("stream: lone CR line ends, as go-yaml reads them", [
   {
     name: "privileged after a comment and a lone CR",
     files: {
@@ -108,7 +108,7 @@ cases("round 3, stream: lone CR line ends, as go-yaml reads them", [
   },
 ]);
 
-cases("round 3, Lists: any object with `items` is a List, and kind-less items take its kind", [
+cases("Lists: any object with `items` is a List, and kind-less items take its kind", [
   {
     name: "a safe Pod carrying `items` with a privileged Pod",
     files: { "pod.yaml": `${pod("safe")}${itemsOf(privPod("evil"))}` },
@@ -142,7 +142,7 @@ cases("round 3, Lists: any object with `items` is a List, and kind-less items ta
   },
 ]);
 
-cases("round 3, apiVersion as ParseGroupVersion reads it", [
+cases("apiVersion as ParseGroupVersion reads it", [
   {
     name: "a privileged Pod at apiVersion /v1",
     files: { "pod.yaml": privPod("evil", { apiVersion: "/v1" }) },
@@ -176,7 +176,7 @@ cases("round 3, apiVersion as ParseGroupVersion reads it", [
   },
 ]);
 
-describe("round 3: what kubectl refuses is an input error that names the line and the value", () => {
+describe("what kubectl refuses is an input error that names the line and the value", () => {
   it("`--- x` ends kubectl's reading of the stream", async () => {
     const r = await scanFiles({ "pods.yaml": `${pod("a")}--- x\n${privPod("evil")}` });
     expect(r.code, describeResult(r)).toBe(2);
@@ -204,7 +204,7 @@ const spelling = fc.record({
   bom: fc.boolean(),
 });
 
-describe("round 3, generated: a stream's verdict does not depend on how kubectl's separators are spelled", () => {
+describe("generated: a stream's verdict does not depend on how kubectl's separators are spelled", () => {
   it("one privileged Pod among safe ones is blocked on it, and safe streams pass", async () => {
     const plainBad = await scanFiles({ "pods.yaml": `${pod("safe")}---\n${privPod("evil")}` });
     assertVerdict(plainBad, P("evil"));

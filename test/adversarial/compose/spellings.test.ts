@@ -12,7 +12,7 @@ import { assertVerdict, blocked, passes, scanFiles } from "../harness";
 
 const BREAKS = ["\r", "\u0085", "\u2028", "\u2029"];
 
-describe("round 3: line breaks only compose's YAML reader takes (finding E2)", () => {
+describe("line breaks only compose's YAML reader takes (finding E2)", () => {
   it("a key after a lone CR, NEL, LS or PS in a comment is blocked or refused, like the plain line", async () => {
     const plain = compose("app").replace(
       "read_only: true",
@@ -88,7 +88,7 @@ const pipe = (prefixes: readonly string[]) =>
     .map((parts) => parts.join(""));
 const SHORT_PREFIXES = ["\\\\", "//", "/\\"];
 
-describe("round 3: Windows host paths, every spelling (finding B4)", () => {
+describe("Windows host paths, every spelling (finding B4)", () => {
   it("the engine's named pipe in short or long syntax is blocked like type: npipe", async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -123,7 +123,7 @@ describe("round 3: Windows host paths, every spelling (finding B4)", () => {
   });
 });
 
-describe("round 3: every override file name (finding B1)", () => {
+describe("every override file name (finding B1)", () => {
   it("whichever default names the two files have, the override's setting is judged", async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -162,7 +162,7 @@ interface OracleAnswer {
   error?: string;
 }
 
-describe("round 3: host paths and external names as compose-go resolves them (the compose oracle)", () => {
+describe("host paths and external names as compose-go resolves them (the compose oracle)", () => {
   it("bind sources, volume devices and external network names equal compose-go's", () => {
     const source = fc.constantFrom(
       "\\\\.\\pipe\\docker_engine",

@@ -5,8 +5,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { scanJson } from "../../scan/helpers";
-import { assertVerdict, type Expect, type ScanResult } from "../harness";
+import { scanJson } from "../scan/helpers";
+import { assertVerdict, type Expect, type ScanResult } from "./harness";
 
 export async function scanBytes(files: Readonly<Record<string, Buffer | string>>): Promise<ScanResult> {
   const dir = mkdtempSync(join(tmpdir(), "sandbox-scan-r2-"));

@@ -20,7 +20,7 @@ const hostPathPod = pod("p", {
 const podSc = (extra: string) => pod("p", { podSecurity: `${SAFE_POD_SECURITY}\n${extra}` });
 const uidOnly = "runAsUser: 1000\nrunAsGroup: 1000\nseccompProfile: {type: RuntimeDefault}";
 
-cases("round 3: what Pod Security baseline refuses fails under --preset baseline", [
+cases("what Pod Security baseline refuses fails under --preset baseline", [
   {
     name: "a read-only hostPath outside the runtime's folders (hostPathVolumes forbids any)",
     files: { "pod.yaml": hostPathPod },
@@ -96,7 +96,7 @@ cases("round 3: what Pod Security baseline refuses fails under --preset baseline
   },
 ]);
 
-cases("round 3: what Pod Security restricted refuses fails under --preset restricted", [
+cases("what Pod Security restricted refuses fails under --preset restricted", [
   {
     name: "runAsNonRoot absent with uid 1000",
     files: { "pod.yaml": pod("p", { podSecurity: uidOnly }) },
@@ -153,7 +153,7 @@ cases("round 3: what Pod Security restricted refuses fails under --preset restri
   },
 ]);
 
-cases("round 3: presets deny no more than before where the pod is what Pod Security allows", [
+cases("presets deny no more than before where the pod is what Pod Security allows", [
   {
     name: "the hardened pod under restricted",
     files: { "pod.yaml": pod("p") },
@@ -215,7 +215,7 @@ const GITOPS: readonly [string, string][] = [
   ],
 ];
 
-describe("round 3: objects that deploy what the scan cannot read", () => {
+describe("objects that deploy what the scan cannot read", () => {
   const RULE = "sandbox-disallow-unjudged-workloads";
   for (const [name, text] of GITOPS) {
     it(`${name}: unjudged, blocking with --ci, listed without it, refused by the pack`, async () => {
@@ -239,7 +239,7 @@ describe("round 3: objects that deploy what the scan cannot read", () => {
   });
 });
 
-cases("round 3: Gloo Edge entry points", [
+cases("Gloo Edge entry points", [
   {
     name: "a gateway.solo.io VirtualService serving every domain",
     files: {

@@ -59,7 +59,7 @@ const CONFINED = [
   '{"defaultAction": "SCMP_ACT_KILL_PROCESS", "syscalls": [{"names": ["clone"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 0, "value": 2114060288, "op": "SCMP_CMP_MASKED_EQ"}]}]}',
 ];
 
-describe("round 3, class 7: a seccomp profile is judged by its content (generated)", () => {
+describe("class 7: a seccomp profile is judged by its content (generated)", () => {
   it("the plain spelling seccomp=unconfined is unconfined", async () => {
     assertVerdict(await scanFiles(bodyWith("seccomp=unconfined")), UNCONFINED);
     expect(pack("seccomp=unconfined")).toContain(RULE);
@@ -89,7 +89,7 @@ describe("round 3, class 7: a seccomp profile is judged by its content (generate
   });
 });
 
-describe("round 3, class 7: confining profiles pass (no new false denial)", () => {
+describe("class 7: confining profiles pass (no new false denial)", () => {
   it("an allow-list profile, inline, in the pack and as a Compose file", async () => {
     for (const profile of CONFINED) {
       assertVerdict(await scanFiles(bodyWith(`seccomp=${profile}`)), passes);
@@ -103,7 +103,7 @@ describe("round 3, class 7: confining profiles pass (no new false denial)", () =
   });
 });
 
-describe("round 3, class 7: a seccomp value the daemon cannot load fails closed", () => {
+describe("class 7: a seccomp value the daemon cannot load fails closed", () => {
   it("a file path in an Engine body or docker.Container (the daemon reads no file), a wrong type, an unknown action", async () => {
     for (const opt of [
       "seccomp=/etc/docker/seccomp.json",

@@ -42,7 +42,7 @@ const podJson = (name: string, privileged: boolean): string =>
     },
   });
 
-cases("round 2, class 6: streams and lists", [
+cases("class 6: streams and lists", [
   {
     name: "a .json file holding two concatenated objects (a JSON stream), the second privileged",
     files: { "pods.json": `${podJson("a", false)}${podJson("b", true)}\n` },
@@ -75,7 +75,7 @@ const socketPod = (path: string, readOnly: boolean) =>
     spec: `volumes:\n  - name: s\n    hostPath:\n      path: ${path}\n      type: Socket`,
   });
 
-cases("round 2, class 6: runtime sockets the lists may miss", [
+cases("class 6: runtime sockets the lists may miss", [
   {
     name: "libvirt's socket /run/libvirt/libvirt-sock, read-only",
     files: { "pod.yaml": socketPod("/run/libvirt/libvirt-sock", true) },

@@ -33,7 +33,7 @@ async function everyFormat(path: string, rule: string): Promise<void> {
 const spell = (p: string) =>
   fc.constantFrom(p, `/var${p}`, p.replace("/run/", "//run/"), `${p}/`, p.replace("/user/", "/user/./"));
 
-describe("round 3, class 6: per-user systemd and D-Bus endpoints, any uid (generated)", () => {
+describe("class 6: per-user systemd and D-Bus endpoints, any uid (generated)", () => {
   it("the plain rootful twin /run/systemd/private is a runtime endpoint", async () => {
     await everyFormat("/run/systemd/private", SOCKET);
   });
@@ -55,7 +55,7 @@ describe("round 3, class 6: per-user systemd and D-Bus endpoints, any uid (gener
   });
 });
 
-describe("round 3, class 6: runtime state and host code that were missing", () => {
+describe("class 6: runtime state and host code that were missing", () => {
   it.each([
     ["/run/nri/nri.sock", SOCKET],
     ["/var/run/nri", SOCKET],

@@ -30,7 +30,7 @@ const OPTIONS: readonly [string, string, string][] = [
   ["--output", "a.out", "b.out"],
 ];
 
-describe("round 3, class 11: contradicting options", () => {
+describe("class 11: contradicting options", () => {
   it("a single-valued option given twice with two values is exit 2, naming both, in either spelling", async () => {
     const dir = tempFiles({ "rw.yaml": RW });
     await fc.assert(

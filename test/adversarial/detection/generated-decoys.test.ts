@@ -27,7 +27,7 @@ const withKeys = (text: string, keys: readonly (readonly [string, unknown])[]): 
   return `${JSON.stringify({ ...Object.fromEntries(keys), ...body }, null, 2)}\n`;
 };
 
-describe("round 2, generated: create bodies with ignored keys", () => {
+describe("generated: create bodies with ignored keys", () => {
   it("a privileged body with any decoy keys is blocked like the plain one", async () => {
     assertVerdict(
       await scanFiles({ "body.json": engineBody({}, { Privileged: true }) }),
@@ -68,7 +68,7 @@ describe("round 2, generated: create bodies with ignored keys", () => {
   });
 });
 
-describe("round 2, generated: byte-order marks at document starts", () => {
+describe("generated: byte-order marks at document starts", () => {
   it("one privileged Pod among hardened ones, BOMs at any document starts, is blocked on it", async () => {
     await fc.assert(
       fc.asyncProperty(

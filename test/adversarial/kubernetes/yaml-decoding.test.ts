@@ -17,15 +17,15 @@
  */
 
 import { describe, it } from "vitest";
+import { bytesVerdict, utf16le } from "../bytes";
 import { pod, SAFE_CONTAINER_SECURITY } from "../fixtures";
 import { blocked, cases, passes } from "../harness";
-import { bytesVerdict, utf16le } from "./bytes";
 
 const privPod = (name: string) =>
   pod(name, { securityContext: `${SAFE_CONTAINER_SECURITY}\nprivileged: true` });
 const P = (object: string) => blocked("sandbox-disallow-privileged", object);
 
-cases("round 2, class 2: byte-level spellings", [
+cases("class 2: byte-level spellings", [
   {
     name: "a BOM at the start of the second document of a stream",
     files: { "pods.yaml": `${pod("a")}---\n\uFEFF${privPod("b")}` },
@@ -40,7 +40,7 @@ cases("round 2, class 2: byte-level spellings", [
   },
 ]);
 
-cases("round 2, class 2: keys written with tags and aliases", [
+cases("class 2: keys written with tags and aliases", [
   {
     name: "privileged key written as !!binary base64",
     files: {
@@ -69,7 +69,7 @@ cases("round 2, class 2: keys written with tags and aliases", [
   },
 ]);
 
-cases("round 2, class 2: capability names as the runtime normalises them", [
+cases("class 2: capability names as the runtime normalises them", [
   {
     name: 'capabilities.add: ["all"] (lower case)',
     files: {
@@ -114,7 +114,7 @@ cases("round 2, class 2: capability names as the runtime normalises them", [
   },
 ]);
 
-describe("round 2, class 2: a UTF-16 manifest", () => {
+describe("class 2: a UTF-16 manifest", () => {
   // kubectl applies it (FileVisitor's BOMOverride); scan refuses it as binary (exit 2): fail closed, but not the
   // verdict the UTF-8 twin gets.
   it("UTF-16LE with a BOM, privileged [plain spelling]", async () => {
