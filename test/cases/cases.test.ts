@@ -5,9 +5,11 @@
  *   behaviour: what the engine does (one sentence, the reason the verdict is what it is)
  *   files: { <relative path>: <text> }   the input, as a user would write it
  *   args: [<scan option>...]             optional: options of the scan (`--config pack.json` for a file above)
+ *   assumes: <text>                      optional: an assumption the report must state
  *   want: passes | { rule: <rule id> } | { advisory: <rule id> }
  *                                        what `scan` must say: no finding that blocks; a blocking finding of that
- *                                        rule; a finding of that (advisory by default) rule that does not block
+ *                                        rule; a finding of that (advisory by default) rule that does not block;
+ *         | { error: <text> }              an input error (exit 2) whose message holds the text
  *
  * Every case runs through `scan` as a user runs it (test/adversarial/harness.ts).
  */
@@ -15,13 +17,18 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { blocked, describeResult, passes, verdict } from "../adversarial/harness";
+import { blocked, describeResult, passes, scanFiles, verdict } from "../adversarial/harness";
 
 interface Case {
   readonly behaviour: string;
   readonly files: Record<string, string>;
   readonly args?: readonly string[];
-  readonly want: "passes" | { readonly rule: string } | { readonly advisory: string };
+  readonly assumes?: string;
+  readonly want:
+    | "passes"
+    | { readonly rule: string }
+    | { readonly advisory: string }
+    | { readonly error: string };
 }
 
 function load(file: string): Case[] {
@@ -34,12 +41,22 @@ function load(file: string): Case[] {
 }
 
 async function judge(c: Case): Promise<void> {
+  if (c.assumes !== undefined) {
+    const r = await scanFiles(c.files, c.args ?? []);
+    expect(JSON.stringify(r.report.assumptions), describeResult(r)).toContain(c.assumes);
+  }
   if (c.want === "passes") {
     await verdict(c.files, passes, c.args);
     return;
   }
   if ("rule" in c.want) {
     await verdict(c.files, blocked(c.want.rule), c.args);
+    return;
+  }
+  if ("error" in c.want) {
+    const r = await scanFiles(c.files, c.args ?? []);
+    expect(r.code, describeResult(r)).toBe(2);
+    expect(r.report.errors.map((e) => e.message).join("\n")).toContain(c.want.error);
     return;
   }
   const rule = c.want.advisory;

@@ -320,33 +320,58 @@ function loadModel(
 
 /** Reads `env_file` entries into `environment` (the service's own entries win) and bare names from the env. */
 function resolveEnvironment(ctx: LoadContext, model: Model): void {
-  if (!isMap(model.services)) return;
-  for (const s of Object.values(model.services)) {
-    if (!isMap(s)) continue;
-    const env: Model = {};
-    if (Array.isArray(s.env_file))
-      for (const f of s.env_file) {
-        if (!isMap(f) || typeof f.path !== "string") continue;
-        const required = f.required !== false && f.required !== "false";
-        let text: string;
-        try {
-          text = ctx.host.readFile(f.path);
-        } catch {
-          if (required) throw new ComposeError(`env file ${f.path} not found`);
-          continue;
-        }
-        const read = new Map<string, string>();
-        parseDotenv(text, f.path, (k) => ctx.env.lookup(ctx.used)(k), read);
-        for (const [k, v] of read) env[k] = v;
+  for (const [group, entries] of Object.entries({ services: model.services, jobs: model.jobs }))
+    if (isMap(entries))
+      for (const [name, s] of Object.entries(entries))
+        if (isMap(s)) resolveEntryEnvironment(ctx, s, `${group}.${name}`);
+}
+
+/**
+ * One service's (or job's) `env_file` entries, as compose-go's loadEnvFile reads them: a missing file is an error
+ * unless `required: false`, when it adds nothing (stated as an assumption: a file there when docker compose runs
+ * could set any variable); `format` is compose-go's dotenv (`.env`, the default) or docker compose's `raw` (each
+ * line `KEY=VALUE` as written: no quotes removed, nothing interpolated); any other format is refused, as compose-go
+ * refuses it.
+ */
+function resolveEntryEnvironment(ctx: LoadContext, s: Model, at: string): void {
+  const env: Model = {};
+  if (Array.isArray(s.env_file))
+    for (const f of s.env_file) {
+      if (!isMap(f) || typeof f.path !== "string") continue;
+      const required = f.required !== false && f.required !== "false";
+      const format = f.format === undefined || f.format === null ? "" : String(f.format);
+      if (format !== "" && format !== ".env" && format !== "raw")
+        throw new ComposeError(
+          `${at}.env_file: unsupported env_file format ${JSON.stringify(format)} (compose-go reads .env and raw)`,
+        );
+      let text: string;
+      try {
+        text = ctx.host.readFile(f.path);
+      } catch {
+        if (required) throw new ComposeError(`env file ${f.path} not found`);
+        ctx.used.set(
+          `env_file ${f.path}`,
+          `${at}.env_file ${f.path}: missing and required: false, read as empty (a file there when docker compose runs could set any variable)`,
+        );
+        continue;
       }
-    const own = isMap(s.environment) ? s.environment : {};
-    for (const [k, v] of Object.entries(own)) {
-      if (v !== null && v !== undefined) env[k] = v;
-      else if (ctx.env.values.has(k)) env[k] = ctx.env.lookup(ctx.used)(k);
-      else if (!(k in env)) env[k] = null;
+      const read = new Map<string, string>();
+      if (format === "raw") {
+        for (const line of text.split(/\r?\n/)) {
+          const i = line.indexOf("=");
+          if (line.trim() === "" || i <= 0) continue;
+          read.set(line.slice(0, i), line.slice(i + 1));
+        }
+      } else parseDotenv(text, f.path, (k) => ctx.env.lookup(ctx.used)(k), read);
+      for (const [k, v] of read) env[k] = v;
     }
-    if (Object.keys(env).length > 0 || s.environment !== undefined) s.environment = env;
+  const own = isMap(s.environment) ? s.environment : {};
+  for (const [k, v] of Object.entries(own)) {
+    if (v !== null && v !== undefined) env[k] = v;
+    else if (ctx.env.values.has(k)) env[k] = ctx.env.lookup(ctx.used)(k);
+    else if (!(k in env)) env[k] = null;
   }
+  if (Object.keys(env).length > 0 || s.environment !== undefined) s.environment = env;
 }
 
 /** The files of a project found by discovery (compose/discover.ts); without it, the one file alone. */

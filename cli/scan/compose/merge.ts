@@ -76,7 +76,7 @@ function networksMap(v: unknown): Model {
 
 /** compose-go MergeYaml for the paths the rules read: maps merge, lists append without duplicates, scalars override. */
 export function mergeYaml(a: unknown, b: unknown, path: readonly string[]): unknown {
-  if (path.length === 3 && path[0] === "services") {
+  if (path.length === 3 && (path[0] === "services" || path[0] === "jobs")) {
     const special = SERVICE_SPECIAL[path[2] ?? ""];
     if (special !== undefined) return special(a, b);
   }
@@ -249,8 +249,13 @@ export function canonical(model: Model): Model {
   const out: Model = { ...model };
   for (const key of ["networks", "volumes", "secrets", "configs"])
     if (key in out) out[key] = externalName(key, out[key]);
-  if (!isMap(model.services)) return out;
-  const services: Model = {};
-  for (const [name, s] of Object.entries(model.services)) services[name] = canonicalService(s);
-  return { ...out, services };
+  // Jobs are containers with a service's keys: both in long form.
+  for (const group of ["services", "jobs"] as const) {
+    const entries = model[group];
+    if (!isMap(entries)) continue;
+    const canon: Model = {};
+    for (const [name, s] of Object.entries(entries)) canon[name] = canonicalService(s);
+    out[group] = canon;
+  }
+  return out;
 }
