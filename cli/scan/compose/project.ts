@@ -44,16 +44,41 @@ function fileMounts(service: Model, project: Model): Props[] {
 
 /**
  * Every secret a service names, as the file Compose gives it at `/run/secrets/<name>` (or its `target`), whatever
- * the secret's source (`file`, `environment`, `external`): a Secret mount, as a Kubernetes Secret volume is.
+ * the secret's source (`file`, `environment`, `external`): a Secret mount, as a Kubernetes Secret volume is. A config
+ * whose source is a variable of the environment docker compose runs in (`environment:`) is the same: that host value
+ * written into the container.
  */
-function secretMounts(service: Model): Props[] {
+function secretMounts(service: Model, project: Model): Props[] {
   const out: Props[] = [];
   for (const ref of Array.isArray(service.secrets) ? service.secrets : []) {
     const source = isMap(ref) ? String(ref.source ?? "") : String(ref);
     const t = isMap(ref) && typeof ref.target === "string" ? ref.target : source;
     out.push({ name: source, target: t.startsWith("/") ? t : `/run/secrets/${t}` });
   }
+  const configs = isMap(project.configs) ? project.configs : {};
+  for (const ref of Array.isArray(service.configs) ? service.configs : []) {
+    const source = isMap(ref) ? String(ref.source ?? "") : String(ref);
+    const def = configs[source];
+    if (!isMap(def) || typeof def.environment !== "string") continue;
+    const t = isMap(ref) && typeof ref.target === "string" ? ref.target : `/${source}`;
+    out.push({
+      name: `config ${source} (the host's ${def.environment})`,
+      target: t.startsWith("/") ? t : `/${t}`,
+    });
+  }
   return out;
+}
+
+/** Configs written inline (`content:`), as files the container gets with that text (judged as uploads are). */
+function inlineConfigs(service: Model, project: Model): Props[] {
+  const configs = isMap(project.configs) ? project.configs : {};
+  return (Array.isArray(service.configs) ? service.configs : []).flatMap((ref) => {
+    const source = isMap(ref) ? String(ref.source ?? "") : String(ref);
+    const def = configs[source];
+    if (!isMap(def) || typeof def.content !== "string") return [];
+    const t = isMap(ref) && typeof ref.target === "string" ? ref.target : `/${source}`;
+    return [{ file: t.startsWith("/") ? t : `/${t}`, content: def.content }];
+  });
 }
 
 /** The networks a service joins: its `networks`, or the project's `default` network when it names none. */
@@ -191,7 +216,10 @@ export function projectServiceProps(name: string, project: Model): Props {
       for (const m of mountsOf(ref, services, project)) mounts.push(ro ? { ...m, readOnly: true } : m);
     } else volumesFrom.push({ fromContainer: ref, readOnly: ro });
   }
-  const secrets = secretMounts(s);
+  const secrets = secretMounts(s, project);
+  const inline = inlineConfigs(s, project);
+  // docker compose writes inline configs into the container before it starts, as the provider's uploads are.
+  if (inline.length > 0) props.uploads = inline;
   // Not a @pulumi/docker input: the scanner's Compose reader carries a service's secrets under this name.
   if (secrets.length > 0) props.secretMounts = secrets;
   if (mounts.length > 0) props.mounts = mounts;
