@@ -5,26 +5,10 @@
  * that a service sets is a finding of sandbox-disallow-unjudged-fields (fields.ts).
  */
 import { BROKER_IMAGE } from "../../../components/model/broker-spec";
+import { RULES } from "../rule-ids";
 import { inert, judged, refused, type VerdictTable } from "../verdict";
 
-const R = {
-  ports: "sandbox-disallow-exposed-ports",
-  socket: "sandbox-disallow-runtime-socket",
-  secrets: "sandbox-disallow-secret-env",
-  privileged: "sandbox-disallow-privileged",
-  namespaces: "sandbox-disallow-host-namespaces",
-  addedCaps: "sandbox-disallow-added-capabilities",
-  dropAll: "sandbox-require-drop-all",
-  seccomp: "sandbox-disallow-unconfined-seccomp",
-  nonRoot: "sandbox-require-non-root",
-  readOnly: "sandbox-require-readonly-rootfs",
-  limits: "sandbox-require-resource-limits",
-  restart: "sandbox-require-no-restart",
-  devices: "sandbox-disallow-devices",
-  sysctls: "sandbox-disallow-sysctls",
-  hostMounts: "sandbox-disallow-sensitive-host-mounts",
-  runtime: "sandbox-require-runtime-class",
-} as const;
+const R = RULES;
 
 const WINDOWS = "Windows containers only";
 const LIMIT = "a limit or weight inside the container's own cgroup: it can only take away";

@@ -2,6 +2,7 @@
  * The verdict of every field of a network create body (`POST /networks/create`) at the claimed Engine API version;
  * the conformance test walks the generated table as it does the container body's.
  */
+import { RULES } from "../rule-ids";
 import { inert, judged, refused, type VerdictTable } from "../verdict";
 
 /** Drivers whose networks stay on the engine's host and give no address on the host's own network. */
@@ -24,7 +25,7 @@ export const NETWORK_CREATE_VERDICTS: VerdictTable = {
   Ingress: refused("the swarm routing mesh, which publishes ports on every node"),
   ConfigOnly: inert("a configuration other networks copy; no container joins it"),
   ConfigFrom: refused("copies the configuration of another network, which this body does not show"),
-  Options: judged(["sandbox-disallow-open-bridge"], {
+  Options: judged([RULES.openBridge], {
     Options: { "com.docker.network.bridge.gateway_mode_ipv4": "routed" },
   }),
   Labels: inert("metadata"),

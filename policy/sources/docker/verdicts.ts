@@ -5,31 +5,10 @@
  * it. Bumping the API version lists the new fields here to classify.
  */
 import { BROKER_IMAGE } from "../../../components/model/broker-spec";
+import { RULES } from "../rule-ids";
 import { inert, judged, refused, type VerdictTable } from "../verdict";
 
-const R = {
-  ports: "sandbox-disallow-exposed-ports",
-  socket: "sandbox-disallow-runtime-socket",
-  secrets: "sandbox-disallow-secret-env",
-  netAdmin: "sandbox-require-drop-net-admin",
-  privileged: "sandbox-disallow-privileged",
-  namespaces: "sandbox-disallow-host-namespaces",
-  addedCaps: "sandbox-disallow-added-capabilities",
-  dropAll: "sandbox-require-drop-all",
-  escalation: "sandbox-disallow-privilege-escalation",
-  seccomp: "sandbox-disallow-unconfined-seccomp",
-  lsm: "sandbox-disallow-unconfined-lsm",
-  proc: "sandbox-disallow-unmasked-proc",
-  nonRoot: "sandbox-require-non-root",
-  readOnly: "sandbox-require-readonly-rootfs",
-  limits: "sandbox-require-resource-limits",
-  restart: "sandbox-require-no-restart",
-  devices: "sandbox-disallow-devices",
-  sysctls: "sandbox-disallow-sysctls",
-  hostMounts: "sandbox-disallow-sensitive-host-mounts",
-  jobMount: "sandbox-require-single-job-mount",
-  runtime: "sandbox-require-runtime-class",
-} as const;
+const R = RULES;
 
 const STREAMS = "the container's own standard streams and terminal";
 const STATUS = "filled in by the daemon when it reports an endpoint; not read from a create body";
