@@ -95,16 +95,40 @@ describe("scan judges pods wherever custom resources keep them", () => {
 });
 
 describe("unjudged objects", () => {
-  it("are listed with their kind and reason, and advisory outside CI", async () => {
+  it("are listed with their kind and reason, and fail the scan in every mode", async () => {
     const { code, report } = await scanWith([join(DIR, "unjudged.yaml")]);
-    expect(code).toBe(0);
+    expect(code).toBe(1);
     const f = report.findings.filter((x) => x.ruleId === "sandbox-disallow-unjudged-workloads");
-    expect(f.map((x) => [x.level, x.resource.kind])).toEqual([["advisory", "Runner"]]);
+    expect(f.map((x) => [x.level, x.resource.kind])).toEqual([["mandatory", "Runner"]]);
     expect(f[0]?.message).toContain("it names a container image at spec.runner");
     expect(report.skipped.map((s) => [s.kind, s.name])).toEqual([["ConfigMap", "settings"]]);
   });
 
+  it("are accepted by kind with --allow-unjudged, each reported as exempted with the option as its reason", async () => {
+    const { code, report } = await scanWith(["--allow-unjudged", "Runner", join(DIR, "unjudged.yaml")]);
+    expect(code).toBe(0);
+    const f = report.findings.filter((x) => x.ruleId === "sandbox-disallow-unjudged-workloads");
+    expect(f.map((x) => x.exemption?.reason)).toEqual([
+      "accepted on the command line: --allow-unjudged Runner",
+    ]);
+    const other = await scanWith(["--allow-unjudged", "HelmRelease", join(DIR, "unjudged.yaml")]);
+    expect(other.code).toBe(1);
+  });
+
+  it("refuse an --allow-unjudged that names no kind, naming the option and the value", async () => {
+    let err = "";
+    const code = await runScan(["--allow-unjudged", "a/b", join(DIR, "unjudged.yaml")], {
+      out: () => {},
+      err: (t) => {
+        err += t;
+      },
+    });
+    expect(code).toBe(2);
+    expect(err).toContain('--allow-unjudged needs a kind (letters and digits, e.g. HelmRelease), not "a/b"');
+  });
+
   it.each([
+    [[], {}, 1],
     [["--fail-on-unjudged"], {}, 1],
     [["--ci"], {}, 1],
     [[], { CI: "true" }, 1],
