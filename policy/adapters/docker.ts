@@ -3,6 +3,7 @@
  * (`capabilities.drops`, `securityOpts`, `memory` in MB, `envs` as `NAME=value`, ...).
  */
 
+import { refusedContainerInputs } from "../sources/pulumi/docker-container";
 import type { UnjudgedField } from "../sources/verdict";
 import {
   type ArgView,
@@ -395,10 +396,14 @@ export function adaptDockerContainer(
     podPath: "",
     unknownParts: [],
     unreadableParts: findUnreadable(props),
-    // The scanner's Compose reader carries the keys of a service that fail closed under this name.
-    unjudgedFields: items(field(props, "unjudgedFields")).filter(
-      (f): f is UnjudgedField =>
-        typeof f === "object" && f !== null && typeof (f as UnjudgedField).path === "string",
-    ),
+    // The container's refused inputs, and the keys of a Compose service that fail closed (the scanner's Compose
+    // reader carries them under this name).
+    unjudgedFields: [
+      ...refusedContainerInputs(props),
+      ...items(field(props, "unjudgedFields")).filter(
+        (f): f is UnjudgedField =>
+          typeof f === "object" && f !== null && typeof (f as UnjudgedField).path === "string",
+      ),
+    ],
   };
 }
