@@ -6,9 +6,12 @@
  * (policy/paths.ts) before they come here; `~` is any user's home.
  */
 
-/** Credential files and folders under a home folder (`~/.ssh`, `/home/<user>/.aws/credentials`). */
+/**
+ * Credential files and folders under a home folder (`~/.ssh`, `/home/<user>/.aws/credentials`), in any case: on a
+ * Mac's file system, where Docker Desktop binds `/Users/...`, `~/.SSH` is `~/.ssh`.
+ */
 const IN_HOME =
-  /^\/(?:~|root|home\/[^/]+|Users\/[^/]+|var\/home\/[^/]+)\/(\.ssh|\.gnupg|\.kube|\.aws|\.azure|\.oci|\.pulumi|\.docker\/config\.json|\.config\/(?:gcloud|gh|hub|op|doctl|helm)|\.password-store|\.terraform\.d|\.vault-token|\.netrc|\.git-credentials|\.npmrc|\.pypirc|\.cargo\/credentials(?:\.toml)?|\.m2\/settings\.xml|\.gradle\/gradle\.properties|\.local\/share\/keyrings)(?:\/|$)/;
+  /^\/(?:~|root|home\/[^/]+|Users\/[^/]+|var\/home\/[^/]+)\/(\.ssh|\.gnupg|\.kube|\.aws|\.azure|\.oci|\.pulumi|\.docker\/config\.json|\.config\/(?:gcloud|gh|hub|op|doctl|helm)|\.password-store|\.terraform\.d|\.vault-token|\.netrc|\.git-credentials|\.npmrc|\.pypirc|\.cargo\/credentials(?:\.toml)?|\.m2\/settings\.xml|\.gradle\/gradle\.properties|\.local\/share\/keyrings)(?:\/|$)/i;
 
 /** Agent and display sockets, and the folders that hold them. */
 const SOCKETS: readonly [RegExp, string][] = [

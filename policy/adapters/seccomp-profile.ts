@@ -16,7 +16,7 @@
 
 import { parseDocument } from "yaml";
 import { engineDecode, fromYaml } from "../sources/docker/body";
-import { DEFAULT_ALWAYS_ALLOWED } from "../sources/docker/seccomp.generated";
+import { DEFAULT_ALWAYS_ALLOWED, DEFAULT_CONDITIONS } from "../sources/docker/seccomp.generated";
 import type { Shape } from "../sources/docker/shape";
 import { isUnreadable, type ProfileType, Unreadable } from "../workload";
 import { field, items, str, strList } from "./read";
@@ -87,6 +87,15 @@ const ALWAYS_ALLOWED: ReadonlySet<string> = new Set(DEFAULT_ALWAYS_ALLOWED);
 
 const UINT64_MAX = 2 ** 64 - 1;
 
+/** One argument condition as the generated table writes them: `<index> <op> <value> <valueTwo>`. */
+function condition(a: unknown): string {
+  const n = (k: string) => {
+    const v = field(a, k);
+    return typeof v === "number" ? String(v) : "0";
+  };
+  return `${n("index")} ${String(str(field(a, "op")) ?? "")} ${n("value")} ${n("valueTwo")}`;
+}
+
 /**
  * True when a rule's argument conditions hold for every call, as libseccomp compares them (conditions of one rule
  * are ANDed): `>= 0`, `<= 2^64-1`, and `(arg & 0) == 0` admit any value.
@@ -131,15 +140,24 @@ export function seccompProfileProblem(text: string): string | Unreadable | undef
     const action = str(field(call, "action"));
     if (typeof action !== "string" || !LETTING.has(action)) continue;
     const args = items(field(call, "args"));
-    if (args.length > 0 && !alwaysHolds(args)) continue;
     const caps = strList(field(field(call, "includes"), "caps"));
     if (Array.isArray(caps) && caps.length > 0) continue;
     const name = str(field(call, "name"));
     const listed = strList(field(call, "names"));
     const names = [name, ...(Array.isArray(listed) ? listed : [])];
-    const gated = names.filter((n): n is string => typeof n === "string" && !ALWAYS_ALLOWED.has(n));
+    const conds = args.map(condition);
+    // Conditions hold the syscall to the default profile's when they include all of one of its rules for it (ANDed,
+    // more conditions are only stricter); any other condition (`!=`, a range, one value of a flag) lets through what
+    // the default closes.
+    const held = (n: string) =>
+      args.length > 0 &&
+      !alwaysHolds(args) &&
+      (DEFAULT_CONDITIONS[n] ?? []).some((rule) => rule.split(" & ").every((c) => conds.includes(c)));
+    const gated = names.filter(
+      (n): n is string => typeof n === "string" && !ALWAYS_ALLOWED.has(n) && !held(n),
+    );
     if (gated.length > 0)
-      return `the profile lets ${gated.join(", ")} run without a condition${args.length > 0 ? " (its argument conditions admit every value)" : ""}, which Docker's default profile allows only with a capability, with argument filters or not at all`;
+      return `the profile lets ${gated.join(", ")} run ${args.length === 0 ? "without a condition" : alwaysHolds(args) ? "under conditions that admit every value" : "under conditions other than Docker's default profile's"}, which that profile allows only with a capability, with its own argument filters or not at all`;
   }
   return undefined;
 }

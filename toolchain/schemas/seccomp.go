@@ -18,17 +18,27 @@ func seccompTable(version string) string {
 	p := seccomp.DefaultProfile()
 	always := map[string]bool{}
 	conditional := map[string]bool{}
+	// The argument conditions under which the default allows a syscall to every container (no capability needed).
+	conditions := map[string][]string{}
 	for _, s := range p.Syscalls {
 		names := append([]string{}, s.Names...)
 		if s.Name != "" {
 			names = append(names, s.Name)
 		}
 		free := s.Action == "SCMP_ACT_ALLOW" && len(s.Args) == 0 && (s.Includes == nil || len(s.Includes.Caps) == 0)
+		argsOnly := s.Action == "SCMP_ACT_ALLOW" && len(s.Args) > 0 && (s.Includes == nil || len(s.Includes.Caps) == 0)
+		var conds []string
+		for _, a := range s.Args {
+			conds = append(conds, fmt.Sprintf("%d %s %d %d", a.Index, a.Op, a.Value, a.ValueTwo))
+		}
 		for _, n := range names {
 			if free {
 				always[n] = true
 			} else {
 				conditional[n] = true
+			}
+			if argsOnly {
+				conditions[n] = append(conditions[n], strings.Join(conds, " & "))
 			}
 		}
 	}
@@ -47,6 +57,18 @@ func seccompTable(version string) string {
 	b.WriteString("// test/policy/sources/docker/schema.test.ts fails when this file is not what the generator writes.\n\n")
 	fmt.Fprintf(&b, "/** The profile the lists come from. */\nexport const DEFAULT_SECCOMP = { module: %q, version: %q, defaultAction: %q } as const;\n\n", seccompModule, version, string(p.DefaultAction))
 	fmt.Fprintf(&b, "/** Syscalls Docker's default profile lets every container make, with no condition and no capability. */\nexport const DEFAULT_ALWAYS_ALLOWED: readonly string[] = %s;\n\n", jsonList(list(always, nil)))
-	fmt.Fprintf(&b, "/** Syscalls it names but allows only with a capability or argument filters (and never unconditionally). */\nexport const DEFAULT_CONDITIONAL: readonly string[] = %s;\n", jsonList(list(conditional, always)))
+	fmt.Fprintf(&b, "/** Syscalls it names but allows only with a capability or argument filters (and never unconditionally). */\nexport const DEFAULT_CONDITIONAL: readonly string[] = %s;\n\n", jsonList(list(conditional, always)))
+	var names []string
+	for n := range conditions {
+		if !always[n] {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	b.WriteString("/**\n * For the syscalls the default allows to every container under argument conditions: each rule's conditions, ANDed,\n * as `<index> <op> <value> <valueTwo>` joined by ` & ` (a syscall may have several rules).\n */\nexport const DEFAULT_CONDITIONS: Readonly<Record<string, readonly string[]>> = {\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %s: %s,\n", tsKey(n), jsonList(conditions[n]))
+	}
+	b.WriteString("};\n")
 	return b.String()
 }

@@ -441,3 +441,19 @@ export const DEFAULT_CONDITIONAL: readonly string[] = [
   "unshare",
   "vhangup",
 ];
+
+/**
+ * For the syscalls the default allows to every container under argument conditions: each rule's conditions, ANDed,
+ * as `<index> <op> <value> <valueTwo>` joined by ` & ` (a syscall may have several rules).
+ */
+export const DEFAULT_CONDITIONS: Readonly<Record<string, readonly string[]>> = {
+  clone: ["0 SCMP_CMP_MASKED_EQ 2114060288 0", "1 SCMP_CMP_MASKED_EQ 2114060288 0"],
+  personality: [
+    "0 SCMP_CMP_EQ 0 0",
+    "0 SCMP_CMP_EQ 8 0",
+    "0 SCMP_CMP_EQ 131072 0",
+    "0 SCMP_CMP_EQ 131080 0",
+    "0 SCMP_CMP_EQ 4294967295 0",
+  ],
+  socket: ["0 SCMP_CMP_LT 38 0", "0 SCMP_CMP_EQ 39 0", "0 SCMP_CMP_GT 40 0"],
+};

@@ -19,7 +19,10 @@ const CRED = "SANDBOX_BROKER_CRED_API=token-value-1234";
 /** Log drivers that keep the container's output on the engine's host; every other one ships it off the machine. */
 const LOCAL_LOG_DRIVERS = new Set(["", "json-file", "local", "none"]);
 
-/** ulimits that hand the task the host's scheduler or locked memory without a capability. */
+/**
+ * ulimits that hand the task the host's scheduler or locked memory without a capability; the daemon names the
+ * limit `RLIMIT_` + the name in upper case, so any case is the same limit.
+ */
 const HOST_ULIMITS = new Set(["rtprio", "rttime", "nice", "memlock"]);
 
 /** A verdict per field of `container.CreateRequest` (and the HostConfig and NetworkingConfig it holds). */
@@ -192,7 +195,7 @@ export const CONTAINER_CREATE_VERDICTS: VerdictTable = {
       Array.isArray(v) &&
       v.every((u) => {
         const n = (u as { Name?: unknown } | null)?.Name;
-        return typeof n === "string" && !HOST_ULIMITS.has(n);
+        return typeof n === "string" && !HOST_ULIMITS.has(n.toLowerCase());
       }),
   ),
   "HostConfig.CpuCount": inert(WINDOWS),

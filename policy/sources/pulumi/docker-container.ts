@@ -115,7 +115,7 @@ export const DOCKER_CONTAINER_VERDICTS: VerdictTable = {
       Array.isArray(v) &&
       v.every((u) => {
         const n = (u as { name?: unknown } | null)?.name;
-        return typeof n === "string" && !HOST_ULIMITS.has(n);
+        return typeof n === "string" && !HOST_ULIMITS.has(n.toLowerCase());
       }),
   ),
   uploads: judged([R.secrets], {
