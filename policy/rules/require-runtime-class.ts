@@ -2,6 +2,17 @@ import { isUnknown } from "../workload";
 import { unchecked, violation } from "./helpers";
 import { defineRule, type Finding } from "./types";
 
+/**
+ * The runtime a Docker container runs under: Docker (v23 and later) also takes a containerd shim's name as the runtime
+ * (`io.containerd.runsc.v1` is gVisor's runsc, `io.containerd.kata.v2` Kata, `io.containerd.runc.v2` runc), so the
+ * shim name is the runtime it names. Kubernetes names a RuntimeClass, whose handler another rule judges.
+ */
+export function dockerRuntimeName(r: string, backend: string): string {
+  if (backend === "kubernetes") return r;
+  const m = /^io\.containerd\.([a-z0-9-]+)\.v\d+$/.exec(r);
+  return m?.[1] ?? r;
+}
+
 /** When the platform requires a stronger wall (gVisor, Kata), the workload names one of the allowed runtimes. */
 export const requireRuntimeClass = defineRule({
   id: "sandbox-require-runtime-class",
@@ -33,7 +44,7 @@ export const requireRuntimeClass = defineRule({
     const key = s.origin.backend === "kubernetes" ? "runtimeClassName" : "runtime";
     const path = s.origin.backend === "kubernetes" ? `${s.podPath}.runtimeClassName` : "runtime";
     if (isUnknown(r)) out.push(unchecked(key, path, r));
-    else if (r === undefined || !config.allowed.includes(r.trim())) {
+    else if (r === undefined || !config.allowed.includes(dockerRuntimeName(r.trim(), s.origin.backend))) {
       out.push(
         violation(
           `${key} is ${r === undefined ? "not set" : r.trim()}; allowed: ${config.allowed.join(", ")}`,

@@ -129,7 +129,10 @@ export function adaptLaunchSpec(raw: unknown, name: string, tainted: TaintCheck 
   const ports: PortView[] = [];
   for (const [spec, bindings] of entries(field(hc, "PortBindings"))) {
     const containerPort = Number.parseInt(spec, 10);
+    // A port with an empty list of bindings publishes nothing (the daemon binds each entry of the list, and there
+    // are none); one whose list cannot be read is judged as published.
     const bs = items(bindings);
+    if (bs.length === 0 && !isUnknown(bindings)) continue;
     (bs.length === 0 ? [undefined] : bs).forEach((b, i) => {
       ports.push({
         containerPort: Number.isFinite(containerPort) ? containerPort : undefined,
