@@ -5,7 +5,7 @@
 import { lstatSync, readlinkSync, statSync } from "node:fs";
 import { basename, dirname, relative, resolve } from "node:path";
 import type { InputError, Skipped } from "../../policy/report/model";
-import { discoverProject } from "./compose/discover";
+import { discoverProject } from "../../policy/sources/compose/discover";
 import { type InputHost, parseInput, type ScanItem } from "./documents";
 import { Budget, InputRefused, MIB, SKIPPED_FOLDERS, skippedFolderNote, walkFolder } from "./files";
 import type { ComposeRegistry } from "./items";

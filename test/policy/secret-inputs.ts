@@ -4,11 +4,12 @@
  * an Engine API create body (Env, Cmd), and a Compose service (environment as a list and as a map, command as a list
  * and as a string), each read by the same adapters the pack and `scan` use.
  */
-import { composeServiceToContainerProps } from "../../cli/scan/compose";
+
 import { adaptResource } from "../../policy/adapters/subject";
 import { disallowSecretEnv } from "../../policy/rules/disallow-secret-env";
 import { judge } from "../../policy/rules/registry";
 import type { Finding } from "../../policy/rules/types";
+import { composeServiceToContainerProps } from "../../policy/sources/compose/service-props";
 import { carrier, copy, DOCKER, first, safeContainer, safePodSpec } from "./fixtures";
 
 export interface Input {

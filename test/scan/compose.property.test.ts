@@ -3,7 +3,7 @@
 // `docker compose config` does), and verdicts over equivalent spellings of the same dangerous (or safe) setting.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { loadComposeProject } from "../../cli/scan/compose/load";
+import { loadComposeProject } from "../../policy/sources/compose/load";
 import { runOracle } from "../helpers/goOracle";
 import { composeFile, HARDENED, PROJECT, type Project, service, verdicts } from "./compose-helpers";
 

@@ -1,7 +1,7 @@
 /**
  * Compose files -> each service judged as a `docker.Container`. The file is loaded the way `docker compose config`
- * loads it (cli/scan/compose/load.ts: every document of the file, `.env`, interpolation, `include`, `extends`,
- * `!reset`/`!override`) and each service converted by cli/scan/compose.ts.
+ * loads it (policy/sources/compose/load.ts: every document of the file, `.env`, interpolation, `include`, `extends`,
+ * `!reset`/`!override`) and each service converted by policy/sources/compose/service-props.ts.
  */
 import { dirname, join as joinPath } from "node:path";
 import { type Document, isMap, isScalar, isSeq, LineCounter, parseAllDocuments } from "yaml";
@@ -9,9 +9,9 @@ import { DOCKER_CONTAINER_TYPE } from "../../../policy/adapters/docker";
 import { idPart } from "../../../policy/exemptions";
 import type { Location } from "../../../policy/report/model";
 import { pathSegments } from "../../../policy/rules/helpers";
-import { COMPOSE_KEY_OF_PROP } from "../compose";
-import { discoverProject, type ProjectFiles } from "../compose/discover";
-import { loadComposeServices } from "../compose/services";
+import { discoverProject, type ProjectFiles } from "../../../policy/sources/compose/discover";
+import { COMPOSE_KEY_OF_PROP } from "../../../policy/sources/compose/service-props";
+import { loadComposeServices } from "../../../policy/sources/compose/services";
 import type { InputHost } from "../items";
 import { Lines } from "../lines";
 import { isKubernetesObject } from "./kubernetes";

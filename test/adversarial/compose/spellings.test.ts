@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { loadComposeProject } from "../../../cli/scan/compose/load";
+import { loadComposeProject } from "../../../policy/sources/compose/load";
 import { runOracle } from "../../helpers/goOracle";
 import { PROJECT } from "../../scan/compose-helpers";
 import { compose } from "../fixtures";

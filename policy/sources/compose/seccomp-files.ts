@@ -1,5 +1,5 @@
 /** Seccomp profile files a Compose service names, as Compose sends them to the daemon. */
-import { Unreadable } from "../../../policy/workload";
+import { Unreadable } from "../../workload";
 import { isMap, type Model } from "./merge";
 
 /**

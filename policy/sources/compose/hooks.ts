@@ -13,8 +13,9 @@
  *   host's network, and a `context` or `additional_contexts` outside the project folder sends that host folder. Judged
  *   as a container with only those settings (the rest hardened: the build's own sandbox is not the task's).
  */
-import { composeServiceToContainerProps } from "../compose";
+
 import { isMap, type Model } from "./merge";
+import { composeServiceToContainerProps } from "./service-props";
 
 type Props = Record<string, unknown>;
 

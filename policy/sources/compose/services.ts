@@ -1,6 +1,6 @@
 /** A Compose file -> its loaded project's services as `docker.Container` props, or the input error that stops it. */
 
-import { unjudgedComposeFields } from "../../../policy/sources/compose/fields";
+import { unjudgedComposeFields } from "./fields";
 import { hookViews } from "./hooks";
 import { type ComposeHost, loadComposeProject, type ProjectFileSet } from "./load";
 import { isMap, type Model } from "./merge";

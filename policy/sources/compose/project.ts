@@ -4,10 +4,10 @@
  * mounts of that host file), `volumes_from` a service (its mounts), `network_mode: service:x` (x's network), and
  * networks whose driver is `host` (host networking whatever the network is called) or `none`.
  */
-import { bridgeOptionProblems } from "../../../policy/sources/docker/bridge";
-import type { UnjudgedField } from "../../../policy/sources/verdict";
-import { composeServiceToContainerProps } from "../compose";
+import { bridgeOptionProblems } from "../docker/bridge";
+import type { UnjudgedField } from "../verdict";
 import { isMap, type Model } from "./merge";
+import { composeServiceToContainerProps } from "./service-props";
 
 type Props = Record<string, unknown>;
 

@@ -12,7 +12,7 @@
  * `uts`, `use_api_socket`, `healthcheck` (its test, which the daemon runs in the container). Hooks, builds and providers are read by `compose/hooks.ts` and `compose/services.ts`. A loaded project's own parts (named volumes, secrets, configs, `volumes_from`, networks) are added by
  * `compose/project.ts`; the loader (`compose/load.ts`) hands this the long syntax compose-go writes.
  */
-import { isUnreadable } from "../../policy/workload";
+import { isUnreadable } from "../../workload";
 
 /** Keys of a service this converter reads; a finding on a Docker prop points at the Compose key that wrote it. */
 export const COMPOSE_KEY_OF_PROP: Readonly<Record<string, readonly string[]>> = {
