@@ -1,5 +1,5 @@
 /** The rule views of what is not a workload: exposure objects, and objects the rules cannot see inside. */
-import type { Origin, Val } from "./workload";
+import type { Origin, Val } from "./values";
 
 /** A Kubernetes Service, for the exposure rule. */
 export interface ServiceView {
