@@ -6,23 +6,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { adaptResources } from "../../../../policy/adapters/subject";
-import { ALL_RULES, judge } from "../../../../policy/rules/registry";
+import { ALL_RULES } from "../../../../policy/rules/registry";
 import { DOCKER_CONTAINER_VERDICTS } from "../../../../policy/sources/pulumi/docker-container";
 import { ALL_STACK_RULES } from "../../../../policy/stack/registry";
-
-const TYPE = "docker:index/container:Container";
-const BASE = {
-  image: "busybox:1.36",
-  user: "1000:1000",
-  readOnly: true,
-  capabilities: { drops: ["ALL"] },
-  securityOpts: ["no-new-privileges"],
-  networkMode: "none",
-  memory: 128,
-  cpus: "0.5",
-  restart: "no",
-};
+import { failing } from "./container-fixture";
 
 /** The inputs of `ContainerArgs` in the installed SDK's declarations. */
 function containerArgs(): string[] {
@@ -33,15 +20,6 @@ function containerArgs(): string[] {
   const start = d.indexOf("export interface ContainerArgs {");
   const body = d.slice(start, d.indexOf("\n}", start));
   return [...body.matchAll(/^ {4}(?:readonly )?([A-Za-z]+)\??:/gm)].map((m) => m[1] as string);
-}
-
-function failing(props: Record<string, unknown>, config: Readonly<Record<string, object>> = {}): string[] {
-  const p = Object.fromEntries(Object.entries({ ...BASE, ...props }).filter(([, v]) => v !== undefined));
-  return adaptResources(TYPE, p, "c").flatMap((v) =>
-    judge(v, ALL_RULES, config)
-      .filter((r) => r.findings.some((f) => !f.unchecked))
-      .map((r) => r.rule.id),
-  );
 }
 
 const inputs = containerArgs();

@@ -4,29 +4,7 @@
  * copies a file of the deployer's machine into the container, and `cpus` is sent as whole billionths of a CPU.
  */
 import { describe, expect, it } from "vitest";
-import { adaptResources } from "../../../../policy/adapters/subject";
-import { judge } from "../../../../policy/rules/registry";
-
-const TYPE = "docker:index/container:Container";
-const BASE = {
-  image: "busybox:1.36",
-  user: "1000:1000",
-  readOnly: true,
-  capabilities: { drops: ["ALL"] },
-  securityOpts: ["no-new-privileges"],
-  networkMode: "none",
-  memory: 128,
-  cpus: "0.5",
-  restart: "no",
-};
-
-function failing(props: Record<string, unknown>): string[] {
-  return adaptResources(TYPE, { ...BASE, ...props }, "c").flatMap((v) =>
-    judge(v)
-      .filter((r) => r.findings.some((f) => !f.unchecked))
-      .map((r) => r.rule.id),
-  );
-}
+import { failing } from "./container-fixture";
 
 describe("docker.Container inputs as the provider sends them", () => {
   it("passes the hardened container", () => {
