@@ -4,8 +4,8 @@
  *   node --import tsx bench/core-worker.ts <workloads.json> <passes>
  */
 import { readFileSync } from "node:fs";
-import { adaptResource } from "../policy/adapters/subject";
 import { ALL_RULES, judge } from "../policy/rules/registry";
+import { adaptResource } from "../policy/sources/subject";
 import { typeOf } from "./workloads";
 
 const [file = "", passesArg = "5"] = process.argv.slice(2);

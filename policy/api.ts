@@ -8,12 +8,12 @@
  * the ready-made pack is the package's `policy-pack/` folder.
  */
 
-export { adaptResource, adaptResources } from "./adapters/subject";
 export { isPreset, PRESETS, type Preset, presetLevels } from "./presets";
 export { PACK_NAME, type PackOptions, packArgs } from "./pulumi/pack";
 export { ALL_RULES, judge, type RuleResult, type RuleSelection, selectRules } from "./rules/registry";
 export type { AnyRule, Crosswalk, EnforcementLevel, Finding, Rule, Severity } from "./rules/types";
 export { adaptLaunchSpec } from "./sources/docker/read";
+export { adaptResource, adaptResources } from "./sources/subject";
 export { ALL_STACK_RULES } from "./stack/registry";
 export type { StackResource } from "./stack/types";
 export type { Subject } from "./workload";

@@ -2,8 +2,8 @@
  * Pulumi JSON values as the rules read them: the engine's unknown value and Pulumi secrets in `pulumi preview --json`
  * and `pulumi stack export` documents.
  */
-import { REDACTED_SECRET, SECRET_REASON } from "../../policy/adapters/read";
-import { isEnvSecretPath } from "../../policy/adapters/secrets";
+import { REDACTED_SECRET, SECRET_REASON } from "../../policy/sources/lenient";
+import { isEnvSecretPath } from "../../policy/sources/secrets";
 import { UNKNOWN, Unreadable } from "../../policy/workload";
 
 /** The engine's unknown value on the wire (plugin.UnknownStringValue), as `pulumi preview --json` prints it. */
@@ -24,7 +24,7 @@ function childPath(base: string, key: string | number): string {
  * A secret in a task's environment as the pack's secret-env remediation leaves it at preview
  * (policy/rules/disallow-secret-env.ts): a Docker `NAME=value` entry becomes `NAME=<marker>`, a Kubernetes
  * `env[i].value` the marker.
- * A secret anywhere else is sealed as unreadable (policy/adapters/secrets.ts), as the pack seals it.
+ * A secret anywhere else is sealed as unreadable (policy/sources/secrets.ts), as the pack seals it.
  */
 function redactSecret(path: string, plain: unknown): unknown {
   if (!isEnvSecretPath(path)) return new Unreadable(SECRET_REASON);

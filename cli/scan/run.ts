@@ -3,9 +3,7 @@
  * stack rules on each stack) with the pack's config, through the runner the pack uses (policy/evaluate.ts), into a
  * {@link ScanReport}. Pure apart from what the caller reads; no output here.
  */
-import { hostVolumes } from "../../policy/adapters/claims";
-import { dockerHostVolumes } from "../../policy/adapters/docker-volumes";
-import { adaptResources } from "../../policy/adapters/subject";
+
 import {
   type Evaluation,
   type EvaluationConfig,
@@ -27,6 +25,9 @@ import { crosswalkTags } from "../../policy/report/tags";
 import { disallowUnjudgedWorkloads } from "../../policy/rules/disallow-unjudged-workloads";
 import { ALL_RULES } from "../../policy/rules/registry";
 import { type AnyRule, PACK_NAME } from "../../policy/rules/types";
+import { hostVolumes } from "../../policy/sources/kubernetes/claims";
+import { dockerHostVolumes } from "../../policy/sources/pulumi/volumes";
+import { adaptResources } from "../../policy/sources/subject";
 import { disallowHostPathClaims } from "../../policy/stack/disallow-host-path-claims";
 import { DOCKER_NETWORK_TYPE, disallowOpenBridge } from "../../policy/stack/disallow-open-bridge";
 import { disallowWeakRuntimeClass, isRuntimeClass } from "../../policy/stack/disallow-weak-runtime-class";

@@ -15,14 +15,14 @@ import {
   type StackValidationPolicy,
   UnknownValueError,
 } from "@pulumi/policy";
-import { sealSecrets } from "../adapters/secrets";
-import { adaptResource, adaptResources } from "../adapters/subject";
 import { type EvaluationConfig, evaluate, levelOf, renderFinding } from "../evaluate";
 import { EXEMPTIONS_SCHEMA } from "../exemptions";
 import { type Preset, presetSettings } from "../presets";
 import { crosswalkTags } from "../report/tags";
 import { type RuleSelection, selectRules } from "../rules/registry";
 import { type AnyRule, type ConfigSchema, type Edit, PACK_NAME, resolveConfig } from "../rules/types";
+import { sealSecrets } from "../sources/secrets";
+import { adaptResource, adaptResources } from "../sources/subject";
 import { ALL_STACK_RULES } from "../stack/registry";
 import type { AnyStackRule, StackResource, StackResourceRef } from "../stack/types";
 import type { Subject } from "../workload";

@@ -90,7 +90,7 @@ export function unwrapProps(props: unknown, secretOutputs: readonly string[] = [
 }
 
 /** The taint check lives with the adapters (pure); the pack and `scan` share it. */
-export { taintCheck } from "../adapters/read";
+export { taintCheck } from "../sources/lenient";
 
 /** A deep copy of raw props that keeps `Secret` wrappers (re-serialized as secrets) and unknown sentinels. */
 export function cloneRaw(v: unknown, depth = 0): unknown {

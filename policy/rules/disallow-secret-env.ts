@@ -1,5 +1,5 @@
 import { secretNameReason, secretValueReason } from "../../components/model";
-import { REDACTED_SECRET } from "../adapters/read";
+import { REDACTED_SECRET } from "../sources/lenient";
 import { isUnknown, type WorkloadView } from "../workload";
 import { BROKER_CREDENTIAL_NAME, isBrokerCredential, isBrokerSecretMount } from "./broker-identity";
 import { label, unchecked, violation } from "./helpers";

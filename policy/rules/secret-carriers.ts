@@ -9,7 +9,7 @@ import {
   secretHeaderReason,
   secretValueReason,
 } from "../../components/model";
-import { downwardValue } from "../adapters/downward";
+import { downwardValue } from "../sources/kubernetes/downward";
 import {
   type ArgView,
   type ContainerView,

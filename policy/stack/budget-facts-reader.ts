@@ -18,8 +18,8 @@ import {
   withinCap,
   worstCaseMonthlyUsd,
 } from "../../components/model";
-import { field, REDACTED_SECRET, unreadable } from "../adapters/read";
 import { unchecked } from "../rules/helpers";
+import { field, REDACTED_SECRET, unreadable } from "../sources/lenient";
 import { isUnreadable, UNKNOWN, type Unknown, type Unreadable } from "../workload";
 import type { StackFinding, StackResource } from "./types";
 

@@ -4,9 +4,7 @@
  * judged as mounting that host path by the mount rules (runtime socket, sensitive folders, single job mount,
  * devices). It needs every resource of one input set: a stack in the pack, every document scanned together in scan.
  */
-import { type ClaimResource, claimResolver, hostVolumes, resolveClaims } from "../adapters/claims";
-import { dockerHostVolumes, resolveDockerVolumes, type VolumeResource } from "../adapters/docker-volumes";
-import { adaptResources } from "../adapters/subject";
+
 import { runtimeSocketReason, sensitiveHostPathReason } from "../paths";
 import { disallowDevices } from "../rules/disallow-devices";
 import { disallowRuntimeSocket } from "../rules/disallow-runtime-socket";
@@ -14,6 +12,9 @@ import { disallowSensitiveHostMounts } from "../rules/disallow-sensitive-host-mo
 import { unchecked, violation } from "../rules/helpers";
 import { requireSingleJobMount } from "../rules/require-single-job-mount";
 import { type AnyRule, resolveConfig } from "../rules/types";
+import { type ClaimResource, claimResolver, hostVolumes, resolveClaims } from "../sources/kubernetes/claims";
+import { dockerHostVolumes, resolveDockerVolumes, type VolumeResource } from "../sources/pulumi/volumes";
+import { adaptResources } from "../sources/subject";
 import { isUnknown } from "../workload";
 import { defineStackRule, type StackFinding } from "./types";
 

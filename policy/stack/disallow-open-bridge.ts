@@ -3,9 +3,10 @@
  * reach the host (policy/sources/docker/bridge.ts): open gateway modes, a bridge the host already has, inter-container
  * traffic switched back on, trusted host interfaces. It judges every `docker.Network` of the input set.
  */
-import { field, items } from "../adapters/read";
+
 import { unchecked, violation } from "../rules/helpers";
 import { bridgeOptionProblems } from "../sources/docker/bridge";
+import { field, items } from "../sources/lenient";
 import { isUnknown } from "../workload";
 import { defineStackRule, type StackFinding, type StackResource } from "./types";
 

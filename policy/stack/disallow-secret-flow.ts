@@ -1,11 +1,11 @@
-import { parseKubeType } from "../adapters/kubernetes";
-import { field, REDACTED_SECRET, str } from "../adapters/read";
 import {
   brokerConfigOf,
   isBrokerCredential,
   isBrokerSecretMount,
   isGenuineBroker,
 } from "../rules/broker-identity";
+import { parseKubeType } from "../sources/kubernetes/workloads";
+import { field, REDACTED_SECRET, str } from "../sources/lenient";
 import { isUnknown, type WorkloadView } from "../workload";
 import { defineStackRule, type StackFinding, type StackResource, type StackResourceRef } from "./types";
 

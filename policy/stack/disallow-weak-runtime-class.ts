@@ -5,9 +5,10 @@
  * run on the host's kernel. The kubelet looks the class up by name and runs the handler it says: so does this rule.
  * It needs every resource of one input set: a stack in the pack, every document scanned together in scan.
  */
-import { parseKubeType } from "../adapters/carriers";
-import { at, str } from "../adapters/read";
+
 import { unchecked, violation } from "../rules/helpers";
+import { parseKubeType } from "../sources/kubernetes/sites";
+import { at, str } from "../sources/lenient";
 import { isUnknown } from "../workload";
 import { defineStackRule, type StackFinding, type StackResource } from "./types";
 

@@ -5,9 +5,9 @@ import {
   type TaskSize,
   taskMonthlyUsd,
 } from "../../components/model";
-import { parseKubeType } from "../adapters/kubernetes";
-import { at, field, str } from "../adapters/read";
 import { parseQuantity } from "../quantity";
+import { parseKubeType } from "../sources/kubernetes/workloads";
+import { at, field, str } from "../sources/lenient";
 import { isUnknown, type WorkloadView } from "../workload";
 import { type BudgetConfig, judgeFacts, type ProjectFacts, readBudgetFacts } from "./budget-facts-reader";
 import { judgeSpend, type SpendTerm } from "./spend";

@@ -4,10 +4,10 @@
  * and the proxy's ConfigMap.
  */
 import { LABELS, PROXY_CONFIG_ENV } from "../../components/model";
-import { parseKubeType } from "../adapters/carriers";
-import { entries, field, items, str } from "../adapters/read";
-import { adaptResources } from "../adapters/subject";
 import { unchecked } from "../rules/helpers";
+import { parseKubeType } from "../sources/kubernetes/sites";
+import { entries, field, items, str } from "../sources/lenient";
+import { adaptResources } from "../sources/subject";
 import { isUnknown, type Val, type WorkloadView } from "../workload";
 import { defineStackRule, type StackFinding, type StackResource } from "./types";
 

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { hardenedContainerArgs } from "../../components/docker/containerArgs";
 import { hardenedPodSpec, taskJob } from "../../components/kubernetes/pod";
 import { launchSpec, resolveProject } from "../../components/model";
-import { adaptResource } from "../../policy/adapters/subject";
 import { ALL_RULES, judge } from "../../policy/rules/registry";
+import { adaptResource } from "../../policy/sources/subject";
 
 const project = resolveProject({
   name: "parity",

@@ -4,8 +4,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { adaptResources } from "../../policy/adapters/subject";
 import { judge } from "../../policy/rules/registry";
+import { adaptResources } from "../../policy/sources/subject";
 import type { Subject } from "../../policy/workload";
 import { argoWorkflow, TEMPLATE_PLACEMENTS } from "./carrier-kinds";
 import { copy, safeK8sContainer, safePodSpec } from "./fixtures";

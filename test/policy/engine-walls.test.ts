@@ -5,9 +5,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseInput } from "../../cli/scan/documents";
-import { adaptResources } from "../../policy/adapters/subject";
 import { judge } from "../../policy/rules/registry";
 import { CREATE_REQUEST, type Shape } from "../../policy/sources/docker/schema";
+import { adaptResources } from "../../policy/sources/subject";
 import { copy, DOCKER, first, safeContainer, safePodSpec } from "./fixtures";
 import { validate, violated } from "./harness";
 

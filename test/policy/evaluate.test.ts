@@ -5,9 +5,9 @@
  * stack finding is about. The callers' own agreement is test/scan/same-verdict.test.ts and exemptions.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { adaptResource } from "../../policy/adapters/subject";
 import { type EvaluationConfig, evaluate, levelOf, renderFinding } from "../../policy/evaluate";
 import { type AnyRule, defineRule, type EnforcementLevel, type Finding } from "../../policy/rules/types";
+import { adaptResource } from "../../policy/sources/subject";
 import { defineStackRule, type StackFinding, type StackResource } from "../../policy/stack/types";
 import type { Subject, WorkloadView } from "../../policy/workload";
 import { DOCKER, safeContainer } from "./fixtures";

@@ -4,8 +4,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { adaptResources } from "../../policy/adapters/subject";
 import { judge } from "../../policy/rules/registry";
+import { adaptResources } from "../../policy/sources/subject";
 
 const EXPOSED = "sandbox-disallow-exposed-ports";
 

@@ -5,11 +5,11 @@
  * and as a string), each read by the same adapters the pack and `scan` use.
  */
 
-import { adaptResource } from "../../policy/adapters/subject";
 import { disallowSecretEnv } from "../../policy/rules/disallow-secret-env";
 import { judge } from "../../policy/rules/registry";
 import type { Finding } from "../../policy/rules/types";
 import { composeServiceToContainerProps } from "../../policy/sources/compose/service-props";
+import { adaptResource } from "../../policy/sources/subject";
 import { carrier, copy, DOCKER, first, safeContainer, safePodSpec } from "./fixtures";
 
 export interface Input {

@@ -3,9 +3,9 @@
  * docs), Kubernetes Secret volumes and the downward API, and the platforms' seccomp and capability baselines.
  */
 import { describe, expect, it } from "vitest";
-import { adaptResource } from "../../policy/adapters/subject";
 import { judge } from "../../policy/rules/registry";
 import { composeServiceToContainerProps } from "../../policy/sources/compose/service-props";
+import { adaptResource } from "../../policy/sources/subject";
 import { carrier, copy, DOCKER, first, safeContainer, safePodSpec } from "./fixtures";
 import { envInputs, secretViolations } from "./secret-inputs";
 

@@ -7,7 +7,7 @@ import {
   type ProjectInput,
   resolveProject,
 } from "../../components/model";
-import { REDACTED_SECRET } from "../../policy/adapters/read";
+import { REDACTED_SECRET } from "../../policy/sources/lenient";
 import { copy, DOCKER, safeContainer } from "./fixtures";
 import { type StackFixture, UNKNOWN_WIRE, validateStack } from "./harness";
 

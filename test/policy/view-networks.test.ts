@@ -3,7 +3,7 @@
  * the engine joins them, and a pod's own labels and namespace (what NetworkPolicies select it by).
  */
 import { describe, expect, it } from "vitest";
-import { adaptResources } from "../../policy/adapters/subject";
+import { adaptResources } from "../../policy/sources/subject";
 import { UNKNOWN, Unreadable, type WorkloadView } from "../../policy/workload";
 import { argoWorkflow } from "./carrier-kinds";
 import { copy, DOCKER, safeContainer } from "./fixtures";

@@ -1,10 +1,10 @@
 // In-memory Compose projects for the loader's tests: files under a fixed project folder, an environment, and the
 // rules' verdict on each service.
 import { join } from "node:path";
-import { DOCKER_CONTAINER_TYPE } from "../../policy/adapters/docker";
-import { adaptResource } from "../../policy/adapters/subject";
 import { judge } from "../../policy/rules/registry";
 import { type ComposeServices, loadComposeServices } from "../../policy/sources/compose/services";
+import { DOCKER_CONTAINER_TYPE } from "../../policy/sources/pulumi/container";
+import { adaptResource } from "../../policy/sources/subject";
 import type { WorkloadView } from "../../policy/workload";
 
 /** The folder the in-memory files live in (the oracle writes its temporary folder as ROOT: the same name). */

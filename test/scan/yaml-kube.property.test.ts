@@ -5,8 +5,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseInput } from "../../cli/scan/documents";
-import { adaptResources } from "../../policy/adapters/subject";
 import { judge } from "../../policy/rules/registry";
+import { adaptResources } from "../../policy/sources/subject";
 import { engine, ours, outcome, type Reading } from "./kube-yaml-oracle";
 import { choicesArb, type Mode, spell, type Tree } from "./kube-yaml-spell";
 

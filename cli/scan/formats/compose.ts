@@ -5,13 +5,13 @@
  */
 import { dirname, join as joinPath } from "node:path";
 import { type Document, isMap, isScalar, isSeq, LineCounter, parseAllDocuments } from "yaml";
-import { DOCKER_CONTAINER_TYPE } from "../../../policy/adapters/docker";
 import { idPart } from "../../../policy/exemptions";
 import type { Location } from "../../../policy/report/model";
 import { pathSegments } from "../../../policy/rules/helpers";
 import { discoverProject, type ProjectFiles } from "../../../policy/sources/compose/discover";
 import { COMPOSE_KEY_OF_PROP } from "../../../policy/sources/compose/service-props";
 import { loadComposeServices } from "../../../policy/sources/compose/services";
+import { DOCKER_CONTAINER_TYPE } from "../../../policy/sources/pulumi/container";
 import type { InputHost } from "../items";
 import { Lines } from "../lines";
 import { isKubernetesObject } from "./kubernetes";

@@ -1,6 +1,7 @@
 /** What the formats' readers write for one file: its resources, what was skipped, and what could not be read. */
-import { noTaint, type TaintCheck } from "../../../policy/adapters/read";
+
 import type { InputFormat, Location } from "../../../policy/report/model";
+import { noTaint, type TaintCheck } from "../../../policy/sources/lenient";
 import type { Parsed, StackInfo } from "../items";
 
 /** A JSON object (not null, not a list). */

@@ -3,8 +3,9 @@
  * inputs under its type token, with what the stack rules need (URN, parent, dependencies, secret outputs). Values
  * are read as cli/scan/pulumi-json.ts reads them: unknowns stay unknown, secrets are sealed.
  */
-import { taintCheck } from "../../../policy/adapters/read";
+
 import type { InputFormat, Location } from "../../../policy/report/model";
+import { taintCheck } from "../../../policy/sources/lenient";
 import { parseUrn } from "../../../policy/urn";
 import { pulumiValue } from "../pulumi-json";
 import { type FileOutput, isObj, text } from "./output";

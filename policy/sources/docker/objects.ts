@@ -8,7 +8,7 @@
  *   mount it and by itself by sandbox-disallow-host-path-claims (a local volume that binds a host folder);
  * - a plugin's config runs a process on the host with the privileges it lists, which no rule reads: unjudged.
  */
-import { field, str } from "../../adapters/read";
+import { field, str } from "../lenient";
 import { isGoZero, type UnjudgedField, verdictFor } from "../verdict";
 import { engineDecode, type JsonNode } from "./body";
 import { ENGINE_API, NETWORK_CREATE, PLUGIN_CONFIG, VOLUME_CREATE } from "./schema.generated";

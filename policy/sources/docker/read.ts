@@ -8,30 +8,6 @@
  * so every field below is read by its canonical name.
  */
 
-import {
-  healthcheckArgs,
-  ipcShareable,
-  namespaceMode,
-  normalizeRestart,
-  parseDockerUser,
-  parseSecurityOpts,
-  splitEnv,
-  writableCgroupsWeakening,
-} from "../../adapters/docker-common";
-import { readBind, readMount } from "../../adapters/engine-mounts";
-import {
-  bool,
-  entries,
-  field,
-  items,
-  join,
-  noTaint,
-  num,
-  str,
-  strList,
-  type TaintCheck,
-} from "../../adapters/read";
-import { findUnreadable } from "../../adapters/unreadable";
 import { isWithin, normalizeHostPath } from "../../paths";
 import {
   type ArgView,
@@ -45,9 +21,22 @@ import {
   type Val,
   type WorkloadView,
 } from "../../workload";
+import { bool, entries, field, items, join, noTaint, num, str, strList, type TaintCheck } from "../lenient";
+import { findUnreadable } from "../unreadable";
 import { engineBodyOf } from "./body";
 import { DEFAULT_MASKED_PATHS, DEFAULT_READONLY_PATHS } from "./daemon.generated";
 import { unjudgedContainerFields } from "./fields";
+import { readBind, readMount } from "./mounts";
+import {
+  healthcheckArgs,
+  ipcShareable,
+  namespaceMode,
+  normalizeRestart,
+  parseDockerUser,
+  parseSecurityOpts,
+  splitEnv,
+  writableCgroupsWeakening,
+} from "./spellings";
 
 export const LAUNCH_TYPE = "launch";
 

@@ -2,7 +2,7 @@
  * The verdict of every input of `docker.Container` (@pulumi/docker 5.2.0 `ContainerArgs`, the provider's schema as
  * its SDK spells it): test/policy/sources/pulumi/docker-container.test.ts fails on an input with no verdict, and proves
  * each judged input's hostile value is refused. A refused input that a container sets fails
- * sandbox-disallow-unjudged-fields (policy/adapters/docker.ts hands them over).
+ * sandbox-disallow-unjudged-fields (sources/pulumi/container.ts hands them over).
  */
 import { RULES as R } from "../rule-ids";
 import {

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { adaptResources } from "../../../../policy/adapters/subject";
+import { adaptResources } from "../../../../policy/sources/subject";
 import { ALL_RULES } from "../../../../policy/rules/registry";
 import { PULUMI_PROVIDER_PACKAGES, PULUMI_TYPE_VERDICTS } from "../../../../policy/sources/pulumi/types";
 import { ALL_STACK_RULES } from "../../../../policy/stack/registry";

@@ -15,11 +15,10 @@
  *   (kubevirt.io user guide, Disks and Volumes, Host Devices). Claims and DataVolumes stay claims, so a claim bound
  *   to a hostPath PersistentVolume is resolved like a pod's.
  */
-import { isUnknown } from "../workload";
-import type { PodSite } from "./carriers";
-import { partsOf, putField, putList, rebuilt, unknownSite } from "./crd-pods";
-import { PathMapper, strategicMerge } from "./pod-merge";
-import { at, field, isObj, items, join, str } from "./read";
+import { isUnknown } from "../../workload";
+import { at, field, isObj, items, join, str } from "../lenient";
+import { PathMapper, partsOf, putField, putList, rebuilt, strategicMerge, unknownSite } from "./rebuild";
+import type { PodSite } from "./sites";
 
 type Obj = Record<string, unknown>;
 

@@ -3,8 +3,8 @@
  * `flexVolume`, ...), which Pod Security restricted's `restrictedVolumes` judges, and the devices it claims through
  * Dynamic Resource Allocation (`spec.resourceClaims`, `resources.claims`).
  */
-import { isUnknown, type PodVolumeView, type Val } from "../workload";
-import { field, isObj, items, join, list, str, unreadable } from "./read";
+import { isUnknown, type PodVolumeView, type Val } from "../../workload";
+import { field, isObj, items, join, list, str, unreadable } from "../lenient";
 
 /**
  * Every entry of `spec.volumes` with the keys that name its source: all its keys but `name` whose value is not

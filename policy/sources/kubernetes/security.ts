@@ -2,8 +2,8 @@
  * Kubernetes security settings as the kubelet applies them: a pod's `securityContext` read once, and each
  * container's value taken from its own `securityContext`, else its annotation, else the pod's.
  */
-import { isUnknown, type PodLevelView, type ProfileType, type Val } from "../workload";
-import { at, bool, entries, field, join, list, num, str } from "./read";
+import { isUnknown, type PodLevelView, type ProfileType, type Val } from "../../workload";
+import { at, bool, entries, field, join, list, num, str } from "../lenient";
 
 const SECCOMP_POD_ANNOTATION = "seccomp.security.alpha.kubernetes.io/pod";
 const SECCOMP_CONTAINER_ANNOTATION = "container.seccomp.security.alpha.kubernetes.io/";

@@ -15,11 +15,11 @@
  */
 
 import { parseDocument } from "yaml";
-import { engineDecode, fromYaml } from "../sources/docker/body";
-import { DEFAULT_ALWAYS_ALLOWED, DEFAULT_CONDITIONS } from "../sources/docker/seccomp.generated";
-import type { Shape } from "../sources/docker/shape";
-import { isUnreadable, type ProfileType, Unreadable } from "../workload";
-import { field, items, str, strList } from "./read";
+import { isUnreadable, type ProfileType, Unreadable } from "../../workload";
+import { field, items, str, strList } from "../lenient";
+import { engineDecode, fromYaml } from "./body";
+import { DEFAULT_ALWAYS_ALLOWED, DEFAULT_CONDITIONS } from "./seccomp.generated";
+import type { Shape } from "./shape";
 
 const string: Shape = { k: "string" };
 const strings: Shape = { k: "slice", of: string };

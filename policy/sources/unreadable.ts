@@ -4,7 +4,7 @@
  * whole (a list that is a secret, a map of sysctls that is binary), so nothing unreadable passes as "absent".
  */
 import { isUnreadable } from "../workload";
-import { join } from "./read";
+import { join } from "./lenient";
 
 export interface UnreadablePart {
   readonly path: string;

@@ -2,9 +2,10 @@
  * Objects that may create workloads the rules cannot see inside. Such an object is never passed in silence: it is
  * judged by `sandbox-disallow-unjudged-workloads`, which fails closed on it.
  */
-import { refusedTypeReason } from "../sources/pulumi/types";
-import { parseKubeType } from "./carriers";
-import { isObj, join } from "./read";
+
+import { parseKubeType } from "./kubernetes/sites";
+import { isObj, join } from "./lenient";
+import { refusedTypeReason } from "./pulumi/types";
 
 /**
  * Pulumi types that deploy containers from content the engine hands the pack only as opaque inputs: Helm releases

@@ -3,9 +3,9 @@
  * its API group and Kind, never by a bare Kind name: a `Gateway` of a group that is no ingress provider lets
  * nothing in, and a `Service` of `serving.knative.dev` is a public route (and a pod carrier), not a core Service.
  */
-import { type IngressView, isUnknown, type ServiceView } from "../workload";
-import { parseKubeType } from "./carriers";
-import { at, field, items, num, str, strList } from "./read";
+import { type IngressView, isUnknown, type ServiceView } from "../../workload";
+import { at, field, items, num, str, strList } from "../lenient";
+import { parseKubeType } from "./sites";
 
 /**
  * Entry-point Kinds by API group, from each project's API reference:

@@ -6,9 +6,9 @@
  * which exposes the host like a bind.
  */
 
-import { isWithin, normalizeHostPath } from "../paths";
-import { isUnknown, type MountView, Unreadable, type Val } from "../workload";
-import { bool, field, isObj, str } from "./read";
+import { isWithin, normalizeHostPath } from "../../paths";
+import { isUnknown, type MountView, Unreadable, type Val } from "../../workload";
+import { bool, field, isObj, str } from "../lenient";
 
 export interface MountReading {
   readonly type: MountView["type"];

@@ -5,8 +5,8 @@
  * every entry as `key="value"` lines, and the other paths (`metadata.name`, `status.podIP`, `spec.nodeName`...) give
  * the pod's own identity, which is not a credential. `resourceFieldRef` gives a number.
  */
-import { isUnknown, UNKNOWN, type Val } from "../workload";
-import { field, isObj, str } from "./read";
+import { isUnknown, UNKNOWN, type Val } from "../../workload";
+import { field, isObj, str } from "../lenient";
 
 /** `metadata.annotations['k']` -> [`metadata.annotations`, `k`], as SplitMaybeSubscriptedPath splits it. */
 function splitSubscript(path: string): [string, string | undefined] {

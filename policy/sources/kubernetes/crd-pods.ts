@@ -13,21 +13,26 @@
  *   `computeResources` is the container's `resources`) plus `sidecars`, `volumes`; a run's `podTemplate`
  *   (TaskRun `spec.podTemplate`; PipelineRun v1 `spec.taskRunTemplate.podTemplate`, v1beta1 `spec.podTemplate`,
  *   per task `taskRunSpecs[].podTemplate`) gives the pod's settings (tekton.dev/docs/pipelines/podtemplates).
- * - Spark operator and KubeVirt: crd-pods-more.ts.
+ * - Spark operator and KubeVirt: crd-spark-kubevirt.ts.
  */
-import { isUnknown, UNKNOWN } from "../workload";
-import type { KubeType, PodSite } from "./carriers";
-import { kubevirtSites, sparkSites } from "./crd-pods-more";
-import { listPaths, PathMapper, parsePatch, strategicMerge } from "./pod-merge";
-import { at, field, isObj, items, join } from "./read";
+import { isUnknown, UNKNOWN } from "../../workload";
+import { at, field, isObj, items, join } from "../lenient";
+import { kubevirtSites, sparkSites } from "./crd-spark-kubevirt";
+import {
+  listPaths,
+  type Part,
+  PathMapper,
+  parsePatch,
+  partsOf,
+  putField,
+  putList,
+  rebuilt,
+  strategicMerge,
+  unknownSite,
+} from "./rebuild";
+import type { KubeType, PodSite } from "./sites";
 
 type Obj = Record<string, unknown>;
-
-/** One named part of a rebuilt list and where it is written. */
-interface Part {
-  readonly value: unknown;
-  readonly path: string;
-}
 
 /** Rebuilt pods of a custom resource this module knows, or undefined for any other type. */
 export function synthesizedSites(t: KubeType, props: unknown): PodSite[] | undefined {
@@ -40,51 +45,6 @@ export function synthesizedSites(t: KubeType, props: unknown): PodSite[] | undef
   if (t.group === "sparkoperator.k8s.io") return sparkSites(t.kind, props);
   if (t.group === "kubevirt.io" || t.group === "pool.kubevirt.io") return kubevirtSites(t.kind, props);
   return undefined;
-}
-
-/** A site whose whole pod is not known yet (a preview unknown): reported as such, never as "no pod". */
-export function unknownSite(props: unknown, path: string): PodSite[] {
-  return [{ props, specPath: path, controller: true, defaultAlways: false, where: path }];
-}
-
-/** A rebuilt pod: its spec, metadata and where each part is written. */
-export function rebuilt(
-  pod: { spec: Obj; metadata?: Obj },
-  where: string,
-  mapper: PathMapper,
-  extra: Partial<PodSite> = {},
-): PodSite {
-  return {
-    props: { metadata: pod.metadata ?? {}, spec: pod.spec },
-    specPath: "spec",
-    metaPath: "metadata",
-    controller: false,
-    defaultAlways: false,
-    where,
-    remap: mapper.map(),
-    ...extra,
-  };
-}
-
-/** Adds a rebuilt list (`spec.containers`) to the pod and maps each element to where it is written. */
-export function putList(spec: Obj, key: string, parts: readonly Part[], mapper: PathMapper): void {
-  if (parts.length === 0) return;
-  spec[key] = parts.map((p) => p.value);
-  parts.forEach((p, i) => {
-    mapper.add(`spec.${key}[${i}]`, p.path);
-  });
-}
-
-/** The first of several sources that sets a pod field, mapped to where it is written. */
-export function putField(spec: Obj, key: string, sources: readonly Part[], mapper: PathMapper): void {
-  const s = sources.find((x) => x.value !== undefined);
-  if (s === undefined) return;
-  spec[key] = s.value;
-  mapper.add(`spec.${key}`, s.path);
-}
-
-export function partsOf(list: unknown, path: string): Part[] {
-  return items(list).map((value, i) => ({ value, path: join(path, i) }));
 }
 
 /** Applies a string pod spec patch over a rebuilt pod; returns why it could not be read, if so. */

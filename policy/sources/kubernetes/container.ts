@@ -1,8 +1,8 @@
 /**
- * One Kubernetes container -> its view: security settings inherited from the pod (kube-security.ts), resources,
+ * One Kubernetes container -> its view: security settings inherited from the pod (security.ts), resources,
  * environment, command, mounts of the pod's volumes, ports and probes, each with where it is written.
  */
-import { parseQuantity } from "../quantity";
+import { parseQuantity } from "../../quantity";
 import {
   type ArgView,
   type ContainerView,
@@ -13,10 +13,7 @@ import {
   type PortView,
   UNKNOWN,
   type Val,
-} from "../workload";
-import { downwardValue } from "./downward";
-import { execHooks, hookParts, hostProbes } from "./kube-hooks";
-import { containerProfiles, inherit, type PodSecurity } from "./kube-security";
+} from "../../workload";
 import {
   at,
   bool,
@@ -31,7 +28,10 @@ import {
   str,
   strList,
   type TaintCheck,
-} from "./read";
+} from "../lenient";
+import { downwardValue } from "./downward";
+import { execHooks, hookParts, hostProbes } from "./hooks";
+import { containerProfiles, inherit, type PodSecurity } from "./security";
 
 /** A pod volume, by name, as the containers that mount it see it. */
 export interface PodVolume {

@@ -3,9 +3,9 @@
  * such a claim mounts that host folder, so its volumes are rewritten as the host path the kubelet will mount
  * (k8s.io/api core/v1: a claim binds to the volume its `spec.volumeName` names, or that names it in `claimRef`).
  */
-import { isUnknown, type Val } from "../workload";
-import { parseKubeType } from "./carriers";
-import { at, field, isObj, str } from "./read";
+import { isUnknown, type Val } from "../../workload";
+import { at, field, isObj, str } from "../lenient";
+import { parseKubeType } from "./sites";
 
 /** A resource as the resolution step sees it: a scan document or a stack resource. */
 export interface ClaimResource {

@@ -3,8 +3,6 @@
  * (`capabilities.drops`, `securityOpts`, `memory` in MB, `envs` as `NAME=value`, ...).
  */
 
-import { refusedContainerInputs } from "../sources/pulumi/docker-container";
-import type { UnjudgedField } from "../sources/verdict";
 import {
   type ArgView,
   type ContainerView,
@@ -16,7 +14,8 @@ import {
   Unreadable,
   type Val,
   type WorkloadView,
-} from "../workload";
+} from "../../workload";
+import { type LocalVolumeExposure, volumeDriverExposures } from "../docker/mounts";
 import {
   ipcShareable,
   namespaceMode,
@@ -25,10 +24,7 @@ import {
   parseSecurityOpts,
   splitEnv,
   writableCgroupsWeakening,
-} from "./docker-common";
-import { dockerHooks, dockerUploads } from "./docker-files";
-import { dockerNetworks, hostLanNetworks } from "./docker-networks";
-import { type LocalVolumeExposure, volumeDriverExposures } from "./engine-mounts";
+} from "../docker/spellings";
 import {
   bool,
   entries,
@@ -43,8 +39,12 @@ import {
   str,
   strList,
   type TaintCheck,
-} from "./read";
-import { findUnreadable } from "./unreadable";
+} from "../lenient";
+import { findUnreadable } from "../unreadable";
+import type { UnjudgedField } from "../verdict";
+import { dockerHooks, dockerUploads } from "./container-files";
+import { dockerNetworks, hostLanNetworks } from "./container-networks";
+import { refusedContainerInputs } from "./docker-container";
 
 export const DOCKER_CONTAINER_TYPE = "docker:index/container:Container";
 

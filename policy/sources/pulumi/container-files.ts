@@ -2,9 +2,9 @@
  * What a `docker.Container` runs in or puts into the container besides its entry point: the healthcheck's command
  * line, and the files the provider uploads before it starts.
  */
-import type { FileTextView, HookCommandView } from "../workload";
-import { healthcheckArgs } from "./docker-common";
-import { carriesSecret, field, items, join, str, strList, type TaintCheck } from "./read";
+import type { FileTextView, HookCommandView } from "../../workload";
+import { healthcheckArgs } from "../docker/spellings";
+import { carriesSecret, field, items, join, str, strList, type TaintCheck } from "../lenient";
 
 /** The healthcheck's command line (`healthcheck.tests`), which the daemon runs inside the container. */
 export function dockerHooks(props: unknown, tainted: TaintCheck): HookCommandView[] {

@@ -2,9 +2,9 @@
  * A Kubernetes container's probes and lifecycle handlers, as the kubelet runs them: which name a `host` (it connects
  * from the node), which `exec` a command inside the container, and the command lines and headers themselves.
  */
-import type { HeaderView, HookCommandView } from "../workload";
-import { isUnknown, type Val } from "../workload";
-import { at, carriesSecret, field, items, join, list, str, type TaintCheck } from "./read";
+import type { HeaderView, HookCommandView } from "../../workload";
+import { isUnknown, type Val } from "../../workload";
+import { at, carriesSecret, field, items, join, list, str, type TaintCheck } from "../lenient";
 
 /** Probes and lifecycle handlers, by where they are written in a container. */
 const HANDLERS = [

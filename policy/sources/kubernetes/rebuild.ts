@@ -1,12 +1,12 @@
 /**
- * Tools for pods rebuilt from custom resources (crd-pods.ts): a path map from the rebuilt pod back to the
+ * Tools for pods rebuilt from custom resources (crd-pods.ts, crd-spark-kubevirt.ts): the parts a rebuilt pod is made of, a path map from the rebuilt pod back to the
  * resource, and the strategic merge that Argo's `podSpecPatch`, Tekton's `stepTemplate` and Spark's pod
  * `template` use, for the keys a pod spec merges by name.
  */
 import { parse as parseYaml } from "yaml";
-import { isUnknown } from "../workload";
-import type { PathMap } from "./carriers";
-import { entries, isObj } from "./read";
+import { isUnknown } from "../../workload";
+import { entries, isObj, items, join } from "../lenient";
+import type { PathMap, PodSite } from "./sites";
 
 /** Builds a {@link PathMap}: the longest rebuilt prefix wins; paths under none map to `fallback`. */
 export class PathMapper {
@@ -103,4 +103,57 @@ export function listPaths(
     const name = isObj(m) ? m.name : undefined;
     return original.find((o) => o.name !== undefined && o.name === name)?.path ?? patchPath;
   });
+}
+
+type Obj = Record<string, unknown>;
+
+/** One named part of a rebuilt list and where it is written. */
+export interface Part {
+  readonly value: unknown;
+  readonly path: string;
+}
+
+/** A site whose whole pod is not known yet (a preview unknown): reported as such, never as "no pod". */
+export function unknownSite(props: unknown, path: string): PodSite[] {
+  return [{ props, specPath: path, controller: true, defaultAlways: false, where: path }];
+}
+
+/** A rebuilt pod: its spec, metadata and where each part is written. */
+export function rebuilt(
+  pod: { spec: Obj; metadata?: Obj },
+  where: string,
+  mapper: PathMapper,
+  extra: Partial<PodSite> = {},
+): PodSite {
+  return {
+    props: { metadata: pod.metadata ?? {}, spec: pod.spec },
+    specPath: "spec",
+    metaPath: "metadata",
+    controller: false,
+    defaultAlways: false,
+    where,
+    remap: mapper.map(),
+    ...extra,
+  };
+}
+
+/** Adds a rebuilt list (`spec.containers`) to the pod and maps each element to where it is written. */
+export function putList(spec: Obj, key: string, parts: readonly Part[], mapper: PathMapper): void {
+  if (parts.length === 0) return;
+  spec[key] = parts.map((p) => p.value);
+  parts.forEach((p, i) => {
+    mapper.add(`spec.${key}[${i}]`, p.path);
+  });
+}
+
+/** The first of several sources that sets a pod field, mapped to where it is written. */
+export function putField(spec: Obj, key: string, sources: readonly Part[], mapper: PathMapper): void {
+  const s = sources.find((x) => x.value !== undefined);
+  if (s === undefined) return;
+  spec[key] = s.value;
+  mapper.add(`spec.${key}`, s.path);
+}
+
+export function partsOf(list: unknown, path: string): Part[] {
+  return items(list).map((value, i) => ({ value, path: join(path, i) }));
 }

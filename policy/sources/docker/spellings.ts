@@ -2,7 +2,14 @@
  * Docker spellings shared by the `docker.Container` adapter and the Engine API launch-spec adapter: security
  * options, users, restart policies and namespace modes mean the same in both.
  */
-import { type ArgView, isUnknown, isUnreadable, type ProfileType, Unreadable, type Val } from "../workload";
+import {
+  type ArgView,
+  isUnknown,
+  isUnreadable,
+  type ProfileType,
+  Unreadable,
+  type Val,
+} from "../../workload";
 import { seccompOption } from "./seccomp-profile";
 
 /** What a list of `--security-opt` strings says. Each field is absent when no option speaks to it. */

@@ -6,7 +6,7 @@
  */
 import { pathSegments } from "../rules/helpers";
 import { Unreadable } from "../workload";
-import { SECRET_REASON } from "./read";
+import { SECRET_REASON } from "./lenient";
 
 /**
  * The objects whose `env` list the adapters read as a container's environment: the pod spec's container lists and

@@ -1,23 +1,18 @@
 /**
  * Every Kubernetes pod carrier -> workload views, one per pod it runs. Where the pods are is carriers.ts's job
- * (built-in kinds in any group, custom resources by group, anything else by shape); each pod is read by kube-pod.ts,
- * its containers by kube-container.ts, with pod-level security settings inherited the way the kubelet applies them
- * (kube-security.ts).
+ * (built-in kinds in any group, custom resources by group, anything else by shape); each pod is read by pod.ts,
+ * its containers by container.ts, with pod-level security settings inherited the way the kubelet applies them
+ * (security.ts).
  */
-import type { WorkloadView } from "../workload";
-import { parseKubeType, podSites } from "./carriers";
-import { adaptPod } from "./kube-pod";
-import { at, noTaint, str, type TaintCheck } from "./read";
+import type { WorkloadView } from "../../workload";
+import { at, noTaint, str, type TaintCheck } from "../lenient";
+import { podSites } from "./carriers";
+import { adaptPod } from "./pod";
 import { remapView } from "./remap";
+import { parseKubeType } from "./sites";
 
-export {
-  isPodCarrierType,
-  type KubeType,
-  POD_CARRIER_KINDS,
-  type PodSite,
-  parseKubeType,
-  podSites,
-} from "./carriers";
+export { isPodCarrierType, POD_CARRIER_KINDS, podSites } from "./carriers";
+export { type KubeType, type PodSite, parseKubeType } from "./sites";
 
 /**
  * Adapts every pod a carrier runs (plain values; preview unknowns as `UNKNOWN`): one view per pod, named

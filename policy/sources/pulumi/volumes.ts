@@ -5,11 +5,11 @@
  * `docker.Container` that mounts the volume by name (`volumes[].volumeName`, `mounts[]` of type volume with the name as
  * `source`) is judged as binding the host folder, the way claims.ts judges a pod through its claim.
  */
-import { isUnknown, type Val } from "../workload";
-import type { ClaimResource } from "./claims";
-import { DOCKER_CONTAINER_TYPE } from "./docker";
-import { volumeDriverExposures } from "./engine-mounts";
-import { field, isObj, str } from "./read";
+import { isUnknown, type Val } from "../../workload";
+import { volumeDriverExposures } from "../docker/mounts";
+import type { ClaimResource } from "../kubernetes/claims";
+import { field, isObj, str } from "../lenient";
+import { DOCKER_CONTAINER_TYPE } from "./container";
 
 export const DOCKER_VOLUME_TYPE = "docker:index/volume:Volume";
 
@@ -34,7 +34,7 @@ export function dockerHostVolumes(resources: readonly VolumeResource[]): DockerH
   for (const r of resources) {
     if (r.type !== DOCKER_VOLUME_TYPE) continue;
     // The daemon's default driver is `local` unless its configuration says otherwise.
-    // What it exposes of the host, as the local driver mounts it (engine-mounts.ts): a bind's device, an overlay's
+    // What it exposes of the host, as the local driver mounts it (docker/mounts.ts): a bind's device, an overlay's
     // folders, a kernel filesystem, a block device. The first exposure stands for the volume.
     const exposed = volumeDriverExposures(str(field(r.props, "driver")), field(r.props, "driverOpts"))[0];
     if (exposed === undefined || exposed.source === undefined) continue;

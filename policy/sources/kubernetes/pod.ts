@@ -1,7 +1,7 @@
 /**
  * One pod of a Kubernetes carrier -> its workload view: pod-level settings (host namespaces, sysctls, volumes,
  * restart and Job lifecycle, pod limits, labels and namespace) and every container list (containers,
- * initContainers, ephemeralContainers) read by kube-container.ts with the pod's security settings inherited.
+ * initContainers, ephemeralContainers) read by container.ts with the pod's security settings inherited.
  */
 import {
   type ContainerView,
@@ -10,14 +10,27 @@ import {
   type MountView,
   type Val,
   type WorkloadView,
-} from "../workload";
-import { follow, type PodSite } from "./carriers";
-import { normalizeRestart } from "./docker-common";
-import { adaptContainer, podVolumes, quantity } from "./kube-container";
-import { podLevel, podSecurity } from "./kube-security";
-import { podResourceClaims, podVolumeSources } from "./kube-volumes";
-import { at, bool, entries, field, isObj, join, list, num, str, type TaintCheck, unreadable } from "./read";
-import { findUnreadable } from "./unreadable";
+} from "../../workload";
+import { normalizeRestart } from "../docker/spellings";
+import {
+  at,
+  bool,
+  entries,
+  field,
+  isObj,
+  join,
+  list,
+  num,
+  str,
+  type TaintCheck,
+  unreadable,
+} from "../lenient";
+import { findUnreadable } from "../unreadable";
+import { follow } from "./carriers";
+import { adaptContainer, podVolumes, quantity } from "./container";
+import { podLevel, podSecurity } from "./security";
+import type { PodSite } from "./sites";
+import { podResourceClaims, podVolumeSources } from "./volumes";
 
 function labelsOf(...sources: unknown[]): Record<string, string> {
   const out: Record<string, string> = {};

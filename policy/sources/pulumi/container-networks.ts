@@ -1,6 +1,6 @@
 /** The networks a `docker.Container` joins, as the local provider and the engine join them. */
-import { isUnknown, type NetworkView } from "../workload";
-import { field, join, list, str } from "./read";
+import { isUnknown, type NetworkView } from "../../workload";
+import { field, join, list, str } from "../lenient";
 
 /**
  * The networks a container joins, as the local provider and the engine join them: the network mode (the daemon's

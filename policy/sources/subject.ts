@@ -1,12 +1,12 @@
 /** One entry point: a resource's type token and props -> the views the rules judge (none: nothing to judge). */
 
-import { adaptLaunchSpec, LAUNCH_TYPE } from "../sources/docker/read";
 import type { Subject } from "../workload";
-import { parseKubeType } from "./carriers";
-import { adaptDockerContainer, DOCKER_CONTAINER_TYPE } from "./docker";
-import { adaptKubernetesWorkloads } from "./kubernetes";
-import { noTaint, type TaintCheck } from "./read";
-import { adaptIngress, adaptService, isEntryPoint, isServiceType } from "./service";
+import { adaptLaunchSpec, LAUNCH_TYPE } from "./docker/read";
+import { adaptIngress, adaptService, isEntryPoint, isServiceType } from "./kubernetes/service";
+import { parseKubeType } from "./kubernetes/sites";
+import { adaptKubernetesWorkloads } from "./kubernetes/workloads";
+import { noTaint, type TaintCheck } from "./lenient";
+import { adaptDockerContainer, DOCKER_CONTAINER_TYPE } from "./pulumi/container";
 import { unjudgedReason } from "./unjudged";
 
 /**

@@ -3,8 +3,9 @@
  * template), or any object with a `containers` list of objects that name an `image` (a bare pod spec). Each one
  * found is judged; a found pod is not searched further (its containers are not pods of their own).
  */
-import type { PodSite } from "./carriers";
-import { entries, isObj, join } from "./read";
+
+import { entries, isObj, join } from "../lenient";
+import type { PodSite } from "./sites";
 
 /** Deep enough for every carrier in the table (JobSet: spec.replicatedJobs[].template.spec.template.spec). */
 const MAX_DEPTH = 24;

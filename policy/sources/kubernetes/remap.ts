@@ -2,8 +2,8 @@
  * A workload view of a rebuilt pod (crd-pods.ts) with every path put back where the resource writes it, so that
  * findings point at the custom resource's own lines and fixes edit its own fields.
  */
-import type { WorkloadView } from "../workload";
-import type { PathMap } from "./carriers";
+import type { WorkloadView } from "../../workload";
+import type { PathMap } from "./sites";
 
 /** Keys whose string values are resource paths (or a source that may start with one). */
 const PATH_KEYS = new Set(["path", "podPath", "seccompSource", "appArmorSource"]);
