@@ -137,7 +137,19 @@ const SOCKET_NAMES =
  */
 export function runtimeSocketReason(raw: string): string | undefined {
   const w = windowsPath(raw);
-  if (w !== undefined) return windowsRuntimeReason(w);
+  if (w === undefined) return linuxRuntimeSocketReason(raw);
+  return windowsRuntimeReason(w) ?? (linuxAbsolute(raw) ? linuxRuntimeSocketReason(raw) : undefined);
+}
+
+/**
+ * True when a Linux daemon reads the path as an absolute host path of its own: a Windows spelling that starts with
+ * `/` (`//?/c:/../../run/docker.sock`, `//./pipe/../../run`) is one, cleaned there like any other path.
+ */
+function linuxAbsolute(raw: string): boolean {
+  return raw.trim().startsWith("/");
+}
+
+function linuxRuntimeSocketReason(raw: string): string | undefined {
   const p = normalizeHostPath(raw);
   if (p === undefined) return undefined;
   const base = p.slice(p.lastIndexOf("/") + 1);
@@ -227,7 +239,11 @@ export const SENSITIVE_HOST_PATHS: readonly string[] = [
  */
 export function sensitiveHostPathReason(raw: string): string | undefined {
   const w = windowsPath(raw);
-  if (w !== undefined) return windowsSensitiveReason(w);
+  if (w === undefined) return linuxSensitiveReason(raw);
+  return windowsSensitiveReason(w) ?? (linuxAbsolute(raw) ? linuxSensitiveReason(raw) : undefined);
+}
+
+function linuxSensitiveReason(raw: string): string | undefined {
   const p = normalizeHostPath(raw);
   if (p === undefined) return undefined;
   if (p === "/") return "it is the host's root folder";

@@ -229,6 +229,15 @@ export interface LifecycleView {
   readonly restart: Val<string>;
   /** True when the carrier decides restarts itself (Deployment, StatefulSet, ...): the field is not a choice. */
   readonly restartForcedByController: boolean;
+  /**
+   * Kubernetes containers that restart by a policy of their own (a sidecar's `restartPolicy: Always`, a container's
+   * `restartPolicy` or `restartPolicyRules`), each with its normalized policy, whether it has restart rules, and where.
+   */
+  readonly containerRestarts?: readonly {
+    readonly restart: Val<string>;
+    readonly rules: boolean;
+    readonly path: string;
+  }[];
   /** Job fields, for Job and CronJob carriers only. */
   readonly job?: {
     readonly backoffLimit: Val<number>;
@@ -311,6 +320,8 @@ export interface WorkloadView {
   readonly podLimits: { readonly cpu: Val<number>; readonly memoryBytes: Val<number> };
   /** Docker `deviceRequests`/`gpus` (what `allowGpu` lets through), as short descriptions. */
   readonly deviceRequests: readonly string[];
+  /** Device requests not known yet (a computed `gpus`), by what they are: a note, never a violation. */
+  readonly deviceRequestsUnknown?: readonly string[];
   /**
    * Docker `deviceCgroupRules`: each opens device numbers in the container's device cgroup (`a *:* rwm` opens
    * every device), whatever any GPU allowance says. As short descriptions.

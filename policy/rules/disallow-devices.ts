@@ -7,6 +7,20 @@ import { defineRule, type Finding } from "./types";
 /** Extended resources that are GPUs and accelerators: what `allowGpu` lets through. */
 const DEVICE_RESOURCE = /(?:gpu|tpu|fpga|vfio|dri|kvm|tun|nvidia|amd\.com|intel\.com|xilinx|habana|neuron)/i;
 
+/**
+ * The variables a GPU vendor's container runtime hook reads from the container's environment to hand it devices
+ * (nvidia-container-toolkit: `NVIDIA_VISIBLE_DEVICES=all|<ids>`; the AMD container toolkit: `AMD_VISIBLE_DEVICES`).
+ * `void`, `none` and the empty value hand over none.
+ */
+const GPU_ENV = new Set(["NVIDIA_VISIBLE_DEVICES", "AMD_VISIBLE_DEVICES"]);
+const NO_GPU = new Set(["", "void", "none"]);
+
+/**
+ * A runtime that is a GPU vendor's (Docker `runtime: nvidia`; the RuntimeClass `nvidia` the GPU operator creates):
+ * it hands the container the GPUs its environment names, and the CUDA images name every one by default.
+ */
+const GPU_RUNTIME = /(?:^|[-_.])(?:nvidia|amd)(?:$|[-_.])/i;
+
 /** No host device reaches a task: Docker `devices`/`deviceRequests`/`gpus`, Kubernetes device hostPaths and GPUs. */
 export const disallowDevices = defineRule({
   id: "sandbox-disallow-devices",
@@ -45,8 +59,35 @@ export const disallowDevices = defineRule({
   check(s, config) {
     if (s.subject !== "workload") return [];
     const out: Finding[] = [];
-    if (!config.allowGpu)
+    if (!config.allowGpu) {
       for (const d of s.deviceRequests) out.push(violation(`the workload requests host devices (${d})`));
+      for (const d of s.deviceRequestsUnknown ?? []) out.push(unchecked(d));
+      if (typeof s.runtimeClass === "string" && GPU_RUNTIME.test(s.runtimeClass.trim()))
+        out.push(
+          violation(
+            `the workload runs under the GPU runtime ${s.runtimeClass.trim()}, which hands it the GPUs its environment names (the CUDA images name all of them)`,
+          ),
+        );
+      for (const c of s.containers)
+        for (const e of c.env) {
+          if (typeof e.name !== "string" || !GPU_ENV.has(e.name)) continue;
+          if (isUnknown(e.value)) out.push(unchecked(`${e.name} of ${label(c)}`, e.path, e.value));
+          else if (e.from !== "literal")
+            out.push(
+              violation(
+                `${label(c)} takes ${e.name}, which a GPU runtime hook reads to put host GPUs into the container, from ${e.from}: a value the policy cannot read`,
+                e.path,
+              ),
+            );
+          else if (typeof e.value === "string" && !NO_GPU.has(e.value.trim().toLowerCase()))
+            out.push(
+              violation(
+                `${label(c)} sets ${e.name}=${e.value}, which a GPU runtime hook reads to put those host GPUs into the container`,
+                e.path,
+              ),
+            );
+        }
+    }
     // A GPU allowance is for GPU requests: a device cgroup rule opens device numbers (`a *:* rwm`: all of them).
     for (const d of s.deviceCgroupRules ?? [])
       out.push(

@@ -32,6 +32,20 @@ export const requireNoRestart = defineRule({
     const l = s.lifecycle;
     if (l.restartForcedByController) return [];
     const out: Finding[] = [];
+    for (const r of l.containerRestarts ?? []) {
+      if (isUnknown(r.restart)) out.push(unchecked("a container's restart policy", r.path, r.restart));
+      else if (config.allowOnFailure && (r.restart === "on-failure" || (r.rules && r.restart !== "always")))
+        continue;
+      else
+        out.push(
+          violation(
+            r.restart !== undefined && r.restart !== "never"
+              ? `the container restarts by its own restartPolicy ${r.restart}${r.path.includes("initContainers") && r.restart === "always" ? " (a sidecar, restarted each time it exits)" : ""}; a task runs once`
+              : "the container restarts on the exit codes its restartPolicyRules name; a task runs once",
+            `${r.path}.${r.restart !== undefined && r.restart !== "never" ? "restartPolicy" : "restartPolicyRules"}`,
+          ),
+        );
+    }
     const path = s.origin.backend === "kubernetes" ? `${s.podPath}.restartPolicy` : "restart";
     if (isUnknown(l.restart)) out.push(unchecked("the restart policy", path, l.restart));
     else if (l.restart === undefined || l.restart === "never") return out;

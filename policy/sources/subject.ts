@@ -7,7 +7,7 @@ import { parseKubeType } from "./kubernetes/sites";
 import { adaptKubernetesWorkloads } from "./kubernetes/workloads";
 import { noTaint, type TaintCheck } from "./lenient";
 import { adaptDockerContainer, DOCKER_CONTAINER_TYPE } from "./pulumi/container";
-import { unjudgedReason } from "./unjudged";
+import { opaqueReason, unjudgedReason } from "./unjudged";
 
 /**
  * Every view of a resource: a container, a Service, each pod a carrier runs, its entry point (a Knative Service is
@@ -24,12 +24,13 @@ export function adaptResources(
   if (isServiceType(type)) return [adaptService(type, props, name)];
   const out: Subject[] = [...(adaptKubernetesWorkloads(type, props, name, tainted) ?? [])];
   if (isEntryPoint(type, props)) out.push(adaptIngress(type, props, name));
-  if (out.length > 0) return out;
-  const reason = unjudgedReason(type, props);
-  if (reason === undefined) return [];
+  // An object that makes workloads the pack cannot see whole fails closed even where it shows pods too: a chart's
+  // values, a patch's template or a kustomization may carry a hardened pod as a decoy for what is really deployed.
+  const reason = out.length > 0 ? opaqueReason(type, props) : unjudgedReason(type, props);
+  if (reason === undefined) return out;
   const kind = parseKubeType(type)?.kind ?? type.slice(type.lastIndexOf(":") + 1);
   const backend = type.startsWith("docker:") ? "docker" : "kubernetes";
-  return [{ subject: "unjudged", origin: { backend, type, kind, name }, reason }];
+  return [...out, { subject: "unjudged", origin: { backend, type, kind, name }, reason }];
 }
 
 /** The first view, for callers that judge one view per resource (benchmarks, the toolkit's own parity tests). */

@@ -103,8 +103,11 @@ function withPrivileges(why: string, props: unknown): string {
   return p.length === 0 ? why : `${why} (${p.join(", ")})`;
 }
 
-/** Why an object no adapter read may still create workloads, or undefined when it does not look like it. */
-export function unjudgedReason(type: string, props: unknown): string | undefined {
+/**
+ * Why an object creates workloads the pack cannot see whole, whatever pods it also shows: a refused type, a chart,
+ * a patch, a GitOps or packaging object. Undefined for any other object.
+ */
+export function opaqueReason(type: string, props: unknown): string | undefined {
   const refused = refusedTypeReason(type);
   if (refused !== undefined) return refused;
   for (const [re, why] of OPAQUE_TYPES) if (re.test(type)) return withPrivileges(why, props);
@@ -118,6 +121,13 @@ export function unjudgedReason(type: string, props: unknown): string | undefined
     opaque[0].includes(t.kind)
   )
     return opaque[1];
+  return undefined;
+}
+
+/** Why an object no reader read may still create workloads, or undefined when it does not look like it. */
+export function unjudgedReason(type: string, props: unknown): string | undefined {
+  const opaque = opaqueReason(type, props);
+  if (opaque !== undefined || !type.startsWith("kubernetes:")) return opaque;
   const at = containerLike(props);
   return at === undefined
     ? undefined

@@ -13,8 +13,23 @@ import { defineStackRule, type StackFinding, type StackResource, type StackResou
 const SECRET_SOURCE_TYPE =
   /(?:^random:index\/randomPassword:|^tls:index\/privateKey:|^kubernetes:core\/v1:Secret$|secretsmanager|secretmanager|keyvault|^vault:|[Pp]assword|[Pp]rivateKey|AccessToken|ApiKey|[Cc]redential|:Secret(?:Version)?$)/;
 
+/**
+ * Inputs of a Docker container that never reach the task: the provider's own name and image reference, and where the
+ * engine ships the logs (a log driver's token is the daemon's). Every other input does: the environment, command,
+ * files, mounts, the healthcheck the daemon runs inside it, its hostname, DNS settings and /etc/hosts entries.
+ */
+const DOCKER_NOT_TASK = new Set(["name", "image", "logDriver", "logOpts"]);
+
 /** Task-facing input properties of a Docker container; a Kubernetes pod carrier's whole `spec`. */
-const DOCKER_TASK_FIELDS = ["envs", "command", "entrypoints", "labels", "mounts", "volumes", "uploads"];
+function taskFields(r: StackResource, w: WorkloadView): string[] {
+  if (w.origin.backend === "kubernetes") return ["spec"];
+  const keys = new Set([
+    ...Object.keys(typeof r.props === "object" && r.props !== null ? r.props : {}),
+    ...Object.keys(r.propertyDependencies),
+    ...r.additionalSecretOutputs,
+  ]);
+  return [...keys].filter((k) => !DOCKER_NOT_TASK.has(k)).sort();
+}
 
 function isSecretSource(ref: StackResourceRef): boolean {
   return SECRET_SOURCE_TYPE.test(ref.type) || ref.additionalSecretOutputs.length > 0;
@@ -56,8 +71,7 @@ function taskStrings(r: StackResource, w: WorkloadView): { value: string; where:
     } else if (typeof v === "object" && v !== null && !isUnknown(v))
       for (const [k, x] of Object.entries(v)) walk(x, `${where}.${k}`);
   };
-  if (w.origin.backend === "kubernetes") walk(field(r.props, "spec"), "spec");
-  else for (const f of DOCKER_TASK_FIELDS) walk(field(r.props, f), f);
+  for (const f of taskFields(r, w)) walk(field(r.props, f), f);
   return out;
 }
 
@@ -147,8 +161,7 @@ export const disallowSecretFlow = defineStackRule({
       const brokerEntries = new Set(
         broker ? (w.containers[0]?.env ?? []).filter((e) => isBrokerCredential(w, e)).map((e) => e.path) : [],
       );
-      const fields = w.origin.backend === "kubernetes" ? ["spec"] : DOCKER_TASK_FIELDS;
-      for (const f of fields) {
+      for (const f of taskFields(r, w)) {
         if (broker && f === "envs") continue;
         for (const dep of r.propertyDependencies[f] ?? []) {
           if (isSecretSource(dep)) {

@@ -28,10 +28,35 @@ export function squidAllowlist(config: string): string[] {
     .flatMap((v) => v.split(/\s+/).filter((x) => x !== "" && !x.startsWith("-")));
 }
 
-/** What is wrong with a proxy's allowlist: empty, or a wildcard for everything. */
+/** The type of each ACL a Squid configuration defines (`acl <name> <type> ...`), by name. */
+function squidAclTypes(config: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const l of config.split("\n")) {
+    const m = /^acl\s+(\S+)\s+(\S+)/.exec(l.trim());
+    if (m?.[1] !== undefined && m[2] !== undefined) out.set(m[1], m[2]);
+  }
+  return out;
+}
+
+/**
+ * What is wrong with a proxy's allowlist: empty, a wildcard for everything, or an `http_access allow` line that no
+ * host ACL limits. Squid takes the first `http_access` line whose ACLs all match, so an allow line with no positive
+ * `dstdomain` ACL (`allow all`, `allow anywhere` for `acl anywhere dst 0.0.0.0/0`, `allow localnet`) lets requests
+ * through whatever host they name.
+ */
 function allowlistProblem(config: string): string | undefined {
-  if (/^\s*http_access\s+allow\s+all\s*$/m.test(config))
-    return "it allows every request (`http_access allow all`)";
+  const types = squidAclTypes(config);
+  for (const l of config.split("\n")) {
+    const m = /^http_access\s+allow\b(.*)$/.exec(l.trim());
+    if (m === null) continue;
+    const acls = (m[1] ?? "")
+      .trim()
+      .split(/\s+/)
+      .filter((a) => a !== "");
+    if (acls.length === 1 && acls[0] === "all") return "it allows every request (`http_access allow all`)";
+    if (!acls.some((a) => !a.startsWith("!") && types.get(a) === "dstdomain"))
+      return `it allows requests whatever host they name (\`${l.trim()}\`: no host ACL limits it)`;
+  }
   const hosts = squidAllowlist(config);
   if (hosts.length === 0) return "its allowlist is empty";
   const wild = hosts.find((e) => ["*", ".", "all", "*.*"].includes(e) || /^\.?\*/.test(e));
@@ -110,10 +135,49 @@ interface NetworkPolicy {
   readonly spec: unknown;
 }
 
-/** Whether a NetworkPolicy's `podSelector` selects a pod with these labels. */
-function selects(selector: unknown, labels: Readonly<Record<string, string>>): boolean {
-  if (items(field(selector, "matchExpressions")).length > 0) return true; // judged conservatively: may select it
-  return entries(field(selector, "matchLabels")).every(([k, v]) => labels[k] === v);
+/**
+ * Whether a label selector selects a pod with these labels (apimachinery LabelSelectorAsSelector): every
+ * `matchLabels` pair and every `matchExpressions` requirement (`In`, `NotIn`, `Exists`, `DoesNotExist`) holds; an
+ * empty selector selects every pod. A requirement the rule cannot read is `unsure`: the caller decides which way it
+ * errs.
+ */
+function selects(selector: unknown, labels: Readonly<Record<string, string>>): boolean | "unsure" {
+  if (!entries(field(selector, "matchLabels")).every(([k, v]) => labels[k] === v)) return false;
+  let unsure = false;
+  for (const e of items(field(selector, "matchExpressions"))) {
+    const key = str(field(e, "key"));
+    const op = str(field(e, "operator"));
+    const values = items(field(e, "values")).map((v) => (typeof v === "string" ? v : undefined));
+    if (typeof key !== "string" || typeof op !== "string") {
+      unsure = true;
+      continue;
+    }
+    const has = Object.hasOwn(labels, key);
+    const value = labels[key];
+    const holds =
+      op === "In"
+        ? has && values.includes(value)
+        : op === "NotIn"
+          ? !has || !values.includes(value)
+          : op === "Exists"
+            ? has
+            : op === "DoesNotExist"
+              ? !has
+              : undefined;
+    if (holds === undefined) unsure = true;
+    else if (!holds) return false;
+  }
+  return unsure ? "unsure" : true;
+}
+
+/**
+ * Whether a NetworkPolicy restricts egress (networking/v1 NetworkPolicySpec.policyTypes): when it lists its types,
+ * only if `Egress` is one; when it lists none, only if it has egress rules.
+ */
+function restrictsEgress(spec: unknown): boolean {
+  const types = field(spec, "policyTypes");
+  if (types !== undefined && types !== null) return items(types).includes("Egress");
+  return items(field(spec, "egress")).length > 0;
 }
 
 /** Why one egress rule of a NetworkPolicy lets a pod reach more than the proxy (undefined when it does not). */
@@ -157,19 +221,25 @@ function judgePod(w: WorkloadView, urn: string, policies: readonly NetworkPolicy
   const ns = w.podNamespace;
   if (isUnknown(ns)) out.push({ ...unchecked(`${task}: the pod's namespace`, undefined, ns), urn });
   const namespace = typeof ns === "string" ? ns : undefined;
-  const egressPolicies = policies.filter(
+  // A policy restricts the pod only when it surely applies to it: its own namespace (a policy that names none lands
+  // in the provider's namespace, the pod's only when the pod names none either) and a selector that surely holds.
+  // Any policy that may apply may open egress, so those are all judged below.
+  const egressPolicies = policies.filter((p) => restrictsEgress(p.spec));
+  const surely = egressPolicies.filter(
+    (p) => p.namespace === namespace && selects(field(p.spec, "podSelector"), labels) === true,
+  );
+  const maybe = egressPolicies.filter(
     (p) =>
       (p.namespace === undefined || namespace === undefined || p.namespace === namespace) &&
-      selects(field(p.spec, "podSelector"), labels) &&
-      (items(field(p.spec, "policyTypes")).includes("Egress") || field(p.spec, "egress") !== undefined),
+      selects(field(p.spec, "podSelector"), labels) !== false,
   );
-  if (egressPolicies.length === 0) {
+  if (surely.length === 0) {
     out.push({
       message: `${task}: no NetworkPolicy in this stack restricts its egress (everything is allowed)`,
       urn,
     });
   }
-  for (const p of egressPolicies) {
+  for (const p of maybe) {
     for (const rule of items(field(p.spec, "egress"))) {
       const why = openEgress(rule);
       if (why !== undefined)
@@ -189,15 +259,16 @@ interface DeclaredNetwork {
   readonly internal: unknown;
 }
 
-/** Docker networks this stack declares, by resource name and by network name. */
+/** Docker networks this stack declares, by the name the engine gives them. */
 function declaredNetworks(resources: readonly StackResource[]): Map<string, DeclaredNetwork> {
   const out = new Map<string, DeclaredNetwork>();
   for (const r of resources) {
     if (r.type !== DOCKER_NETWORK) continue;
-    const d = { resource: `network "${r.name}"`, internal: field(r.props, "internal") };
-    out.set(r.name, d);
+    // The daemon knows a network by its engine name alone: the Pulumi resource name is not one (an unnamed network
+    // is auto-named `<resource>-<suffix>`, which no container can name before it exists).
     const named = str(field(r.props, "name"));
-    if (typeof named === "string") out.set(named, d);
+    if (typeof named === "string")
+      out.set(named, { resource: `network "${r.name}"`, internal: field(r.props, "internal") });
   }
   return out;
 }

@@ -29,6 +29,7 @@ describe("exit codes", () => {
         "      securityContext:",
         "        runAsNonRoot: true",
         "        runAsUser: 1000",
+        "        runAsGroup: 1000",
         "        allowPrivilegeEscalation: false",
         "        seccompProfile: { type: RuntimeDefault }",
         "        capabilities: { drop: [NET_ADMIN] }",

@@ -69,15 +69,22 @@ function scalar(v: unknown): string | undefined {
   return undefined;
 }
 
-/** Compose byte values: `512m`, `1g`, `1.5gb`, `2048k`, `100000` (bytes). Undefined when unreadable. */
+/**
+ * Compose byte values as compose-go reads them (go-units `RAMInBytes`): a decimal number, an optional space, then
+ * nothing, `b`, or one of `k m g t p` (powers of 1024) followed by nothing, `b` or `ib`, in any case (`512m`, `1.5GB`,
+ * `1GiB`, `2048 k`, `1p`); bytes are truncated to a whole number. Undefined when unreadable.
+ */
 export function composeBytes(v: unknown): number | undefined {
   if (typeof v === "number") return Number.isFinite(v) ? v : undefined;
   if (typeof v !== "string") return undefined;
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([bkmgt]?)b?\s*$/i.exec(v);
+  const m = /^((?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?) ?([a-z]*)$/i.exec(v);
   if (m === null) return undefined;
-  const unit = (m[2] ?? "").toLowerCase();
-  const pow = { "": 0, b: 0, k: 1, m: 2, g: 3, t: 4 }[unit] ?? 0;
-  return Number(m[1]) * 1024 ** pow;
+  const size = Number(m[1]);
+  const suffix = (m[2] ?? "").toLowerCase();
+  if (suffix === "" || suffix === "b") return Math.trunc(size);
+  const pow = { k: 1, m: 2, g: 3, t: 4, p: 5 }[suffix[0] ?? ""];
+  if (pow === undefined || !["", "b", "ib"].includes(suffix.slice(1))) return undefined;
+  return Math.trunc(size * 1024 ** pow);
 }
 
 /** Bytes as @pulumi/docker's megabytes; a value that cannot be read is kept as written so nothing passes silently. */

@@ -146,18 +146,37 @@ export function seccompProfileProblem(text: string): string | Unreadable | undef
     const listed = strList(field(call, "names"));
     const names = [name, ...(Array.isArray(listed) ? listed : [])];
     const conds = args.map(condition);
-    // Conditions hold the syscall to the default profile's when they include all of one of its rules for it (ANDed,
-    // more conditions are only stricter); any other condition (`!=`, a range, one value of a flag) lets through what
-    // the default closes.
+    // Conditions of one rule are ANDed, unless two of them test the same argument: then runc adds each as a rule of
+    // its own (libcontainer/seccomp matchCall, "adding each condition as a separate rule"), so they are ORed.
+    const indexes = args.map((a) => {
+      const i = field(a, "index");
+      return typeof i === "number" ? i : 0;
+    });
+    const ored = new Set(indexes).size < indexes.length;
+    // ANDed conditions hold the syscall to the default profile's when they include all of one of its rules for it
+    // (more conditions are only stricter); ORed ones when each alone does. Any other condition (`!=`, a range, one
+    // value of a flag) lets through what the default closes.
+    const holdsAll = (n: string, cs: readonly string[]) =>
+      (DEFAULT_CONDITIONS[n] ?? []).some((rule) => rule.split(" & ").every((c) => cs.includes(c)));
     const held = (n: string) =>
       args.length > 0 &&
-      !alwaysHolds(args) &&
-      (DEFAULT_CONDITIONS[n] ?? []).some((rule) => rule.split(" & ").every((c) => conds.includes(c)));
+      (ored
+        ? args.every((a, i) => !alwaysHolds([a]) && holdsAll(n, [conds[i] ?? ""]))
+        : !alwaysHolds(args) && holdsAll(n, conds));
     const gated = names.filter(
       (n): n is string => typeof n === "string" && !ALWAYS_ALLOWED.has(n) && !held(n),
     );
+    const admitsAll = ored ? args.some((a) => alwaysHolds([a])) : alwaysHolds(args);
+    const how =
+      args.length === 0
+        ? "without a condition"
+        : admitsAll
+          ? "under conditions that admit every value"
+          : ored
+            ? "under conditions on one argument that runc ORs, not all of them Docker's default profile's"
+            : "under conditions other than Docker's default profile's";
     if (gated.length > 0)
-      return `the profile lets ${gated.join(", ")} run ${args.length === 0 ? "without a condition" : alwaysHolds(args) ? "under conditions that admit every value" : "under conditions other than Docker's default profile's"}, which that profile allows only with a capability, with its own argument filters or not at all`;
+      return `the profile lets ${gated.join(", ")} run ${how}, which that profile allows only with a capability, with its own argument filters or not at all`;
   }
   return undefined;
 }

@@ -12,6 +12,7 @@ import {
   type MountView,
   type PortView,
   UNKNOWN,
+  Unreadable,
   type Val,
 } from "../../workload";
 import {
@@ -327,6 +328,7 @@ export function adaptContainer(
   const extended = [...entries(limits), ...entries(requests)]
     .map(([k]) => k)
     .filter((k, i, all) => !NOT_EXTENDED.test(k) && all.indexOf(k) === i);
+  const runAsUser = inherit(num(field(sc, "runAsUser")), pod.runAsUser);
   return {
     name: cname,
     role,
@@ -334,8 +336,8 @@ export function adaptContainer(
     privileged: bool(field(sc, "privileged")),
     allowPrivilegeEscalation: bool(field(sc, "allowPrivilegeEscalation")),
     capabilities: { add: strList(field(caps, "add")), drop: strList(field(caps, "drop")) },
-    runAsUser: inherit(num(field(sc, "runAsUser")), pod.runAsUser),
-    runAsGroup: inherit(num(field(sc, "runAsGroup")), pod.runAsGroup),
+    runAsUser,
+    runAsGroup: runAsGroupOf(runAsUser, inherit(num(field(sc, "runAsGroup")), pod.runAsGroup)),
     runAsNonRoot: inherit(bool(field(sc, "runAsNonRoot")), pod.runAsNonRoot),
     userName: undefined,
     extraGroups: pod.groups,
@@ -373,4 +375,17 @@ export function adaptContainer(
     fileTexts: files,
     path: cPath,
   };
+}
+
+/**
+ * The group a container runs with. A uid with no `runAsGroup` (the container's or the pod's) is sent to the runtime
+ * alone, and containerd's WithUserID takes the gid of the image's /etc/passwd entry for it, gid 0 (root) when the
+ * image has none: the policy cannot see the image, so the group is unreadable and the root-group check fails closed,
+ * as it does for a Docker `user` that names no group. Root (uid 0) and the image's own user are left as they are.
+ */
+function runAsGroupOf(uid: Val<number>, gid: Val<number>): Val<number> {
+  if (gid !== undefined || typeof uid !== "number" || uid === 0) return gid;
+  return new Unreadable(
+    `runAsUser ${uid} comes with no runAsGroup (the container's or the pod's), so the runtime takes the gid from the image's /etc/passwd, which is gid 0 (root) when the image has no entry for uid ${uid}; set runAsGroup`,
+  );
 }

@@ -110,6 +110,7 @@ export function adaptPod(
       });
     }
   }
+  const containerRestarts = containerRestartsOf(spec, specPath);
   const sysctlsRaw = list(field(psc, "sysctls"));
   const restartRaw = normalizeRestart(str(field(spec, "restartPolicy")));
   const podLimits = at(spec, "resources.limits");
@@ -145,6 +146,7 @@ export function adaptPod(
     lifecycle: {
       restart: restartRaw ?? (site.defaultAlways ? "always" : undefined),
       restartForcedByController: site.controller,
+      containerRestarts,
       job:
         site.jobPath === undefined
           ? undefined
@@ -167,4 +169,33 @@ export function adaptPod(
     unknownParts,
     unreadableParts,
   };
+}
+
+/**
+ * Containers that restart by their own policy, whatever the pod's: an init container with `restartPolicy: Always` is
+ * a sidecar the kubelet restarts each time it exits (GA in 1.33), and a container's own `restartPolicy` and
+ * `restartPolicyRules` (ContainerRestartRules, beta and on by default since 1.35) override the pod's. Ephemeral
+ * containers take neither field. A container that writes `restartPolicy: Never` and no rule is not listed.
+ */
+function containerRestartsOf(
+  spec: unknown,
+  specPath: string,
+): { restart: Val<string>; rules: boolean; path: string }[] {
+  const out: { restart: Val<string>; rules: boolean; path: string }[] = [];
+  for (const key of ["initContainers", "containers"]) {
+    const cs = list(field(spec, key));
+    if (isUnknown(cs) || cs === undefined) continue;
+    cs.forEach((c, i) => {
+      const restart = normalizeRestart(str(field(c, "restartPolicy")));
+      const rulesRaw = list(field(c, "restartPolicyRules"));
+      const rules = isUnknown(rulesRaw) || (rulesRaw ?? []).length > 0;
+      if ((restart === undefined || restart === "never") && !rules) return;
+      out.push({
+        restart: isUnknown(rulesRaw) ? rulesRaw : restart,
+        rules,
+        path: join(join(specPath, key), i),
+      });
+    });
+  }
+  return out;
 }

@@ -303,7 +303,7 @@ export function adaptDockerContainer(
   });
   const gpus = str(field(props, "gpus"));
   if (typeof gpus === "string" && gpus.trim() !== "") deviceRequests.push(`gpus=${gpus}`);
-  if (isUnknown(gpus)) deviceRequests.push("gpus (not known yet)");
+  const deviceRequestsUnknown = isUnknown(gpus) ? ["gpus"] : [];
   const deviceCgroupRules: string[] = [];
   items(field(props, "deviceCgroupRules")).forEach((r, i) => {
     const rule = str(r);
@@ -389,6 +389,7 @@ export function adaptDockerContainer(
     },
     podLimits: { cpu: undefined, memoryBytes: undefined },
     deviceRequests,
+    deviceRequestsUnknown,
     deviceCgroupRules,
     unmountedHostVolumes: [],
     containers: [container],

@@ -1,6 +1,7 @@
 /** A hardened `docker.Container` and the rules a variation of it fails, for the docker.Container tests. */
-import { adaptResources } from "../../../../policy/sources/subject";
+
 import { ALL_RULES, judge } from "../../../../policy/rules/registry";
+import { adaptResources } from "../../../../policy/sources/subject";
 
 export const CONTAINER_TYPE = "docker:index/container:Container";
 

@@ -6,9 +6,9 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { adaptResources } from "../../../../policy/sources/subject";
 import { ALL_RULES } from "../../../../policy/rules/registry";
 import { PULUMI_PROVIDER_PACKAGES, PULUMI_TYPE_VERDICTS } from "../../../../policy/sources/pulumi/types";
+import { adaptResources } from "../../../../policy/sources/subject";
 import { ALL_STACK_RULES } from "../../../../policy/stack/registry";
 
 const ROOT = join(__dirname, "..", "..", "..", "..");
