@@ -1,0 +1,236 @@
+/**
+ * sandbox-disallow-unjudged-workloads: an object that may start containers no rule can read fails closed. Provider
+ * types that build or run outside every wall (image builds, swarm services, plugins, commands), Pulumi types that
+ * apply content the pack never sees (Helm, YAML groups, kustomizations, patches), the in-cluster objects that deploy
+ * from elsewhere (each by its API group), and unknown kinds that name a container image with container settings.
+ */
+import { describe, expect, it } from "vitest";
+import { rulesOf, scanJson, tempFiles, violationsOf } from "../../scan/helpers";
+import { carrier, DOCKER, safeContainer, safePodSpec } from "../fixtures";
+import { type Outcome, UNKNOWN_WIRE, validate, violated } from "../harness";
+
+const RULE = "sandbox-disallow-unjudged-workloads";
+const mine = (o: Outcome) => o.violations.filter((v) => v.policy === RULE).map((v) => v.message);
+const OPAQUE = { metadata: { name: "x" }, spec: { chart: "x" } };
+
+async function scanned(files: Record<string, string>, args: string[], name: string) {
+  const dir = tempFiles(files);
+  const { code, report } = await scanJson(args, undefined, dir);
+  expect(report.errors).toEqual([]);
+  expect(report.resources.map((r) => r.name)).toContain(name);
+  const mineOf = report.findings.filter((f) => f.ruleId === RULE && f.resource.name === name);
+  return { code, rules: rulesOf(report, name), messages: violationsOf(report, name), findings: mineOf };
+}
+const manifest = (apiVersion: string, kind: string, rest: object = {}) =>
+  JSON.stringify({ apiVersion, kind, metadata: { name: "app" }, ...rest });
+
+describe(RULE, () => {
+  it("passes (does not apply to) the hardened docker.Container and the hardened Pod, Deployment and Job", () => {
+    const d = validate(DOCKER, safeContainer());
+    expect(violated(d)).not.toContain(RULE);
+    expect(d.notApplicable).toContain(RULE);
+    for (const kind of ["Pod", "Deployment", "Job"]) {
+      const c = carrier(kind);
+      expect(violated(validate(c.type, c.build(safePodSpec()))), kind).not.toContain(RULE);
+    }
+  });
+
+  it.each([
+    [
+      "docker:index/image:Image",
+      /^Image "fixture" may create workloads the rules cannot judge: builds an image: the build's RUN steps/,
+    ],
+    [
+      "docker:index/service:Service",
+      /: a Docker swarm service runs containers whose task spec no rule reads$/,
+    ],
+    ["docker:index/plugin:Plugin", /: installs and enables a Docker plugin/],
+    ["docker:index/buildxBuilder:BuildxBuilder", /: starts a BuildKit builder/],
+    ["docker-build:index:Image", /: builds an image with BuildKit/],
+    [
+      "command:local:Command",
+      /^Command "fixture" .*: runs a command on the deployer's machine, outside every wall$/,
+    ],
+    ["command:remote:Command", /: runs a command on a remote host over SSH/],
+    ["command:remote:CopyFile", /: copies a file to a remote host over SSH/],
+    ["command:remote:CopyToRemote", /: copies files or folders to a remote host over SSH/],
+  ])("refuses the provider type %s", (type, re) => {
+    const m = mine(validate(type, { name: "x" }));
+    expect(m).toHaveLength(1);
+    expect(m[0]).toMatch(re);
+  });
+
+  it.each([
+    ["kubernetes:helm.sh/v3:Release", "a Helm release installs a chart's objects inside the provider"],
+    ["kubernetes:helm.sh/v4:Chart", "a Helm chart renders objects from a chart the pack does not read"],
+    ["kubernetes:yaml:ConfigGroup", "a YAML config group or file applies manifests"],
+    ["kubernetes:yaml/v2:ConfigFile", "a YAML config group or file applies manifests"],
+    ["kubernetes:kustomize:Directory", "a kustomization applies manifests"],
+    ["kubernetes:kustomize/v2:Directory", "a kustomization applies manifests"],
+    ["kubernetes:apps/v1:DeploymentPatch", "a patch changes a live object the pack cannot see whole"],
+    ["kubernetes:core/v1:PodPatch", "a patch changes a live object"],
+  ])("refuses the Pulumi Kubernetes type %s", (type, why) => {
+    expect(mine(validate(type, OPAQUE))).toEqual([expect.stringContaining(why)]);
+  });
+
+  it.each([
+    ["kustomize.config.k8s.io/v1beta1", "Kustomization", "kubectl apply -k builds it"],
+    ["kustomize.config.k8s.io/v1alpha1", "Component", "kubectl apply -k builds it"],
+    ["kustomize.toolkit.fluxcd.io/v1", "Kustomization", "Flux builds and applies"],
+    ["helm.toolkit.fluxcd.io/v2", "HelmRelease", "Flux installs the chart"],
+    ["argoproj.io/v1alpha1", "Application", "Argo CD syncs"],
+    ["argoproj.io/v1alpha1", "ApplicationSet", "Argo CD syncs"],
+    ["helm.cattle.io/v1", "HelmChart", "the Helm controller installs the chart"],
+    ["fleet.cattle.io/v1alpha1", "GitRepo", "Fleet deploys"],
+    ["fleet.cattle.io/v1alpha1", "Bundle", "Fleet deploys"],
+    ["fleet.cattle.io/v1alpha1", "HelmOp", "Fleet deploys"],
+    ["kappctrl.k14s.io/v1alpha1", "App", "kapp-controller fetches"],
+    ["packaging.carvel.dev/v1alpha1", "PackageInstall", "kapp-controller installs a package"],
+  ])("refuses %s %s, which deploys content from elsewhere", (gv, kind, why) => {
+    expect(mine(validate(`kubernetes:${gv}:${kind}`, OPAQUE))).toEqual([
+      expect.stringMatching(
+        new RegExp(`^${kind} "fixture" may create workloads the rules cannot judge: ${why}`),
+      ),
+    ]);
+  });
+
+  it("names the privileges a plugin's config.json asks for", () => {
+    expect(mine(validate("docker:engine:PluginConfig", { privileges: ["CAP_SYS_ADMIN"] }))).toEqual([
+      expect.stringMatching(/the privileges its config\.json lists \(CAP_SYS_ADMIN\)$/),
+    ]);
+  });
+
+  it.each([
+    ["a runner", { spec: { runner: { image: "evil:1", command: ["sh"] } } }, "spec.runner"],
+    ["a list entry", { spec: { steps: [{ image: "evil:1", env: [] }] } }, "spec.steps[0]"],
+    ["the top level", { image: "evil:1", securityContext: {} }, "the top level"],
+  ])("refuses an unknown kind that names a container image at %s", (_, props, at) => {
+    expect(mine(validate("kubernetes:example.com/v1:Runner", props))).toEqual([
+      `Runner "fixture" may create workloads the rules cannot judge: it names a container image at ${at}, but no pod spec the rules can read`,
+    ]);
+  });
+
+  it("fails closed on a refused or opaque type whatever its props, known or not", () => {
+    expect(
+      violated(validate("kubernetes:helm.sh/v3:Release", { chart: UNKNOWN_WIRE, values: UNKNOWN_WIRE })),
+    ).toContain(RULE);
+    expect(violated(validate("docker:index/image:Image", { imageName: UNKNOWN_WIRE }))).toContain(RULE);
+    expect(violated(validate("command:local:Command", {}))).toContain(RULE);
+  });
+
+  describe("false-deny controls", () => {
+    it.each([
+      "kubernetes:example.com/v1:Kustomization",
+      "kubernetes:example.com/v1:Application",
+      "kubernetes:example.com/v1:HelmRelease",
+      "kubernetes:core/v1:ConfigMap",
+      "kubernetes:core/v1:Secret",
+      "docker:index/remoteImage:RemoteImage",
+      "docker:index/registryImage:RegistryImage",
+      "docker:index/tag:Tag",
+      "docker:index/network:Network",
+      "docker:index/volume:Volume",
+      "random:index/randomPassword:RandomPassword",
+    ])("passes %s, which runs nothing (a kind is judged in its own group)", (type) => {
+      expect(violated(validate(type, OPAQUE))).not.toContain(RULE);
+    });
+
+    it.each([
+      ["an image alone (a reference, not a container)", { spec: { base: { image: "x:1" } } }],
+      ["an image in status, which controllers write", { status: { image: "x:1", command: ["sh"] } }],
+      ["an image in metadata", { metadata: { x: { image: "x:1", command: ["sh"] } } }],
+    ])("passes an unknown kind with %s", (_, props) => {
+      expect(violated(validate("kubernetes:example.com/v1:Runner", props))).not.toContain(RULE);
+    });
+
+    it("passes an unknown kind with a pod template: its pod is judged by the other rules", () => {
+      const props = { spec: { template: { spec: safePodSpec() } } };
+      expect(violated(validate("kubernetes:example.com/v1:Runner", props))).not.toContain(RULE);
+    });
+  });
+
+  describe("scan", () => {
+    it.each([
+      [
+        "a Flux HelmRelease",
+        manifest("helm.toolkit.fluxcd.io/v2", "HelmRelease", { spec: { chart: { spec: { chart: "x" } } } }),
+        "app",
+      ],
+      [
+        "an Argo CD Application",
+        manifest("argoproj.io/v1alpha1", "Application", { spec: { source: { repoURL: "https://x" } } }),
+        "app",
+      ],
+      [
+        "an unknown kind naming an image",
+        manifest("example.com/v1", "Runner", { spec: { runner: { image: "x:1", args: ["-c"] } } }),
+        "app",
+      ],
+    ])("fails on %s in every mode", async (_, text, name) => {
+      const r = await scanned({ "m.yaml": text }, ["m.yaml"], name);
+      expect(r.code).toBe(1);
+      expect(r.rules).toContain(RULE);
+      expect((await scanned({ "m.yaml": text }, ["--preset", "baseline", "m.yaml"], name)).code).toBe(1);
+    });
+
+    it("fails on kubectl's kustomization.yaml, a command in a stack export, and a plugin's config.json", async () => {
+      const k =
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - https://example.com/x\n";
+      expect(
+        (await scanned({ "kustomization.yaml": k }, ["kustomization.yaml"], "Kustomization#1")).code,
+      ).toBe(1);
+      const state = JSON.stringify({
+        version: 3,
+        deployment: {
+          resources: [
+            {
+              urn: "urn:pulumi:dev::sandbox::command:local:Command::setup",
+              custom: true,
+              type: "command:local:Command",
+              inputs: { create: "make" },
+            },
+          ],
+        },
+      });
+      const s = await scanned({ "state.json": state }, ["state.json"], "setup");
+      expect(s.messages).toEqual([
+        expect.stringMatching(/^sandbox-disallow-unjudged-workloads: Command "setup" .*outside every wall$/),
+      ]);
+      const plugin = JSON.stringify({
+        Description: "d",
+        Documentation: "",
+        Entrypoint: ["/bin/p"],
+        Interface: { Socket: "p.sock", Types: ["docker.volumedriver/1.0"] },
+        Linux: { Capabilities: ["CAP_SYS_ADMIN"] },
+        Network: { Type: "host" },
+      });
+      const p = await scanned({ "config.json": plugin }, ["config.json"], "plugin#1");
+      expect(p.messages).toEqual([
+        expect.stringMatching(/\(capabilities CAP_SYS_ADMIN, the host's network\)$/),
+      ]);
+    });
+
+    it("accepts a kind named by --allow-unjudged as an exemption, and only that kind", async () => {
+      const files = {
+        "hr.yaml": manifest("helm.toolkit.fluxcd.io/v2", "HelmRelease"),
+        "app.yaml": manifest("argoproj.io/v1alpha1", "Application").replace('"app"', '"argo"'),
+      };
+      const r = await scanned(files, ["--allow-unjudged", "HelmRelease", "."], "app");
+      expect(r.findings.map((f) => f.exemption?.reason)).toEqual([
+        "accepted on the command line: --allow-unjudged HelmRelease",
+      ]);
+      expect(r.code).toBe(1); // the Application still fails
+      expect((await scanned(files, ["--allow-unjudged", "HelmRelease", "hr.yaml"], "app")).code).toBe(0);
+    });
+
+    it("reports them as advisory with --no-fail-on-unjudged", async () => {
+      const r = await scanned(
+        { "hr.yaml": manifest("helm.toolkit.fluxcd.io/v2", "HelmRelease") },
+        ["--no-fail-on-unjudged", "hr.yaml"],
+        "app",
+      );
+      expect(r.code).toBe(0);
+      expect(r.findings.map((f) => f.level)).toEqual(["advisory"]);
+    });
+  });
+});
