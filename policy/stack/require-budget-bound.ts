@@ -8,7 +8,7 @@ import {
 import { parseQuantity } from "../quantity";
 import { parseKubeType } from "../sources/kubernetes/workloads";
 import { at, field, str } from "../sources/lenient";
-import { isUnknown, type WorkloadView } from "../workload";
+import { isUnknown, type Val, type WorkloadView } from "../workload";
 import { type BudgetConfig, judgeFacts, type ProjectFacts, readBudgetFacts } from "./budget-facts-reader";
 import { judgeSpend, type SpendTerm } from "./spend";
 import { defineStackRule, type StackFinding, type StackResource } from "./types";
@@ -33,19 +33,46 @@ function newUsage(): Usage {
   return { tasks: [], always: [], unbounded: [], uncertain: [] };
 }
 
-/** The size of a workload (sum of its regular containers' limits), or why it has none. */
+/**
+ * The size of a workload, or why it has none. Docker: its one container. Kubernetes, as the scheduler sizes a pod
+ * (resourcehelper PodRequests): its regular containers and its sidecars (init containers with `restartPolicy:
+ * Always`, which run for the pod's whole life) together, or a plain init container with the sidecars beside it,
+ * whichever is larger. A regular container or sidecar with no limit is unbounded; a plain init container with none is
+ * left out, as before (it ends before the task starts).
+ */
 function workloadSize(w: WorkloadView): TaskSize | "unbounded" | "unknown" {
+  const sidecarPaths = new Set(
+    (w.lifecycle.containerRestarts ?? []).filter((r) => r.restart === "always").map((r) => r.path),
+  );
+  const limitsOf = (c: WorkloadView["containers"][number]): { cpu: Val<number>; mem: Val<number> } => ({
+    cpu: c.cpuLimit === undefined ? w.podLimits.cpu : c.cpuLimit,
+    mem: c.memoryLimitBytes === undefined ? w.podLimits.memoryBytes : c.memoryLimitBytes,
+  });
   let vcpu = 0;
   let mem = 0;
+  const sidecars = { cpu: 0, mem: 0 };
+  const plainInits: { cpu: number; mem: number }[] = [];
   for (const c of w.containers) {
-    if (c.role !== "container") continue;
-    const cpu = c.cpuLimit === undefined ? w.podLimits.cpu : c.cpuLimit;
-    const m = c.memoryLimitBytes === undefined ? w.podLimits.memoryBytes : c.memoryLimitBytes;
+    const sidecar = c.role === "init" && sidecarPaths.has(c.path);
+    if (c.role === "ephemeral") continue;
+    const { cpu, mem: m } = limitsOf(c);
+    if (c.role === "init" && !sidecar) {
+      if (typeof cpu === "number" && typeof m === "number" && cpu > 0 && m > 0) plainInits.push({ cpu, mem: m });
+      continue;
+    }
     if (isUnknown(cpu) || isUnknown(m)) return "unknown";
     if (cpu === undefined || m === undefined || m <= 0 || cpu <= 0) return "unbounded";
     vcpu += cpu;
     mem += m;
+    if (sidecar) {
+      sidecars.cpu += cpu;
+      sidecars.mem += m;
+    }
     if (w.origin.backend !== "kubernetes") break;
+  }
+  for (const i of plainInits) {
+    vcpu = Math.max(vcpu, i.cpu + sidecars.cpu);
+    mem = Math.max(mem, i.mem + sidecars.mem);
   }
   return { vcpu, memoryMb: mem / MB };
 }
@@ -206,7 +233,10 @@ export const requireBudgetBound = defineStackRule<BudgetConfig>({
       // A probe container is one deadline-bound run of its template at deploy time: priced as a task in a slot, not
       // as something on all month, but only when nothing restarts it.
       const isProbe = w.role === "probe" && w.lifecycle?.restart === "never";
-      const isTask = w.origin.kind === "PodTemplate" || w.role === "task" || isProbe;
+      // A controller that restarts its pods for ever (a Deployment, a StatefulSet) is always on, whatever its label.
+      const isTask =
+        !w.lifecycle.restartForcedByController &&
+        (w.origin.kind === "PodTemplate" || w.role === "task" || isProbe);
       if (size === "unknown") {
         usage.uncertain.push(`the limits of ${label}`);
         continue;
@@ -216,7 +246,13 @@ export const requireBudgetBound = defineStackRule<BudgetConfig>({
         continue;
       }
       if (isTask) {
-        usage.tasks.push({ size, name: label, probe: isProbe });
+        // A task Job runs `parallelism` pods at once: each is a slot.
+        if (isUnknown(w.replicas)) {
+          usage.uncertain.push(`the parallelism of ${label}`);
+          continue;
+        }
+        const copies = typeof w.replicas === "number" ? Math.max(1, w.replicas) : 1;
+        for (let i = 0; i < copies; i++) usage.tasks.push({ size, name: label, probe: isProbe });
         continue;
       }
       let count = 1;

@@ -253,4 +253,39 @@ describe(RULE, () => {
       ]);
     });
   });
+
+  it("prices a sidecar (an init container with restartPolicy Always) with the pod, as the scheduler sizes it", () => {
+    const pod = safePodSpec();
+    pod.initContainers = [
+      {
+        name: "side",
+        image: "x:1",
+        restartPolicy: "Always",
+        resources: { limits: { cpu: "64", memory: "256Gi" } },
+      },
+    ];
+    expect(mine([carrierOf("Deployment")], cap(3))).toEqual([]);
+    expect(mine([carrierOf("Deployment", {}, {}, pod)], cap(3)).join("\n")).toMatch(/64\.5 vCPU/);
+    // A plain init container ends before the task starts: the pod is sized by the larger of the two phases.
+    const plain = safePodSpec();
+    plain.initContainers = [
+      { name: "init", image: "x:1", resources: { limits: { cpu: "250m", memory: "64Mi" } } },
+    ];
+    expect(mine([carrierOf("Deployment", {}, {}, plain)], cap(3))).toEqual([]);
+  });
+
+  it("counts every copy a task carrier runs at once, and a controller labelled task as always on", () => {
+    const task = (kind: string, specExtra: Obj): StackFixture => {
+      const props = carrier(kind).build(safePodSpec(), {
+        labels: { "sandbox.project": "demo", "sandbox.role": "task" },
+      });
+      props.metadata = { name: kind.toLowerCase() };
+      Object.assign(props.spec as Obj, specExtra);
+      return { type: carrier(kind).type, name: kind.toLowerCase(), props };
+    };
+    const config = cap(3, { maxConcurrentTasks: 1 });
+    expect(mine([task("Job", {})], config)).toEqual([]);
+    expect(mine([task("Job", { parallelism: 10 })], config).join("\n")).toMatch(/10 tasks/);
+    expect(mine([task("Deployment", { replicas: 10 })], config).join("\n")).toMatch(/10 ×/);
+  });
 });
