@@ -24,4 +24,5 @@ export const RULES = {
   openBridge: "sandbox-disallow-open-bridge",
   proxyEgress: "sandbox-require-proxy-only-egress",
   hostPathClaims: "sandbox-disallow-host-path-claims",
+  unjudged: "sandbox-disallow-unjudged-fields",
 } as const;

@@ -13,7 +13,13 @@ import { unchecked, violation } from "../rules/helpers";
 import { requireSingleJobMount } from "../rules/require-single-job-mount";
 import { type AnyRule, resolveConfig } from "../rules/types";
 import { type ClaimResource, claimResolver, hostVolumes, resolveClaims } from "../sources/kubernetes/claims";
-import { dockerHostVolumes, resolveDockerVolumes, type VolumeResource } from "../sources/pulumi/volumes";
+import { field, items } from "../sources/lenient";
+import {
+  DOCKER_VOLUME_TYPE,
+  dockerHostVolumes,
+  resolveDockerVolumes,
+  type VolumeResource,
+} from "../sources/pulumi/volumes";
 import { adaptResources } from "../sources/subject";
 import { isUnknown } from "../workload";
 import { defineStackRule, type StackFinding } from "./types";
@@ -87,6 +93,19 @@ export function checkHostPathClaims(resources: readonly ClaimInput[]): StackFind
       ),
       urn,
     });
+  }
+  // A volume create body's fields that fail closed (policy/sources/docker/objects.ts).
+  for (const r of resources) {
+    if (r.type !== DOCKER_VOLUME_TYPE) continue;
+    for (const f of items(field(r.props, "unjudgedFields")) as { path?: unknown; reason?: unknown }[])
+      if (typeof f?.reason === "string")
+        out.push({
+          ...violation(
+            `docker.Volume "${r.name}": ${String(f.path) || "the body"}: ${f.reason}`,
+            String(f.path),
+          ),
+          urn: r.urn,
+        });
   }
   const resolve = claimResolver(resources);
   for (const r of resources) {

@@ -57,7 +57,8 @@ function workloadSize(w: WorkloadView): TaskSize | "unbounded" | "unknown" {
     if (c.role === "ephemeral") continue;
     const { cpu, mem: m } = limitsOf(c);
     if (c.role === "init" && !sidecar) {
-      if (typeof cpu === "number" && typeof m === "number" && cpu > 0 && m > 0) plainInits.push({ cpu, mem: m });
+      if (typeof cpu === "number" && typeof m === "number" && cpu > 0 && m > 0)
+        plainInits.push({ cpu, mem: m });
       continue;
     }
     if (isUnknown(cpu) || isUnknown(m)) return "unknown";

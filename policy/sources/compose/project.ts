@@ -16,9 +16,12 @@ type Props = Record<string, unknown>;
  * volume with them).
  */
 function volumeOptions(def: unknown): Props | undefined {
-  if (!isMap(def) || !isMap(def.driver_opts)) return undefined;
+  if (!isMap(def)) return undefined;
   const driverName = def.driver === undefined || def.driver === null ? "local" : String(def.driver);
-  const driverOptions = Object.fromEntries(Object.entries(def.driver_opts).map(([k, v]) => [k, String(v)]));
+  // A plugin driver is judged whatever its options (it mounts what they say); a local volume only by its options.
+  if (!isMap(def.driver_opts) && ["local", ""].includes(driverName.trim())) return undefined;
+  const opts = isMap(def.driver_opts) ? def.driver_opts : {};
+  const driverOptions = Object.fromEntries(Object.entries(opts).map(([k, v]) => [k, String(v)]));
   return { driverName, driverOptions };
 }
 

@@ -1,5 +1,6 @@
 /** A Compose file -> its loaded project's services as `docker.Container` props, or the input error that stops it. */
 
+import { usedDefinitionFields } from "./definitions";
 import { unjudgedComposeFields } from "./fields";
 import { hookViews } from "./hooks";
 import { type ComposeHost, loadComposeProject, type ProjectFileSet } from "./load";
@@ -80,6 +81,7 @@ export function loadComposeServices(
     const fields = [
       ...unjudgedComposeFields(spec, kind, at),
       ...networkOptionFields(name, project),
+      ...usedDefinitionFields(name, spec, project),
       ...(Array.isArray(spec.pre_start) ? spec.pre_start : []).flatMap((h, i) =>
         isMap(h) ? unjudgedComposeFields(h, "pre_start_hook", `${at}.pre_start[${i}]`) : [],
       ),

@@ -235,7 +235,16 @@ export function localVolumeExposures(options: unknown): LocalVolumeExposure[] {
  */
 export function volumeDriverExposures(name: Val<string>, options: unknown): LocalVolumeExposure[] {
   if (isUnknown(name)) return [{ source: name, at: "", readOnly: false }];
-  if (name !== undefined && name.trim() !== "" && name.trim() !== "local") return [];
+  if (name !== undefined && name.trim() !== "" && name.trim() !== "local")
+    return [
+      {
+        source: new Unreadable(
+          `the volume driver ${JSON.stringify(name.trim())} is a plugin: it mounts whatever its options say (a host folder, a remote share), which the rules cannot read`,
+        ),
+        at: "",
+        readOnly: false,
+      },
+    ];
   return localVolumeExposures(options);
 }
 

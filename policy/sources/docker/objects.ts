@@ -9,10 +9,10 @@
  * - a plugin's config runs a process on the host with the privileges it lists, which no rule reads: unjudged.
  */
 import { field, str } from "../lenient";
-import { isGoZero, type UnjudgedField, verdictFor } from "../verdict";
+import { isGoZero, type UnjudgedField, type VerdictTable, verdictFor } from "../verdict";
 import { engineDecode, type JsonNode } from "./body";
 import { ENGINE_API, NETWORK_CREATE, PLUGIN_CONFIG, VOLUME_CREATE } from "./schema.generated";
-import { NETWORK_CREATE_VERDICTS } from "./verdicts-objects";
+import { NETWORK_CREATE_VERDICTS, VOLUME_CREATE_VERDICTS } from "./verdicts-objects";
 
 export const DOCKER_NETWORK = "docker:index/network:Network";
 export const DOCKER_VOLUME = "docker:index/volume:Volume";
@@ -27,17 +27,12 @@ const unknownField = (p: string): UnjudgedField => ({
 
 /** A network create body as `docker.Network` props, with the fields that fail closed under `unjudgedFields`. */
 export function networkBodyProps(n: JsonNode): Record<string, unknown> {
-  const { value, refused, unknown } = engineDecode(n, NETWORK_CREATE);
-  const body = (typeof value === "object" && value !== null ? value : {}) as Record<string, unknown>;
-  const fields: UnjudgedField[] = unknown.map(unknownField);
-  for (const [k, v] of Object.entries(body)) {
-    const verdict = verdictFor(NETWORK_CREATE_VERDICTS, k);
-    if (verdict === undefined)
-      fields.push({ path: k, field: k, reason: `the project has no verdict for ${k}` });
-    else if (verdict.v === "refused" && !isGoZero(v) && verdict.allows?.(v) !== true)
-      fields.push({ path: k, field: k, reason: verdict.why });
-  }
-  if (refused !== undefined) fields.push({ path: "", field: "", reason: refused });
+  const decoded = engineDecode(n, NETWORK_CREATE);
+  const body = (typeof decoded.value === "object" && decoded.value !== null ? decoded.value : {}) as Record<
+    string,
+    unknown
+  >;
+  const fields = bodyFields(decoded, NETWORK_CREATE_VERDICTS);
   return {
     name: str(field(body, "Name")),
     driver: str(field(body, "Driver")),
@@ -47,14 +42,40 @@ export function networkBodyProps(n: JsonNode): Record<string, unknown> {
   };
 }
 
-/** A volume create body as `docker.Volume` props. */
+/** The fields of a decoded body that fail closed: unknown to the claimed API, refused, or with no verdict. */
+function bodyFields(
+  decoded: { value: unknown; refused?: string; unknown: readonly string[] },
+  table: VerdictTable,
+): UnjudgedField[] {
+  const body = (typeof decoded.value === "object" && decoded.value !== null ? decoded.value : {}) as Record<
+    string,
+    unknown
+  >;
+  const fields: UnjudgedField[] = decoded.unknown.map(unknownField);
+  for (const [k, v] of Object.entries(body)) {
+    const verdict = verdictFor(table, k);
+    if (verdict === undefined)
+      fields.push({ path: k, field: k, reason: `the project has no verdict for ${k}` });
+    else if (verdict.v === "refused" && !isGoZero(v) && verdict.allows?.(v) !== true)
+      fields.push({ path: k, field: k, reason: verdict.why });
+  }
+  if (decoded.refused !== undefined) fields.push({ path: "", field: "", reason: decoded.refused });
+  return fields;
+}
+
+/** A volume create body as `docker.Volume` props, with the fields that fail closed under `unjudgedFields`. */
 export function volumeBodyProps(n: JsonNode): Record<string, unknown> {
-  const { value } = engineDecode(n, VOLUME_CREATE);
-  const body = (typeof value === "object" && value !== null ? value : {}) as Record<string, unknown>;
+  const decoded = engineDecode(n, VOLUME_CREATE);
+  const body = (typeof decoded.value === "object" && decoded.value !== null ? decoded.value : {}) as Record<
+    string,
+    unknown
+  >;
+  const fields = bodyFields(decoded, VOLUME_CREATE_VERDICTS);
   return {
     name: str(field(body, "Name")),
     driver: str(field(body, "Driver")),
     driverOpts: field(body, "DriverOpts"),
+    ...(fields.length === 0 ? {} : { unjudgedFields: fields }),
   };
 }
 

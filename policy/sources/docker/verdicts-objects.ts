@@ -1,6 +1,8 @@
 /**
- * The verdict of every field of a network create body (`POST /networks/create`) at the claimed Engine API version;
- * the conformance test walks the generated table as it does the container body's.
+ * The verdict of every field of a network create body (`POST /networks/create`) and of a volume create body
+ * (`POST /volumes/create`) at the claimed Engine API version; the conformance test walks the generated tables as it
+ * does the container body's. A plugin's `config.json` has no table: a plugin runs on the host outside every wall, so
+ * the object is refused whole (sandbox-disallow-unjudged-workloads), whatever its fields.
  */
 import { RULES } from "../rule-ids";
 import { inert, judged, refused, type VerdictTable } from "../verdict";
@@ -29,4 +31,14 @@ export const NETWORK_CREATE_VERDICTS: VerdictTable = {
     Options: { "com.docker.network.bridge.gateway_mode_ipv4": "routed" },
   }),
   Labels: inert("metadata"),
+};
+
+export const VOLUME_CREATE_VERDICTS: VerdictTable = {
+  Name: inert("the volume's name"),
+  Driver: judged([RULES.hostPathClaims], { Driver: "local-persist", DriverOpts: { mountpoint: "/etc" } }),
+  DriverOpts: judged([RULES.hostPathClaims], { DriverOpts: { type: "none", o: "bind", device: "/etc" } }),
+  Labels: inert("metadata"),
+  ClusterVolumeSpec: refused(
+    "a Swarm cluster volume, provisioned by a CSI plugin on whichever node the rules cannot read",
+  ),
 };

@@ -36,6 +36,7 @@ const containerPreview = (extra: Record<string, unknown>) =>
 const envPod = (name: string, value: string) =>
   pod("p", { container: `env:\n  - name: ${name}\n    value: ${JSON.stringify(value)}` });
 const B = blocked(SECRET_ENV);
+const SENSITIVE = "sandbox-disallow-sensitive-host-mounts";
 const plainCommandPod = { "pod.yaml": pod("p", { container: 'args: ["--password=hunter2xx"]' }) };
 
 /** The pack's verdict on one resource, as the engine runs it (remediation first). */
@@ -55,15 +56,21 @@ describe("F1/F2: a Docker volume whose local driver binds a host folder", () => 
     expect(pack(DOCKER, container(extra))).toContain(SOCKET);
   });
 
-  it("F1 a driver other than local, or options that bind nothing, are not host folders", async () => {
-    for (const volumeOptions of [
-      { driverName: "rexray", driverOptions },
-      { driverName: "local", driverOptions: { type: "tmpfs", device: "tmpfs", o: "size=64m" } },
-    ]) {
-      const extra = { mounts: [...(safeContainer().mounts as object[]), { ...mount, volumeOptions }] };
-      assertVerdict(await scanFiles(containerPreview(extra)), passes);
-      expect(pack(DOCKER, container(extra))).toEqual([]);
-    }
+  it("F1 local options that bind nothing are not host folders", async () => {
+    const volumeOptions = {
+      driverName: "local",
+      driverOptions: { type: "tmpfs", device: "tmpfs", o: "size=64m" },
+    };
+    const extra = { mounts: [...(safeContainer().mounts as object[]), { ...mount, volumeOptions }] };
+    assertVerdict(await scanFiles(containerPreview(extra)), passes);
+    expect(pack(DOCKER, container(extra))).toEqual([]);
+  });
+
+  it("F1 a driver other than local is a plugin that mounts what its options say: it fails closed", async () => {
+    const volumeOptions = { driverName: "rexray", driverOptions };
+    const extra = { mounts: [...(safeContainer().mounts as object[]), { ...mount, volumeOptions }] };
+    assertVerdict(await scanFiles(containerPreview(extra)), blocked(SENSITIVE));
+    expect(pack(DOCKER, container(extra))).toContain(SENSITIVE);
   });
 
   const volume = { name: "hostrun", driver: "local", driverOpts: driverOptions };

@@ -7,13 +7,26 @@
 import { describe, expect, it } from "vitest";
 import { ALL_RULES, judge } from "../../../../policy/rules/registry";
 import { fromValue } from "../../../../policy/sources/docker/body";
-import { DOCKER_NETWORK, networkBodyProps } from "../../../../policy/sources/docker/objects";
+import {
+  DOCKER_NETWORK,
+  DOCKER_VOLUME,
+  networkBodyProps,
+  volumeBodyProps,
+} from "../../../../policy/sources/docker/objects";
 import { adaptLaunchSpec } from "../../../../policy/sources/docker/read";
-import { CONTAINER_CREATE, NETWORK_CREATE } from "../../../../policy/sources/docker/schema.generated";
+import {
+  CONTAINER_CREATE,
+  NETWORK_CREATE,
+  VOLUME_CREATE,
+} from "../../../../policy/sources/docker/schema.generated";
 import { fieldPaths, type Shape } from "../../../../policy/sources/docker/shape";
 import { CONTAINER_CREATE_VERDICTS } from "../../../../policy/sources/docker/verdicts";
-import { NETWORK_CREATE_VERDICTS } from "../../../../policy/sources/docker/verdicts-objects";
+import {
+  NETWORK_CREATE_VERDICTS,
+  VOLUME_CREATE_VERDICTS,
+} from "../../../../policy/sources/docker/verdicts-objects";
 import { verdictFor } from "../../../../policy/sources/verdict";
+import { checkHostPathClaims } from "../../../../policy/stack/disallow-host-path-claims";
 import { checkBridgeOptions } from "../../../../policy/stack/disallow-open-bridge";
 import { ALL_STACK_RULES } from "../../../../policy/stack/registry";
 
@@ -193,4 +206,39 @@ describe("the Engine API network body verdict table", () => {
       expect(checkBridgeOptions([{ type: DOCKER_NETWORK, name: "n", urn: "n", props }]), p).not.toEqual([]);
     },
   );
+});
+
+describe("the Engine API volume body verdict table", () => {
+  // The top-level fields: ClusterVolumeSpec is refused whole, so its inner fields need no verdict of their own.
+  const paths = fieldPaths(VOLUME_CREATE).filter((p) => !p.includes("."));
+  const rows = Object.entries(VOLUME_CREATE_VERDICTS);
+  const judgeVolume = (body: object) =>
+    checkHostPathClaims([
+      { type: DOCKER_VOLUME, name: "v", urn: "v", props: volumeBodyProps(fromValue(body)) },
+    ]);
+
+  it("gives every field of the volume create body a verdict, names only its fields and rules that exist", () => {
+    expect(paths).toEqual(
+      expect.arrayContaining(["Name", "Driver", "DriverOpts", "Labels", "ClusterVolumeSpec"]),
+    );
+    expect(paths.filter((p) => verdictFor(VOLUME_CREATE_VERDICTS, p) === undefined)).toEqual([]);
+    expect(rows.map(([p]) => p).filter((p) => !paths.includes(p))).toEqual([]);
+    const ids = new Set([...ALL_RULES, ...ALL_STACK_RULES].map((r) => r.id));
+    expect(rows.flatMap(([, v]) => (v.v === "judged" ? v.rules.filter((r) => !ids.has(r)) : []))).toEqual([]);
+  });
+
+  it.each(rows.filter(([, v]) => v.v === "judged"))("%s: its rule refuses the hostile value", (p, v) => {
+    if (v.v !== "judged") return;
+    expect(judgeVolume({ Name: "v", ...(v.hostile as object) }), p).not.toEqual([]);
+  });
+
+  it("refuses a refused field and one outside the claimed API, and passes a plain local volume", () => {
+    expect(judgeVolume({ Name: "v", ClusterVolumeSpec: { Group: "g" } }).map((f) => f.message)).toEqual([
+      expect.stringMatching(/ClusterVolumeSpec: a Swarm cluster volume/),
+    ]);
+    expect(judgeVolume({ Name: "v", Mountpoint: "/etc" }).map((f) => f.message)).toEqual([
+      expect.stringMatching(/Mountpoint: it is not a field of Engine API/),
+    ]);
+    expect(judgeVolume({ Name: "v", Driver: "local", Labels: { a: "b" } })).toEqual([]);
+  });
 });
