@@ -18,6 +18,8 @@ export interface Blocked {
   readonly rule?: string;
   /** Input the engine itself refuses: exit 2 is also a correct refusal. */
   readonly engineRefuses?: boolean;
+  /** Words one of the blocking findings' messages must hold (why the rule fired). */
+  readonly says?: string;
 }
 
 export interface Passes {
@@ -88,6 +90,13 @@ export function assertVerdict(r: ScanResult, want: Expect): void {
       hits.map((f) => f.ruleId),
       `rule ${want.rule} on ${want.object ?? "any object"}: ${seen}`,
     ).toContain(want.rule);
+  }
+  if (want.says !== undefined) {
+    const says = want.says;
+    expect(
+      hits.filter((f) => want.rule === undefined || f.ruleId === want.rule).map((f) => f.message),
+      `a finding saying "${says}": ${seen}`,
+    ).toContainEqual(expect.stringContaining(says));
   }
 }
 
