@@ -65,3 +65,18 @@ export interface UnjudgedField {
   readonly field: string;
   readonly reason: string;
 }
+
+/**
+ * The top-level inputs of a resource that its table refuses, set to a value the engine acts on (props outside the
+ * table are outputs or other versions' inputs). `kind` prefixes the field's name (`docker.Network`).
+ */
+export function refusedInputs(table: VerdictTable, kind: string, props: unknown): UnjudgedField[] {
+  if (typeof props !== "object" || props === null) return [];
+  const out: UnjudgedField[] = [];
+  for (const [k, v] of Object.entries(props)) {
+    const verdict = Object.hasOwn(table, k) ? verdictFor(table, k) : undefined;
+    if (verdict?.v === "refused" && !isGoZero(v) && verdict.allows?.(v) !== true)
+      out.push({ path: k, field: `${kind}.${k}`, reason: verdict.why });
+  }
+  return out;
+}

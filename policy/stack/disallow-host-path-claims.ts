@@ -14,6 +14,7 @@ import { requireSingleJobMount } from "../rules/require-single-job-mount";
 import { type AnyRule, resolveConfig } from "../rules/types";
 import { type ClaimResource, claimResolver, hostVolumes, resolveClaims } from "../sources/kubernetes/claims";
 import { field, items } from "../sources/lenient";
+import { DOCKER_VOLUME_VERDICTS } from "../sources/pulumi/docker-objects";
 import {
   DOCKER_VOLUME_TYPE,
   dockerHostVolumes,
@@ -21,6 +22,7 @@ import {
   type VolumeResource,
 } from "../sources/pulumi/volumes";
 import { adaptResources } from "../sources/subject";
+import { refusedInputs } from "../sources/verdict";
 import { isUnknown } from "../workload";
 import { defineStackRule, type StackFinding } from "./types";
 
@@ -94,18 +96,25 @@ export function checkHostPathClaims(resources: readonly ClaimInput[]): StackFind
       urn,
     });
   }
-  // A volume create body's fields that fail closed (policy/sources/docker/objects.ts).
+  // A volume create body's fields that fail closed (policy/sources/docker/objects.ts), then the provider's inputs
+  // that do (sources/pulumi/docker-objects.ts) when no body field already says so.
   for (const r of resources) {
     if (r.type !== DOCKER_VOLUME_TYPE) continue;
-    for (const f of items(field(r.props, "unjudgedFields")) as { path?: unknown; reason?: unknown }[])
-      if (typeof f?.reason === "string")
-        out.push({
-          ...violation(
-            `docker.Volume "${r.name}": ${String(f.path) || "the body"}: ${f.reason}`,
-            String(f.path),
-          ),
-          urn: r.urn,
-        });
+    const body = (items(field(r.props, "unjudgedFields")) as { path?: unknown; reason?: unknown }[]).filter(
+      (f) => typeof f?.reason === "string",
+    );
+    const said = new Set(body.map((f) => String(f.path).toLowerCase()));
+    const inputs = refusedInputs(DOCKER_VOLUME_VERDICTS, "docker.Volume", r.props).filter(
+      (f) => !said.has(f.path.toLowerCase()),
+    );
+    for (const f of [...body, ...inputs])
+      out.push({
+        ...violation(
+          `docker.Volume "${r.name}": ${String(f.path) || "the body"}: ${f.reason}`,
+          String(f.path),
+        ),
+        urn: r.urn,
+      });
   }
   const resolve = claimResolver(resources);
   for (const r of resources) {

@@ -7,6 +7,8 @@
 import { unchecked, violation } from "../rules/helpers";
 import { bridgeOptionProblems } from "../sources/docker/bridge";
 import { field, items } from "../sources/lenient";
+import { DOCKER_NETWORK_VERDICTS } from "../sources/pulumi/docker-objects";
+import { refusedInputs } from "../sources/verdict";
 import { isUnknown } from "../workload";
 import { defineStackRule, type StackFinding, type StackResource } from "./types";
 
@@ -34,13 +36,20 @@ export function checkBridgeOptions(
         ...violation(`network "${r.name}": ${p.key}: ${p.reason}`, `options.${p.key}`),
         urn: r.urn,
       });
-    // A network create body's fields that fail closed (policy/sources/docker/objects.ts).
-    for (const f of items(field(r.props, "unjudgedFields")) as { path?: unknown; reason?: unknown }[])
-      if (typeof f?.reason === "string")
-        out.push({
-          ...violation(`network "${r.name}": ${String(f.path) || "the body"}: ${f.reason}`, String(f.path)),
-          urn: r.urn,
-        });
+    // A network create body's fields that fail closed (policy/sources/docker/objects.ts), then the provider's inputs
+    // that do (sources/pulumi/docker-objects.ts) when no body field already says so.
+    const body = (items(field(r.props, "unjudgedFields")) as { path?: unknown; reason?: unknown }[]).filter(
+      (f) => typeof f?.reason === "string",
+    );
+    const said = new Set(body.map((f) => String(f.path).toLowerCase()));
+    const inputs = refusedInputs(DOCKER_NETWORK_VERDICTS, "docker.Network", r.props).filter(
+      (f) => !said.has(f.path.toLowerCase()),
+    );
+    for (const f of [...body, ...inputs])
+      out.push({
+        ...violation(`network "${r.name}": ${String(f.path) || "the body"}: ${f.reason}`, String(f.path)),
+        urn: r.urn,
+      });
   }
   return out;
 }

@@ -5,15 +5,7 @@
  * sandbox-disallow-unjudged-fields (sources/pulumi/container.ts hands them over).
  */
 import { RULES as R } from "../rule-ids";
-import {
-  inert,
-  isGoZero,
-  judged,
-  refused,
-  type UnjudgedField,
-  type VerdictTable,
-  verdictFor,
-} from "../verdict";
+import { inert, judged, refused, refusedInputs, type UnjudgedField, type VerdictTable } from "../verdict";
 
 const LIFECYCLE = "how the provider creates, waits for and removes the container";
 const LIMIT = "a limit or weight inside the container's own cgroup: it can only take away";
@@ -131,14 +123,5 @@ export const DOCKER_CONTAINER_VERDICTS: VerdictTable = {
 
 /** The inputs of a `docker.Container` that the project refuses (unknown props are outputs or other versions' inputs). */
 export function refusedContainerInputs(props: unknown): UnjudgedField[] {
-  if (typeof props !== "object" || props === null) return [];
-  const out: UnjudgedField[] = [];
-  for (const [k, v] of Object.entries(props)) {
-    const verdict = Object.hasOwn(DOCKER_CONTAINER_VERDICTS, k)
-      ? verdictFor(DOCKER_CONTAINER_VERDICTS, k)
-      : undefined;
-    if (verdict?.v === "refused" && !isGoZero(v) && verdict.allows?.(v) !== true)
-      out.push({ path: k, field: `docker.Container.${k}`, reason: verdict.why });
-  }
-  return out;
+  return refusedInputs(DOCKER_CONTAINER_VERDICTS, "docker.Container", props);
 }

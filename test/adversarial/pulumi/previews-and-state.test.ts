@@ -6,7 +6,7 @@
  * `pending_operations` lists resources whose `creating` the engine started and may have finished (Pulumi's docs on
  * interrupted updates: the resource may exist in the provider), with their inputs.
  */
-import { blocked, cases, type Files } from "../harness";
+import { blocked, cases, type Files, passes } from "../harness";
 
 const SIG = "4dabf18193072939515e22adb298388d";
 const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
@@ -22,6 +22,8 @@ const safe = (): Record<string, unknown> => ({
   readOnly: true,
   memory: 128,
   cpuShares: 512,
+  cpus: "0.5",
+  pidsLimit: 64,
   networkMode: "none",
   restart: "no",
 });
@@ -58,6 +60,34 @@ function state(inputs: Record<string, unknown>, pending?: Record<string, unknown
       { resource: { urn: URN, custom: true, type: TYPE, inputs: pending }, type: "creating" },
     ];
   return { "stack.json": `${JSON.stringify({ version: 3, deployment }, null, 2)}\n` };
+}
+
+/** A preview of a docker.Network beside the container, which joins it by its engine name. */
+function withNetwork(network: Record<string, unknown>, container: Record<string, unknown>): Files {
+  const netUrn = "urn:pulumi:dev::app::docker:index/network:Network::lan";
+  const steps = [
+    {
+      op: "create",
+      urn: netUrn,
+      provider: "",
+      newState: {
+        urn: netUrn,
+        custom: true,
+        type: "docker:index/network:Network",
+        inputs: network,
+        outputs: {},
+      },
+    },
+    {
+      op: "create",
+      urn: URN,
+      provider: "",
+      newState: { urn: URN, custom: true, type: TYPE, inputs: container, outputs: {} },
+    },
+  ];
+  return {
+    "preview.json": `${JSON.stringify({ config: {}, steps, changeSummary: { create: 2 } }, null, 2)}\n`,
+  };
 }
 
 const plaintext = (v: unknown) => ({ [SIG]: SECRET_SIG, plaintext: JSON.stringify(v) });
@@ -110,5 +140,36 @@ cases("class 5: step ops and pending operations", [
     files: state({}, { ...safe(), privileged: true }),
     plain: state({ ...safe(), privileged: true }),
     want: blocked("sandbox-disallow-privileged", "task"),
+  },
+]);
+
+cases("class 5: a docker.Network's driver is the wall of every container on it", [
+  ...["macvlan", "ipvlan", "overlay"].flatMap((driver) => [
+    {
+      name: `a docker.Network of driver ${driver}, joined by networkMode`,
+      files: withNetwork({ name: "lan", driver }, { ...safe(), networkMode: "lan" }),
+      want: blocked("sandbox-disallow-open-bridge", "lan"),
+    },
+    {
+      name: `a docker.Network of driver ${driver}, joined by networksAdvanced`,
+      files: withNetwork(
+        { name: "lan", driver, options: { parent: "eth0" } },
+        { ...safe(), networkMode: "bridge", networksAdvanced: [{ name: "lan" }] },
+      ),
+      want: blocked("sandbox-disallow-open-bridge", "lan"),
+    },
+  ]),
+  {
+    name: "an internal bridge network with inter-container traffic off, joined by networkMode, passes",
+    files: withNetwork(
+      {
+        name: "lan",
+        driver: "bridge",
+        internal: true,
+        options: { "com.docker.network.bridge.enable_icc": "false" },
+      },
+      { ...safe(), networkMode: "lan" },
+    ),
+    want: passes,
   },
 ]);

@@ -48,11 +48,43 @@ describe("sandbox-disallow-open-bridge", () => {
     ).toEqual([]);
   });
 
-  it("judges only bridge networks, and says when the options are not known yet", () => {
+  it("reads bridge options on bridge networks only, and says when the options are not known yet", () => {
+    // The overlay network fails for its driver alone: the bridge driver's options mean nothing to it.
     expect(
       messages({ driver: "overlay", options: { "com.docker.network.bridge.enable_icc": "true" } }),
-    ).toEqual([]);
+    ).toEqual([expect.stringMatching(/^network "tasks": driver: a driver other than bridge/)]);
     const f = checkBridgeOptions([net({ options: UNKNOWN })]);
     expect(f.map((x) => x.unchecked)).toEqual([true]);
+  });
+
+  it.each(["macvlan", "ipvlan", "overlay", "weave/net", "Bridge", " bridge"])(
+    "refuses a docker.Network of driver %j: host-network addresses, many machines, or a plugin",
+    (driver) => {
+      expect(messages({ driver })).toEqual([
+        expect.stringMatching(
+          /driver: a driver other than bridge gives the containers addresses on the host's network/,
+        ),
+      ]);
+    },
+  );
+
+  it("refuses a driver not known yet, and passes the engine's own local drivers", () => {
+    expect(messages({ driver: UNKNOWN })).toHaveLength(1);
+    for (const driver of ["bridge", "null", "none", "", undefined]) expect(messages({ driver })).toEqual([]);
+  });
+
+  it("refuses the swarm inputs (attachable, ingress) when set, and passes them off", () => {
+    expect(messages({ attachable: true, ingress: true }).map((m) => m.split(":")[1]?.trim())).toEqual([
+      "attachable",
+      "ingress",
+    ]);
+    expect(messages({ attachable: false, ingress: false })).toEqual([]);
+  });
+
+  it("says a refused Engine body field once, not again as the provider's input", () => {
+    const f = checkBridgeOptions([
+      net({ driver: "macvlan", unjudgedFields: [{ path: "Driver", reason: "the body's own reason" }] }),
+    ]);
+    expect(f.map((x) => x.message)).toEqual(['network "tasks": Driver: the body\'s own reason']);
   });
 });
