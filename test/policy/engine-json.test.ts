@@ -4,7 +4,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { engineBody, foldKey, fromYaml, matchField } from "../../policy/sources/docker/body";
+import { engineBody } from "../../policy/sources/docker/body";
+import { foldKey, matchField } from "../../policy/sources/docker/decode";
+import { fromYaml } from "../../policy/sources/docker/json-node";
 import { CREATE_REQUEST, type Shape } from "../../policy/sources/docker/schema";
 import { isUnreadable } from "../../policy/workload";
 import { runOracle } from "../helpers/goOracle";

@@ -1,9 +1,10 @@
 /** A Compose file -> its loaded project's services as `docker.Container` props, or the input error that stops it. */
 
 import { usedDefinitionFields } from "./definitions";
+import type { ComposeHost } from "./environment";
 import { unjudgedComposeFields } from "./fields";
 import { hookViews } from "./hooks";
-import { type ComposeHost, loadComposeProject, type ProjectFileSet } from "./load";
+import { loadComposeProject, type ProjectFileSet } from "./load";
 import { isMap, type Model } from "./merge";
 import { networkOptionFields, projectServiceProps } from "./project";
 import { ComposeError } from "./yaml";

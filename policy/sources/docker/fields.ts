@@ -5,7 +5,7 @@
  */
 import { isUnknown } from "../../workload";
 import { isGoZero, type UnjudgedField, type VerdictTable, verdictFor } from "../verdict";
-import { UNKNOWN_FIELDS_KEY, UnknownFields } from "./body";
+import { UNKNOWN_FIELDS_KEY, UnknownFields } from "./decode";
 import { CREATE_REQUEST, ENGINE_API } from "./schema";
 import type { Shape } from "./shape";
 import { CONTAINER_CREATE_VERDICTS } from "./verdicts";

@@ -10,7 +10,8 @@
  */
 import { field, str } from "../lenient";
 import { isGoZero, type UnjudgedField, type VerdictTable, verdictFor } from "../verdict";
-import { engineDecode, type JsonNode } from "./body";
+import { engineDecode } from "./decode";
+import type { JsonNode } from "./json-node";
 import { ENGINE_API, NETWORK_CREATE, PLUGIN_CONFIG, VOLUME_CREATE } from "./schema.generated";
 import { NETWORK_CREATE_VERDICTS, VOLUME_CREATE_VERDICTS } from "./verdicts-objects";
 

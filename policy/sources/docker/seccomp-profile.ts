@@ -17,7 +17,8 @@
 import { parseDocument } from "yaml";
 import { isUnreadable, type ProfileType, Unreadable } from "../../workload";
 import { field, items, str, strList } from "../lenient";
-import { engineDecode, fromYaml } from "./body";
+import { engineDecode } from "./decode";
+import { fromYaml } from "./json-node";
 import { DEFAULT_ALWAYS_ALLOWED, DEFAULT_CONDITIONS } from "./seccomp.generated";
 import type { Shape } from "./shape";
 

@@ -16,7 +16,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import { engineBody, fromYaml } from "../../../policy/sources/docker/body";
+import { engineBody } from "../../../policy/sources/docker/body";
+import { fromYaml } from "../../../policy/sources/docker/json-node";
 import { HOST_CONFIG, type Shape } from "../../../policy/sources/docker/schema";
 import { runOracle } from "../../helpers/goOracle";
 import { DOCKER, safeContainer } from "../../policy/fixtures";

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ALL_RULES, judge } from "../../../../policy/rules/registry";
-import { fromValue } from "../../../../policy/sources/docker/body";
+import { fromValue } from "../../../../policy/sources/docker/json-node";
 import {
   DOCKER_NETWORK,
   DOCKER_VOLUME,
