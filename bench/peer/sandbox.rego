@@ -151,6 +151,23 @@ violation contains {"id": m.metadata.name, "rule": "sandbox-require-non-root"} i
 	object.get(c, ["securityContext", "runAsNonRoot"], object.get(pod_sc(spec), "runAsNonRoot", false)) != true
 }
 
+# A uid with no gid runs with the gid of the image's passwd entry (0 when there is none): the rule refuses it.
+violation contains {"id": m.metadata.name, "rule": "sandbox-require-non-root"} if {
+	some m in workloads
+	spec := pod_spec(m)
+	some c in containers(spec)
+	uid := object.get(c, ["securityContext", "runAsUser"], object.get(pod_sc(spec), "runAsUser", -1))
+	uid > 0
+	object.get(c, ["securityContext", "runAsGroup"], object.get(pod_sc(spec), "runAsGroup", -1)) == -1
+}
+
+violation contains {"id": m.metadata.name, "rule": "sandbox-require-non-root"} if {
+	some m in workloads
+	spec := pod_spec(m)
+	some c in containers(spec)
+	object.get(c, ["securityContext", "runAsGroup"], object.get(pod_sc(spec), "runAsGroup", -1)) == 0
+}
+
 violation contains {"id": m.metadata.name, "rule": "sandbox-require-readonly-rootfs"} if {
 	some m in workloads
 	some c in containers(pod_spec(m))

@@ -6,7 +6,7 @@
  * project, and hands every other document to the formats' readers (cli/scan/reader.ts, cli/scan/formats/). Anything
  * no format takes is skipped with a reason; a file that does not parse is an error with its line.
  */
-import { LineCounter, parseAllDocuments } from "yaml";
+import { parseAllDocuments } from "yaml";
 import { composeProjectOf, isComposeDocument, isComposeValue, readCompose } from "./formats/compose";
 import { isEngineBody } from "./formats/engine-body";
 import { FileOutput, isObj } from "./formats/output";
@@ -14,6 +14,7 @@ import { type InputHost, NO_HOST, type Parsed } from "./items";
 import { splitJsonStream } from "./json-stream";
 import { Lines } from "./lines";
 import { readDocument } from "./reader";
+import { parseYamlDocuments } from "./yaml-docs";
 import { kubeYamlToJson } from "./yaml-kube";
 import { type StreamPiece, splitKubeStream } from "./yaml-kube-stream";
 
@@ -117,14 +118,8 @@ function readPiece(
 ): void {
   // go-yaml's reader skips a byte-order mark that opens its input, here the piece (kubectl splits the stream first).
   const text = piece.text.startsWith("\ufeff") ? piece.text.slice(1) : piece.text;
-  const counter = new LineCounter();
-  // Duplicate keys and merge keys are kept in the tree: each format's decoder applies its engine's rule for them.
-  const doc = parseAllDocuments(text, {
-    lineCounter: counter,
-    uniqueKeys: false,
-    merge: false,
-    prettyErrors: true,
-  })[0];
+  const { docs, counter } = parseYamlDocuments(text);
+  const doc = docs[0];
   if (doc === undefined) return;
   const shift = piece.line - 1;
   if (doc.errors.length > 0) {

@@ -158,6 +158,13 @@ export type ReadFn = (fd: number, buffer: Buffer, offset: number, length: number
 export const WOULD_BLOCK =
   "would block: it is a special file that has nothing to read now and may never end (like /proc/kmsg); not read";
 
+let scratchBuffer: Buffer | undefined;
+/** One read buffer for every file: each read is copied out of it before the next, and nothing else holds it. */
+function scratch(): Buffer {
+  scratchBuffer ??= Buffer.allocUnsafe(MIB);
+  return scratchBuffer;
+}
+
 /**
  * At most `max` bytes from a descriptor; undefined when there are more. A read that would block (`EAGAIN`) is waited
  * for only when `wait` (a pipe on standard input whose writer has not written yet, which a blocking read would wait
@@ -172,7 +179,7 @@ export function readCapped(
 ): Uint8Array | undefined {
   const chunks: Buffer[] = [];
   let total = 0;
-  const chunk = Buffer.alloc(Math.min(max + 1, MIB));
+  const chunk = scratch().subarray(0, Math.min(max + 1, MIB));
   for (;;) {
     let n: number;
     try {

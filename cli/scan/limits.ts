@@ -4,15 +4,8 @@
  * document is a few lines that expand to billions of nodes). Every walk here is iterative, so the check itself
  * cannot overflow the stack on the input it exists to refuse.
  */
-import {
-  type CST,
-  isAlias,
-  isCollection,
-  isPair,
-  Parser,
-  parseAllDocuments,
-  type Node as YamlNode,
-} from "yaml";
+import { type CST, isAlias, isCollection, isNode, isPair, Parser, type Node as YamlNode } from "yaml";
+import { parseYamlDocuments } from "./yaml-docs";
 
 export interface StructureLimits {
   /** Collections nested in each other, counted from the document's root collection (1). */
@@ -93,6 +86,29 @@ export function yamlSyntaxTooDeep(src: string, max: number): number | undefined 
   return undefined;
 }
 
+/**
+ * Each alias's node, as the yaml library resolves it: the last node with that anchor before the alias in document
+ * order (an alias inside its anchor's node names that node). One iterative pass, where resolving each alias on its
+ * own searches the whole document.
+ */
+function bindAliases(root: unknown): Map<unknown, unknown> {
+  const current = new Map<string, unknown>();
+  const bound = new Map<unknown, unknown>();
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (isAlias(n)) {
+      const target = current.get(n.source);
+      if (target !== undefined) bound.set(n, target);
+      continue;
+    }
+    if (isNode(n) && n.anchor !== undefined) current.set(n.anchor, n);
+    const kids = nodeChildren(n);
+    for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
+  }
+  return bound;
+}
+
 /** A composed node's children; an alias is resolved to the node it names. */
 function nodeChildren(n: unknown): unknown[] {
   if (isCollection(n)) return n.items.flatMap((i) => (isPair(i) ? [i.key, i.value] : [i]));
@@ -153,6 +169,29 @@ function expandedShape(
   return {};
 }
 
+/**
+ * An upper bound on the nesting depth of a YAML text: the characters that open or mark a collection (`[`, `{`, a
+ * sequence's `-`, a mapping's `:` or `?`). Each collection of a nested chain owns one of them that none of the
+ * collections inside it has (a flow collection its bracket, a sequence its first `-`, a mapping the indicator of its
+ * first pair), so no text nests deeper than it has of them; a text within the cap needs no syntax tree.
+ */
+function yamlIndicators(src: string): number {
+  let n = 0;
+  for (let i = 0; i < src.length; i++) {
+    const c = src.charCodeAt(i);
+    // [ { - : ?
+    if (c === 91 || c === 123 || c === 45 || c === 58 || c === 63) n++;
+  }
+  return n;
+}
+
+/**
+ * Where a YAML anchor may stand (`&name` at the start of a node's properties: after a line start, a space or tab, or
+ * an indicator). Without one, no alias resolves to anything, so nothing expands. Text in a quoted scalar may match:
+ * that only costs the full check.
+ */
+const ANCHOR = /(?:^|[\s[{,:?-])&[^\s[\]{},]/m;
+
 /** Why a text breaks a structure cap, with its line, or undefined when it does not. */
 export function structureProblem(
   src: string,
@@ -171,13 +210,17 @@ export function structureProblem(
       return over === undefined ? undefined : tooDeep(limits, lineOf(src, over));
     }
   }
-  const offset = yamlSyntaxTooDeep(src, limits.maxDepth);
-  if (offset !== undefined) return tooDeep(limits, lineOf(src, offset));
-  // Within the depth cap the composer's recursion is safe; aliases may still expand past either cap.
-  if (!src.includes("*")) return undefined;
-  for (const doc of parseAllDocuments(src, { uniqueKeys: false, merge: false })) {
+  if (yamlIndicators(src) > limits.maxDepth) {
+    const offset = yamlSyntaxTooDeep(src, limits.maxDepth);
+    if (offset !== undefined) return tooDeep(limits, lineOf(src, offset));
+  }
+  // Within the depth cap the composer's recursion is safe; aliases may still expand past either cap, and only an
+  // anchored node can be expanded.
+  if (!src.includes("*") || !ANCHOR.test(src)) return undefined;
+  for (const doc of parseYamlDocuments(src).docs) {
     if (doc.errors.length > 0) continue; // the reader reports the syntax error itself
-    const shape = expandedShape(doc.contents, (a) => (isAlias(a) ? a.resolve(doc) : a), limits);
+    const bound = bindAliases(doc.contents);
+    const shape = expandedShape(doc.contents, (a) => bound.get(a), limits);
     const start = shape.node?.range?.[0];
     const line = start === undefined ? undefined : lineOf(src, start);
     if (shape.depth !== undefined) return tooDeep(limits, line, " once its aliases are expanded");

@@ -2,7 +2,9 @@
 
 import { idPart } from "../../../policy/exemptions";
 import { pathSegments } from "../../../policy/rules/helpers";
-import { engineBody, engineBodyOf, foldKey, fromValue, fromYaml } from "../../../policy/sources/docker/body";
+import { engineBody, engineBodyOf } from "../../../policy/sources/docker/body";
+import { foldKey } from "../../../policy/sources/docker/decode";
+import { fromValue, fromYaml } from "../../../policy/sources/docker/json-node";
 import {
   DOCKER_NETWORK,
   DOCKER_PLUGIN_CONFIG,
