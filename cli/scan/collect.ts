@@ -2,7 +2,7 @@
  * Reading `scan`'s inputs into resources under the caps (cli/scan/files.ts, cli/scan/limits.ts), and judging them so
  * that a crash on one resource is reported on its file while the rest are still judged.
  */
-import { lstatSync, readlinkSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, readlinkSync, statSync } from "node:fs";
 import { basename, dirname, relative, resolve } from "node:path";
 import type { InputError, Skipped } from "../../policy/report/model";
 import { discoverProject } from "../../policy/sources/compose/discover";
@@ -74,7 +74,28 @@ export function collect(
     return r === "" ? "." : r.split("\\").join("/");
   };
   const compose: ComposeRegistry = { folders: new Map(), reported: new Set() };
+  // One plain copy of the environment for the whole scan: every folder's Compose discovery reads all of it, and
+  // process.env is slow to read.
+  const environment: NodeJS.ProcessEnv = { ...(env.env ?? process.env) };
+  // Each folder's names, listed once: a Compose project is looked for in every folder by a handful of names.
+  const listings = new Map<string, ReadonlySet<string> | undefined>();
+  const listed = (folder: string): ReadonlySet<string> | undefined => {
+    if (!listings.has(folder)) {
+      let names: ReadonlySet<string> | undefined;
+      try {
+        names = new Set(readdirSync(folder).map((n) => n.toLowerCase()));
+      } catch {
+        names = undefined; // not listable: every name is looked at itself
+      }
+      listings.set(folder, names);
+    }
+    return listings.get(folder);
+  };
   const exists = (p: string): boolean => {
+    // An ASCII name the folder does not list, in any case (a case-insensitive file system finds `Compose.yaml`), is
+    // not there; other names are looked at themselves (a file system may normalise them).
+    const name = basename(p);
+    if (/^[\x20-\x7e]+$/.test(name) && listed(dirname(p))?.has(name.toLowerCase()) === false) return false;
     try {
       statSync(p);
       return true;
@@ -99,7 +120,7 @@ export function collect(
         throw e;
       }
     },
-    env: env.env ?? process.env,
+    env: environment,
   });
   /** Reads one input; false when it held nothing at all (no object, nothing skipped, no error). */
   const read = (name: string, text: string, path?: string): boolean => {

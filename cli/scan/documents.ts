@@ -16,6 +16,7 @@ import { Lines } from "./lines";
 import { readDocument } from "./reader";
 import { parseYamlDocuments } from "./yaml-docs";
 import { kubeYamlToJson } from "./yaml-kube";
+import { readBlockYaml } from "./yaml-kube-block";
 import { type StreamPiece, splitKubeStream } from "./yaml-kube-stream";
 
 export type { InputHost, ScanItem } from "./items";
@@ -118,6 +119,17 @@ function readPiece(
 ): void {
   // go-yaml's reader skips a byte-order mark that opens its input, here the piece (kubectl splits the stream first).
   const text = piece.text.startsWith("\ufeff") ? piece.text.slice(1) : piece.text;
+  const block = readBlockYaml(text);
+  if (block !== undefined) {
+    // The plain block subset, read without a syntax tree to the value the full reading below gives.
+    const lines = Lines.ofBlock(block.lines, piece.line, () => parseYamlDocuments(text));
+    if (composeMember || isComposeValue(block.value)) {
+      readCompose(output, lines, source, host);
+      if (!(isObj(block.value) && isEngineBody(block.value))) return;
+    }
+    readDocument(output, block.value, lines, [], index);
+    return;
+  }
   const { docs, counter } = parseYamlDocuments(text);
   const doc = docs[0];
   if (doc === undefined) return;

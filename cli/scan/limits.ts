@@ -6,6 +6,7 @@
  */
 import { type CST, isAlias, isCollection, isNode, isPair, Parser, type Node as YamlNode } from "yaml";
 import { parseYamlDocuments } from "./yaml-docs";
+import { readBlockYaml } from "./yaml-kube-block";
 
 export interface StructureLimits {
   /** Collections nested in each other, counted from the document's root collection (1). */
@@ -192,6 +193,22 @@ function yamlIndicators(src: string): number {
  */
 const ANCHOR = /(?:^|[\s[{,:?-])&[^\s[\]{},]/m;
 
+/**
+ * Whether every document of the text (cut at its `---` lines) is in the plain block subset (yaml-kube-block.ts) and,
+ * aliases expanded, within both caps with room to spare (the block reader counts a little differently from
+ * `expandedShape`); false sends the text to the full check.
+ */
+function blockWithinCaps(src: string, limits: StructureLimits): boolean {
+  let aliasNodes = 0;
+  for (const doc of src.split(/^---[ ]*$/m)) {
+    if (doc.trim() === "") continue;
+    const read = readBlockYaml(doc, true);
+    if (read === undefined || read.depth + 1 > limits.maxDepth) return false;
+    aliasNodes += read.aliasNodes;
+  }
+  return 2 * aliasNodes + 2 <= limits.maxAliasNodes;
+}
+
 /** Why a text breaks a structure cap, with its line, or undefined when it does not. */
 export function structureProblem(
   src: string,
@@ -217,6 +234,7 @@ export function structureProblem(
   // Within the depth cap the composer's recursion is safe; aliases may still expand past either cap, and only an
   // anchored node can be expanded.
   if (!src.includes("*") || !ANCHOR.test(src)) return undefined;
+  if (blockWithinCaps(src, limits)) return undefined;
   for (const doc of parseYamlDocuments(src).docs) {
     if (doc.errors.length > 0) continue; // the reader reports the syntax error itself
     const bound = bindAliases(doc.contents);

@@ -1,5 +1,7 @@
 /** Lines of a YAML or JSON document by key path, for findings that point at a file and line. */
 import { type Document, isMap, isPair, isScalar, isSeq, type LineCounter, type Node as YamlNode } from "yaml";
+import type { ParsedYaml } from "./yaml-docs";
+import type { LineNode } from "./yaml-kube-block";
 
 /**
  * Lines of one YAML (or JSON) document, looked up by key path; best effort, never throws. `firstLine` is the file's
@@ -7,13 +9,28 @@ import { type Document, isMap, isPair, isScalar, isSeq, type LineCounter, type N
  */
 export class Lines {
   constructor(
-    private readonly doc: Document | undefined,
-    private readonly counter: LineCounter | undefined,
+    private doc: Document | undefined,
+    private counter: LineCounter | undefined,
     private readonly firstLine = 1,
+    /** The lines a plain block document was read with (yaml-kube-block.ts); its tree is parsed only when asked. */
+    private readonly block?: { readonly root: LineNode; readonly parse: () => ParsedYaml },
   ) {}
+
+  /** Lines of a document read the plain block way; `parse` gives its tree, for `node`. */
+  static ofBlock(root: LineNode, firstLine: number, parse: () => ParsedYaml): Lines {
+    return new Lines(undefined, undefined, firstLine, { root, parse });
+  }
+
+  private tree(): void {
+    if (this.block === undefined || this.doc !== undefined) return;
+    const { docs, counter } = this.block.parse();
+    this.doc = docs[0];
+    this.counter = counter;
+  }
 
   /** The node at `segments` (the first pair with each key), or undefined when the path is not in the document. */
   node(segments: readonly (string | number)[]): unknown {
+    this.tree();
     let node: unknown = this.doc?.contents;
     for (const seg of segments) {
       if (isMap(node))
@@ -26,6 +43,7 @@ export class Lines {
 
   /** The line of the deepest node of `segments` that exists (a key's own line for map entries). */
   line(segments: readonly (string | number)[]): number | undefined {
+    if (this.block !== undefined) return blockLine(this.block.root, segments) + this.firstLine - 1;
     if (this.doc === undefined || this.counter === undefined) return undefined;
     let node: unknown = this.doc.contents;
     let offset = (node as YamlNode | null)?.range?.[0];
@@ -46,4 +64,24 @@ export class Lines {
     }
     return offset === undefined ? undefined : this.counter.linePos(offset).line + this.firstLine - 1;
   }
+}
+
+/** `Lines.line` on a plain block document's lines: the same walk, on the lines the reader kept. */
+function blockLine(root: LineNode, segments: readonly (string | number)[]): number {
+  let node: LineNode | undefined = root;
+  let line = root.line;
+  for (const seg of segments) {
+    if (node?.keys !== undefined) {
+      const entry = node.keys.get(String(seg));
+      if (entry === undefined) break;
+      line = entry.line;
+      node = entry.node;
+    } else if (node?.items !== undefined && typeof seg === "number") {
+      const item: LineNode | undefined = node.items[seg];
+      if (item === undefined) break;
+      line = item.line;
+      node = item;
+    } else break;
+  }
+  return line;
 }

@@ -14,12 +14,34 @@ export interface UnreadablePart {
 /** How deep the walk goes: deeper input is itself refused by the readers (scan caps nesting well below this). */
 const MAX_DEPTH = 2000;
 
+/**
+ * Whether anything under `root` would be reported, skipped paths included: one walk that builds no path, since
+ * nearly every resource holds nothing unreadable.
+ */
+function mayHoldUnreadable(root: unknown): boolean {
+  const values: unknown[] = [root];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const v = values.pop();
+    const depth = depths.pop() as number;
+    if (depth >= MAX_DEPTH) return true;
+    if (v === null || typeof v !== "object") continue;
+    if (isUnreadable(v) || v instanceof Uint8Array || v instanceof ArrayBuffer) return true;
+    for (const x of Array.isArray(v) ? v : Object.values(v)) {
+      values.push(x);
+      depths.push(depth + 1);
+    }
+  }
+  return false;
+}
+
 /** Every unreadable value under `root` (iterative, so a deep value never overflows the stack). */
 export function findUnreadable(
   root: unknown,
   base = "",
   skip: ReadonlySet<string> = new Set(),
 ): UnreadablePart[] {
+  if (!mayHoldUnreadable(root)) return [];
   const out: UnreadablePart[] = [];
   const stack: [unknown, string, number][] = [[root, base, 0]];
   while (stack.length > 0) {

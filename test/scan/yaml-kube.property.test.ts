@@ -5,6 +5,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseInput } from "../../cli/scan/documents";
+import { readBlockYaml } from "../../cli/scan/yaml-kube-block";
 import { judge } from "../../policy/rules/registry";
 import { adaptResources } from "../../policy/sources/subject";
 import { engine, ours, outcome, type Reading } from "./kube-yaml-oracle";
@@ -93,6 +94,10 @@ describe("kubeYamlToJson equals the engine's YAMLToJSON on generated manifests",
       const answers = engine(cases.map((c) => c.text));
       cases.forEach(({ model, text }, i) => {
         const mine = ours(text);
+        // The plain block reader, where it takes the text, reads the engine's value.
+        const block = readBlockYaml(text);
+        if (block !== undefined)
+          expect({ text, reading: { json: block.value } }).toEqual({ text, reading: answers[i] });
         // The scanner reads what the engine reads, error for error.
         expect({ text, reading: outcome(mine) }).toEqual({ text, reading: outcome(answers[i] as Reading) });
         // Engine-equivalent spellings are the value written.

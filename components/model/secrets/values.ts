@@ -241,12 +241,34 @@ export function credentialValue(v: string): { what: string; guessed: boolean } |
     : undefined;
 }
 
+/** Answers of secretValueReason, a pure function of its text: manifests repeat their values. Bounded. */
+const reasons = new Map<string, string | undefined>();
+const MAX_REMEMBERED = 4096;
+const LONGEST_REMEMBERED = 1024;
+
 /** Why a value looks like a credential (a known format or a long high-entropy string), or undefined. */
 export function secretValueReason(value: string): string | undefined {
+  if (reasons.has(value)) return reasons.get(value);
+  const reason = valueReason(value);
+  if (value.length <= LONGEST_REMEMBERED) {
+    if (reasons.size >= MAX_REMEMBERED) reasons.clear();
+    reasons.set(value, reason);
+  }
+  return reason;
+}
+
+function valueReason(value: string): string | undefined {
   if (isOnlyReferences(value)) return undefined;
   const what = knownFormat(value);
   if (what !== undefined) return `its value looks like ${what}`;
-  // Entropy is measured on the literal text only: `${A_LONG_VARIABLE_NAME_2}` is not a key.
-  const guess = credentialValue(withoutReferences(value));
+  // Entropy is measured on the literal text only: `${A_LONG_VARIABLE_NAME_2}` is not a key. The known formats of
+  // that text were looked for above when it is the value itself.
+  const literal = withoutReferences(value);
+  const guess =
+    literal === value
+      ? highEntropyRun(withoutPublicText(value))
+        ? { what: "a long high-entropy string" }
+        : undefined
+      : credentialValue(literal);
   return guess === undefined ? undefined : `its value contains ${guess.what}`;
 }
