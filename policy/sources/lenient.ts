@@ -72,15 +72,32 @@ export function field(o: unknown, key: string): unknown {
   return v === null ? undefined : v;
 }
 
-/** Follows a display path such as `spec.template.spec` or `spec.tasks[0].taskSpec` (list indexes included). */
-export function at(o: unknown, path: string): unknown {
-  let cur = o;
+/** A display path's steps: a key, or a list index. */
+type Step = { readonly key: string } | { readonly index: number };
+
+/** The steps of each display path met, parsed once: the readers follow the same few paths in every resource. */
+const parsedPaths = new Map<string, readonly Step[]>();
+
+function steps(path: string): readonly Step[] {
+  let out = parsedPaths.get(path);
+  if (out !== undefined) return out;
+  const parsed: Step[] = [];
   for (const part of path.split(".")) {
     const m = /^([^[]*)((?:\[\d+\])*)$/.exec(part);
     const key = m === null ? part : (m[1] ?? "");
-    if (key !== "") cur = field(cur, key);
-    for (const idx of m === null ? [] : (m[2] ?? "").matchAll(/\[(\d+)\]/g)) cur = index(cur, Number(idx[1]));
+    if (key !== "") parsed.push({ key });
+    for (const idx of m === null ? [] : (m[2] ?? "").matchAll(/\[(\d+)\]/g))
+      parsed.push({ index: Number(idx[1]) });
   }
+  out = parsed;
+  if (parsedPaths.size < 4096) parsedPaths.set(path, out);
+  return out;
+}
+
+/** Follows a display path such as `spec.template.spec` or `spec.tasks[0].taskSpec` (list indexes included). */
+export function at(o: unknown, path: string): unknown {
+  let cur = o;
+  for (const step of steps(path)) cur = "key" in step ? field(cur, step.key) : index(cur, step.index);
   return cur;
 }
 

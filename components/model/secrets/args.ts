@@ -176,8 +176,25 @@ function segmentsOf(words: readonly Word[]): { words: Word[]; pipedInto: boolean
   return out.filter((s) => s.words.length > 0);
 }
 
+/** Answers of secretArgReasons, a pure function of the argument list: manifests repeat their commands. Bounded. */
+const remembered = new Map<string, ReadonlyMap<number, string>>();
+
 /** Reasons by argument index: which arguments carry a credential, and why (never the value). */
 export function secretArgReasons(argv: readonly (string | undefined)[]): Map<number, string> {
+  // JSON keeps an absent argument (null) apart from the text "null".
+  const key = JSON.stringify(argv);
+  let reasons = remembered.get(key);
+  if (reasons === undefined) {
+    reasons = argReasons(argv);
+    if (key.length <= 4096) {
+      if (remembered.size >= 4096) remembered.clear();
+      remembered.set(key, reasons);
+    }
+  }
+  return new Map(reasons);
+}
+
+function argReasons(argv: readonly (string | undefined)[]): Map<number, string> {
   const out = new Map<number, string>();
   const flag = (arg: number, reason: string) => {
     if (!out.has(arg)) out.set(arg, reason);
