@@ -1,25 +1,7 @@
 // The scanner's reading of one YAML document next to the engine's (sigs.k8s.io/yaml YAMLToJSON, via the kube-yaml
 // oracle), both as {json} or {error}.
-import { parseAllDocuments } from "yaml";
-import { kubeYamlToJson } from "../../cli/scan/yaml-kube";
 import { runOracle } from "../helpers/goOracle";
-
-export type Reading = { readonly json: unknown } | { readonly error: string };
-
-/** The scanner: parsed as parseInput parses (duplicates and merge keys kept), then decoded for Kubernetes. */
-export function ours(text: string): Reading {
-  const docs = parseAllDocuments(text, { uniqueKeys: false, merge: false, prettyErrors: true });
-  const list = Array.isArray(docs) ? docs : [];
-  if (list.length > 1) return { error: "more than one document" };
-  const doc = list[0];
-  if (doc === undefined) return { json: null };
-  if (doc.errors.length > 0) return { error: `not valid YAML: ${doc.errors[0]?.message ?? ""}` };
-  try {
-    return { json: kubeYamlToJson(doc, text) };
-  } catch (e) {
-    return { error: e instanceof Error ? e.message : String(e) };
-  }
-}
+import type { Reading } from "./kube-yaml-reading";
 
 /** The engine, for many documents at once (one oracle process). */
 export function engine(texts: readonly string[]): Reading[] {

@@ -10,7 +10,7 @@ import { DEFAULT_MAX_ALIAS_NODES, DEFAULT_MAX_DEPTH, structureProblem } from "..
 import { Lines } from "../../cli/scan/lines";
 import { parseYamlDocuments } from "../../cli/scan/yaml-docs";
 import { readBlockYaml } from "../../cli/scan/yaml-kube-block";
-import { ours } from "./kube-yaml-oracle";
+import { ours } from "./kube-yaml-reading";
 
 /** Keys, with some that resolve to something else in YAML 1.1, or that no plain key may be. */
 const key = fc.oneof(

@@ -8,7 +8,8 @@ import { parseInput } from "../../cli/scan/documents";
 import { readBlockYaml } from "../../cli/scan/yaml-kube-block";
 import { judge } from "../../policy/rules/registry";
 import { adaptResources } from "../../policy/sources/subject";
-import { engine, ours, outcome, type Reading } from "./kube-yaml-oracle";
+import { engine, outcome } from "./kube-yaml-oracle";
+import { ours, type Reading } from "./kube-yaml-reading";
 import { choicesArb, type Mode, spell, type Tree } from "./kube-yaml-spell";
 
 type Obj = { readonly [k: string]: Tree };

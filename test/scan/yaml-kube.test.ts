@@ -3,7 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { parseInput } from "../../cli/scan/documents";
 import { Unreadable } from "../../policy/workload";
-import { engine, ours, type Reading } from "./kube-yaml-oracle";
+import { engine } from "./kube-yaml-oracle";
+import { ours, type Reading } from "./kube-yaml-reading";
 
 type Expect = unknown;
 
