@@ -16,10 +16,10 @@ import { formatText } from "../policy/report/text";
 import { disallowUnjudgedWorkloads } from "../policy/rules/disallow-unjudged-workloads";
 import { COMPOSE_SPEC } from "../policy/sources/compose/schema.generated";
 import { ENGINE_API } from "../policy/sources/docker/schema.generated";
+import { DEFAULT_MAX_DEPTH } from "../policy/sources/text/limits";
 import { collect, internalError, judgeIsolating, parseSize } from "./scan/collect";
 import { ConfigError, readScanConfig, type ScanConfig, toPackConfig } from "./scan/config";
 import { MIB } from "./scan/files";
-import { DEFAULT_MAX_DEPTH } from "./scan/limits";
 import { SCAN_RULES, scanItems as scanAll } from "./scan/run";
 
 export const SCAN_USAGE = `usage: sandbox scan [options] <file | folder | ->...

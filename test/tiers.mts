@@ -50,9 +50,9 @@ export const ORACLE_TESTS: readonly string[] = [
   "test/policy/presets.test.ts",
   "test/policy/sources/docker/schema.test.ts",
   "test/scan/compose.property.test.ts",
-  "test/scan/yaml-kube-stream.property.test.ts",
-  "test/scan/yaml-kube.property.test.ts",
-  "test/scan/yaml-kube.test.ts",
+  "test/policy/sources/kubernetes/yaml-stream.property.test.ts",
+  "test/policy/sources/kubernetes/yaml.property.test.ts",
+  "test/policy/sources/kubernetes/yaml.test.ts",
 ];
 
 /** Tests in the unit folders that need a Docker engine. */

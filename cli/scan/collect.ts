@@ -1,15 +1,19 @@
 /**
- * Reading `scan`'s inputs into resources under the caps (cli/scan/files.ts, cli/scan/limits.ts), and judging them so
+ * Reading `scan`'s inputs into resources under the caps (cli/scan/files.ts, policy/sources/text/limits.ts), and judging them so
  * that a crash on one resource is reported on its file while the rest are still judged.
  */
 import { lstatSync, readdirSync, readlinkSync, statSync } from "node:fs";
 import { basename, dirname, relative, resolve } from "node:path";
 import type { InputError, Skipped } from "../../policy/report/model";
 import { discoverProject } from "../../policy/sources/compose/discover";
-import { type InputHost, parseInput, type ScanItem } from "./documents";
+import { type InputHost, parseInput, type ScanItem } from "../../policy/sources/text/documents";
+import type { ComposeRegistry } from "../../policy/sources/text/items";
+import {
+  DEFAULT_MAX_ALIAS_NODES,
+  DEFAULT_MAX_DEPTH,
+  structureProblem,
+} from "../../policy/sources/text/limits";
 import { Budget, InputRefused, MIB, SKIPPED_FOLDERS, skippedFolderNote, walkFolder } from "./files";
-import type { ComposeRegistry } from "./items";
-import { DEFAULT_MAX_ALIAS_NODES, DEFAULT_MAX_DEPTH, structureProblem } from "./limits";
 import type { scanItems as scanAll } from "./run";
 import { readStandardInput } from "./stdin";
 

@@ -28,13 +28,13 @@ import { type AnyRule, PACK_NAME } from "../../policy/rules/types";
 import { hostVolumes } from "../../policy/sources/kubernetes/claims";
 import { dockerHostVolumes } from "../../policy/sources/pulumi/volumes";
 import { adaptResources } from "../../policy/sources/subject";
+import type { ScanItem } from "../../policy/sources/text/documents";
 import { disallowHostPathClaims } from "../../policy/stack/disallow-host-path-claims";
 import { DOCKER_NETWORK_TYPE, disallowOpenBridge } from "../../policy/stack/disallow-open-bridge";
 import { disallowWeakRuntimeClass, isRuntimeClass } from "../../policy/stack/disallow-weak-runtime-class";
 import { ALL_STACK_RULES } from "../../policy/stack/registry";
 import type { AnyStackRule, StackResource, StackResourceRef } from "../../policy/stack/types";
 import type { ScanConfig } from "./config";
-import type { ScanItem } from "./documents";
 
 /** The rules of the pack, as the scan runs them: every resource rule, then every stack rule. */
 export const SCAN_RULES: readonly (AnyRule | AnyStackRule)[] = [...ALL_RULES, ...ALL_STACK_RULES];

@@ -1,6 +1,6 @@
 /**
  * Scans files given as raw bytes (the shared harness writes text as UTF-8, which cannot make a UTF-16 file), with
- * the same public report shape and verdict assertion as the round 1 harness.
+ * the same public report shape and verdict assertion as the first acceptance harness (harness.ts).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

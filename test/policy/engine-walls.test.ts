@@ -4,10 +4,10 @@
 // Safe spellings give no violation.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseInput } from "../../cli/scan/documents";
 import { judge } from "../../policy/rules/registry";
 import { CREATE_REQUEST, type Shape } from "../../policy/sources/docker/schema";
 import { adaptResources } from "../../policy/sources/subject";
+import { parseInput } from "../../policy/sources/text/documents";
 import { copy, DOCKER, first, safeContainer, safePodSpec } from "./fixtures";
 import { validate, violated } from "./harness";
 

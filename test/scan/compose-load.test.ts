@@ -2,8 +2,8 @@
 // The Compose loader, feature by feature: each case names what `docker compose config` does (compose-go v2.16.2) and
 // asserts the exact reading or verdict the scan gives.
 import { describe, expect, it } from "vitest";
-import { parseInput } from "../../cli/scan/documents";
 import { substitute } from "../../policy/sources/compose/interpolate";
+import { parseInput } from "../../policy/sources/text/documents";
 import {
   composeFile,
   HARDENED,

@@ -2,7 +2,7 @@
 // input errors. Generated from the characters YAML and JSON give meaning to, in any order.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseInput } from "../../cli/scan/documents";
+import { parseInput } from "../../policy/sources/text/documents";
 
 const PIECES = [
   "\n",

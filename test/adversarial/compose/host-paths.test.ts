@@ -1,5 +1,5 @@
 /**
- * Round 3, class 5 and 6: host paths as compose-go resolves them (paths/resolve.go, paths/windows_path.go,
+ * Class 5 and 6: host paths as compose-go resolves them (paths/resolve.go, paths/windows_path.go,
  * paths/home.go, transform/external.go): findings B4, B6, B7, B13.
  */
 import { describe, expect, it } from "vitest";

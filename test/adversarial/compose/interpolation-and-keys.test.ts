@@ -1,6 +1,6 @@
 /**
- * Round 2, class 3: Compose as compose-go v2.16.2 loads it (`docker compose config`, the compose oracle with every
- * profile enabled), in spellings round 1 left out. Each expected value was checked with the compose oracle:
+ * Class 3: Compose as compose-go v2.16.2 loads it (`docker compose config`, the compose oracle with every
+ * profile enabled), in spellings the first acceptance set left out. Each expected value was checked with the compose oracle:
  * - `.env` with CRLF line ends, a BOM, a trailing comment or trailing blanks after a quoted value still gives
  *   P=true (compose-go dotenv parser);
  * - `${P:+true}` gives "true" when P is set and not empty; a `.env` value may interpolate an earlier one (`P=${A}`);

@@ -1,5 +1,5 @@
 /**
- * Round 3, class 5: Compose as `docker compose` (docker/compose v5, compose-go v2.16.2) loads and runs it. Each
+ * Class 5: Compose as `docker compose` (docker/compose v5, compose-go v2.16.2) loads and runs it. Each
  * case is a project folder scanned as `scan --format json .`; engine behaviour checked in compose-go and
  * docker/compose sources (cli/options.go, paths/resolve.go, transform/external.go, pkg/compose/pre_start.go,
  * hook.go, apiSocket.go, plugins.go, build_bake.go).

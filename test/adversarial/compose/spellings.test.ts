@@ -1,5 +1,5 @@
 /**
- * Round 3, generated spellings for Compose: line breaks compose's YAML reader takes (finding E2), Windows host paths
+ * Generated spellings for Compose: line breaks compose's YAML reader takes (finding E2), Windows host paths
  * (B4), override file names (B1), and the loader's paths against compose-go itself (the compose oracle).
  */
 import fc from "fast-check";

@@ -1,5 +1,5 @@
 /**
- * Round 3, class 5: what a Compose service runs besides its container (docker/compose pkg/compose/pre_start.go,
+ * Class 5: what a Compose service runs besides its container (docker/compose pkg/compose/pre_start.go,
  * hook.go, apiSocket.go, plugins.go, build_bake.go): findings B8, B9, B10, B15.
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Round 2, class 1: format decoys. `scan` decides what a file is from keys that the engine which would apply it
+ * Class 1: format decoys. `scan` decides what a file is from keys that the engine which would apply it
  * ignores, so a key the engine never reads must not turn a dangerous input into a skipped one.
  *
  * - The Docker daemon decodes a create body with encoding/json into container.CreateRequest (docker v28.5.2,

@@ -1,5 +1,5 @@
 /**
- * Round 2, generated: the failing classes of files 01 and 02 as families, so a fix by example does not pass.
+ * Generated: the failing classes of files 01 and 02 as families, so a fix by example does not pass.
  * - A create body with any set of top-level keys container.CreateRequest does not have (encoding/json ignores them)
  *   gets the verdict of the body without them: blocked when privileged, passing when hardened.
  * - A stream of hardened Pods with one privileged Pod at any position, where any documents start with a BOM (go-yaml

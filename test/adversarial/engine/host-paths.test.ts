@@ -1,5 +1,5 @@
 /**
- * Round 3, class 6 (host paths): per-user systemd and D-Bus endpoints (`/run/user/<uid>/bus`, the user manager's
+ * Class 6 (host paths): per-user systemd and D-Bus endpoints (`/run/user/<uid>/bus`, the user manager's
  * `/run/user/<uid>/systemd/private`) start processes on the host for the peer uid, which is the task's own without a
  * user namespace, and a read-only bind does not stop connect(2) on a socket; containerd's NRI socket, CNI plugins
  * (run as root), BuildKit, nerdctl and LXC state, rootless data-roots under ~/.local/share and ostree's /var/roothome

@@ -1,5 +1,5 @@
 /**
- * Round 2, class 4: Docker Engine API create bodies as the daemon decodes them (encoding/json into
+ * Class 4: Docker Engine API create bodies as the daemon decodes them (encoding/json into
  * container.CreateRequest, docker v28.5.2), with repeated keys and nulls. Checked with the engine-json oracle:
  * - `null` into a bool or string leaves it as it was: `"Privileged": true, "Privileged": null` is privileged,
  *   `"NetworkMode": "host", "NetworkMode": null` is host;

@@ -1,5 +1,5 @@
 /**
- * Round 3, class 7 (Docker seccomp): a `seccomp=<value>` security option's value is the profile's JSON text (moby
+ * Class 7 (Docker seccomp): a `seccomp=<value>` security option's value is the profile's JSON text (moby
  * `WithSeccomp` -> `seccomp.LoadProfile`; the docker CLI and Compose read `seccomp=<file>` and send its contents).
  * moby/profiles `setupSeccomp` reads no default action and no syscalls (`null`, `{}`) as seccomp disabled, and a
  * default action that lets syscalls run (SCMP_ACT_ALLOW, SCMP_ACT_LOG) filters only what the profile names: both are

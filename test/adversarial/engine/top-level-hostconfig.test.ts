@@ -1,5 +1,5 @@
 /**
- * Round 3, class 7 (HostConfig fields at the top level): docker v20.10.24 ... v26.1.5 (the toolkit's docker.io)
+ * Class 7 (HostConfig fields at the top level): docker v20.10.24 ... v26.1.5 (the toolkit's docker.io)
  * decode a create body into runconfig `ContainerConfigWrapper`, whose embedded `*HostConfig` promotes every HostConfig
  * field to the top level; `getHostConfig` uses them when `HostConfig` is absent or null, and otherwise copies only
  * Memory, MemorySwap, CpuShares, CpusetCpus and VolumeDriver where HostConfig leaves them zero. Docker v27 and later

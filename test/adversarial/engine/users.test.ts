@@ -1,5 +1,5 @@
 /**
- * Round 3, class 7 (Docker users): the daemon resolves `User` with moby/sys/user `GetExecUser`, which starts from
+ * Class 7 (Docker users): the daemon resolves `User` with moby/sys/user `GetExecUser`, which starts from
  * uid 0 and gid 0 and takes the gid from the image's passwd entry for the user. With no group part (`1000`, `1000:`,
  * a name) the gid is the image's, and 0 (the root group) when the image has no entry for the uid (busybox has none
  * for 1000); the policy cannot see the image, so the root-group check fails closed, in Engine bodies, docker.Container

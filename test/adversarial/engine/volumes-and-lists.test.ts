@@ -1,5 +1,5 @@
 /**
- * Round 3, class 7: Engine API create bodies and docker.Container mounts as moby applies them (docker v28.5.2 and
+ * Class 7: Engine API create bodies and docker.Container mounts as moby applies them (docker v28.5.2 and
  * v20.10.24, the toolkit's docker.io):
  * - `HostConfig.VolumeDriver` is for Binds only (`handleVolumeDriverBC`, `ParseMountSpec`): a `Mounts` volume with no
  *   `DriverConfig.Name` is a `local` volume, whose options may bind a host path;

@@ -1,5 +1,5 @@
 /**
- * Round 3, class 11: an exemption names a resource by the identity the engine gives it, and no text an author writes
+ * Class 11: an exemption names a resource by the identity the engine gives it, and no text an author writes
  * in a name can make one resource pass for another.
  * - Pulumi: pulumi/pulumi sdk/go/common/resource/urn.go splits `urn:pulumi:<stack>::<project>::<type>::<name>` with
  *   `strings.SplitN(.., "::", 4)`: `Name()` is everything after the third `::` (names may hold any text, PR #14107)

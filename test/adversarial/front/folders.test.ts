@@ -1,5 +1,5 @@
 /**
- * Round 3, class 10: folders the scan skips by name. `kubectl apply -R -f k8s/` skips none (k8s.io/cli-runtime
+ * Class 10: folders the scan skips by name. `kubectl apply -R -f k8s/` skips none (k8s.io/cli-runtime
  * pkg/resource/visitor.go `ExpandPathsToFileVisitors`: `filepath.Walk` into every sub-folder, keeping `.json`,
  * `.yaml` and `.yml`), so a privileged Pod under `k8s/node_modules/` or `k8s/.git/` is applied. The scan still skips
  * `.git` and `node_modules` (installed packages and an object store are not the project's manifests, and can be

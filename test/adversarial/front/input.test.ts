@@ -1,5 +1,5 @@
 /**
- * Round 3, class 10: every read path is bounded, and what is read or refused is said plainly.
+ * Class 10: every read path is bounded, and what is read or refused is said plainly.
  * - A regular-looking file that answers EAGAIN (/proc/kmsg: S_IFREG, size 0, a non-blocking read has nothing until
  *   the kernel logs again) is refused, never retried without end; standard input from such a file too. Only a pipe
  *   on standard input is waited for, as a blocking read would be. A terminal or a device on standard input is

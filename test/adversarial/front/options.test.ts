@@ -1,5 +1,5 @@
 /**
- * Round 3, class 11: options that contradict each other are refused (exit 2) naming both, never settled by the last
+ * Class 11: options that contradict each other are refused (exit 2) naming both, never settled by the last
  * one silently: `--preset sandbox --preset baseline` would let a wrapper's option undo the stricter one, and a
  * `--preset` other than the config's `"preset"` would weaken the repository's config. The same value twice is fine.
  * The usage and the README name every preset, `gvisor` included.

@@ -1,5 +1,5 @@
 /**
- * Round 2, class 6: Kubernetes input structure and host paths.
+ * Class 6: Kubernetes input structure and host paths.
  * - kubectl reads a JSON file with YAMLOrJSONDecoder, whose JSON branch is a json.Decoder over the stream: objects
  *   written one after another (`{...}{...}`, or one per line) are each applied (k8s.io/apimachinery
  *   util/yaml.YAMLOrJSONDecoder, NewJSONDecoder...Decode in a loop by cli-runtime's StreamVisitor).

@@ -1,5 +1,5 @@
 /**
- * Round 3, Kubernetes pod fields as the kubelet, containerd and pod-security-admission apply them.
+ * Kubernetes pod fields as the kubelet, containerd and pod-security-admission apply them.
  * - Probe and lifecycle `host` (PSA baseline `hostProbesAndHostLifecycle`, policy/check_hostProbesAndhostLifecycle.go):
  *   the kubelet connects from the node's network to any non-empty host, in every probe and handler.
  * - Inline volume sources outside PSA restricted's list (policy/check_restrictedVolumes.go): nfs, iscsi, rbd, ...

@@ -1,5 +1,5 @@
 /**
- * Round 3, the `baseline` and `restricted` presets as Pod Security's levels (k8s.io/pod-security-admission
+ * The `baseline` and `restricted` presets as Pod Security's levels (k8s.io/pod-security-admission
  * policy/check_*.go): nothing a level refuses passes under its preset, with the pod's own securityContext judged by
  * itself and names compared exactly as the checks compare them; the mission and fail-closed rules stay mandatory
  * under every preset. Also the objects that deploy what the scan cannot read (kustomize, Flux, Argo CD, ...), and

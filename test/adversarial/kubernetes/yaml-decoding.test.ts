@@ -1,5 +1,5 @@
 /**
- * Round 2, class 2: Kubernetes YAML the way kubectl and the API server read it, in the spellings round 1 left out.
+ * Class 2: Kubernetes YAML the way kubectl and the API server read it, in the spellings the first acceptance set left out.
  *
  * - kubectl reads a file through cli-runtime's FileVisitor, which wraps it in `unicode.BOMOverride`: a UTF-8 or
  *   UTF-16 byte-order mark is honoured, and YAMLReader splits the stream at `---` lines before sigs.k8s.io/yaml reads

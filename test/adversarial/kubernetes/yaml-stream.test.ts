@@ -1,6 +1,6 @@
 /**
- * Round 3: Kubernetes YAML streams read as `kubectl apply -f` reads them (k8s.io/apimachinery and cli-runtime
- * v0.36.3; the kube-stream oracle runs that code, test/scan/yaml-kube-stream.property.test.ts compares with it).
+ * Kubernetes YAML streams read as `kubectl apply -f` reads them (k8s.io/apimachinery and cli-runtime
+ * v0.36.3; the kube-stream oracle runs that code, test/policy/sources/kubernetes/yaml-stream.property.test.ts compares with it).
  *
  * - YAMLReader cuts the stream at every line that starts with `---` followed by nothing or a comment once Go's white
  *   space is trimmed: `---#x: y`, `--- # c`, `---\t`, `---` + NBSP are separators (YAML 1.2 reads `---#x: y` as a

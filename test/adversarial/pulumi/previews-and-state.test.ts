@@ -1,5 +1,5 @@
 /**
- * Round 2, class 5: Pulumi documents. `pulumi preview --json` prints every secret as "[secret]", also one element of
+ * Class 5: Pulumi documents. `pulumi preview --json` prints every secret as "[secret]", also one element of
  * a list; `pulumi stack export` writes a secret as {sig: secret-sig, ciphertext|plaintext}, and with --show-secrets
  * a secret whose value holds another secret keeps the inner envelope inside the outer plaintext. A step's op does
  * not change what will run: `same`, `update` and `replace` steps carry the new state the engine keeps. An export's

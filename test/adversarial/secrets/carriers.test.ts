@@ -1,5 +1,5 @@
 /**
- * Round 3, attacker D: secrets beyond env and the Pulumi Docker types. Each finding's input (F1-F14 of the report),
+ * Attacker D: secrets beyond env and the Pulumi Docker types. Each finding's input (F1-F14 of the report),
  * scanned as a user would, with its plain spelling where one exists; the docker.Container and Pod cases also through
  * the pack (remediation, then validation, as the engine runs it), which must agree with `scan`.
  */

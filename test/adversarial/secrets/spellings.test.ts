@@ -1,5 +1,5 @@
 /**
- * Round 3, attacker D, generated: the spellings of F8-F14 as families, by each program's or format's grammar, so a
+ * Attacker D, generated: the spellings of F8-F14 as families, by each program's or format's grammar, so a
  * fix by example does not pass. Each family is judged by the recognizers directly (many runs), then a sample of it
  * through `scan` (a Pod) and the pack (a docker.Container), which must give the same verdict.
  */

@@ -1,7 +1,7 @@
 // What `kubectl apply -f` would send for a whole YAML or JSON stream (the kube-stream oracle: cli-runtime's resource
 // builder, locally), next to what the scanner judges for the same text (parseInput's Kubernetes resources).
-import { parseInput } from "../../cli/scan/documents";
-import { runOracle } from "../helpers/goOracle";
+import { parseInput } from "../../../../policy/sources/text/documents";
+import { runOracle } from "../../../helpers/goOracle";
 
 export interface Sent {
   readonly type: string;

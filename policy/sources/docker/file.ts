@@ -1,10 +1,12 @@
 /** Docker Engine API create bodies (`POST /containers/create`) -> resources judged as the launcher's preflight judges them. */
 
-import { idPart } from "../../../policy/exemptions";
-import { pathSegments } from "../../../policy/rules/helpers";
-import { engineBody, engineBodyOf } from "../../../policy/sources/docker/body";
-import { foldKey } from "../../../policy/sources/docker/decode";
-import { fromValue, fromYaml } from "../../../policy/sources/docker/json-node";
+import { idPart } from "../../exemptions";
+import { pathSegments } from "../../rules/helpers";
+import type { Lines } from "../text/lines";
+import { type FileOutput, text } from "../text/output";
+import { engineBody, engineBodyOf } from "./body";
+import { foldKey } from "./decode";
+import { fromValue, fromYaml } from "./json-node";
 import {
   DOCKER_NETWORK,
   DOCKER_PLUGIN_CONFIG,
@@ -12,10 +14,8 @@ import {
   networkBodyProps,
   pluginPrivileges,
   volumeBodyProps,
-} from "../../../policy/sources/docker/objects";
-import { LAUNCH_TYPE } from "../../../policy/sources/docker/read";
-import type { Lines } from "../lines";
-import { type FileOutput, text } from "./output";
+} from "./objects";
+import { LAUNCH_TYPE } from "./read";
 
 /**
  * A Docker Engine API create body: the Engine matches its fields case-insensitively (Go's encoding/json), so

@@ -1,7 +1,7 @@
 // The scanner's reading of one YAML document next to the engine's (sigs.k8s.io/yaml YAMLToJSON, via the kube-yaml
 // oracle), both as {json} or {error}.
-import { runOracle } from "../helpers/goOracle";
-import type { Reading } from "./kube-yaml-reading";
+import { runOracle } from "../../../helpers/goOracle";
+import type { Reading } from "./yaml-reading";
 
 /** The engine, for many documents at once (one oracle process). */
 export function engine(texts: readonly string[]): Reading[] {

@@ -1,7 +1,7 @@
 // The scanner's reading of one YAML document, as {json} or {error}: what the engine's reading (kube-yaml-oracle.ts)
 // and the plain block reader are compared with.
 import { parseAllDocuments } from "yaml";
-import { kubeYamlToJson } from "../../cli/scan/yaml-kube";
+import { kubeYamlToJson } from "../../../../policy/sources/kubernetes/yaml";
 
 export type Reading = { readonly json: unknown } | { readonly error: string };
 

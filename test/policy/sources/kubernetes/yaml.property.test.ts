@@ -4,13 +4,13 @@
 // its plain spelling, and safe values in any spelling get no new violation.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseInput } from "../../cli/scan/documents";
-import { readBlockYaml } from "../../cli/scan/yaml-kube-block";
-import { judge } from "../../policy/rules/registry";
-import { adaptResources } from "../../policy/sources/subject";
-import { engine, outcome } from "./kube-yaml-oracle";
-import { ours, type Reading } from "./kube-yaml-reading";
-import { choicesArb, type Mode, spell, type Tree } from "./kube-yaml-spell";
+import { judge } from "../../../../policy/rules/registry";
+import { readBlockYaml } from "../../../../policy/sources/kubernetes/yaml-block";
+import { adaptResources } from "../../../../policy/sources/subject";
+import { parseInput } from "../../../../policy/sources/text/documents";
+import { engine, outcome } from "./yaml-oracle";
+import { ours, type Reading } from "./yaml-reading";
+import { choicesArb, type Mode, spell, type Tree } from "./yaml-spell";
 
 type Obj = { readonly [k: string]: Tree };
 

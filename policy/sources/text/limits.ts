@@ -5,8 +5,8 @@
  * cannot overflow the stack on the input it exists to refuse.
  */
 import { type CST, isAlias, isCollection, isNode, isPair, Parser, type Node as YamlNode } from "yaml";
+import { readBlockYaml } from "../kubernetes/yaml-block";
 import { parseYamlDocuments } from "./yaml-docs";
-import { readBlockYaml } from "./yaml-kube-block";
 
 export interface StructureLimits {
   /** Collections nested in each other, counted from the document's root collection (1). */

@@ -3,11 +3,11 @@
  * the launcher would send for a task of the template, judged as the launcher's preflight judges it.
  */
 import type { LaunchSpec } from "../../../components/model";
-import { idPart } from "../../../policy/exemptions";
-import { LAUNCH_TYPE } from "../../../policy/sources/docker/read";
 import { taskContainer } from "../../../runtime/docker/taskContainer";
-import type { Lines } from "../lines";
-import { type FileOutput, isObj, text } from "./output";
+import { idPart } from "../../exemptions";
+import type { Lines } from "../text/lines";
+import { type FileOutput, isObj, text } from "../text/output";
+import { LAUNCH_TYPE } from "./read";
 
 /** The `kind` of the runtime's launch spec format. */
 const LAUNCH_SPEC_KIND: LaunchSpec["kind"] = "sandbox.launch/v1";

@@ -19,9 +19,9 @@
  * Whatever the engine rejects throws an Error that says what and where.
  */
 import { type Document, isAlias, isMap, isPair, isScalar, isSeq, type Node, Scalar } from "yaml";
-import { Unreadable } from "../../policy/workload";
-import { type GoScalar, goScalar, MERGE_TAG } from "./yaml-kube-scalar";
-import { checkEngineText, lineIn } from "./yaml-kube-source";
+import { Unreadable } from "../../workload";
+import { type GoScalar, goScalar, MERGE_TAG } from "./yaml-scalar";
+import { checkEngineText, lineIn } from "./yaml-text";
 
 /** How deep a document may nest (aliases expanded) before it is refused: far beyond any manifest, far below the stack. */
 export const MAX_DEPTH = 1000;

@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { kubectlReads, type StreamReading, scannerReads } from "./kube-stream-oracle";
+import { kubectlReads, type StreamReading, scannerReads } from "./yaml-stream-oracle";
 
 type Obj = Record<string, unknown>;
 

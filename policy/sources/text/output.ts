@@ -1,8 +1,8 @@
 /** What the formats' readers write for one file: its resources, what was skipped, and what could not be read. */
 
-import type { InputFormat, Location } from "../../../policy/report/model";
-import { noTaint, type TaintCheck } from "../../../policy/sources/lenient";
-import type { Parsed, StackInfo } from "../items";
+import type { InputFormat, Location } from "../../report/model";
+import { noTaint, type TaintCheck } from "../lenient";
+import type { Parsed, StackInfo } from "./items";
 
 /** A JSON object (not null, not a list). */
 export function isObj(v: unknown): v is Record<string, unknown> {

@@ -2,9 +2,10 @@
  * Pulumi JSON values as the rules read them: the engine's unknown value and Pulumi secrets in `pulumi preview --json`
  * and `pulumi stack export` documents.
  */
-import { REDACTED_SECRET, SECRET_REASON } from "../../policy/sources/lenient";
-import { isEnvSecretPath } from "../../policy/sources/secrets";
-import { UNKNOWN, Unreadable } from "../../policy/workload";
+
+import { UNKNOWN, Unreadable } from "../../workload";
+import { REDACTED_SECRET, SECRET_REASON } from "../lenient";
+import { isEnvSecretPath } from "../secrets";
 
 /** The engine's unknown value on the wire (plugin.UnknownStringValue), as `pulumi preview --json` prints it. */
 const PULUMI_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";

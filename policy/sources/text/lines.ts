@@ -1,7 +1,7 @@
 /** Lines of a YAML or JSON document by key path, for findings that point at a file and line. */
 import { type Document, isMap, isPair, isScalar, isSeq, type LineCounter, type Node as YamlNode } from "yaml";
+import type { LineNode } from "../kubernetes/yaml-block";
 import type { ParsedYaml } from "./yaml-docs";
-import type { LineNode } from "./yaml-kube-block";
 
 /**
  * Lines of one YAML (or JSON) document, looked up by key path; best effort, never throws. `firstLine` is the file's

@@ -1,8 +1,8 @@
 /**
  * One decoded document -> the resources the rules judge. A document is judged as every format whose engine would
- * take it; each format has its reader in cli/scan/formats/ (Kubernetes objects, Pulumi previews and state files,
- * the runtime's launch spec, Docker Engine API create bodies; Compose files, which are loaded per file, are read
- * from cli/scan/documents.ts).
+ * take it; each format has its reader in its source's file.ts (policy/sources/<engine>/: Kubernetes objects, Pulumi
+ * previews and state files, the runtime's launch spec, Docker Engine API create bodies; Compose files, which are
+ * loaded per file, are read from policy/sources/text/documents.ts).
  */
 import {
   hasEngineField,
@@ -12,12 +12,12 @@ import {
   isVolumeBody,
   readEngineBody,
   readEngineObject,
-} from "./formats/engine-body";
-import { isKubernetesObject, parseGroupVersion, readKubernetes } from "./formats/kubernetes";
-import { isLaunchSpec, readLaunchSpec } from "./formats/launch-spec";
-import { type FileOutput, isObj, text } from "./formats/output";
-import { isPulumiPreview, isPulumiState, readPreview, readState } from "./formats/pulumi";
+} from "../docker/file";
+import { isLaunchSpec, readLaunchSpec } from "../docker/launch-spec-file";
+import { isKubernetesObject, parseGroupVersion, readKubernetes } from "../kubernetes/file";
+import { isPulumiPreview, isPulumiState, readPreview, readState } from "../pulumi/file";
 import type { Lines } from "./lines";
+import { type FileOutput, isObj, text } from "./output";
 
 const NOT_A_RESOURCE =
   "not a Kubernetes object, Compose file, Pulumi preview or stack export, launch spec or Engine API create body (container, network, volume, plugin config)";

@@ -11,10 +11,10 @@
  * - anchors on nested blocks and aliases to them, expanded as go-yaml expands them, at most a few hundred nodes in
  *   all (far below go-yaml's aliasing limit, and below the structure caps).
  * Anything else, and anything the full reader would refuse, returns undefined: the caller then reads the text the
- * full way, which gives the engine's answer and its errors. test/scan/yaml-kube-block.test.ts compares the two
+ * full way, which gives the engine's answer and its errors. test/policy/sources/kubernetes/yaml-block.property.test.ts compares the two
  * readings on generated documents, inside and around the subset.
  */
-import { goScalar } from "./yaml-kube-scalar";
+import { goScalar } from "./yaml-scalar";
 
 /** Where each key and item of a document starts, for findings; the shape `Lines.line` walks. */
 export interface LineNode {

@@ -2,22 +2,22 @@
  * Input files -> the resources the rules judge, each with a type token, plain props and a way to turn a finding's
  * resource path into a file and line. This is the entry: it reads the text as JSON (one value, or values written
  * back to back) or as YAML (a stream cut into documents as kubectl cuts it, each decoded as Kubernetes decodes
- * it), loads a Compose file as one
- * project, and hands every other document to the formats' readers (cli/scan/reader.ts, cli/scan/formats/). Anything
- * no format takes is skipped with a reason; a file that does not parse is an error with its line.
+ * it), loads a Compose file as one project, and hands every other document to the formats' readers
+ * (policy/sources/text/reader.ts, each source's file.ts). Anything no format takes is skipped with a reason; a file
+ * that does not parse is an error with its line.
  */
 import { parseAllDocuments } from "yaml";
-import { composeProjectOf, isComposeDocument, isComposeValue, readCompose } from "./formats/compose";
-import { isEngineBody } from "./formats/engine-body";
-import { FileOutput, isObj } from "./formats/output";
+import { composeProjectOf, isComposeDocument, isComposeValue, readCompose } from "../compose/file";
+import { isEngineBody } from "../docker/file";
+import { kubeYamlToJson } from "../kubernetes/yaml";
+import { readBlockYaml } from "../kubernetes/yaml-block";
+import { type StreamPiece, splitKubeStream } from "../kubernetes/yaml-stream";
 import { type InputHost, NO_HOST, type Parsed } from "./items";
 import { splitJsonStream } from "./json-stream";
 import { Lines } from "./lines";
+import { FileOutput, isObj } from "./output";
 import { readDocument } from "./reader";
 import { parseYamlDocuments } from "./yaml-docs";
-import { kubeYamlToJson } from "./yaml-kube";
-import { readBlockYaml } from "./yaml-kube-block";
-import { type StreamPiece, splitKubeStream } from "./yaml-kube-stream";
 
 export type { InputHost, ScanItem } from "./items";
 

@@ -5,17 +5,17 @@
  */
 import { dirname, join as joinPath } from "node:path";
 import { type Document, isMap, isScalar, isSeq, LineCounter, parseAllDocuments } from "yaml";
-import { idPart } from "../../../policy/exemptions";
-import type { Location } from "../../../policy/report/model";
-import { pathSegments } from "../../../policy/rules/helpers";
-import { discoverProject, type ProjectFiles } from "../../../policy/sources/compose/discover";
-import { COMPOSE_KEY_OF_PROP } from "../../../policy/sources/compose/service-props";
-import { loadComposeServices } from "../../../policy/sources/compose/services";
-import { DOCKER_CONTAINER_TYPE } from "../../../policy/sources/pulumi/container";
-import type { InputHost } from "../items";
-import { Lines } from "../lines";
-import { isKubernetesObject } from "./kubernetes";
-import { type FileOutput, isObj } from "./output";
+import { idPart } from "../../exemptions";
+import type { Location } from "../../report/model";
+import { pathSegments } from "../../rules/helpers";
+import { isKubernetesObject } from "../kubernetes/file";
+import { DOCKER_CONTAINER_TYPE } from "../pulumi/container";
+import type { InputHost } from "../text/items";
+import { Lines } from "../text/lines";
+import { type FileOutput, isObj } from "../text/output";
+import { discoverProject, type ProjectFiles } from "./discover";
+import { COMPOSE_KEY_OF_PROP } from "./service-props";
+import { loadComposeServices } from "./services";
 
 /** compose-go's `include` entries: a path, or `{path, env_file, project_directory}` (the schema allows no more). */
 const INCLUDE_KEYS = new Set(["path", "env_file", "project_directory"]);

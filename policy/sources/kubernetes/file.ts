@@ -1,8 +1,8 @@
 /** Kubernetes objects (YAML or JSON, `List` kinds) -> resources typed `kubernetes:<group>/<version>:<Kind>`. */
-import { idPart } from "../../../policy/exemptions";
-import { pathSegments } from "../../../policy/rules/helpers";
-import type { Lines } from "../lines";
-import { type FileOutput, isObj, text } from "./output";
+import { idPart } from "../../exemptions";
+import { pathSegments } from "../../rules/helpers";
+import type { Lines } from "../text/lines";
+import { type FileOutput, isObj, text } from "../text/output";
 
 /** An object the API server would take by its apiVersion and kind. */
 export function isKubernetesObject(value: Record<string, unknown>): boolean {

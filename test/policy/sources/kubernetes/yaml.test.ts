@@ -1,10 +1,10 @@
 // Kubernetes YAML read as kubectl and the API server read it (sigs.k8s.io/yaml YAMLToJSON over go-yaml v2): a table
 // of named cases, each with the exact JSON (or error) and checked against the engine's own decoder (the oracle).
 import { describe, expect, it } from "vitest";
-import { parseInput } from "../../cli/scan/documents";
-import { Unreadable } from "../../policy/workload";
-import { engine } from "./kube-yaml-oracle";
-import { ours, type Reading } from "./kube-yaml-reading";
+import { parseInput } from "../../../../policy/sources/text/documents";
+import { Unreadable } from "../../../../policy/workload";
+import { engine } from "./yaml-oracle";
+import { ours, type Reading } from "./yaml-reading";
 
 type Expect = unknown;
 

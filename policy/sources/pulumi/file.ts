@@ -1,14 +1,14 @@
 /**
  * `pulumi preview --json` and `pulumi stack export` (or a state file's `checkpoint.latest`) -> each resource's
  * inputs under its type token, with what the stack rules need (URN, parent, dependencies, secret outputs). Values
- * are read as cli/scan/pulumi-json.ts reads them: unknowns stay unknown, secrets are sealed.
+ * are read as policy/sources/pulumi/json.ts reads them: unknowns stay unknown, secrets are sealed.
  */
 
-import type { InputFormat, Location } from "../../../policy/report/model";
-import { taintCheck } from "../../../policy/sources/lenient";
-import { parseUrn } from "../../../policy/urn";
-import { pulumiValue } from "../pulumi-json";
-import { type FileOutput, isObj, text } from "./output";
+import type { InputFormat, Location } from "../../report/model";
+import { parseUrn } from "../../urn";
+import { taintCheck } from "../lenient";
+import { type FileOutput, isObj, text } from "../text/output";
+import { pulumiValue } from "./json";
 
 /** A `pulumi preview --json` document: its steps. */
 export function isPulumiPreview(value: Record<string, unknown>): boolean {

@@ -1,16 +1,20 @@
-// The plain block reader (cli/scan/yaml-kube-block.ts) against the full reading (the `yaml` package's tree through
+// The plain block reader (policy/sources/kubernetes/yaml-block.ts) against the full reading (the `yaml` package's tree through
 // kubeYamlToJson, itself checked against the engine's decoder in yaml-kube.property.test.ts): on generated documents
 // inside and around the subset, whatever the block reader accepts it reads to the same value, with the same line for
 // every key and item; what the full reading refuses, the block reader never accepts.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { workloads } from "../../bench/workloads";
-import { DEFAULT_MAX_ALIAS_NODES, DEFAULT_MAX_DEPTH, structureProblem } from "../../cli/scan/limits";
-import { Lines } from "../../cli/scan/lines";
-import { parseYamlDocuments } from "../../cli/scan/yaml-docs";
-import { readBlockYaml } from "../../cli/scan/yaml-kube-block";
-import { ours } from "./kube-yaml-reading";
+import { workloads } from "../../../../bench/workloads";
+import { readBlockYaml } from "../../../../policy/sources/kubernetes/yaml-block";
+import {
+  DEFAULT_MAX_ALIAS_NODES,
+  DEFAULT_MAX_DEPTH,
+  structureProblem,
+} from "../../../../policy/sources/text/limits";
+import { Lines } from "../../../../policy/sources/text/lines";
+import { parseYamlDocuments } from "../../../../policy/sources/text/yaml-docs";
+import { ours } from "./yaml-reading";
 
 /** Keys, with some that resolve to something else in YAML 1.1, or that no plain key may be. */
 const key = fc.oneof(

@@ -1,8 +1,8 @@
 /** What the scan's readers produce: the resources to judge, what was skipped, and what could not be read. */
 
-import type { InputError, Location, ResourceRef, Skipped } from "../../policy/report/model";
-import type { ProjectFiles } from "../../policy/sources/compose/discover";
-import type { TaintCheck } from "../../policy/sources/lenient";
+import type { InputError, Location, ResourceRef, Skipped } from "../../report/model";
+import type { ProjectFiles } from "../compose/discover";
+import type { TaintCheck } from "../lenient";
 
 /** What a Pulumi document says about a resource beyond its props, for the stack rules. */
 export interface StackInfo {
