@@ -50,6 +50,7 @@ export const ORACLE_TESTS: readonly string[] = [
   "test/policy/presets.test.ts",
   "test/policy/sources/docker/schema.test.ts",
   "test/scan/compose.property.test.ts",
+  "test/policy/sources/kubernetes/yaml-block-engine.property.test.ts",
   "test/policy/sources/kubernetes/yaml-stream.property.test.ts",
   "test/policy/sources/kubernetes/yaml.property.test.ts",
   "test/policy/sources/kubernetes/yaml.test.ts",

@@ -5,7 +5,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { judge } from "../../../../policy/rules/registry";
-import { readBlockYaml } from "../../../../policy/sources/kubernetes/yaml-block";
 import { adaptResources } from "../../../../policy/sources/subject";
 import { parseInput } from "../../../../policy/sources/text/documents";
 import { engine, outcome } from "./yaml-oracle";
@@ -95,10 +94,6 @@ describe("kubeYamlToJson equals the engine's YAMLToJSON on generated manifests",
       const answers = engine(cases.map((c) => c.text));
       cases.forEach(({ model, text }, i) => {
         const mine = ours(text);
-        // The plain block reader, where it takes the text, reads the engine's value.
-        const block = readBlockYaml(text);
-        if (block !== undefined)
-          expect({ text, reading: { json: block.value } }).toEqual({ text, reading: answers[i] });
         // The scanner reads what the engine reads, error for error.
         expect({ text, reading: outcome(mine) }).toEqual({ text, reading: outcome(answers[i] as Reading) });
         // Engine-equivalent spellings are the value written.
