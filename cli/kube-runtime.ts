@@ -10,6 +10,7 @@ import { apiMessage, type KubeApis, type KubeTarget, kubeApis } from "../runtime
 import { KubeLauncher } from "../runtime/kubernetes/launcher";
 import { kubeOffSwitch } from "../runtime/kubernetes/off";
 import { runEscape, runProbe } from "../runtime/walls";
+import { taskOutput } from "./output";
 import { parseRunArgs, RunUsageError, runExitCode } from "./run-options";
 import { type Failure, failureOf, type Io, report, templatesOf } from "./runtime";
 import type { TaskVerb } from "./verbs";
@@ -148,13 +149,14 @@ export async function runKubeTaskVerb(
         );
         return code;
       }
-      io.out(result.stdout);
+      io.out(taskOutput(result.stdout, io.terminal?.out === true));
       const limits = result.limits.length ? `, limits hit: ${result.limits.join(", ")}` : "";
       const deadline = result.limits.includes("timeout")
         ? ` (killed at its ${spec.timeoutSeconds} s deadline: exit 124)`
         : "";
+      io.err(taskOutput(result.stderr, io.terminal?.err === true));
       io.err(
-        `${result.stderr}task ${result.id}: pod ${result.container} exit ${result.exitCode}${deadline}${limits}; its Job deleted\n`,
+        `task ${result.id}: pod ${result.container} exit ${result.exitCode}${deadline}${limits}; its Job deleted\n`,
       );
       return code;
     }

@@ -12,7 +12,7 @@ import { inspectToolchain, missingToolchainMessage, toolkitFiles } from "../tool
 import type { StackVerb } from "./engine-run";
 import { leanDockerClient } from "./lean-docker";
 import { LEDGER_VERBS, type LedgerVerb, ledgerFile } from "./ledger-file";
-import { type Io, Reporter } from "./output";
+import { type Io, processIo, Reporter } from "./output";
 import { kubeTarget, offTarget, rawConfig } from "./targets";
 import { STACK_VERBS, TASK_VERBS, type TaskVerb } from "./verbs";
 
@@ -348,7 +348,7 @@ export async function main(
  */
 export async function runCommand(argv: readonly string[], root = projectRoot()): Promise<void> {
   leanDockerClient();
-  const io: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
+  const io: Io = processIo();
   try {
     process.exitCode = await main(argv, io, root);
   } catch (e) {

@@ -2,6 +2,47 @@
 export interface Io {
   out: (text: string) => void;
   err: (text: string) => void;
+  /** Which of the two is a terminal (a person reads it): what a task wrote is then shown, not replayed. */
+  readonly terminal?: { readonly out: boolean; readonly err: boolean };
+}
+
+/** The front's own streams. */
+export function processIo(): Io {
+  return {
+    out: (t) => process.stdout.write(t),
+    err: (t) => process.stderr.write(t),
+    terminal: { out: process.stdout.isTTY === true, err: process.stderr.isTTY === true },
+  };
+}
+
+/**
+ * The characters that steer a terminal rather than print: C0 controls but tab and line feed (escape sequences clear
+ * the screen, set the title, write the clipboard; a carriage return overwrites a line), DEL, C1 controls, and the
+ * bidirectional overrides and isolates that reorder what a line seems to say.
+ */
+const STEERING = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Text a task chose (its output, a file name), each steering character written out as an escape (`\x1b`). */
+export function escapeControls(text: string): string {
+  return text.replace(STEERING, (c) => {
+    const n = c.charCodeAt(0);
+    return n < 0x100 ? `\\x${n.toString(16).padStart(2, "0")}` : `\\u${n.toString(16).padStart(4, "0")}`;
+  });
+}
+
+/** The gutter before each line a task wrote, on a terminal: the front's own lines never start with it. */
+export const TASK_GUTTER = "\u2502 ";
+
+/**
+ * A task's output as the front passes it on: to a file or a pipe, the bytes as written; to a terminal, shown: its
+ * steering characters escaped (CRLF line ends kept as line ends) and each line behind {@link TASK_GUTTER}, ended by
+ * a line break, so that nothing a task prints can pass for the front's own lines or change the terminal.
+ */
+export function taskOutput(text: string, terminal: boolean): string {
+  if (!terminal || text === "") return text;
+  const lines = escapeControls(text.replace(/\r\n/g, "\n")).split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  return lines.map((l) => `${TASK_GUTTER}${l}\n`).join("");
 }
 
 /** The common fields of every `--json` document the stack verbs and `check` write (see the README). */

@@ -5,22 +5,21 @@ import { join } from "node:path";
 import type Dockerode from "dockerode";
 import { launchSpec, projectNetworkName, proxySpec, type ResolvedProject } from "../components/model";
 import { dockerClient } from "../runtime/docker/client";
-import { copyTree, removeJobFolder } from "../runtime/jobs";
+import { removeJobFolder } from "../runtime/jobs";
 import { ImageMissing, isImageMissing, Launcher, LaunchRefused, RuntimeMissing } from "../runtime/launcher";
 import { BudgetRefused } from "../runtime/ledger";
 import { offSwitch } from "../runtime/offSwitch";
+import { copyOutputs } from "../runtime/outputs";
 import { policyPreflight } from "../runtime/preflight";
 import { ensureProxy } from "../runtime/proxy";
 import { runEscape, runProbe } from "../runtime/walls";
 import { openLedger } from "./ledger";
+import { escapeControls, type Io, taskOutput } from "./output";
 import { parseRunArgs, type RunOptions, RunUsageError, runExitCode } from "./run-options";
 import type { TaskVerb } from "./verbs";
 import { escapeVerb, probeVerb } from "./walls-verbs";
 
-export interface Io {
-  out: (text: string) => void;
-  err: (text: string) => void;
-}
+export type { Io };
 
 /**
  * Exit codes of the task verbs. `run` exits with the task's own code (0–255) when the task ran; 124 when the
@@ -339,7 +338,8 @@ async function runOne(
     if (!run.keep) removeJobFolder(project.jobRoot, taskId);
     throw e;
   }
-  const skipped = run.out === undefined ? [] : copyTree(result.jobDir, run.out);
+  const skipped =
+    run.out === undefined ? [] : copyOutputs(result.jobDir, run.out, spec.resources.diskMb * 1024 * 1024);
   if (!run.keep) removeJobFolder(project.jobRoot, taskId);
   const code = runExitCode(result);
   const { jobDir: _jobDir, ...task } = result;
@@ -356,14 +356,17 @@ async function runOne(
     io.out(`${JSON.stringify(doc)}\n`);
     return code;
   }
-  io.out(result.stdout);
-  io.err(result.stderr);
+  io.out(taskOutput(result.stdout, io.terminal?.out === true));
+  io.err(taskOutput(result.stderr, io.terminal?.err === true));
   const limits = result.limits.length ? `, limits hit: ${result.limits.join(", ")}` : "";
   const deadline = result.limits.includes("timeout")
     ? ` (killed at its ${spec.timeoutSeconds} s deadline: exit 124)`
     : "";
   const copied = run.out === undefined ? "" : `; outputs copied to ${run.out}`;
-  const skip = skipped.length ? ` (not copied, not a file, folder or link: ${skipped.join(", ")})` : "";
+  // The names are the task's: written out, never passed to the terminal as they are.
+  const skip = skipped.length
+    ? ` (not copied: ${skipped.map((s) => `${escapeControls(JSON.stringify(s.path))} (${s.reason})`).join(", ")})`
+    : "";
   const folder = `job folder ${result.jobDir} ${run.keep ? "kept" : "removed"}`;
   io.err(`task ${result.id}: exit ${result.exitCode}${deadline}${limits}${copied}${skip}; ${folder}\n`);
   return code;

@@ -1,3 +1,5 @@
+import { escapeControls } from "./output";
+
 /** One wall of a probe's report: what the template declares and what the self-check saw. */
 export interface WallRow {
   readonly wall: string;
@@ -19,7 +21,10 @@ export function wallsTable(template: string, report: WallsReport): string {
   const lines = [`template ${template}: ${report.passed ? "every wall held" : "A WALL FAILED"}`];
   for (const w of report.walls) {
     const mark = w.ok === true ? "ok  " : w.ok === false ? "FAIL" : "n/a ";
-    lines.push(`  ${mark} ${w.wall.padEnd(13)} declared ${w.declared}; observed ${w.observed}`);
+    // What was observed is read from the task's output: written out, never passed to the terminal as it is.
+    lines.push(
+      `  ${mark} ${w.wall.padEnd(13)} declared ${w.declared}; observed ${escapeControls(w.observed)}`,
+    );
   }
   return `${lines.join("\n")}\n`;
 }

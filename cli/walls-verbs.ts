@@ -5,7 +5,7 @@
  */
 import type { ProbeReport } from "../components/model";
 import { ESCAPE_CHECKS, type EscapeCheck, type EscapeResult } from "../runtime/walls";
-import type { Io } from "./output";
+import { escapeControls, type Io } from "./output";
 import { wallsTable } from "./walls-table";
 
 /** Probes each template with `probe` (undefined: not a template of the project, skipped). */
@@ -51,7 +51,7 @@ export async function escapeVerb(
       ok &&= r.blocked && r.leftovers.length === 0;
       if (!json) {
         io.out(
-          `${r.blocked ? "blocked" : "ESCAPED"} ${check} (${template}): by ${r.blockedBy}; ${r.evidence}; left running: ${r.leftovers.length}\n`,
+          `${r.blocked ? "blocked" : "ESCAPED"} ${check} (${template}): by ${r.blockedBy}; ${escapeControls(r.evidence)}; left running: ${r.leftovers.length}\n`,
         );
       }
     }

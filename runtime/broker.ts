@@ -144,7 +144,7 @@ export async function taskCalls(
     stderr: false,
     since: Math.floor(sinceMs / 1000) - 1,
   })) as Buffer;
-  return parseBrokerLog(demuxLogs(raw).stdout).filter(
+  return parseBrokerLog(demuxLogs(raw, Number.POSITIVE_INFINITY).stdout).filter(
     (c) => c.time * 1000 >= sinceMs - 1000 && inIpv4Cidr(c.client, subnet),
   );
 }

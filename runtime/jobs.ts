@@ -89,9 +89,9 @@ function chownTree(path: string, uid: number, gid: number): void {
 }
 
 /**
- * Copies the contents of `src` into `dest` without following any symlink: links are copied as links, so a task
- * that left `out -> /root/.ssh/id_rsa` gets a link, never the host's file. Sockets, FIFOs and devices are skipped.
- * Returns the relative paths skipped.
+ * Copies the operator's folder `src` (a `--dir` seed) into a job folder without following any symlink: links are
+ * copied as links. Sockets, FIFOs and devices are skipped. Returns the relative paths skipped. (A task's outputs
+ * leave by runtime/outputs.ts, which trusts nothing in them.)
  */
 export function copyTree(src: string, dest: string): string[] {
   const skipped: string[] = [];

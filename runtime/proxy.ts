@@ -112,7 +112,10 @@ export async function waitReady(
 ): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const logs = demuxLogs((await container.logs({ stdout: true, stderr: true })) as Buffer);
+    const logs = demuxLogs(
+      (await container.logs({ stdout: true, stderr: true })) as Buffer,
+      Number.POSITIVE_INFINITY,
+    );
     if (ready.test(logs.stderr)) return;
     const info = await container.inspect();
     if (!info.State.Running || Date.now() > until) {
@@ -161,7 +164,7 @@ export async function taskDecisions(
     stderr: false,
     since: Math.floor(sinceMs / 1000) - 1,
   })) as Buffer;
-  return parseDecisionLog(demuxLogs(raw).stdout).filter(
+  return parseDecisionLog(demuxLogs(raw, Number.POSITIVE_INFINITY).stdout).filter(
     (d) => d.time * 1000 >= sinceMs - 1000 && inIpv4Cidr(d.client, subnet),
   );
 }

@@ -16,7 +16,7 @@ const { EXIT, main } = require("../main") as typeof import("../main");
 const { TOOLCHAIN } = require("../../toolchain/manifest") as typeof import("../../toolchain/manifest");
 
 const argv = process.argv.slice(2);
-const io = { out: (t: string) => process.stdout.write(t), err: (t: string) => process.stderr.write(t) };
+const io = (require("../output") as typeof import("../output")).processIo();
 
 /** Where the installed front differs from a checkout's, said after its usage. */
 const INSTALLED = [

@@ -11,6 +11,8 @@ import {
   PROXY_RUN_DIR,
   type ProxySpec,
   parseUser,
+  TASK_LOG_FILE_MB,
+  TASK_LOG_FILES,
 } from "../model";
 
 /** The one writable folder of a task container: a host folder (bind) or a Docker volume. */
@@ -82,6 +84,9 @@ export function hardenedContainerArgs(
     ipcMode: "private",
     publishAllPorts: false,
     ports: [],
+    // The engine keeps the last TASK_LOG_FILES × TASK_LOG_FILE_MB of the task's output, whatever it prints.
+    logDriver: "json-file",
+    logOpts: { "max-size": `${TASK_LOG_FILE_MB}m`, "max-file": String(TASK_LOG_FILES) },
     mounts: [{ type: job.type, source: job.source, target: spec.jobFolder.containerPath, readOnly: false }],
     envs: Object.entries(spec.env).map(([k, v]) => `${k}=${v}`),
     labels: dockerLabels(overrides.labels ?? spec.labels),

@@ -18,5 +18,6 @@ export * from "./proxy";
 export * from "./proxy-spec";
 export * from "./secrets";
 export * from "./squid";
+export * from "./task-output";
 export * from "./template";
 export * from "./user";

@@ -59,6 +59,10 @@ export function containerCreateBody(
     UsernsMode: args.usernsMode,
     PublishAllPorts: args.publishAllPorts ?? false,
     RestartPolicy: { Name: args.restart ?? "no" },
+    LogConfig:
+      args.logDriver === undefined
+        ? undefined
+        : { Type: args.logDriver, Config: { ...(args.logOpts as Record<string, string> | undefined) } },
     Mounts: (args.mounts ?? []).map((m) => ({
       Type: m.type as "bind" | "volume" | "tmpfs",
       Source: m.source ?? "",
@@ -169,6 +173,8 @@ export const MAPPED_CONTAINER_PROPERTIES: readonly string[] = [
   "shmSize",
   "runtime",
   "init",
+  "logDriver",
+  "logOpts",
   "memory",
   "memorySwap",
   "cpus",

@@ -9,7 +9,13 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { taskJob } from "../../components/kubernetes/pod";
-import { LABELS, type LaunchSpec, podTemplateName, taskServiceAccountName } from "../../components/model";
+import {
+  LABELS,
+  type LaunchSpec,
+  podTemplateName,
+  TASK_OUTPUT_MAX_BYTES,
+  taskServiceAccountName,
+} from "../../components/model";
 import { LaunchRefused } from "../launch-errors";
 import type { LimitHit, TaskRequest, TaskResult } from "../launcher";
 import { Slots } from "../limits";
@@ -267,7 +273,13 @@ export class KubeLauncher {
       pod === undefined
         ? ""
         : await this.apis.core
-            .readNamespacedPodLog({ name: pod.metadata.name, namespace: this.namespace, container: "task" })
+            .readNamespacedPodLog({
+              name: pod.metadata.name,
+              namespace: this.namespace,
+              container: "task",
+              // The kubelet rotates the log; whatever it keeps, the launcher reads a bounded amount.
+              limitBytes: TASK_OUTPUT_MAX_BYTES,
+            })
             .then((t) => String(t))
             .catch(() => "");
     const job: Obj = await orAbsent(() =>

@@ -117,7 +117,7 @@ describe("run: seeding the job folder, the task's exit code, the result folder",
     expect(jobEntries()).toEqual([`.${id}.sandbox-job`, id]);
   });
 
-  it("writes one JSON document with --json, and copies links as links, never what they point at", async () => {
+  it("writes one JSON document with --json, and copies no link out of the job folder", async () => {
     const out = join(host, "result-json");
     const r = await front(
       "run",
@@ -133,7 +133,13 @@ describe("run: seeding the job folder, the task's exit code, the result folder",
     );
     expect(r.code).toBe(5);
     const doc = JSON.parse(r.out) as Record<string, unknown> & { task: Record<string, unknown> };
-    expect(doc).toMatchObject({ verb: "run", ok: false, exitCode: 5, out, skipped: [] });
+    expect(doc).toMatchObject({
+      verb: "run",
+      ok: false,
+      exitCode: 5,
+      out,
+      skipped: [{ path: "leak", reason: 'a link out of the job folder (to "/etc/shadow")' }],
+    });
     expect(doc.task).toMatchObject({
       template: "default",
       exitCode: 5,
@@ -142,8 +148,95 @@ describe("run: seeding the job folder, the task's exit code, the result folder",
       limits: [],
     });
     expect(doc.jobFolder).toMatchObject({ kept: false });
-    expect(lstatSync(join(out, "leak")).isSymbolicLink()).toBe(true);
-    expect(readlinkSync(join(out, "leak"))).toBe("/etc/shadow");
+    expect(existsSync(join(out, "leak"))).toBe(false);
+  });
+
+  it("--out brings back plain data: no setuid bit, no sparse gigabytes, no link out, no FIFO", async () => {
+    const out = join(host, "result-attack");
+    const r = await front(
+      "run",
+      "rv",
+      "default",
+      "--keep",
+      "--out",
+      out,
+      "--",
+      "sh",
+      "-c",
+      [
+        "cp /bin/busybox tool && chmod 4755 tool",
+        "truncate -s 3G big",
+        "echo in > inside.txt && ln -s inside.txt ok && ln -s /etc/shadow leak",
+        "mkfifo \"$(printf 'p\\033]0;pwned\\007')\"",
+        "ls -l tool big",
+      ].join("; "),
+    );
+    expect(r.code).toBe(0);
+    // The task really made them (the kept job folder): a setuid file and a 3 GB file.
+    const kept = new RegExp(`job folder (${jobRoot}/[a-z0-9-]+) kept`).exec(r.err)?.[1] ?? "";
+    expect(lstatSync(join(kept, "tool")).mode & 0o4000).toBe(0o4000);
+    expect(lstatSync(join(kept, "big")).size).toBe(3 * 1024 ** 3);
+    // The copy: plain data within the template's 1024 MB disk.
+    expect(lstatSync(join(out, "tool")).mode & 0o7000).toBe(0);
+    expect(existsSync(join(out, "big"))).toBe(false);
+    expect(readlinkSync(join(out, "ok"))).toBe("inside.txt");
+    expect(existsSync(join(out, "leak"))).toBe(false);
+    expect(readdirSync(out).sort()).toEqual(["inside.txt", "ok", "tool"]);
+    // The summary names what was left out, the task's file name written out, never passed to the terminal.
+    expect(r.err).toContain('"big" (3221225472 bytes would pass the template\'s disk size of outputs');
+    expect(r.err).toContain('"p\\u001b]0;pwned\\u0007" (not a file, folder or link');
+    expect(r.err).not.toContain("\u001b");
+  });
+
+  it("on a terminal shows a task's output behind a gutter with its escape sequences written out; to a pipe, as written", async () => {
+    const printf =
+      "printf 'fine\\n\\033[2J\\033]52;c;cHduZWQ=\\007task x: exit 0\\rfake\\n'; printf 'oops\\033[31m\\n' >&2";
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await main(
+      ["run", "rv", "default", "--", "sh", "-c", printf],
+      { out: (t) => out.push(t), err: (t) => err.push(t), terminal: { out: true, err: true } },
+      root,
+    );
+    expect(code).toBe(0);
+    expect(out.join("")).toBe(
+      "\u2502 fine\n\u2502 \\x1b[2J\\x1b]52;c;cHduZWQ=\\x07task x: exit 0\\x0dfake\n",
+    );
+    expect(err.join("")).toMatch(/\n\u2502 oops\\x1b\[31m\ntask [a-z0-9-]+: exit 0; job folder /);
+    expect(`${out.join("")}${err.join("")}`).not.toMatch(/[\u001b\u0007\r]/);
+    // Not a terminal: the bytes as the task wrote them (a script reading the output gets them unchanged).
+    const piped = await front("run", "rv", "default", "--", "sh", "-c", printf);
+    expect(piped.out).toBe("fine\n\u001b[2J\u001b]52;c;cHduZWQ=\u0007task x: exit 0\rfake\n");
+  });
+
+  it("a flood of output neither ends the launcher nor grows its memory: the engine keeps the last 16 MiB", async () => {
+    let peak = 0;
+    const before = process.memoryUsage().rss;
+    const sample = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().rss - before);
+    }, 20);
+    let r: Awaited<ReturnType<typeof front>>;
+    try {
+      r = await front(
+        "run",
+        "rv",
+        "default",
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        "dd if=/dev/zero bs=1M count=300 2>/dev/null | tr '\\0' x; echo; echo END",
+      );
+    } finally {
+      clearInterval(sample);
+    }
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.out) as { task: { stdout: string } };
+    expect(doc.task.stdout.length).toBeLessThanOrEqual(16 * 1024 * 1024);
+    expect(doc.task.stdout.length).toBeGreaterThan(1024 * 1024);
+    expect(doc.task.stdout.endsWith("x\nEND\n")).toBe(true);
+    // 300 MB read whole would take well over a gigabyte here (buffer, frames, text); the bound keeps it small.
+    expect(peak).toBeLessThan(400 * 1024 * 1024);
   });
 
   it("exits 124 when the template's deadline kills the task", async () => {
