@@ -20,6 +20,7 @@ export function processIo(): Io {
  * the screen, set the title, write the clipboard; a carriage return overwrites a line), DEL, C1 controls, and the
  * bidirectional overrides and isolates that reorder what a line seems to say.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is written out
 const STEERING = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /** Text a task chose (its output, a file name), each steering character written out as an escape (`\x1b`). */
