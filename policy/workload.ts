@@ -12,10 +12,26 @@ export * from "./values";
  * never as a violation.
  */
 
-/** A container's capability lists, each entry as written (any case, optional `CAP_`). */
+/**
+ * One capability list as the runtime reads it: `caps` canonical (`NET_ADMIN`, `ALL`), `raw` as written, `ineffective`
+ * the entries the runtime reads as no capability at all (a Kubernetes drop of `CAP_ALL`, left out of `caps`),
+ * `unknown` when any entry (or the list) is not known yet.
+ */
+export interface CapabilityRead {
+  readonly caps: readonly string[];
+  readonly raw: readonly string[];
+  readonly ineffective: readonly string[];
+  readonly unknown: boolean;
+}
+
+/** A container's capability lists, each entry as written (any case, optional `CAP_`), and as the runtime reads them. */
 export interface CapabilitiesView {
   readonly add: Val<readonly Val<string>[]>;
   readonly drop: Val<readonly Val<string>[]>;
+  /** The adds, read the Docker way on every front. */
+  readonly added: CapabilityRead;
+  /** The drops, read as the workload's runtime applies them. */
+  readonly dropped: CapabilityRead;
 }
 
 /** A seccomp or AppArmor setting, normalized: `RuntimeDefault`, `Localhost`, `Unconfined`, or absent. */

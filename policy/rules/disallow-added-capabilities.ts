@@ -1,5 +1,5 @@
 import { canonicalCapability } from "../../components/model";
-import { capabilityList, label, showList, unchecked, violation } from "./helpers";
+import { label, showList, unchecked, violation } from "./helpers";
 import { defineRule, type Finding } from "./types";
 
 /**
@@ -46,7 +46,7 @@ export const disallowAddedCapabilities = defineRule({
     const allowed = new Set(config.allowed.map((a) => canonicalCapability(a) ?? a.trim().toUpperCase()));
     const out: Finding[] = [];
     for (const c of s.containers) {
-      const add = capabilityList(c.capabilities.add);
+      const add = c.capabilities.added;
       const extra = add.raw.filter((x, i) =>
         config.exactNames ? !config.allowed.includes(x) : !allowed.has(add.caps[i] ?? ""),
       );

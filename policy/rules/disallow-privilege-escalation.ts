@@ -1,6 +1,6 @@
 import { canonicalCapability } from "../../components/model";
 import { isUnknown, type WorkloadView } from "../workload";
-import { capabilityList, containerFieldPath, label, unchecked, violation } from "./helpers";
+import { containerFieldPath, label, unchecked, violation } from "./helpers";
 import { defineRule, type Edit, type Finding } from "./types";
 
 /** True when the container adds SYS_ADMIN (or ALL): either lets a process regain privileges. */
@@ -43,7 +43,7 @@ export const disallowPrivilegeEscalation = defineRule({
         out.push(violation(`${label(c)} runs privileged, which always allows privilege escalation`, c.path));
         continue;
       }
-      const add = capabilityList(c.capabilities.add);
+      const add = c.capabilities.added;
       if (addsSysAdmin(add.raw)) {
         out.push(violation(`${label(c)} adds SYS_ADMIN, which allows privilege escalation`, c.path));
         continue;
@@ -79,7 +79,7 @@ export const disallowPrivilegeEscalation = defineRule({
       if (c.allowPrivilegeEscalation === false || isUnknown(c.allowPrivilegeEscalation)) continue;
       // The API refuses allowPrivilegeEscalation: false next to privileged or SYS_ADMIN; those need a person.
       if (c.privileged !== undefined && c.privileged !== false) continue;
-      const add = capabilityList(c.capabilities.add);
+      const add = c.capabilities.added;
       if (add.unknown || addsSysAdmin(add.raw)) continue;
       if (w.origin.backend === "kubernetes") {
         edits.push({

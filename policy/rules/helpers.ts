@@ -1,12 +1,9 @@
-/** Small pieces every rule uses: findings, capability lists, container field paths for fixes. */
-import { CAPABILITIES, canonicalCapability, type DropEntry } from "../../components/model";
+/** Small pieces every rule uses: findings, capability notes, container field paths for fixes. */
 import {
   type ContainerView,
   containerLabel,
-  isUnknown,
   isUnreadable,
   type Unreadable,
-  type Val,
   type WorkloadView,
 } from "../workload";
 import type { Finding } from "./types";
@@ -38,62 +35,6 @@ function unreadableIn(v: unknown): Unreadable[] {
 
 /** `container "app"` plus, for Kubernetes, nothing else: the path goes into the finding. */
 export const label = containerLabel;
-
-/**
- * What one entry of a Kubernetes drop list removes, as containerd's CRI plugin applies it
- * (`WithCapabilities`, pkg/cri/opts/spec_opts.go): the entry is ALL when it equals `ALL` in any case, else it
- * becomes `"CAP_" + upper(entry)`, with no trim and no prefix check. So `CAP_ALL`, `CAP_NET_ADMIN` and ` ALL`
- * name no capability (`CAP_CAP_ALL`, `CAP_ ALL`) and remove nothing. CRI-O also accepts a `CAP_` prefix; a drop counts
- * only when every runtime honours it, so the stricter reading is the one used.
- */
-export function kubernetesDropEntry(raw: string): DropEntry | undefined {
-  const name = raw.toUpperCase();
-  if (name === "ALL") return "ALL";
-  return Object.hasOwn(CAPABILITIES, name) ? (name as DropEntry) : undefined;
-}
-
-/** How the runtime reads a capability list: Docker's (trim, any case, `CAP_` optional) or containerd's drop list. */
-export type CapabilityReading = "docker" | "kubernetes-drop";
-
-/** The reading of a workload's drop list: containerd's on Kubernetes, Docker's elsewhere. */
-export function dropReading(w: WorkloadView): CapabilityReading {
-  return w.origin.backend === "kubernetes" ? "kubernetes-drop" : "docker";
-}
-
-/**
- * A capability list in canonical form; `unknown` when any entry (or the list) is not known. `ineffective` holds the
- * entries the runtime reads as no capability at all (a Kubernetes drop of `CAP_ALL`), which are left out of `caps`.
- * Adds are read the Docker way on every front: it is a superset of what any runtime adds, so nothing is missed.
- */
-export function capabilityList(
-  l: Val<readonly Val<string>[]>,
-  reading: CapabilityReading = "docker",
-): {
-  caps: string[];
-  raw: string[];
-  ineffective: string[];
-  unknown: boolean;
-} {
-  if (isUnknown(l)) return { caps: [], raw: [], ineffective: [], unknown: true };
-  const caps: string[] = [];
-  const raw: string[] = [];
-  const ineffective: string[] = [];
-  let unknown = false;
-  for (const c of l ?? []) {
-    if (isUnknown(c)) {
-      unknown = true;
-      continue;
-    }
-    if (c === undefined) continue;
-    raw.push(c);
-    if (reading === "kubernetes-drop") {
-      const k = kubernetesDropEntry(c);
-      if (k === undefined) ineffective.push(c);
-      else caps.push(k);
-    } else caps.push(canonicalCapability(c) ?? c.trim().toUpperCase());
-  }
-  return { caps, raw, ineffective, unknown };
-}
 
 /**
  * For messages: `; on Kubernetes the runtime reads "CAP_ALL" as no capability (containerd adds its own CAP_ prefix

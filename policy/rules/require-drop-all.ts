@@ -1,13 +1,5 @@
 import { SEED_SIX } from "../../components/model";
-import {
-  capabilityList,
-  dropReading,
-  ineffectiveNote,
-  label,
-  showList,
-  unchecked,
-  violation,
-} from "./helpers";
+import { ineffectiveNote, label, showList, unchecked, violation } from "./helpers";
 import { defineRule, type Finding } from "./types";
 
 /**
@@ -52,7 +44,7 @@ export const requireDropAll = defineRule({
     if (s.subject !== "workload") return [];
     const out: Finding[] = [];
     for (const c of s.containers) {
-      const drop = capabilityList(c.capabilities.drop, dropReading(s));
+      const drop = c.capabilities.dropped;
       if (config.exactNames ? drop.raw.includes("ALL") : drop.caps.includes("ALL")) continue;
       const missing = SEED_SIX.filter((x) => !(config.exactNames ? drop.raw : drop.caps).includes(x));
       if (config.acceptSeedSix && missing.length === 0) continue;

@@ -1,15 +1,6 @@
 import { canonicalCapability } from "../../components/model";
 import type { ContainerView, WorkloadView } from "../workload";
-import {
-  capabilityList,
-  containerFieldPath,
-  dropReading,
-  ineffectiveNote,
-  label,
-  showList,
-  unchecked,
-  violation,
-} from "./helpers";
+import { containerFieldPath, ineffectiveNote, label, showList, unchecked, violation } from "./helpers";
 import { defineRule, type Edit, type Finding } from "./types";
 
 const DROP_FIELD = {
@@ -24,9 +15,9 @@ const ADD_FIELD = {
 };
 
 /** What a container's capability lists say about NET_ADMIN. */
-function netAdmin(w: WorkloadView, c: ContainerView) {
-  const drop = capabilityList(c.capabilities.drop, dropReading(w));
-  const add = capabilityList(c.capabilities.add);
+function netAdmin(c: ContainerView) {
+  const drop = c.capabilities.dropped;
+  const add = c.capabilities.added;
   return {
     drop,
     add,
@@ -66,7 +57,7 @@ export const requireDropNetAdmin = defineRule({
     if (s.subject !== "workload") return [];
     const out: Finding[] = [];
     for (const c of s.containers) {
-      const n = netAdmin(s, c);
+      const n = netAdmin(c);
       if (n.addedBack.length > 0) {
         out.push(
           violation(
@@ -100,7 +91,7 @@ export const requireDropNetAdmin = defineRule({
     const w: WorkloadView = s;
     const edits: Edit[] = [];
     for (const c of w.containers) {
-      const n = netAdmin(w, c);
+      const n = netAdmin(c);
       if (!n.dropped && !n.drop.unknown)
         edits.push({ op: "append", path: containerFieldPath(w, c, DROP_FIELD), value: "NET_ADMIN" });
       // Only NET_ADMIN itself is taken out of the add list; an added ALL is left for a person to decide.

@@ -21,6 +21,7 @@ import {
   type Val,
   type WorkloadView,
 } from "../../workload";
+import { capabilitiesView } from "../capabilities";
 import { bool, entries, field, items, join, noTaint, num, str, strList, type TaintCheck } from "../lenient";
 import { findUnreadable } from "../unreadable";
 import { engineBodyOf } from "./body";
@@ -165,7 +166,11 @@ export function adaptLaunchSpec(raw: unknown, name: string, tainted: TaintCheck 
   );
   const labels: Record<string, string> = {};
   for (const [k, v] of entries(field(body, "Labels"))) if (typeof v === "string") labels[k] = v;
-  const caps: CapabilitiesView = { add: strList(field(hc, "CapAdd")), drop: strList(field(hc, "CapDrop")) };
+  const caps: CapabilitiesView = capabilitiesView(
+    strList(field(hc, "CapAdd")),
+    strList(field(hc, "CapDrop")),
+    "launch",
+  );
   const network = namespaceMode(str(field(hc, "NetworkMode")));
   // Connecting to the network named `host` is host networking whatever NetworkMode says.
   const endpoints = entries(field(field(body, "NetworkingConfig"), "EndpointsConfig")).map(([k]) => k);

@@ -2,6 +2,7 @@
  * One Kubernetes container -> its view: security settings inherited from the pod (security.ts), resources,
  * environment, command, mounts of the pod's volumes, ports and probes, each with where it is written.
  */
+
 import { parseQuantity } from "../../quantity";
 import {
   type ArgView,
@@ -15,6 +16,7 @@ import {
   Unreadable,
   type Val,
 } from "../../workload";
+import { capabilitiesView } from "../capabilities";
 import {
   at,
   bool,
@@ -335,7 +337,7 @@ export function adaptContainer(
     image: str(field(c, "image")),
     privileged: bool(field(sc, "privileged")),
     allowPrivilegeEscalation: bool(field(sc, "allowPrivilegeEscalation")),
-    capabilities: { add: strList(field(caps, "add")), drop: strList(field(caps, "drop")) },
+    capabilities: capabilitiesView(strList(field(caps, "add")), strList(field(caps, "drop")), "kubernetes"),
     runAsUser,
     runAsGroup: runAsGroupOf(runAsUser, inherit(num(field(sc, "runAsGroup")), pod.runAsGroup)),
     runAsNonRoot: inherit(bool(field(sc, "runAsNonRoot")), pod.runAsNonRoot),

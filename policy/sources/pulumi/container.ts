@@ -13,6 +13,7 @@ import {
   type Val,
   type WorkloadView,
 } from "../../workload";
+import { capabilitiesView } from "../capabilities";
 import {
   ipcShareable,
   namespaceMode,
@@ -195,7 +196,7 @@ export function adaptDockerContainer(
       : sec.noNewPrivileges === true
         ? false
         : undefined,
-    capabilities: { add: strList(field(caps, "adds")), drop: strList(field(caps, "drops")) },
+    capabilities: capabilitiesView(strList(field(caps, "adds")), strList(field(caps, "drops")), "docker"),
     runAsUser: user.uid,
     runAsGroup: user.gid,
     runAsNonRoot: undefined,
