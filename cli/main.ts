@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { launchSpec, projectNetworkName, type ResolvedProject, SpecError } from "../components/model";
 import {
@@ -10,6 +11,7 @@ import {
 } from "../stacks/config";
 import { inspectToolchain, missingToolchainMessage, toolkitFiles } from "../toolchain/pulumi";
 import type { StackVerb } from "./engine-run";
+import { asksForHelp, completionScript, unknownVerb, VERB_HELP } from "./help";
 import { leanDockerClient } from "./lean-docker";
 import { LEDGER_VERBS, type LedgerVerb, ledgerFile } from "./ledger-file";
 import { type Io, processIo, Reporter } from "./output";
@@ -34,13 +36,17 @@ export const EXIT = {
 } as const;
 
 const USAGE = `usage: sandbox <verb> [stack] [--json] [--verbose]
+       sandbox <verb> --help | sandbox help <verb>    a verb's arguments, options, examples and exit codes
+       sandbox --version                             the toolkit, the Pulumi CLI, Node and the providers
+       sandbox completion bash|zsh                   a shell completion script
 
-stack verbs (default stack: dev):
+stack verbs (check, preview and refresh default to the stack dev; up and destroy act on a stack named on purpose):
   check    validate stacks/Pulumi.<stack>.yaml and print the plan; deploys nothing
   preview  check, then preview the stack with the policy pack (after a refresh: drift is shown)
   up       check, then deploy the stack with the policy pack (the main job); what drifted is put back
   refresh  check, then refresh the stack's state from the engine
-  destroy  remove everything the stack deployed (the off switch; works whatever the config says now)
+  destroy  remove everything the stack deployed (the off switch; works whatever the config says now); on a
+           terminal it asks first unless --yes
 
   --json     one JSON document on stdout, nothing else there
   --verbose  the engine's own output and the full detail of a failure (stderr)
@@ -53,8 +59,8 @@ task verbs, on the local Docker engine:
   probe <stack> [template...]              prove every wall inside each template, declared vs observed
   escape <stack> [template...]             try the four escapes (env exfiltration, write outside the job
                                            folder, fork bomb, metadata address); each must be blocked
-  off <stack>                              remove every container, network, volume and job folder of the
-                                           project (works whatever the config says now)
+  off <stack> [--yes]                      remove every container, network, volume and job folder of the
+                                           project (works whatever the config says now; asks on a terminal)
   run ... --agent name                     the agent the task is for (required when the project names agents)
 
 the ledger (every run the task verbs make, charged and recorded; no engine needed):
@@ -139,12 +145,67 @@ export function describePlan(stack: string, p: ResolvedProject): string {
 function parseFlags(argv: readonly string[]) {
   const dash = argv.indexOf("--");
   const head = dash === -1 ? argv : argv.slice(0, dash);
-  const flags = new Set(["--json", "--verbose", "-v"]);
+  const flags = new Set(["--json", "--verbose", "-v", "--yes", "-y"]);
   return {
     json: head.includes("--json"),
     verbose: head.includes("--verbose") || head.includes("-v"),
+    yes: head.includes("--yes") || head.includes("-y"),
     args: [...head.filter((a) => !flags.has(a)), ...(dash === -1 ? [] : argv.slice(dash))],
   };
+}
+
+/** Verbs that create, change or remove objects: the stack is named on purpose, never taken as `dev`. */
+const NAMED_STACK_VERBS = new Set(["up", "destroy", "off"]);
+/** Verbs that remove objects: on a terminal they ask first, unless `--yes`. */
+const CONFIRMED_VERBS = new Set(["destroy", "off"]);
+
+/** The stack names of the stack files in the checkout (or the folder the installed front runs in). */
+function stackNames(root: string): string[] {
+  const names = new Set<string>();
+  for (const dir of [join(root, "stacks"), root]) {
+    try {
+      for (const f of readdirSync(dir)) {
+        const m = /^Pulumi\.([A-Za-z0-9_.-]+)\.yaml$/.exec(f);
+        if (m?.[1] !== undefined) names.add(m[1]);
+      }
+    } catch {
+      // no such folder
+    }
+  }
+  return [...names].sort();
+}
+
+/** `--version`: the toolkit (and the commit of an unreleased checkout), the Pulumi CLI, Node and the providers. */
+function versions(root: string, env: NodeJS.ProcessEnv): string {
+  const pkg = (name: string): string => {
+    try {
+      const file = join(root, ...(name === "." ? [] : ["node_modules", ...name.split("/")]), "package.json");
+      return (JSON.parse(readFileSync(file, "utf8")) as { version?: string }).version ?? "unknown";
+    } catch {
+      return "not installed";
+    }
+  };
+  let build = "";
+  if (existsSync(join(root, ".git"))) {
+    const r = spawnSync("git", ["rev-parse", "--short=12", "HEAD"], {
+      cwd: root,
+      encoding: "utf8",
+      timeout: 5000,
+    });
+    const commit = r.status === 0 ? r.stdout.trim() : "unknown";
+    build = ` (unreleased: a checkout at commit ${commit})`;
+  }
+  const toolchain = inspectToolchain(root, [], env);
+  const pulumi =
+    toolchain.pulumi === undefined
+      ? "not found (./sandbox up builds it; the installed front needs it on PATH)"
+      : `v${toolchain.pulumi.version} (${toolchain.pulumi.path})`;
+  return [
+    `sandbox ${pkg(".")}${build}`,
+    `pulumi ${pulumi}`,
+    `node ${process.version}`,
+    `@pulumi/pulumi ${pkg("@pulumi/pulumi")}, @pulumi/docker ${pkg("@pulumi/docker")}, @pulumi/kubernetes ${pkg("@pulumi/kubernetes")}`,
+  ].join("\n");
 }
 
 /**
@@ -184,17 +245,50 @@ export async function main(
     const { runScan } = await import("./scan.js");
     return runScan(argv.slice(1), io, { cwd: env.INIT_CWD ?? process.cwd() });
   }
-  const { json, verbose, args } = parseFlags(argv);
-  const [verb = "help", stack = "dev", ...rest] = args;
+  const { json, verbose, yes, args } = parseFlags(argv);
+  const [verb = "help", named, ...rest] = args;
+  const stack = named ?? "dev";
   const rep = new Reporter(io, json, verbose);
+  // Help, the version and completion read nothing and start nothing, whatever else the arguments say.
   if (verb === "help" || verb === "--help" || verb === "-h") {
-    io.out(`${USAGE}\n`);
+    const subject = named === "--help" || named === "-h" ? "help" : named;
+    const topic = subject === undefined ? undefined : VERB_HELP[subject];
+    if (subject !== undefined && topic === undefined) {
+      io.err(`${unknownVerb(subject)}\n`);
+      return EXIT.badInput;
+    }
+    io.out(`${topic ?? USAGE}\n`);
+    return EXIT.ok;
+  }
+  if (asksForHelp(args)) {
+    const topic = VERB_HELP[verb];
+    if (topic === undefined) {
+      io.err(`${unknownVerb(verb)}\n`);
+      return EXIT.badInput;
+    }
+    io.out(`${topic}\n`);
+    return EXIT.ok;
+  }
+  if (verb === "--version" || verb === "version") {
+    io.out(`${versions(root, env)}\n`);
+    return EXIT.ok;
+  }
+  if (verb === "completion") {
+    const script = completionScript(named ?? "");
+    if (script === undefined) {
+      io.err(`completion: name the shell, bash or zsh (got ${JSON.stringify(named ?? "")})\n`);
+      return EXIT.badInput;
+    }
+    io.out(script);
     return EXIT.ok;
   }
   const taskVerb = (TASK_VERBS as readonly string[]).includes(verb);
   const ledgerVerb = (LEDGER_VERBS as readonly string[]).includes(verb);
   if (!((STACK_VERBS as readonly string[]).includes(verb) && rest.length === 0) && !taskVerb && !ledgerVerb) {
-    const message = `unknown command: ${argv.join(" ")}`;
+    const known = VERB_HELP[verb] !== undefined;
+    const message = known
+      ? `${verb}: unexpected arguments ${JSON.stringify(rest)} (\`sandbox ${verb} --help\`)`
+      : unknownVerb(verb);
     if (json)
       return rep.failure({
         verb,
@@ -203,8 +297,30 @@ export async function main(
         exitCode: EXIT.badInput,
         error: { kind: "bad-input", message },
       });
-    io.err(`${USAGE}\n\n${message}\n`);
+    io.err(`${message}\n`);
     return EXIT.badInput;
+  }
+  if (NAMED_STACK_VERBS.has(verb) && named === undefined) {
+    const stacks = stackNames(root);
+    const message = `${verb} acts on a stack named on purpose: \`sandbox ${verb} <stack>\`${stacks.length > 0 ? ` (stacks here: ${stacks.join(", ")})` : ""}; nothing was done`;
+    return rep.failure({
+      verb,
+      stack: "",
+      ok: false,
+      exitCode: EXIT.badInput,
+      error: { kind: "bad-input", message },
+    });
+  }
+  if (CONFIRMED_VERBS.has(verb) && !yes && io.ask !== undefined && !json) {
+    const what =
+      verb === "destroy"
+        ? `destroy stack ${stack}: remove everything it deployed`
+        : `off ${stack}: remove every container, network, volume and job folder of its project`;
+    const answer = (await io.ask(`${what}? [y/N] `)).trim().toLowerCase();
+    if (answer !== "y" && answer !== "yes") {
+      io.err(`${verb}: not confirmed; nothing was done (--yes skips the question)\n`);
+      return EXIT.badInput;
+    }
   }
   let project: ResolvedProject | undefined;
   let invalid: SpecError | undefined;

@@ -4,15 +4,30 @@ export interface Io {
   err: (text: string) => void;
   /** Which of the two is a terminal (a person reads it): what a task wrote is then shown, not replayed. */
   readonly terminal?: { readonly out: boolean; readonly err: boolean };
+  /** Asks the person at the terminal and gives the line they answer; absent when no one is there to ask. */
+  readonly ask?: (question: string) => Promise<string>;
 }
 
 /** The front's own streams. */
 export function processIo(): Io {
+  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
   return {
     out: (t) => process.stdout.write(t),
     err: (t) => process.stderr.write(t),
     terminal: { out: process.stdout.isTTY === true, err: process.stderr.isTTY === true },
+    ...(interactive ? { ask: askOnTerminal } : {}),
   };
+}
+
+/** One line from the terminal, the question on stderr (stdout keeps the result only). */
+async function askOnTerminal(question: string): Promise<string> {
+  const { createInterface } = await import("node:readline/promises");
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return await rl.question(question);
+  } finally {
+    rl.close();
+  }
 }
 
 /**

@@ -39,7 +39,7 @@ if (argv[0] === "test") {
 } else {
   main(argv, io, process.cwd()).then(
     (code) => {
-      if (["help", "--help", "-h"].includes(argv[0] ?? "help")) io.out(`\n${INSTALLED}`);
+      if (["help", "--help", "-h"].includes(argv[0] ?? "help") && argv.length <= 1) io.out(`\n${INSTALLED}`);
       process.exitCode = code;
     },
     (e: unknown) => {

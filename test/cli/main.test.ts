@@ -108,9 +108,12 @@ describe("usage", () => {
     expect(r.out).toContain("usage: sandbox <verb> [stack] [--json]");
   });
 
-  it("refuses an unknown verb with exit code 2", async () => {
+  it("refuses an unknown verb with exit code 2, naming the nearest", async () => {
     const r = await run("launch", "dev");
     expect(r.code).toBe(EXIT.badInput);
-    expect(r.err).toContain("unknown command: launch dev");
+    expect(r.err).toBe('unknown command "launch" (`sandbox help` lists every verb)\n');
+    expect((await run("destory", "dev")).err).toBe(
+      'unknown command "destory"; did you mean "destroy"? (`sandbox help` lists every verb)\n',
+    );
   });
 });

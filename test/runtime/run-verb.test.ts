@@ -343,7 +343,41 @@ describe("off removes the project's job folders and nothing else", () => {
       JSON.stringify({ managedBy: "sandbox-projects", project: name, id: "linked" }),
     );
 
-    const r = await front("off", "rv", "--json");
+    // Help never acts, and a person who answers no changes nothing: the folders are still there.
+    const before = jobEntries();
+    for (const argv of [
+      ["off", "rv", "--help"],
+      ["off", "--help", "--json"],
+      ["help", "off"],
+    ]) {
+      const help = await front(...argv);
+      expect(help.code).toBe(0);
+      expect(help.out).toMatch(/^usage: sandbox off <stack>/);
+    }
+    const declined = await main(
+      ["off", "rv"],
+      { out: () => undefined, err: () => undefined, ask: async () => "no" },
+      root,
+    );
+    expect(declined).toBe(2);
+    expect(jobEntries()).toEqual(before);
+
+    // --yes on a terminal: no question, and the off switch runs.
+    const r = await (async () => {
+      const out: string[] = [];
+      const code = await main(
+        ["off", "rv", "--json", "--yes"],
+        {
+          out: (t) => out.push(t),
+          err: () => undefined,
+          ask: async () => {
+            throw new Error("asked");
+          },
+        },
+        root,
+      );
+      return { code, out: out.join("") };
+    })();
     expect(r.code).toBe(0);
     expect(JSON.parse(r.out)).toMatchObject({ verb: "off", ok: true, project: name, jobFolders: ours });
     expect(jobEntries()).toEqual([

@@ -1,0 +1,232 @@
+/**
+ * Help that never acts: each verb's arguments, options, examples and exit codes, printed for `<verb> --help`,
+ * `<verb> -h` and `help <verb>` before anything is read, built or started; the nearest verb for one that does not
+ * exist; and shell completion. Nothing here loads a stack, a client or the engine.
+ */
+import { closestKey } from "../stacks/near-keys";
+
+const STACK_EXITS =
+  "exit codes: 0 done, 1 the engine failed or the policy pack refused, 2 bad input, 3 a tool is missing,\n" +
+  "            130/143 cancelled (Ctrl-C once cancels and waits; twice kills)";
+const TASK_EXITS =
+  "exit codes: 0 every wall held (probe, escape) or nothing was left (off), 1 otherwise, 2 bad input,\n" +
+  "            3 a missing image or no engine, 130/143 cancelled";
+const LEDGER_EXITS = "exit codes: 0 done, 2 bad input (an unknown option, a bad --since)";
+const OUTPUT =
+  "  --json       one JSON document on stdout, nothing else there\n  --verbose    more detail (stderr)";
+
+/** Each verb's help, as printed. */
+export const VERB_HELP: Readonly<Record<string, string>> = {
+  check: `usage: sandbox check [stack] [--json]
+
+Validates stacks/Pulumi.<stack>.yaml (default stack: dev) and prints the plan: the budget arithmetic and every
+template's walls. Deploys nothing, starts nothing.
+
+${OUTPUT}
+
+examples:
+  sandbox check dev
+  sandbox check staging --json
+
+exit codes: 0 the config is valid, 2 it is not (each problem names the key, the value and what is allowed)`,
+  preview: `usage: sandbox preview [stack] [--json] [--verbose]
+
+Checks the config, refreshes the stack's state (drift is listed) and previews the stack with the policy pack.
+Changes nothing.
+
+${OUTPUT}
+
+examples:
+  sandbox preview dev
+
+${STACK_EXITS}`,
+  up: `usage: sandbox up <stack> [--json] [--verbose]
+
+Checks the config, then deploys the stack with the policy pack (the main job); what drifted is put back, and the
+probe's walls table is printed after. The stack is named on purpose: \`up\` creates, changes and deletes objects.
+
+${OUTPUT}
+
+examples:
+  sandbox up dev
+
+${STACK_EXITS}`,
+  refresh: `usage: sandbox refresh [stack] [--json] [--verbose]
+
+Checks the config, then refreshes the stack's state from the engine.
+
+${OUTPUT}
+
+examples:
+  sandbox refresh dev
+
+${STACK_EXITS}`,
+  destroy: `usage: sandbox destroy <stack> [--yes] [--json] [--verbose]
+
+Removes everything the stack deployed: the off switch, from the stack's state whatever the config says now. The
+stack is named on purpose; on a terminal it asks first unless --yes.
+
+  --yes        do not ask
+${OUTPUT}
+
+examples:
+  sandbox destroy dev
+  sandbox destroy dev --yes
+
+${STACK_EXITS}`,
+  run: `usage: sandbox run <stack> <template> [options] [-- command...]
+
+Launches one task in a fresh hardened container of the template and exits with the task's own code.
+
+  --file name=path   copy a host file into the job folder as name (repeatable)
+  --dir path         copy a folder's contents into the job folder (repeatable)
+  --out dir          copy the job folder's contents, as plain data, to a new or empty dir after the task
+  --keep             keep the job folder after the task
+  --agent name       the agent the task is for (required when the project names agents)
+  --json             one JSON document on stdout: the task, its output, what --out left out
+
+examples:
+  sandbox run dev default --file run.sh=./task.sh
+  sandbox run dev default --out ./result -- sh -c 'echo hi > out.txt'
+
+exit codes: the task's own (0-255); 124 killed at its deadline; 137 killed by its memory limit; 2 bad options or a
+            launch the policy refused; 3 a missing image or no engine; 130/143 cancelled`,
+  probe: `usage: sandbox probe <stack> [template...] [--json]
+
+Proves every wall inside each template (all by default): declared against what the kernel says.
+
+examples:
+  sandbox probe dev
+  sandbox probe dev default --json
+
+${TASK_EXITS}`,
+  escape: `usage: sandbox escape <stack> [template...] [--json]
+
+Tries the four escapes (environment exfiltration, a write outside the job folder, a fork bomb, the metadata
+address) in each template (all by default); each must be blocked.
+
+examples:
+  sandbox escape dev
+
+${TASK_EXITS}`,
+  off: `usage: sandbox off <stack> [--yes] [--json]
+
+Removes every container, network, volume and job folder of the project (the stack's walls stay), whatever the
+config says now. The stack is named on purpose; on a terminal it asks first unless --yes.
+
+  --yes        do not ask
+
+examples:
+  sandbox off dev
+  sandbox off dev --yes
+
+${TASK_EXITS}`,
+  spend: `usage: sandbox spend <stack> [--json]
+
+The month to date from the ledger: spent, left, by template and agent, and the forecast. No engine needed.
+
+examples:
+  sandbox spend dev
+
+${LEDGER_EXITS}`,
+  audit: `usage: sandbox audit <stack> [--since t] [--agent a] [--json]
+
+Each run the task verbs made: command, file hashes, exit, limits, egress decisions, charge.
+
+  --since t    runs from t on (an ISO date or time, or a duration such as 24h)
+  --agent a    runs of one agent
+
+examples:
+  sandbox audit dev --since 24h
+
+${LEDGER_EXITS}`,
+  alerts: `usage: sandbox alerts <stack> [--since t] [--json]
+
+Budget alerts (80/90/100 %), refused launches and escape signals, from the ledger.
+
+  --since t    alerts from t on
+
+examples:
+  sandbox alerts dev --since 2026-12-01
+
+${LEDGER_EXITS}`,
+  scan: `usage: sandbox scan [options] <file|folder|->...
+
+Judges Kubernetes YAML, Compose files, Engine API bodies, pulumi preview --json, stack exports and launch specs
+with the policy pack's rules. \`sandbox scan --help\` lists every option.
+
+examples:
+  sandbox scan k8s/
+  sandbox scan --ci --format sarif --output scan.sarif k8s/ compose.yaml
+
+exit codes: 0 pass, 1 a mandatory rule fails, 2 bad input`,
+  completion: `usage: sandbox completion bash|zsh
+
+Prints a completion script for the shell: verbs, then the stacks of stacks/ (or of the folder you run in).
+
+examples:
+  source <(sandbox completion bash)        # in ~/.bashrc
+  sandbox completion zsh > "\${fpath[1]}/_sandbox"
+
+exit codes: 0 printed, 2 another shell`,
+  help: `usage: sandbox help [verb]
+
+Prints the usage of every verb, or one verb's arguments, options, examples and exit codes.`,
+  test: `usage: sandbox test [vitest arguments]
+
+The checkout's test suite: type check, lint, then every tier (unit, oracle, engine, node). Arguments go to vitest.`,
+};
+
+/** Every verb the front knows, for `did you mean` and completion. */
+export const VERBS = Object.keys(VERB_HELP);
+
+/**
+ * Whether the arguments ask for help (`--help` or `-h` before a `--`): then nothing else in them is read, and nothing
+ * runs. After `--`, they belong to the task's command.
+ */
+export function asksForHelp(args: readonly string[]): boolean {
+  const dash = args.indexOf("--");
+  const head = dash === -1 ? args : args.slice(0, dash);
+  return head.includes("--help") || head.includes("-h");
+}
+
+/** The message for a verb that does not exist, with the nearest one. */
+export function unknownVerb(verb: string): string {
+  const near = closestKey(verb, VERBS);
+  return `unknown command "${verb}"${near === undefined ? "" : `; did you mean "${near}"?`} (\`sandbox help\` lists every verb)`;
+}
+
+/** A completion script for bash or zsh: verbs first, then the stack names of the stack files. */
+export function completionScript(shell: string): string | undefined {
+  const verbs = VERBS.filter((v) => v !== "test").join(" ");
+  const stacks =
+    "(ls stacks/Pulumi.*.yaml Pulumi.*.yaml 2>/dev/null | sed -e 's#.*Pulumi\\.##' -e 's#\\.yaml$##')";
+  if (shell === "bash")
+    return `# bash completion for sandbox
+_sandbox() {
+  local cur="\${COMP_WORDS[COMP_CWORD]}"
+  if [ "$COMP_CWORD" -eq 1 ]; then
+    COMPREPLY=($(compgen -W "${verbs}" -- "$cur"))
+  elif [ "$COMP_CWORD" -eq 2 ] && [ "\${COMP_WORDS[1]}" != scan ] && [ "\${COMP_WORDS[1]}" != help ]; then
+    COMPREPLY=($(compgen -W "$${stacks}" -- "$cur"))
+  elif [ "\${COMP_WORDS[1]}" = help ]; then
+    COMPREPLY=($(compgen -W "${verbs}" -- "$cur"))
+  fi
+}
+complete -F _sandbox sandbox ./sandbox
+`;
+  if (shell === "zsh")
+    return `#compdef sandbox
+_sandbox() {
+  if (( CURRENT == 2 )); then
+    compadd -- ${verbs}
+  elif (( CURRENT == 3 )) && [[ \${words[2]} == help ]]; then
+    compadd -- ${verbs}
+  elif (( CURRENT == 3 )) && [[ \${words[2]} != scan ]]; then
+    compadd -- $${stacks}
+  fi
+}
+compdef _sandbox sandbox
+`;
+  return undefined;
+}
