@@ -240,14 +240,20 @@ export class Launcher {
         };
       }
       if (ledger !== undefined && this.openRuns.delete(task.id)) {
-        const closed = ledger.complete(task.id, {
-          exitCode: result.exitCode,
-          limits: result.limits,
-          killedByLauncher: result.killedByLauncher,
-          ...(result.stoppedByCap ? { stoppedBy: "cap" as const } : {}),
-          egress: result.egress?.decisions ?? [],
-          broker: result.broker?.calls ?? [],
-        });
+        // Charged to now, not to when another process lets go of the ledger.
+        const closed = ledger.complete(
+          task.id,
+          {
+            exitCode: result.exitCode,
+            limits: result.limits,
+            killedByLauncher: result.killedByLauncher,
+            ...(result.stoppedByCap ? { stoppedBy: "cap" as const } : {}),
+            egress: result.egress?.decisions ?? [],
+            broker: result.broker?.calls ?? [],
+          },
+          "done",
+          ledger.now(),
+        );
         result = { ...result, chargeUsd: closed.chargeUsd ?? 0 };
       }
       return result;

@@ -50,6 +50,9 @@ import { reconcileDeadRuns } from "./reconcile";
 
 export * from "./ledger-records";
 
+/** How long a call waits for another process's lock on the ledger before it fails (a blocking wait). */
+const BUSY_TIMEOUT_MS = 30_000;
+
 /** Options of {@link Ledger.open}. */
 export interface LedgerOptions {
   /** The clock, in ms since the epoch. Defaults to `Date.now` (tests inject months). */
@@ -76,7 +79,7 @@ export class Ledger {
   /** Opens (creating and migrating when needed) the ledger file of `meter.project`. */
   static open(file: string, meter: Meter, options: LedgerOptions = {}): Ledger {
     mkdirSync(dirname(file), { recursive: true });
-    const db = new DatabaseSync(file, { timeout: 30_000 });
+    const db = new DatabaseSync(file, { timeout: BUSY_TIMEOUT_MS });
     db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
     const ledger = new Ledger(db, file, meter, options);
     ledger.migrate();
@@ -332,6 +335,20 @@ export class Ledger {
     const out = this.pending;
     this.pending = [];
     for (const a of out) for (const sink of this.sinks) sink(a);
+  }
+
+  /**
+   * Runs `fn` without waiting for another process's lock: a locked ledger throws at once. The calls a launcher makes
+   * while its tasks run go through here, so that a ledger held by someone else never stops its timers (the deadline,
+   * the meter's stop): `node:sqlite` waits for a lock by blocking the whole event loop.
+   */
+  withoutWaiting<T>(fn: () => T): T {
+    this.db.exec("PRAGMA busy_timeout = 0");
+    try {
+      return fn();
+    } finally {
+      this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
   }
 
   /** Checks the thresholds now (a launcher calls it while runs are open, so alerts fire as spend accrues). */

@@ -17,28 +17,34 @@ export async function superviseTask(
   options: { readonly graceSeconds: number; readonly ledger: Ledger | undefined },
 ): Promise<TaskResult> {
   const { id, name, jobDir, started } = task;
-  let killedByLauncher = false;
-  let stoppedByCap = false;
   let pidsHits = 0;
   const ledger = options.ledger;
   const deadlineMs = (spec.timeoutSeconds + options.graceSeconds) * 1000;
+  // A kill counts only when it landed: the engine refuses to kill a container that has already ended (a timer that
+  // fires late, after the task exited in time, kills nothing).
+  const kill = (): Promise<boolean> =>
+    container.kill({ signal: "SIGKILL" }).then(
+      () => true,
+      () => false,
+    );
+  let deadlineKill: Promise<boolean> | undefined;
+  let capKill: Promise<boolean> | undefined;
   const killer = setTimeout(() => {
-    killedByLauncher = true;
-    container.kill({ signal: "SIGKILL" }).catch(() => undefined);
+    deadlineKill = kill();
   }, deadlineMs);
   let ticks = 0;
   const poll = setInterval(() => {
     const hits = pidsLimitHits(container.id);
     if (hits !== undefined) pidsHits = Math.max(pidsHits, hits);
-    if (ledger === undefined || stoppedByCap) return;
+    if (ledger === undefined || capKill !== undefined) return;
     try {
-      // The meter: stop the run when the month's spend reaches the cap; the thresholds each second.
-      const stopAt = ledger.stopTime(id);
-      if (stopAt !== undefined && ledger.now() >= stopAt) {
-        stoppedByCap = true;
-        container.kill({ signal: "SIGKILL" }).catch(() => undefined);
-      }
-      if (++ticks % 5 === 0) ledger.tick();
+      // The meter: stop the run when the month's spend reaches the cap; the thresholds each second. Never waiting
+      // for another process's lock, which would stop every timer of this launcher.
+      ledger.withoutWaiting(() => {
+        const stopAt = ledger.stopTime(id);
+        if (stopAt !== undefined && ledger.now() >= stopAt) capKill = kill();
+        if (++ticks % 5 === 0) ledger.tick();
+      });
     } catch {
       // A busy ledger this tick: the next one reads it again.
     }
@@ -49,7 +55,11 @@ export async function superviseTask(
     pidsHits = Math.max(pidsHits, pidsLimitHits(container.id) ?? 0);
     const info = await container.inspect();
     const logs = demuxLogs((await container.logs({ stdout: true, stderr: true, follow: false })) as Buffer);
-    const durationMs = Date.now() - started;
+    const killedByLauncher = (await deadlineKill) === true;
+    const stoppedByCap = (await capKill) === true;
+    // How long the task ran, by the engine's own clock: a launcher held up meanwhile does not lengthen it.
+    const engineMs = Date.parse(info.State.FinishedAt) - Date.parse(info.State.StartedAt);
+    const durationMs = Number.isFinite(engineMs) && engineMs >= 0 ? engineMs : Date.now() - started;
     const timedOut =
       killedByLauncher ||
       ((StatusCode === 137 || StatusCode === 124) && durationMs >= spec.timeoutSeconds * 1000);

@@ -297,3 +297,61 @@ describe("a launcher killed mid-task", () => {
     }
   }, 120_000);
 });
+
+describe("a ledger another process holds", () => {
+  it("stops none of the launcher's timers: a task that exits in time is not reported killed", async () => {
+    const own = testProject("held", TEMPLATES, { ...BUDGET, monthlyCapUsd: 50 });
+    const f = join(mkdtempSync(join(tmpdir(), "held-")), "l.sqlite");
+    const ledger = Ledger.open(f, meterOf(own));
+    // Another process takes the ledger's write lock once the task runs, and keeps it for 6 s: longer than the
+    // task's deadline and grace (3 s + 1 s), while the task itself ends after 1 s.
+    const holder = spawn(
+      process.execPath,
+      [
+        "-e",
+        `const { DatabaseSync } = require("node:sqlite");
+         const db = new DatabaseSync(${JSON.stringify(f)});
+         process.stdin.once("data", () => {
+           db.exec("BEGIN IMMEDIATE");
+           process.stdout.write("locked\\n");
+           setTimeout(() => { db.exec("COMMIT"); process.exit(0); }, 6000);
+         });`,
+      ],
+      { stdio: ["pipe", "pipe", "inherit"] },
+    );
+    const exited = new Promise((r) => holder.on("exit", r));
+    const locked = new Promise<void>((r) =>
+      holder.stdout.on("data", (d: Buffer) => d.toString().includes("locked") && r()),
+    );
+    let ticks = 0;
+    const launcher = new Launcher(docker, {
+      preflight: policyPreflight(),
+      ledger,
+      graceSeconds: 1,
+      onEvent: (e) => {
+        if (e.type === "start") holder.stdin.write("lock\n");
+      },
+    });
+    const loop = setInterval(() => ticks++, 100);
+    try {
+      const run = launcher.run(specOf(own, "quick"), { command: ["sh", "-c", "sleep 1"] });
+      await locked;
+      const atLock = ticks;
+      const r = await run;
+      expect(r.exitCode).toBe(0);
+      expect(r.killedByLauncher).toBe(false);
+      expect(r.limits).toEqual([]);
+      expect(r.durationMs).toBeLessThan(3000);
+      const [held] = ledger.runs();
+      expect(held).toMatchObject({ status: "done", exitCode: 0, killedByLauncher: false });
+      // The event loop kept turning while the task ran under the held ledger.
+      expect(ticks - atLock).toBeGreaterThan(3);
+    } finally {
+      clearInterval(loop);
+      holder.kill("SIGKILL");
+      await exited;
+      ledger.close();
+      await offSwitch(docker, own.spec.name);
+    }
+  }, 120_000);
+});
