@@ -150,6 +150,17 @@ examples:
   sandbox alerts dev --since 2026-12-01
 
 ${LEDGER_EXITS}`,
+  ledger: `usage: sandbox ledger reset <stack> [--yes] [--json]
+
+The project's ledger is witnessed outside its file (in the job root): a ledger deleted, emptied or replaced, or a
+second ledger for the same project, is refused by every verb that meters, so the month's spend never starts over
+from zero by accident. \`ledger reset\` starts a new one on purpose: the ledger file of this checkout (made when
+missing) becomes the one the project is metered with. Nothing is deleted. On a terminal it asks first unless --yes.
+
+examples:
+  sandbox ledger reset dev
+
+exit codes: 0 done, 2 bad input or not confirmed`,
   scan: `usage: sandbox scan [options] <file|folder|->...
 
 Judges Kubernetes YAML, Compose files, Engine API bodies, pulumi preview --json, stack exports and launch specs

@@ -4,8 +4,32 @@
  */
 import { type ResolvedProject, usdFine } from "../components/model";
 import { AlertOutbox, alertSinks } from "../runtime/alerts";
-import { type AlertRecord, Ledger, meterOf, type RunRecord } from "../runtime/ledger";
+import { type AlertRecord, Ledger, type LedgerOptions, meterOf, type RunRecord } from "../runtime/ledger";
+import { checkAfterOpen, checkBeforeOpen, LedgerGone, resetWitness } from "../runtime/ledger-witness";
 import type { LedgerVerb } from "./ledger-file";
+
+/** How a person starts a new ledger on purpose. */
+const RESET = "sandbox ledger reset <stack>";
+
+/**
+ * Opens a project's ledger, only when it is the ledger the project has been metered with (runtime/ledger-witness.ts:
+ * a deleted, emptied or replaced file, or a second ledger of the same project, throws {@link LedgerGone}).
+ */
+export function openProjectLedger(
+  file: string,
+  project: ResolvedProject,
+  options: LedgerOptions = {},
+): Ledger {
+  checkBeforeOpen(project.jobRoot, file, RESET);
+  const ledger = Ledger.open(file, meterOf(project), options);
+  try {
+    checkAfterOpen(project.jobRoot, project.spec.name, file, ledger.id(), RESET);
+  } catch (e) {
+    ledger.close();
+    throw e;
+  }
+  return ledger;
+}
 
 /** Opens a project's ledger with its alert sinks (stderr through `err`); `outbox` holds webhooks in flight. */
 export function openLedger(
@@ -14,8 +38,29 @@ export function openLedger(
   err: (text: string) => void,
 ): { ledger: Ledger; outbox: AlertOutbox } {
   const outbox = new AlertOutbox();
-  const ledger = Ledger.open(file, meterOf(project), { sinks: alertSinks(project.spec.alerts, outbox, err) });
+  const ledger = openProjectLedger(file, project, { sinks: alertSinks(project.spec.alerts, outbox, err) });
   return { ledger, outbox };
+}
+
+/**
+ * `sandbox ledger reset <stack>`: the ledger at `file` (made when missing) becomes the one the project is metered
+ * with, and the one before is no longer; its history is not deleted. Returns what to print.
+ */
+export function resetLedger(file: string, project: ResolvedProject): string {
+  const ledger = Ledger.open(file, meterOf(project));
+  try {
+    const id = ledger.id();
+    const before = resetWitness(project.jobRoot, project.spec.name, file, id);
+    const was =
+      before === undefined
+        ? "no ledger was witnessed before"
+        : before.ledgerId === id
+          ? "it already was"
+          : `the one before (${before.file}, since ${before.since}) is no longer metered; its file, if any, is left as it is`;
+    return `project ${project.spec.name}: the ledger ${file} (${ledger.runs().length} runs) is the one it is metered with from now on; ${was}\n`;
+  } finally {
+    ledger.close();
+  }
 }
 
 interface Io {
@@ -134,7 +179,18 @@ export function runLedgerVerb(
     } else io.err(`${message}\n`);
     return 2;
   }
-  const ledger = Ledger.open(file, meterOf(project));
+  let ledger: Ledger;
+  try {
+    ledger = openProjectLedger(file, project);
+  } catch (e) {
+    if (!(e instanceof LedgerGone)) throw e;
+    if (json)
+      io.out(
+        `${JSON.stringify({ verb, stack, ok: false, exitCode: 1, error: { kind: "ledger", message: e.message } })}\n`,
+      );
+    else io.err(`${e.message}\n`);
+    return 1;
+  }
   try {
     const head = { verb, stack, ok: true, exitCode: 0, project: project.spec.name, ledger: file };
     if (verb === "spend") {

@@ -220,6 +220,49 @@ async function engineSetUp(root: string, env: NodeJS.ProcessEnv) {
   return checkoutSetUp(root, stamp);
 }
 
+/** `sandbox ledger reset <stack>`: a new ledger, started on purpose (asks on a terminal unless --yes). */
+async function ledgerCommand(
+  sub: string | undefined,
+  rest: readonly string[],
+  c: { readonly io: Io; readonly json: boolean; readonly yes: boolean; readonly root: string },
+): Promise<number> {
+  const rep = new Reporter(c.io, c.json, false);
+  const [stack, ...extra] = rest;
+  const fail = (message: string) =>
+    rep.failure({
+      verb: "ledger",
+      stack: stack ?? "",
+      ok: false,
+      exitCode: EXIT.badInput,
+      error: { kind: "bad-input", message },
+    });
+  if (sub !== "reset" || stack === undefined || extra.length > 0)
+    return fail("usage: sandbox ledger reset <stack> [--yes] (`sandbox ledger --help`)");
+  let project: ResolvedProject;
+  try {
+    project = loadStack(c.root, stack);
+  } catch (e) {
+    if (!(e instanceof SpecError)) throw e;
+    return fail(e.message);
+  }
+  if (!c.yes && c.io.ask !== undefined && !c.json) {
+    const answer = await c.io.ask(
+      `ledger reset ${stack}: meter project ${project.spec.name} from a new ledger, from zero? [y/N] `,
+    );
+    if (!["y", "yes"].includes(answer.trim().toLowerCase())) {
+      c.io.err("ledger reset: not confirmed; nothing was done (--yes skips the question)\n");
+      return EXIT.badInput;
+    }
+  }
+  const { resetLedger } = await import("./ledger.js");
+  const file = ledgerFile(c.root, project.spec.name);
+  const text = resetLedger(file, project);
+  return rep.result(
+    { verb: "ledger", stack, ok: true, exitCode: EXIT.ok, project: project.spec.name, ledger: file },
+    text,
+  );
+}
+
 /** The ledger's refusal of `up` when the project's spend is at its cap (no ledger yet: none). */
 async function upRefusal(root: string, project: ResolvedProject): Promise<string | undefined> {
   const file = ledgerFile(root, project.spec.name);
@@ -282,6 +325,7 @@ export async function main(
     io.out(script);
     return EXIT.ok;
   }
+  if (verb === "ledger") return ledgerCommand(named, rest, { io, json, yes, root });
   const taskVerb = (TASK_VERBS as readonly string[]).includes(verb);
   const ledgerVerb = (LEDGER_VERBS as readonly string[]).includes(verb);
   if (!((STACK_VERBS as readonly string[]).includes(verb) && rest.length === 0) && !taskVerb && !ledgerVerb) {

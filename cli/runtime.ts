@@ -8,6 +8,7 @@ import { dockerClient } from "../runtime/docker/client";
 import { removeJobFolder } from "../runtime/jobs";
 import { ImageMissing, isImageMissing, Launcher, LaunchRefused, RuntimeMissing } from "../runtime/launcher";
 import { BudgetRefused } from "../runtime/ledger";
+import { LedgerGone } from "../runtime/ledger-witness";
 import { offSwitch } from "../runtime/offSwitch";
 import { copyOutputs } from "../runtime/outputs";
 import { policyPreflight } from "../runtime/preflight";
@@ -32,7 +33,15 @@ export const TASK_EXIT = { failed: 1, badInput: 2, missing: 3, timeout: 124 } as
 
 /** What went wrong, in the user's terms; `kind` is stable for `--json` readers. */
 export type Failure = {
-  kind: "bad-input" | "refused" | "image-missing" | "runtime-missing" | "no-engine" | "no-cluster" | "engine";
+  kind:
+    | "bad-input"
+    | "refused"
+    | "ledger"
+    | "image-missing"
+    | "runtime-missing"
+    | "no-engine"
+    | "no-cluster"
+    | "engine";
   message: string;
   /** The runtime a `runtime-missing` failure needs. */
   runtime?: string;
@@ -41,6 +50,7 @@ export type Failure = {
 const FAILURE_CODE: Record<Failure["kind"], number> = {
   "bad-input": TASK_EXIT.badInput,
   refused: TASK_EXIT.badInput,
+  ledger: TASK_EXIT.failed,
   "image-missing": TASK_EXIT.missing,
   "runtime-missing": TASK_EXIT.missing,
   "no-engine": TASK_EXIT.missing,
@@ -61,6 +71,7 @@ export function failureOf(verb: string, e: unknown): Failure {
   if (e instanceof RunUsageError) return { kind: "bad-input", message: e.message };
   if (e instanceof LaunchRefused) return { kind: "refused", message: e.message };
   if (e instanceof BudgetRefused) return { kind: "refused", message: e.message };
+  if (e instanceof LedgerGone) return { kind: "ledger", message: e.message };
   if (e instanceof ImageMissing) return { kind: "image-missing", message: e.message };
   if (e instanceof RuntimeMissing) return { kind: "runtime-missing", message: e.message, runtime: e.runtime };
   const detail = e instanceof Error ? e.message : String(e);

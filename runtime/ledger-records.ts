@@ -199,6 +199,9 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX alerts_at ON alerts (project, at);`,
   // 2: the secrets broker's calls of each run.
   "ALTER TABLE runs ADD COLUMN broker TEXT NOT NULL DEFAULT '[]';",
+  // 3: the ledger's own identity, so that a ledger replaced or made anew is told from the one that was there.
+  `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+   INSERT INTO meta (key, value) VALUES ('ledger_id', lower(hex(randomblob(16))));`,
 ];
 
 /** The schema version this code writes. */

@@ -86,6 +86,11 @@ export class Ledger {
     return ledger;
   }
 
+  /** The ledger's identity, made with it: a file replaced or created anew has another. */
+  id(): string {
+    return String((this.db.prepare("SELECT value FROM meta WHERE key = 'ledger_id'").get() as Row).value);
+  }
+
   /** The ledger's clock (the launcher stops runs by it). */
   now(): number {
     return this.clock();
