@@ -84,6 +84,7 @@ export function dockerRunArgs(body: Dockerode.ContainerCreateOptions): string[] 
     "NanoCpus",
     "PidsLimit",
     "Runtime",
+    "LogConfig",
   ]);
   unmapped(
     "HostConfig",
@@ -122,6 +123,10 @@ export function dockerRunArgs(body: Dockerode.ContainerCreateOptions): string[] 
   if (h.NanoCpus !== undefined) args.push("--cpus", String(h.NanoCpus / 1e9));
   if (h.PidsLimit !== undefined) args.push("--pids-limit", String(h.PidsLimit));
   if (h.Runtime !== undefined) args.push("--runtime", h.Runtime);
+  if (h.LogConfig?.Type !== undefined) {
+    args.push("--log-driver", h.LogConfig.Type);
+    for (const [k, v] of Object.entries(h.LogConfig.Config ?? {})) args.push("--log-opt", `${k}=${v}`);
+  }
   return [...args, body.Image ?? "", ...(body.Cmd ?? [])];
 }
 

@@ -55,6 +55,7 @@ const SIX_X1 = {
     IpcMode: "private",
     PublishAllPorts: false,
     RestartPolicy: { Name: "no" },
+    LogConfig: { Type: "json-file", Config: { "max-size": "8m", "max-file": "2" } },
     Mounts: [{ Type: "bind", Source: "/var/lib/sandbox-projects/gold/x1", Target: "/job", ReadOnly: false }],
     Binds: [],
     PortBindings: {},
