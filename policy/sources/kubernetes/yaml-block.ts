@@ -14,6 +14,7 @@
  * full way, which gives the engine's answer and its errors. test/policy/sources/kubernetes/yaml-block.property.test.ts compares the two
  * readings on generated documents, inside and around the subset.
  */
+import { scalarJson } from "./yaml";
 import { goScalar } from "./yaml-scalar";
 
 /** Where each key and item of a document starts, for findings; the shape `Lines.line` walks. */
@@ -204,18 +205,10 @@ function scalar(text: string): unknown {
   if (text === "{}") return {};
   if (DOUBLE.test(text) || SINGLE.test(text)) return text.slice(1, -1);
   if (!PLAIN.test(text) || text.includes(": ") || text.endsWith(":")) throw new NotBlock();
-  const s = goScalar("", false, text);
-  switch (s.t) {
-    case "null":
-      return null;
-    case "int":
-    case "uint":
-      return Number(s.v);
-    case "float":
-      if (!Number.isFinite(s.v)) throw new NotBlock(); // the engine refuses it: read the full way for its error
-      return s.v;
-    default:
-      return s.v;
+  try {
+    return scalarJson(goScalar("", false, text));
+  } catch {
+    throw new NotBlock(); // the engine refuses it (NaN, an infinity): read the full way for its error
   }
 }
 

@@ -270,6 +270,11 @@ function toJson(value: GoValue, depth: number): unknown {
     }
     return obj;
   }
+  return scalarJson(value);
+}
+
+/** A decoded scalar as `json.Marshal` writes it; throws for NaN and infinities, which JSON has none of. */
+export function scalarJson(value: GoScalar): unknown {
   switch (value.t) {
     case "null":
       return null;
