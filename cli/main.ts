@@ -442,8 +442,9 @@ export async function main(
       json,
     );
   }
-  if (verb === "up" && project !== undefined) {
-    // At the cap, `up` is refused until the cap is raised or the month turns (a metered project's hard stop).
+  if (verb === "up" && project !== undefined && project.spec.enabled) {
+    // At the cap, `up` is refused until the cap is raised or the month turns (a metered project's hard stop). The
+    // hard stop itself (`enabled: false`) always deploys: it starts nothing and spends nothing.
     const refusal = await upRefusal(root, project);
     if (refusal !== undefined) {
       return rep.failure({

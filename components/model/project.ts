@@ -175,7 +175,8 @@ export function checkMeter(spec: ProjectSpec, concurrency: number, keyPrefix = "
         message: `an agent's cap must be at most the project's cap (${spec.budget.monthlyCapUsd})`,
       });
     }
-    if (agent.maxConcurrentTasks !== undefined && agent.maxConcurrentTasks > concurrency) {
+    // A disabled project runs nothing: its agents' limits are zero by that alone, whatever they say.
+    if (spec.enabled && agent.maxConcurrentTasks !== undefined && agent.maxConcurrentTasks > concurrency) {
       problems.push({
         key: key("maxConcurrentTasks"),
         value: String(agent.maxConcurrentTasks),

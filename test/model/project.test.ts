@@ -90,6 +90,16 @@ describe("resolveProject", () => {
     expect(p.budget.concurrency).toBe(0);
   });
 
+  it("disabling is never refused for an agent's concurrency: the hard stop clamps every agent to zero", () => {
+    const agents = { ci: { maxConcurrentTasks: 2 } };
+    const p = resolveProject({ ...base, enabled: false, budget: { monthlyCapUsd: 10 }, agents });
+    expect(p.budget.concurrency).toBe(0);
+    // Enabled, the same agent above the project's concurrency is still refused.
+    expect(messageOf({ ...base, budget: { monthlyCapUsd: 10, maxConcurrentTasks: 1 }, agents })).toBe(
+      "invalid sandbox project:\n  - agents.ci.maxConcurrentTasks = 2: an agent's concurrency must be at most the project's (1)",
+    );
+  });
+
   it("checks each agent against the project: its templates exist, its cap and concurrency are within the project's", () => {
     expect(
       messageOf({

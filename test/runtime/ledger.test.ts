@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -143,6 +143,26 @@ describe("the meter on a real engine", () => {
       expect(doc.error.message).toMatch(
         new RegExp(`^project "${name}" has reached its monthly cap: \\$1\\.00 spent`),
       );
+
+      // The hard stop always deploys: the same stack with `enabled: false` is not refused for its spend (here it
+      // stops at the missing engine instead, in an environment with none).
+      const stackFile = join(root, "stacks", `Pulumi.${stack}.yaml`);
+      const enabledText = readFileSync(stackFile, "utf8");
+      writeFileSync(stackFile, `${enabledText.trimEnd()}\n  sandbox:enabled: false\n`);
+      const none = mkdtempSync(join(tmpdir(), "no-tools-"));
+      try {
+        const d = capture();
+        const code = await main(["up", stack, "--json"], d.io, root, {
+          PATH: none,
+          HOME: none,
+          XDG_CACHE_HOME: none,
+          PULUMI_HOME: none,
+        });
+        expect(JSON.parse(d.out.join(""))).toMatchObject({ ok: false, error: { kind: "missing-tool" } });
+        expect(code).toBe(3);
+      } finally {
+        writeFileSync(stackFile, enabledText);
+      }
 
       // A raised cap lifts it: the next launch runs.
       ledger.reconfigure(meterOf(testProjectLike({ ...BUDGET, monthlyCapUsd: 5 })));
