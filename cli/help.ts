@@ -152,10 +152,11 @@ examples:
 ${LEDGER_EXITS}`,
   ledger: `usage: sandbox ledger reset <stack> [--yes] [--json]
 
-The project's ledger is witnessed outside its file (in the job root): a ledger deleted, emptied or replaced, or a
-second ledger for the same project, is refused by every verb that meters, so the month's spend never starts over
-from zero by accident. \`ledger reset\` starts a new one on purpose: the ledger file of this checkout (made when
-missing) becomes the one the project is metered with. Nothing is deleted. On a terminal it asks first unless --yes.
+The project's ledger is witnessed outside its file (in the job root): a ledger deleted, emptied or replaced is
+refused by every verb that meters, so the month's spend never starts over from zero by accident, and a second
+ledger for the same project is noticed. \`ledger reset\` starts a new one on purpose: the ledger file of this
+checkout (made when missing) becomes the one the project is metered with. Nothing is deleted. On a terminal it asks
+first unless --yes.
 
 examples:
   sandbox ledger reset dev

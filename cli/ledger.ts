@@ -19,11 +19,13 @@ export function openProjectLedger(
   file: string,
   project: ResolvedProject,
   options: LedgerOptions = {},
+  warn: (text: string) => void = () => undefined,
 ): Ledger {
   checkBeforeOpen(project.jobRoot, file, RESET);
   const ledger = Ledger.open(file, meterOf(project), options);
   try {
-    checkAfterOpen(project.jobRoot, project.spec.name, file, ledger.id(), RESET);
+    const second = checkAfterOpen(project.jobRoot, project.spec.name, file, ledger.id(), RESET);
+    if (second !== undefined) warn(`warning: ${second}\n`);
   } catch (e) {
     ledger.close();
     throw e;
@@ -38,7 +40,12 @@ export function openLedger(
   err: (text: string) => void,
 ): { ledger: Ledger; outbox: AlertOutbox } {
   const outbox = new AlertOutbox();
-  const ledger = openProjectLedger(file, project, { sinks: alertSinks(project.spec.alerts, outbox, err) });
+  const ledger = openProjectLedger(
+    file,
+    project,
+    { sinks: alertSinks(project.spec.alerts, outbox, err) },
+    err,
+  );
   return { ledger, outbox };
 }
 
@@ -181,7 +188,7 @@ export function runLedgerVerb(
   }
   let ledger: Ledger;
   try {
-    ledger = openProjectLedger(file, project);
+    ledger = openProjectLedger(file, project, {}, io.err);
   } catch (e) {
     if (!(e instanceof LedgerGone)) throw e;
     if (json)

@@ -2,8 +2,8 @@
  * The ledger's witness: a small record, kept outside the ledger's file (in the project's job root on this machine),
  * of which ledger meters the project. Deleting, emptying or replacing the ledger's file would otherwise start the
  * month's spend, audit and alerts over from zero without a word, and with them the hard stop; a second ledger for
- * the same project (another checkout) would keep books of its own. With a witness, both are refused until a person
- * starts a new ledger on purpose ({@link resetWitness}).
+ * the same project (another checkout) would keep books of its own. With a witness, a ledger gone or replaced is
+ * refused until a person starts a new one on purpose ({@link resetWitness}), and a second ledger is noticed.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -42,27 +42,22 @@ function gone(w: Witness, what: string, reset: string): LedgerGone {
 }
 
 /**
- * Before the ledger `file` is opened (opening creates it): refused when the project's witness names a ledger and
- * the file is missing or empty.
+ * Before the ledger `file` is opened (opening creates it): refused when the project's witness names this file and
+ * it is missing or empty.
  */
 export function checkBeforeOpen(jobRoot: string, file: string, reset: string): void {
   const w = readWitness(jobRoot);
-  if (w === undefined) return;
-  if (!existsSync(file))
-    throw w.file === file
-      ? gone(w, `is gone: ${file} does not exist`, reset)
-      : gone(
-          w,
-          `is kept there, and ${file} does not exist (a second ledger would keep books of its own)`,
-          reset,
-        );
+  if (w === undefined || w.file !== file) return;
+  if (!existsSync(file)) throw gone(w, `is gone: ${file} does not exist`, reset);
   if (statSync(file).size === 0) throw gone(w, `was emptied: ${file} holds nothing`, reset);
 }
 
 /**
- * After the ledger is opened: refused when the witness names another ledger (a ledger moved with its checkout is
- * the same ledger: the witness follows it); the first ledger a project meets becomes its witnessed one (written
- * where the job root can be written; a reader who cannot write checks only).
+ * After the ledger is opened: refused when the witness names this file and it holds another ledger (replaced); a
+ * ledger moved with its checkout is the same ledger, and the witness follows it; a second ledger elsewhere (another
+ * checkout) is noticed: the returned warning says so, and the witness keeps naming the first. The first ledger a
+ * project meets becomes its witnessed one (written where the job root can be written; a reader who cannot write
+ * checks only).
  */
 export function checkAfterOpen(
   jobRoot: string,
@@ -70,17 +65,18 @@ export function checkAfterOpen(
   file: string,
   id: string,
   reset: string,
-): void {
+): string | undefined {
   const w = readWitness(jobRoot);
-  if (w !== undefined && w.ledgerId !== id)
-    throw gone(
-      w,
-      `is not the one at ${file} (that is another ledger, made ${w.file === file ? "anew" : "elsewhere"})`,
-      reset,
-    );
-  if (w === undefined)
+  if (w === undefined) {
     writeWitness(jobRoot, { project, ledgerId: id, file, since: new Date().toISOString() });
-  else if (w.file !== file) writeWitness(jobRoot, { ...w, file });
+    return undefined;
+  }
+  if (w.ledgerId === id) {
+    if (w.file !== file) writeWitness(jobRoot, { ...w, file });
+    return undefined;
+  }
+  if (w.file === file) throw gone(w, `was replaced: ${file} holds another ledger, made anew`, reset);
+  return `project ${w.project} is also metered by the ledger at ${w.file} (since ${w.since}); this one, ${file}, keeps books of its own, so each holds the cap for its own runs only (\`${reset}\` makes this one the project's)`;
 }
 
 function writeWitness(jobRoot: string, w: Witness): void {

@@ -57,12 +57,15 @@ export async function superviseTask(
     const logs = demuxLogs((await container.logs({ stdout: true, stderr: true, follow: false })) as Buffer);
     const killedByLauncher = (await deadlineKill) === true;
     const stoppedByCap = (await capKill) === true;
-    // How long the task ran, by the engine's own clock: a launcher held up meanwhile does not lengthen it.
+    // How long the task ran, by the engine's own clock: a launcher held up meanwhile does not lengthen it. The
+    // in-container deadline is judged on the launcher's clock from before the start (the engine's start time comes a
+    // moment after the process began, so a task killed at its deadline may show a few milliseconds less).
+    const wallMs = Date.now() - started;
     const engineMs = Date.parse(info.State.FinishedAt) - Date.parse(info.State.StartedAt);
-    const durationMs = Number.isFinite(engineMs) && engineMs >= 0 ? engineMs : Date.now() - started;
+    const durationMs = Number.isFinite(engineMs) && engineMs >= 0 ? engineMs : wallMs;
     const timedOut =
       killedByLauncher ||
-      ((StatusCode === 137 || StatusCode === 124) && durationMs >= spec.timeoutSeconds * 1000);
+      ((StatusCode === 137 || StatusCode === 124) && wallMs >= spec.timeoutSeconds * 1000);
     const limits: LimitHit[] = [];
     if (timedOut && !stoppedByCap) limits.push("timeout");
     if (info.State.OOMKilled) limits.push("oom");

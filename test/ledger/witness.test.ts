@@ -84,7 +84,7 @@ describe("the ledger's witness", () => {
         for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true });
         copyFileSync(other, file);
       },
-      /is not the one at .* \(that is another ledger, made anew\)/,
+      /was replaced: .* holds another ledger, made anew/,
     ],
   ])(
     "a ledger %s is refused, never metered from zero, and nothing is made in its place",
@@ -98,20 +98,34 @@ describe("the ledger's witness", () => {
     },
   );
 
-  it("a second checkout's ledger of the same project is refused", () => {
+  it("a second checkout's ledger of the same project is noticed; the first stays the witnessed one", () => {
     meteredOnce();
     const elsewhere = mkdtempSync(join(tmpdir(), "sandbox-second-"));
     const second = join(elsewhere, "ledger.sqlite");
-    expect(() => openProjectLedger(second, project)).toThrow(/is kept there, and .* does not exist/);
-    expect(existsSync(second)).toBe(false);
-    Ledger.open(second, meterOf(project)).close();
-    expect(() => openProjectLedger(second, project)).toThrow(/that is another ledger, made elsewhere/);
-    // The same ledger moved with its checkout is the same ledger: the witness follows it.
-    const moved = join(elsewhere, "moved.sqlite");
+    const warned: string[] = [];
+    openProjectLedger(second, project, {}, (t) => warned.push(t)).close();
+    expect(warned).toEqual([
+      expect.stringMatching(
+        /^warning: project witnessed is also metered by the ledger at .* keeps books of its own, so each holds the cap for its own runs only/,
+      ),
+    ]);
+    rmSync(file);
+    expect(() => openProjectLedger(file, project)).toThrow(/is gone/);
+  });
+
+  it("a ledger moved with its checkout is the same ledger: the witness follows it", () => {
+    meteredOnce();
+    const moved = join(mkdtempSync(join(tmpdir(), "sandbox-moved-")), "moved.sqlite");
     copyFileSync(file, moved);
-    const m = openProjectLedger(moved, project);
+    rmSync(file);
+    const warned: string[] = [];
+    const m = openProjectLedger(moved, project, {}, (t) => warned.push(t));
     expect(m.runs()).toHaveLength(1);
     m.close();
+    expect(warned).toEqual([]);
+    // The witness names the moved file now: deleting it is refused.
+    rmSync(moved);
+    expect(() => openProjectLedger(moved, project)).toThrow(/is gone/);
   });
 
   it("through the front: spend refuses a deleted ledger (exit 1); ledger reset starts a new one on purpose", async () => {
