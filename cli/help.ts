@@ -4,6 +4,7 @@
  * exist; and shell completion. Nothing here loads a stack, a client or the engine.
  */
 import { closestKey } from "../stacks/near-keys";
+import type { Io } from "./output";
 
 const STACK_EXITS =
   "exit codes: 0 done, 1 the engine failed or the policy pack refused, 2 bad input, 3 a tool is missing,\n" +
@@ -208,6 +209,17 @@ export function unknownVerb(verb: string): string {
   return `unknown command "${verb}"${near === undefined ? "" : `; did you mean "${near}"?`} (\`sandbox help\` lists every verb)`;
 }
 
+/** `sandbox completion <shell>`: the script on stdout (exit 0), or which shells there are (exit 2). */
+export function completionVerb(shell: string | undefined, io: Io): number {
+  const script = completionScript(shell ?? "");
+  if (script === undefined) {
+    io.err(`completion: name the shell, bash or zsh (got ${JSON.stringify(shell ?? "")})\n`);
+    return 2;
+  }
+  io.out(script);
+  return 0;
+}
+
 /** A completion script for bash or zsh: verbs first, then the stack names of the stack files. */
 export function completionScript(shell: string): string | undefined {
   const verbs = VERBS.filter((v) => v !== "test").join(" ");
@@ -242,3 +254,46 @@ compdef _sandbox sandbox
 `;
   return undefined;
 }
+
+/** The front's usage: every verb in a line or two. */
+export const USAGE = `usage: sandbox <verb> [stack] [--json] [--verbose]
+       sandbox <verb> --help | sandbox help <verb>    a verb's arguments, options, examples and exit codes
+       sandbox --version                             the toolkit, the Pulumi CLI, Node and the providers
+       sandbox completion bash|zsh                   a shell completion script
+
+stack verbs (check, preview and refresh default to the stack dev; up and destroy act on a stack named on purpose):
+  check    validate stacks/Pulumi.<stack>.yaml and print the plan; deploys nothing
+  preview  check, then preview the stack with the policy pack (after a refresh: drift is shown)
+  up       check, then deploy the stack with the policy pack (the main job); what drifted is put back
+  refresh  check, then refresh the stack's state from the engine
+  destroy  remove everything the stack deployed (the off switch; works whatever the config says now); on a
+           terminal it asks first unless --yes
+
+  --json     one JSON document on stdout, nothing else there
+  --verbose  the engine's own output and the full detail of a failure (stderr)
+  exit codes: 0 done, 1 the engine failed or the policy pack refused, 2 bad input, 3 a tool is missing,
+              130/143 cancelled (Ctrl-C once cancels and waits; twice kills)
+
+task verbs, on the local Docker engine:
+  run <stack> <template> [--file name=path] [--dir path] [--keep] [--out dir] [-- command...]
+                                           launch one task in a fresh hardened container
+  probe <stack> [template...]              prove every wall inside each template, declared vs observed
+  escape <stack> [template...]             try the four escapes (env exfiltration, write outside the job
+                                           folder, fork bomb, metadata address); each must be blocked
+  off <stack> [--yes]                      remove every container, network, volume and job folder of the
+                                           project (works whatever the config says now; asks on a terminal)
+  run ... --agent name                     the agent the task is for (required when the project names agents)
+
+the ledger (every run the task verbs make, charged and recorded; no engine needed):
+  spend <stack>                            month to date: spent, left, by template and agent, the forecast
+  audit <stack> [--since t] [--agent a]    each run: command, file hashes, exit, limits, egress, charge
+  alerts <stack> [--since t]               budget 80/90/100 %, refused launches, escape signals
+
+files, no stack:
+  scan [--format text|json|sarif] [--config f] <file|folder|->...
+           judge Kubernetes YAML, Compose files, pulumi preview --json / stack export and launch specs
+           with the policy pack's rules (exit 0 pass, 1 a mandatory rule fails, 2 bad input)
+
+other:
+  test     run the test suite (type check, lint, tests)
+  help     print this text`;

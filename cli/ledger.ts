@@ -2,11 +2,12 @@
  * The ledger as the front uses it: one file per project in the front's state folder, its alerts on the configured
  * sinks, and the verbs that read it: `spend`, `audit` and `alerts`.
  */
-import { type ResolvedProject, usdFine } from "../components/model";
+import { type ResolvedProject, SpecError, usdFine } from "../components/model";
 import { AlertOutbox, alertSinks } from "../runtime/alerts";
 import { type AlertRecord, Ledger, type LedgerOptions, meterOf, type RunRecord } from "../runtime/ledger";
 import { checkAfterOpen, checkBeforeOpen, LedgerGone, resetWitness } from "../runtime/ledger-witness";
 import type { LedgerVerb } from "./ledger-file";
+import { type Io as FrontIo, Reporter } from "./output";
 
 /** How a person starts a new ledger on purpose. */
 const RESET = "sandbox ledger reset <stack>";
@@ -216,4 +217,54 @@ export function runLedgerVerb(
   } finally {
     ledger.close();
   }
+}
+
+/** `sandbox ledger reset <stack>`: a new ledger, started on purpose (asks on a terminal unless --yes). */
+export async function runLedgerCommand(
+  sub: string | undefined,
+  rest: readonly string[],
+  c: {
+    readonly io: FrontIo;
+    readonly json: boolean;
+    readonly yes: boolean;
+    /** Reads a stack's config; throws SpecError. */
+    readonly load: (stack: string) => ResolvedProject;
+    /** The ledger file of a project. */
+    readonly file: (project: string) => string;
+  },
+): Promise<number> {
+  const rep = new Reporter(c.io, c.json, false);
+  const [stack, ...extra] = rest;
+  const fail = (message: string) =>
+    rep.failure({
+      verb: "ledger",
+      stack: stack ?? "",
+      ok: false,
+      exitCode: 2,
+      error: { kind: "bad-input", message },
+    });
+  if (sub !== "reset" || stack === undefined || extra.length > 0)
+    return fail("usage: sandbox ledger reset <stack> [--yes] (`sandbox ledger --help`)");
+  let project: ResolvedProject;
+  try {
+    project = c.load(stack);
+  } catch (e) {
+    if (!(e instanceof SpecError)) throw e;
+    return fail(e.message);
+  }
+  if (!c.yes && c.io.ask !== undefined && !c.json) {
+    const answer = await c.io.ask(
+      `ledger reset ${stack}: meter project ${project.spec.name} from a new ledger, from zero? [y/N] `,
+    );
+    if (!["y", "yes"].includes(answer.trim().toLowerCase())) {
+      c.io.err("ledger reset: not confirmed; nothing was done (--yes skips the question)\n");
+      return 2;
+    }
+  }
+  const file = c.file(project.spec.name);
+  const text = resetLedger(file, project);
+  return rep.result(
+    { verb: "ledger", stack, ok: true, exitCode: 0, project: project.spec.name, ledger: file },
+    text,
+  );
 }

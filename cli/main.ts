@@ -1,5 +1,4 @@
-import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { launchSpec, projectNetworkName, type ResolvedProject, SpecError } from "../components/model";
 import {
@@ -10,8 +9,9 @@ import {
   projectFromConfig,
 } from "../stacks/config";
 import { inspectToolchain, missingToolchainMessage, toolkitFiles } from "../toolchain/pulumi";
+import { stackNames, versions } from "./about";
 import type { StackVerb } from "./engine-run";
-import { asksForHelp, completionScript, unknownVerb, VERB_HELP } from "./help";
+import { asksForHelp, completionVerb, USAGE, unknownVerb, VERB_HELP } from "./help";
 import { leanDockerClient } from "./lean-docker";
 import { LEDGER_VERBS, type LedgerVerb, ledgerFile } from "./ledger-file";
 import { type Io, processIo, Reporter } from "./output";
@@ -34,48 +34,6 @@ export const EXIT = {
   interrupted: 130,
   terminated: 143,
 } as const;
-
-const USAGE = `usage: sandbox <verb> [stack] [--json] [--verbose]
-       sandbox <verb> --help | sandbox help <verb>    a verb's arguments, options, examples and exit codes
-       sandbox --version                             the toolkit, the Pulumi CLI, Node and the providers
-       sandbox completion bash|zsh                   a shell completion script
-
-stack verbs (check, preview and refresh default to the stack dev; up and destroy act on a stack named on purpose):
-  check    validate stacks/Pulumi.<stack>.yaml and print the plan; deploys nothing
-  preview  check, then preview the stack with the policy pack (after a refresh: drift is shown)
-  up       check, then deploy the stack with the policy pack (the main job); what drifted is put back
-  refresh  check, then refresh the stack's state from the engine
-  destroy  remove everything the stack deployed (the off switch; works whatever the config says now); on a
-           terminal it asks first unless --yes
-
-  --json     one JSON document on stdout, nothing else there
-  --verbose  the engine's own output and the full detail of a failure (stderr)
-  exit codes: 0 done, 1 the engine failed or the policy pack refused, 2 bad input, 3 a tool is missing,
-              130/143 cancelled (Ctrl-C once cancels and waits; twice kills)
-
-task verbs, on the local Docker engine:
-  run <stack> <template> [--file name=path] [--dir path] [--keep] [--out dir] [-- command...]
-                                           launch one task in a fresh hardened container
-  probe <stack> [template...]              prove every wall inside each template, declared vs observed
-  escape <stack> [template...]             try the four escapes (env exfiltration, write outside the job
-                                           folder, fork bomb, metadata address); each must be blocked
-  off <stack> [--yes]                      remove every container, network, volume and job folder of the
-                                           project (works whatever the config says now; asks on a terminal)
-  run ... --agent name                     the agent the task is for (required when the project names agents)
-
-the ledger (every run the task verbs make, charged and recorded; no engine needed):
-  spend <stack>                            month to date: spent, left, by template and agent, the forecast
-  audit <stack> [--since t] [--agent a]    each run: command, file hashes, exit, limits, egress, charge
-  alerts <stack> [--since t]               budget 80/90/100 %, refused launches, escape signals
-
-files, no stack:
-  scan [--format text|json|sarif] [--config f] <file|folder|->...
-           judge Kubernetes YAML, Compose files, pulumi preview --json / stack export and launch specs
-           with the policy pack's rules (exit 0 pass, 1 a mandatory rule fails, 2 bad input)
-
-other:
-  test     run the test suite (type check, lint, tests)
-  help     print this text`;
 
 /** The root of the checkout (the folder holding Pulumi.yaml). */
 export function projectRoot(): string {
@@ -159,55 +117,6 @@ const NAMED_STACK_VERBS = new Set(["up", "destroy", "off"]);
 /** Verbs that remove objects: on a terminal they ask first, unless `--yes`. */
 const CONFIRMED_VERBS = new Set(["destroy", "off"]);
 
-/** The stack names of the stack files in the checkout (or the folder the installed front runs in). */
-function stackNames(root: string): string[] {
-  const names = new Set<string>();
-  for (const dir of [join(root, "stacks"), root]) {
-    try {
-      for (const f of readdirSync(dir)) {
-        const m = /^Pulumi\.([A-Za-z0-9_.-]+)\.yaml$/.exec(f);
-        if (m?.[1] !== undefined) names.add(m[1]);
-      }
-    } catch {
-      // no such folder
-    }
-  }
-  return [...names].sort();
-}
-
-/** `--version`: the toolkit (and the commit of an unreleased checkout), the Pulumi CLI, Node and the providers. */
-function versions(root: string, env: NodeJS.ProcessEnv): string {
-  const pkg = (name: string): string => {
-    try {
-      const file = join(root, ...(name === "." ? [] : ["node_modules", ...name.split("/")]), "package.json");
-      return (JSON.parse(readFileSync(file, "utf8")) as { version?: string }).version ?? "unknown";
-    } catch {
-      return "not installed";
-    }
-  };
-  let build = "";
-  if (existsSync(join(root, ".git"))) {
-    const r = spawnSync("git", ["rev-parse", "--short=12", "HEAD"], {
-      cwd: root,
-      encoding: "utf8",
-      timeout: 5000,
-    });
-    const commit = r.status === 0 ? r.stdout.trim() : "unknown";
-    build = ` (unreleased: a checkout at commit ${commit})`;
-  }
-  const toolchain = inspectToolchain(root, [], env);
-  const pulumi =
-    toolchain.pulumi === undefined
-      ? "not found (./sandbox up builds it; the installed front needs it on PATH)"
-      : `v${toolchain.pulumi.version} (${toolchain.pulumi.path})`;
-  return [
-    `sandbox ${pkg(".")}${build}`,
-    `pulumi ${pulumi}`,
-    `node ${process.version}`,
-    `@pulumi/pulumi ${pkg("@pulumi/pulumi")}, @pulumi/docker ${pkg("@pulumi/docker")}, @pulumi/kubernetes ${pkg("@pulumi/kubernetes")}`,
-  ].join("\n");
-}
-
 /**
  * The engine set-up of the checkout's front: `./sandbox` skips toolchain/docker.sh when its cached fact (the file in
  * SANDBOX_DOCKER_STAMP) says the engine answers and the images are current; a task verb that finds otherwise runs
@@ -218,49 +127,6 @@ async function engineSetUp(root: string, env: NodeJS.ProcessEnv) {
   if (stamp === undefined || stamp === "") return undefined;
   const { checkoutSetUp } = await import("./runtime.js");
   return checkoutSetUp(root, stamp);
-}
-
-/** `sandbox ledger reset <stack>`: a new ledger, started on purpose (asks on a terminal unless --yes). */
-async function ledgerCommand(
-  sub: string | undefined,
-  rest: readonly string[],
-  c: { readonly io: Io; readonly json: boolean; readonly yes: boolean; readonly root: string },
-): Promise<number> {
-  const rep = new Reporter(c.io, c.json, false);
-  const [stack, ...extra] = rest;
-  const fail = (message: string) =>
-    rep.failure({
-      verb: "ledger",
-      stack: stack ?? "",
-      ok: false,
-      exitCode: EXIT.badInput,
-      error: { kind: "bad-input", message },
-    });
-  if (sub !== "reset" || stack === undefined || extra.length > 0)
-    return fail("usage: sandbox ledger reset <stack> [--yes] (`sandbox ledger --help`)");
-  let project: ResolvedProject;
-  try {
-    project = loadStack(c.root, stack);
-  } catch (e) {
-    if (!(e instanceof SpecError)) throw e;
-    return fail(e.message);
-  }
-  if (!c.yes && c.io.ask !== undefined && !c.json) {
-    const answer = await c.io.ask(
-      `ledger reset ${stack}: meter project ${project.spec.name} from a new ledger, from zero? [y/N] `,
-    );
-    if (!["y", "yes"].includes(answer.trim().toLowerCase())) {
-      c.io.err("ledger reset: not confirmed; nothing was done (--yes skips the question)\n");
-      return EXIT.badInput;
-    }
-  }
-  const { resetLedger } = await import("./ledger.js");
-  const file = ledgerFile(c.root, project.spec.name);
-  const text = resetLedger(file, project);
-  return rep.result(
-    { verb: "ledger", stack, ok: true, exitCode: EXIT.ok, project: project.spec.name, ledger: file },
-    text,
-  );
 }
 
 /** The ledger's refusal of `up` when the project's spend is at its cap (no ledger yet: none). */
@@ -316,16 +182,17 @@ export async function main(
     io.out(`${versions(root, env)}\n`);
     return EXIT.ok;
   }
-  if (verb === "completion") {
-    const script = completionScript(named ?? "");
-    if (script === undefined) {
-      io.err(`completion: name the shell, bash or zsh (got ${JSON.stringify(named ?? "")})\n`);
-      return EXIT.badInput;
-    }
-    io.out(script);
-    return EXIT.ok;
+  if (verb === "completion") return completionVerb(named, io);
+  if (verb === "ledger") {
+    const { runLedgerCommand } = await import("./ledger.js");
+    return runLedgerCommand(named, rest, {
+      io,
+      json,
+      yes,
+      load: (s) => loadStack(root, s),
+      file: (n) => ledgerFile(root, n),
+    });
   }
-  if (verb === "ledger") return ledgerCommand(named, rest, { io, json, yes, root });
   const taskVerb = (TASK_VERBS as readonly string[]).includes(verb);
   const ledgerVerb = (LEDGER_VERBS as readonly string[]).includes(verb);
   if (!((STACK_VERBS as readonly string[]).includes(verb) && rest.length === 0) && !taskVerb && !ledgerVerb) {
