@@ -155,58 +155,6 @@ export interface SpendReport {
   readonly blocked: boolean;
 }
 
-/** The schema, one migration per version; `PRAGMA user_version` says how many ran. */
-export const MIGRATIONS: readonly string[] = [
-  `CREATE TABLE runs (
-     id TEXT PRIMARY KEY,
-     project TEXT NOT NULL,
-     template TEXT NOT NULL,
-     spec_hash TEXT NOT NULL,
-     agent TEXT,
-     command TEXT NOT NULL,
-     files TEXT NOT NULL DEFAULT '{}',
-     container TEXT NOT NULL,
-     vcpu REAL NOT NULL,
-     memory_mb REAL NOT NULL,
-     max_seconds REAL NOT NULL,
-     max_charge_usd REAL NOT NULL,
-     month TEXT NOT NULL,
-     admitted_at INTEGER NOT NULL,
-     ended_at INTEGER,
-     status TEXT NOT NULL,
-     exit_code INTEGER,
-     limits TEXT NOT NULL DEFAULT '[]',
-     killed_by_launcher INTEGER NOT NULL DEFAULT 0,
-     stopped_by TEXT,
-     error TEXT,
-     charge_usd REAL,
-     egress TEXT NOT NULL DEFAULT '[]',
-     owner_host TEXT NOT NULL,
-     owner_pid INTEGER NOT NULL
-   );
-   CREATE INDEX runs_month ON runs (project, month, status);
-   CREATE TABLE alerts (
-     id INTEGER PRIMARY KEY AUTOINCREMENT,
-     at INTEGER NOT NULL,
-     month TEXT NOT NULL,
-     kind TEXT NOT NULL,
-     project TEXT NOT NULL,
-     agent TEXT,
-     run_id TEXT,
-     message TEXT NOT NULL,
-     once_key TEXT UNIQUE
-   );
-   CREATE INDEX alerts_at ON alerts (project, at);`,
-  // 2: the secrets broker's calls of each run.
-  "ALTER TABLE runs ADD COLUMN broker TEXT NOT NULL DEFAULT '[]';",
-  // 3: the ledger's own identity, so that a ledger replaced or made anew is told from the one that was there.
-  `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-   INSERT INTO meta (key, value) VALUES ('ledger_id', lower(hex(randomblob(16))));`,
-];
-
-/** The schema version this code writes. */
-export const LEDGER_SCHEMA_VERSION = MIGRATIONS.length;
-
 /** `YYYY-MM` of a time, in UTC. */
 export function monthOf(ms: number): string {
   return new Date(ms).toISOString().slice(0, 7);

@@ -26,7 +26,6 @@ import {
   alertFromRow,
   type BudgetRefused,
   type Meter,
-  MIGRATIONS,
   monthOf,
   nextMonthStart,
   type Row,
@@ -35,6 +34,7 @@ import {
   runFromRow,
   type SpendReport,
 } from "./ledger-records";
+import { migrateLedger } from "./ledger-schema";
 import {
   admissionRefusal,
   type MonthView,
@@ -49,6 +49,7 @@ import {
 import { reconcileDeadRuns } from "./reconcile";
 
 export * from "./ledger-records";
+export { LEDGER_SCHEMA_VERSION } from "./ledger-schema";
 
 /** How long a call waits for another process's lock on the ledger before it fails (a blocking wait). */
 const BUSY_TIMEOUT_MS = 30_000;
@@ -82,7 +83,7 @@ export class Ledger {
     const db = new DatabaseSync(file, { timeout: BUSY_TIMEOUT_MS });
     db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
     const ledger = new Ledger(db, file, meter, options);
-    ledger.migrate();
+    ledger.write(() => migrateLedger(db, file));
     return ledger;
   }
 
@@ -103,19 +104,6 @@ export class Ledger {
 
   close(): void {
     if (this.db.isOpen) this.db.close();
-  }
-
-  private migrate(): void {
-    this.write(() => {
-      const version = Number((this.db.prepare("PRAGMA user_version").get() as Row).user_version);
-      if (version > MIGRATIONS.length) {
-        throw new Error(
-          `the ledger ${this.file} has schema version ${version}, newer than this toolkit's ${MIGRATIONS.length}; use the newer toolkit`,
-        );
-      }
-      for (let v = version; v < MIGRATIONS.length; v++) this.db.exec(MIGRATIONS[v] ?? "");
-      if (version < MIGRATIONS.length) this.db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
-    });
   }
 
   /** Runs `fn` in one write transaction (BEGIN IMMEDIATE: writers on the same file take turns). */

@@ -8,7 +8,7 @@
 
 import { isWithin, normalizeHostPath } from "../../paths";
 import { isUnknown, type MountView, Unreadable, type Val } from "../../workload";
-import { bool, field, isObj, str } from "../lenient";
+import { bool, entries, field, isObj, join, str } from "../lenient";
 
 export interface MountReading {
   readonly type: MountView["type"];
@@ -280,4 +280,17 @@ export function readMount(m: unknown): (MountReading & { readonly at?: string })
   }
   // `image` mounts an image's files and `cluster` a Swarm CSI volume: neither is a host path.
   return [{ type: "other", source, ...common }];
+}
+
+/** The tmpfs mounts of a `target -> options` map (`HostConfig.Tmpfs`, `docker.Container` `tmpfs`) at `base`. */
+export function tmpfsMounts(tmpfs: unknown, base: string): MountView[] {
+  return entries(tmpfs).map(([target]) => ({
+    type: "tmpfs",
+    source: undefined,
+    target,
+    readOnly: false,
+    propagation: undefined,
+    tainted: false,
+    path: join(base, target),
+  }));
 }

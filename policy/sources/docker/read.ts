@@ -27,7 +27,7 @@ import { findUnreadable } from "../unreadable";
 import { engineBodyOf } from "./body";
 import { DEFAULT_MASKED_PATHS, DEFAULT_READONLY_PATHS } from "./daemon.generated";
 import { unjudgedContainerFields } from "./fields";
-import { readBind, readMount } from "./mounts";
+import { readBind, readMount, tmpfsMounts } from "./mounts";
 import {
   healthcheckArgs,
   ipcShareable,
@@ -105,17 +105,7 @@ export function adaptLaunchSpec(raw: unknown, name: string, tainted: TaintCheck 
     }
   });
   mounts.push(...volumesFrom(hc));
-  for (const [target] of entries(field(hc, "Tmpfs"))) {
-    mounts.push({
-      type: "tmpfs",
-      source: undefined,
-      target,
-      readOnly: false,
-      propagation: undefined,
-      tainted: false,
-      path: join("HostConfig.Tmpfs", target),
-    });
-  }
+  mounts.push(...tmpfsMounts(field(hc, "Tmpfs"), "HostConfig.Tmpfs"));
   const ports: PortView[] = [];
   for (const [spec, bindings] of entries(field(hc, "PortBindings"))) {
     const containerPort = Number.parseInt(spec, 10);

@@ -5,8 +5,8 @@
  * `secretMounts` and `tmpfs`.
  */
 import { isUnknown, type MountView, Unreadable } from "../../workload";
-import { type LocalVolumeExposure, volumeDriverExposures } from "../docker/mounts";
-import { bool, entries, field, items, join, list, str, type TaintCheck } from "../lenient";
+import { type LocalVolumeExposure, tmpfsMounts, volumeDriverExposures } from "../docker/mounts";
+import { bool, field, items, join, list, str, type TaintCheck } from "../lenient";
 
 /** Every mount of the container, and whether a list of them is not known yet. */
 export function dockerMounts(props: unknown, tainted: TaintCheck): { mounts: MountView[]; unknown: boolean } {
@@ -121,16 +121,6 @@ export function dockerMounts(props: unknown, tainted: TaintCheck): { mounts: Mou
       path: join("secretMounts", i),
     });
   });
-  for (const [target] of entries(field(props, "tmpfs"))) {
-    mounts.push({
-      type: "tmpfs",
-      source: undefined,
-      target,
-      readOnly: false,
-      propagation: undefined,
-      tainted: false,
-      path: join("tmpfs", target),
-    });
-  }
+  mounts.push(...tmpfsMounts(field(props, "tmpfs"), "tmpfs"));
   return { mounts, unknown };
 }
