@@ -3,7 +3,13 @@ import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type Dockerode from "dockerode";
-import { launchSpec, projectNetworkName, proxySpec, type ResolvedProject } from "../components/model";
+import {
+  type LaunchSpec,
+  launchSpec,
+  projectNetworkName,
+  proxySpec,
+  type ResolvedProject,
+} from "../components/model";
 import { dockerClient } from "../runtime/docker/client";
 import { removeJobFolder } from "../runtime/jobs";
 import { ImageMissing, isImageMissing, Launcher, LaunchRefused, RuntimeMissing } from "../runtime/launcher";
@@ -12,7 +18,7 @@ import { LedgerGone } from "../runtime/ledger-witness";
 import { offSwitch } from "../runtime/offSwitch";
 import { copyOutputs } from "../runtime/outputs";
 import { policyPreflight } from "../runtime/preflight";
-import { ensureProxy } from "../runtime/proxy";
+import { currentProxy } from "../runtime/proxy";
 import { runEscape, runProbe } from "../runtime/walls";
 import { openLedger } from "./ledger";
 import { escapeControls, type Io, taskOutput } from "./output";
@@ -250,7 +256,8 @@ async function taskVerbOnce(
   const docker = await connect(verb);
   if (isFailure(docker)) return { ...docker, started: false };
   // Every run is admitted, recorded and charged by the project's ledger; its alerts go to the configured sinks.
-  const metered = ledgerFile === undefined ? undefined : openLedger(ledgerFile, project, io.err);
+  // Opening it reconciles the runs a launcher that died left open (cli/ledger.ts).
+  const metered = ledgerFile === undefined ? undefined : await openLedger(ledgerFile, project, io.err);
   const ledger = metered?.ledger;
   let started = false;
   const name = project.spec.name;
@@ -259,8 +266,9 @@ async function taskVerbOnce(
   const launcher = new Launcher(docker, {
     preflight: policyPreflight({}, (w) => io.err(`warning: ${w}\n`)),
     ...(ledger === undefined ? {} : { ledger }),
-    // Proxy-mode tasks need the project's proxy: start it (or keep the one `up` started) on first use.
-    ...(proxy === undefined ? {} : { proxy: () => ensureProxy(docker, proxy) }),
+    // Proxy-mode tasks need their template's proxy as `up` deployed it: never started or replaced here, so that the
+    // off switch sticks and a changed config is deployed before it is used.
+    ...(proxy === undefined ? {} : { proxy: (s: LaunchSpec) => currentProxy(docker, proxy, s.template) }),
     onEvent: (e) => {
       started = true;
       io.err(`[${e.type}] task ${e.id} (${e.running} running)\n`);

@@ -8,6 +8,7 @@ import { brokerContainerArgs, ICC_OPTION } from "../components/docker/containerA
 import {
   type BrokerCall,
   type BrokerSpec,
+  brokerUnit,
   egressNetworkName,
   LABELS,
   parseBrokerLog,
@@ -16,7 +17,7 @@ import {
 import { brokerCredentialValue } from "../components/model/haproxy";
 import { demuxLogs, isNotFound } from "./docker/client";
 import { containerCreateBody, type PlainContainerArgs } from "./docker/createBody";
-import { ensureNetwork, inIpv4Cidr, waitReady } from "./proxy";
+import { ensureNetwork, inIpv4Cidr, runningService, waitReady } from "./proxy";
 
 /** How the runtime runs a project's broker. */
 export interface BrokerOptions {
@@ -74,19 +75,24 @@ function brokerHash(broker: BrokerSpec, credentialEnvs: readonly string[]): stri
 }
 
 /**
- * Makes sure the project's broker runs with the configuration of `broker` and these credentials, and serves;
- * returns its container. One made from anything else is replaced. Creates the project network and the default
- * egress network when they are missing.
+ * Makes sure template `template`'s own broker (see service-units: its routes and their credentials only) runs with
+ * the configuration of `broker` and these credentials, and serves; returns its container, or undefined when the
+ * template calls no route. One made from anything else is replaced. Creates the project network and the default
+ * egress network when they are missing. For tests and library users that run no stack: the CLI only uses the
+ * broker `up` started.
  */
 export async function ensureBroker(
   docker: Dockerode,
   broker: BrokerSpec,
+  template: string,
   credentials: Readonly<Record<string, string>>,
   options: BrokerOptions = {},
-): Promise<Dockerode.Container> {
-  const envs = brokerCredentialEnvs(broker, credentials);
-  const made = brokerHash(broker, envs);
-  const existing = docker.getContainer(broker.name);
+): Promise<Dockerode.Container | undefined> {
+  const unit = brokerUnit(broker, template);
+  if (unit === undefined) return undefined;
+  const envs = brokerCredentialEnvs(unit, credentials);
+  const made = brokerHash(unit, envs);
+  const existing = docker.getContainer(unit.name);
   try {
     const info = await existing.inspect();
     if (info.State.Running && info.Config.Labels?.[LABELS.specHash] === made) return existing;
@@ -94,40 +100,37 @@ export async function ensureBroker(
   } catch (e) {
     if (!isNotFound(e)) throw e;
   }
-  const labels = projectLabels(broker.project, "network");
-  await ensureNetwork(docker, broker.projectNetwork, {
-    Name: broker.projectNetwork,
+  const labels = projectLabels(unit.project, "network");
+  await ensureNetwork(docker, unit.projectNetwork, {
+    Name: unit.projectNetwork,
     Driver: "bridge",
     Internal: true,
     Options: { [ICC_OPTION]: "false" },
     Labels: labels,
   });
-  const egress = options.egressNetwork ?? egressNetworkName(broker.project);
+  const egress = options.egressNetwork ?? egressNetworkName(unit.project);
   if (options.egressNetwork === undefined) {
     await ensureNetwork(docker, egress, { Name: egress, Driver: "bridge", Internal: false, Labels: labels });
   }
-  const body = brokerCreateBody(broker, envs, egress);
+  const body = brokerCreateBody(unit, envs, egress);
   body.Labels = { ...body.Labels, [LABELS.specHash]: made };
   const container = await docker.createContainer(body);
-  await docker.getNetwork(broker.projectNetwork).connect({
+  await docker.getNetwork(unit.projectNetwork).connect({
     Container: container.id,
-    EndpointConfig: { Aliases: [broker.name] },
+    EndpointConfig: { Aliases: [unit.name] },
   });
   await container.start();
   await waitReady(container, BROKER_READY, "the broker", (options.readySeconds ?? 30) * 1000);
   return container;
 }
 
-/** The running broker of a project (started by `up` or by {@link ensureBroker}), or undefined. */
+/** Template `template`'s running broker in project `project` (started by `up` or by {@link ensureBroker}), or undefined. */
 export async function findBroker(
   docker: Dockerode,
   project: string,
+  template: string,
 ): Promise<Dockerode.Container | undefined> {
-  const found = await docker.listContainers({
-    filters: { label: [`${LABELS.project}=${project}`, `${LABELS.role}=broker`] },
-  });
-  const first = found[0];
-  return first === undefined ? undefined : docker.getContainer(first.Id);
+  return runningService(docker, project, "broker", template);
 }
 
 /**

@@ -77,11 +77,11 @@ export interface LauncherOptions {
   /** The rule check every launch goes through before a container is created. */
   readonly preflight: Preflight;
   /**
-   * The project's running proxy for a proxy-mode task. Defaults to the running container labelled as the project's
-   * proxy (started by `up`, or by `ensureProxy`); without one a proxy-mode launch is refused.
+   * The task's template's own running proxy for a proxy-mode task. Defaults to the running container labelled as
+   * that template's proxy (started by `up`, or by `ensureProxy`); without one a proxy-mode launch is refused.
    */
   readonly proxy?: (spec: LaunchSpec) => Promise<Dockerode.Container | undefined>;
-  /** The project's running broker for a task with broker routes; defaults like `proxy`, to the labelled one. */
+  /** The template's own running broker for a task with broker routes; defaults like `proxy`, to the labelled one. */
   readonly broker?: (spec: LaunchSpec) => Promise<Dockerode.Container | undefined>;
   /**
    * The warm pool (runtime/pool.ts): a launch it can serve takes a member created in advance instead of creating its
@@ -278,7 +278,7 @@ export class Launcher {
     const find = (role: "proxy" | "broker") =>
       (
         this.options[role] ??
-        ((x: LaunchSpec) => (role === "proxy" ? findProxy : findBroker)(this.docker, x.project))
+        ((x: LaunchSpec) => (role === "proxy" ? findProxy : findBroker)(this.docker, x.project, x.template))
       )(spec);
     return {
       ...(spec.egress.mode === "proxy" ? { proxy: await find("proxy") } : {}),

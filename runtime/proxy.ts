@@ -7,9 +7,11 @@ import {
   type ProxySpec,
   parseDecisionLog,
   projectLabels,
+  proxyUnit,
 } from "../components/model";
 import { demuxLogs, isNotFound } from "./docker/client";
 import { containerCreateBody, type PlainContainerArgs } from "./docker/createBody";
+import { LaunchRefused } from "./launch-errors";
 
 /** How the runtime runs a project's proxy. */
 export interface ProxyOptions {
@@ -64,39 +66,44 @@ export async function ensureNetwork(
 }
 
 /**
- * Makes sure the project's proxy runs with the configuration of `proxy` and answers; returns its container. A proxy
- * with another configuration (its `sandbox.spec-hash` label) is replaced. Creates the project network (internal,
- * inter-container traffic off, as the component does) and the default egress network when they are missing.
+ * Makes sure template `template`'s own proxy (see service-units) runs with the configuration of `proxy` and
+ * answers; returns its container, or undefined when the template does not use the proxy. A proxy with another
+ * configuration (its `sandbox.spec-hash` label) is replaced. Creates the project network (internal,
+ * inter-container traffic off, as the component does) and the default egress network when they are missing. For
+ * tests and library users that run no stack: the CLI only ever uses the proxy `up` started ({@link currentProxy}).
  */
 export async function ensureProxy(
   docker: Dockerode,
   proxy: ProxySpec,
+  template: string,
   options: ProxyOptions = {},
-): Promise<Dockerode.Container> {
-  const existing = docker.getContainer(proxy.name);
+): Promise<Dockerode.Container | undefined> {
+  const unit = proxyUnit(proxy, template);
+  if (unit === undefined) return undefined;
+  const existing = docker.getContainer(unit.name);
   try {
     const info = await existing.inspect();
-    if (info.State.Running && info.Config.Labels?.[LABELS.specHash] === proxy.configHash) return existing;
+    if (info.State.Running && info.Config.Labels?.[LABELS.specHash] === unit.configHash) return existing;
     await existing.remove({ force: true });
   } catch (e) {
     if (!isNotFound(e)) throw e;
   }
-  const labels = projectLabels(proxy.project, "network");
-  await ensureNetwork(docker, proxy.projectNetwork, {
-    Name: proxy.projectNetwork,
+  const labels = projectLabels(unit.project, "network");
+  await ensureNetwork(docker, unit.projectNetwork, {
+    Name: unit.projectNetwork,
     Driver: "bridge",
     Internal: true,
     Options: { [ICC_OPTION]: "false" },
     Labels: labels,
   });
-  const egress = options.egressNetwork ?? egressNetworkName(proxy.project);
+  const egress = options.egressNetwork ?? egressNetworkName(unit.project);
   if (options.egressNetwork === undefined) {
     await ensureNetwork(docker, egress, { Name: egress, Driver: "bridge", Internal: false, Labels: labels });
   }
-  const container = await docker.createContainer(proxyCreateBody(proxy, egress, options.extraHosts));
-  await docker.getNetwork(proxy.projectNetwork).connect({
+  const container = await docker.createContainer(proxyCreateBody(unit, egress, options.extraHosts));
+  await docker.getNetwork(unit.projectNetwork).connect({
     Container: container.id,
-    EndpointConfig: { Aliases: [proxy.name] },
+    EndpointConfig: { Aliases: [unit.name] },
   });
   await container.start();
   await waitReady(container, PROXY_READY, "the proxy", (options.readySeconds ?? 30) * 1000);
@@ -127,16 +134,52 @@ export async function waitReady(
   }
 }
 
-/** The running proxy of a project (started by `up` or by {@link ensureProxy}), or undefined. */
+/** Template `template`'s running proxy in project `project` (started by `up` or by {@link ensureProxy}), or undefined. */
 export async function findProxy(
   docker: Dockerode,
   project: string,
+  template: string,
+): Promise<Dockerode.Container | undefined> {
+  return runningService(docker, project, "proxy", template);
+}
+
+/** The running service container of `role` for one template of a project (by labels), or undefined. */
+export async function runningService(
+  docker: Dockerode,
+  project: string,
+  role: "proxy" | "broker",
+  template: string,
 ): Promise<Dockerode.Container | undefined> {
   const found = await docker.listContainers({
-    filters: { label: [`${LABELS.project}=${project}`, `${LABELS.role}=proxy`] },
+    filters: {
+      label: [`${LABELS.project}=${project}`, `${LABELS.role}=${role}`, `${LABELS.template}=${template}`],
+    },
   });
   const first = found[0];
   return first === undefined ? undefined : docker.getContainer(first.Id);
+}
+
+/**
+ * Template `template`'s proxy as `up` deployed it, for a launch: undefined when none runs (the launch is refused,
+ * naming `up`), an error when the one running was made from another configuration than `proxy` (the stack changed
+ * and was not deployed). Never starts or replaces one: after the off switch, nothing comes back until `up`.
+ */
+export async function currentProxy(
+  docker: Dockerode,
+  proxy: ProxySpec,
+  template: string,
+): Promise<Dockerode.Container | undefined> {
+  const unit = proxyUnit(proxy, template);
+  if (unit === undefined) return undefined;
+  const found = await runningService(docker, unit.project, "proxy", template);
+  if (found === undefined) return undefined;
+  const made = (await found.inspect()).Config.Labels?.[LABELS.specHash];
+  if (made !== unit.configHash) {
+    throw new LaunchRefused(template, [
+      `the proxy of template "${template}" runs another configuration (${made ?? "unlabelled"}) than the stack's (${unit.configHash}); deploy the stack's with \`up\``,
+    ]);
+  }
+  return found;
 }
 
 /** True when `ip` (IPv4) lies in `cidr`. */

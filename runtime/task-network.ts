@@ -4,6 +4,7 @@
  * container is created and closed after it.
  */
 import type Dockerode from "dockerode";
+import { TASK_NETWORK_OPTIONS } from "../components/docker/containerArgs";
 import { LABELS, type LaunchSpec, projectLabels } from "../components/model";
 import { isNotFound } from "./docker/client";
 import { LaunchRefused } from "./launch-errors";
@@ -55,7 +56,8 @@ export async function closeTaskNetwork(docker: Dockerode, net: TaskNetwork): Pro
 }
 
 /**
- * An internal network of the task's own (inter-container traffic allowed: it holds only the task and its peers),
+ * An internal network of the task's own (inter-container traffic allowed: it holds only the task and its peers;
+ * the bridge has no host address, so no host service answers on it),
  * with the proxy connected as `<project>-proxy` in proxy mode and the broker as `<project>-broker` when the template
  * calls broker routes. A peer the template needs and the project does not run refuses the launch. Removed after the
  * task.
@@ -88,6 +90,7 @@ export async function openTaskNetwork(
     Name: name,
     Driver: "bridge",
     Internal: true,
+    Options: { ...TASK_NETWORK_OPTIONS },
     Labels: { ...projectLabels(spec.project, "network", spec.template), [LABELS.task]: id },
   });
   let opened: TaskNetwork = { name, network, subnet: "" };

@@ -61,6 +61,7 @@ export const ENGINE_TESTS: readonly string[] = [
   "test/broker/docker.test.ts",
   "test/cli/toolchain-locks.test.ts",
   "test/package/consumer.test.ts",
+  "test/proxy/answering.test.ts",
   "test/proxy/docker.test.ts",
 ];
 

@@ -25,6 +25,16 @@ export interface JobMount {
 /** Docker's bridge option that stops containers on one network from reaching each other. */
 export const ICC_OPTION = "com.docker.network.bridge.enable_icc";
 
+/**
+ * Docker's bridge option that gives the bridge no IPv4 address on the host. An internal network's gateway is
+ * otherwise an address of the host itself, and a service bound to every host address answers a task there (and,
+ * through it, on the host's other bridges): with it, the task's network holds no host address at all.
+ */
+export const NO_HOST_ADDRESS_OPTION = "com.docker.network.bridge.inhibit_ipv4";
+
+/** The options of a network that holds tasks (its own, or a probe's): no address of the host on it. */
+export const TASK_NETWORK_OPTIONS: Readonly<Record<string, string>> = { [NO_HOST_ADDRESS_OPTION]: "true" };
+
 /** Options of the `/tmp` tmpfs: sized, not executable, no setuid, no devices, writable by any user. */
 export function tmpfsOptions(sizeMb: number): string {
   return `rw,noexec,nosuid,nodev,size=${sizeMb}m,mode=1777`;

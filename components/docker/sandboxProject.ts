@@ -6,6 +6,7 @@ import {
   type BudgetPlan,
   brokerCredentialValue,
   brokerSpec,
+  brokerUnits,
   budgetFacts,
   egressNetworkName,
   givenCredential,
@@ -17,6 +18,7 @@ import {
   projectLabels,
   projectNetworkName,
   proxySpec,
+  proxyUnits,
   type ResolvedProject,
   resolveProject,
   SpecError,
@@ -27,6 +29,7 @@ import {
   ICC_OPTION,
   type ProxyAttachment,
   proxyContainerArgs,
+  TASK_NETWORK_OPTIONS,
 } from "./containerArgs";
 import { TaskTemplate } from "./taskTemplate";
 
@@ -101,8 +104,8 @@ export class SandboxProject extends pulumi.ComponentResource {
     );
     this.networkName = network.name;
 
-    // The egress proxy, when a template uses it, and the broker, when a template calls it: the only containers on
-    // both the project network and an egress network. Each probe of a proxy-mode or broker-calling template gets a
+    // The egress proxy, when a template uses it, and the broker, when a template calls it, one container of each per
+    // template: the only containers on both the project network and an egress network. Each probe of a proxy-mode or broker-calling template gets a
     // network of its own that holds the probe and the services its template reaches.
     const proxy = proxySpec(resolved, networkName);
     const broker = brokerSpec(resolved, networkName);
@@ -137,17 +140,18 @@ export class SandboxProject extends pulumi.ComponentResource {
               driver: "bridge",
               internal: true,
               attachable: false,
+              options: { ...TASK_NETWORK_OPTIONS },
               labels: dockerLabels(projectLabels(spec.name, "network", template)),
             },
             { parent: this, deleteBeforeReplace: true },
           );
         }
       }
-      const attachments = (alias: string, templates: readonly string[]): ProxyAttachment[] => [
-        { name: network.name, aliases: [alias] },
-        ...(runProbes
-          ? templates.map((t) => ({ name: probeNetworkName(spec.name, t), aliases: [alias] }))
-          : []),
+      // One container per template (see service-units): on the project network under its own name, on its
+      // template's probe network under the name the template's tasks resolve.
+      const attachments = (unit: string, shared: string, template: string): ProxyAttachment[] => [
+        { name: network.name, aliases: [unit] },
+        ...(runProbes ? [{ name: probeNetworkName(spec.name, template), aliases: [shared] }] : []),
       ];
       const serviceOpts = {
         parent: this,
@@ -156,25 +160,21 @@ export class SandboxProject extends pulumi.ComponentResource {
       };
       // A disabled project (the hard stop) keeps its services created but stopped: nothing can go out.
       const running = { mustRun: spec.enabled, start: spec.enabled };
-      if (proxy !== undefined) {
-        const own = attachments(
-          proxy.name,
-          proxy.listeners.map((l) => l.template),
-        );
+      for (const unit of proxy === undefined ? [] : proxyUnits(proxy)) {
+        const template = unit.listeners[0]?.template ?? "";
+        const own = attachments(unit.name, proxy?.name ?? "", template);
         services.push(
           new docker.Container(
-            `${name}-proxy`,
-            { ...proxyContainerArgs(proxy, egress.name, own), ...running },
+            `${name}-proxy-${template}`,
+            { ...proxyContainerArgs(unit, egress.name, own), ...running },
             serviceOpts,
           ),
         );
       }
-      if (broker !== undefined) {
-        const own = attachments(
-          broker.name,
-          broker.listeners.map((l) => l.template),
-        );
-        const envs = broker.credentials.map((ref) => {
+      for (const unit of broker === undefined ? [] : brokerUnits(broker)) {
+        const template = unit.listeners[0]?.template ?? "";
+        const own = attachments(unit.name, broker?.name ?? "", template);
+        const envs = unit.credentials.map((ref) => {
           const value = givenCredential(ref, args.brokerCredentials);
           // Checked and escaped for HAProxy where the value is known; a bad one fails `up` naming the key only.
           return pulumi.secret(
@@ -188,8 +188,8 @@ export class SandboxProject extends pulumi.ComponentResource {
         });
         services.push(
           new docker.Container(
-            `${name}-broker`,
-            { ...brokerContainerArgs(broker, envs, egress.name, own), ...running },
+            `${name}-broker-${template}`,
+            { ...brokerContainerArgs(unit, envs, egress.name, own), ...running },
             serviceOpts,
           ),
         );

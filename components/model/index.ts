@@ -16,6 +16,7 @@ export * from "./probe";
 export * from "./project";
 export * from "./proxy";
 export * from "./proxy-spec";
+export * from "./service-units";
 export * from "./secrets";
 export * from "./squid";
 export * from "./task-output";

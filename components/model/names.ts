@@ -32,6 +32,14 @@ export function brokerName(project: string): string {
   return `${project}-broker`;
 }
 
+/**
+ * One template's own proxy or broker container (Docker): `<project>-proxy-<template>`, `<project>-broker-<template>`.
+ * On its template's task networks it answers to the shared name (`<project>-proxy`, `<project>-broker`).
+ */
+export function serviceUnitName(service: string, template: string): string {
+  return `${service}-${template}`;
+}
+
 /** The ConfigMap holding the broker's generated configuration (Kubernetes). */
 export function brokerConfigMapName(project: string): string {
   return `${brokerName(project)}-config`;

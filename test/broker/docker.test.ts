@@ -14,10 +14,12 @@ import {
   BROKER_IMAGE,
   type BrokerSpec,
   brokerSpec,
+  brokerUnit,
   LABELS,
   launchSpec,
   type ResolvedProject,
   resolveProject,
+  serviceUnitName,
 } from "../../components/model";
 import { judge } from "../../policy/rules/registry";
 import { adaptLaunchSpec } from "../../policy/sources/docker/read";
@@ -90,8 +92,10 @@ let broker: BrokerSpec;
 const launcher = () =>
   new Launcher(docker, {
     preflight: policyPreflight(),
-    broker: () => ensureBroker(docker, broker, credentials, { egressNetwork: outsideNet }),
+    broker: (s) => ensureBroker(docker, broker, s.template, credentials, { egressNetwork: outsideNet }),
   });
+/** Template web's own broker container (web calls api, limited and private). */
+const webBroker = () => serviceUnitName(broker.name, "web");
 
 /** Raw HTTP/1.0 requests to the broker, one after another, each answer after `=== id`. */
 function requests(list: readonly { id: string; request: string }[]): string {
@@ -151,8 +155,11 @@ beforeAll(async () => {
   const spec = brokerSpec(project, `${name}-net`);
   if (spec === undefined) throw new Error("no broker");
   broker = spec;
-  const container = await ensureBroker(docker, broker, credentials, { egressNetwork: outsideNet });
-  await docker.getNetwork(privateNet).connect({ Container: container.id });
+  // Each template's own broker; web's (which calls the private route) may also reach the private server.
+  await ensureBroker(docker, broker, "other", credentials, { egressNetwork: outsideNet });
+  const web = await ensureBroker(docker, broker, "web", credentials, { egressNetwork: outsideNet });
+  if (web === undefined) throw new Error("no broker for web");
+  await docker.getNetwork(privateNet).connect({ Container: web.id });
 }, 90_000);
 
 afterAll(async () => {
@@ -163,7 +170,7 @@ afterAll(async () => {
 
 describe("the broker container", () => {
   it("runs hardened: non-root, read-only root, every capability dropped, no-new-privileges, limits, no ports", async () => {
-    const info = await docker.getContainer(broker.name).inspect();
+    const info = await docker.getContainer(webBroker()).inspect();
     expect(info.Config.User).toBe("10100:10100");
     expect(info.HostConfig.ReadonlyRootfs).toBe(true);
     expect(info.HostConfig.CapDrop).toEqual(["ALL"]);
@@ -175,7 +182,11 @@ describe("the broker container", () => {
   });
 
   it("passes every mandatory rule of the pack, its credentials included (it is the genuine broker)", () => {
-    const body = brokerCreateBody(broker, brokerCredentialEnvs(broker, credentials), outsideNet);
+    const unit = brokerUnit(broker, "web");
+    if (unit === undefined) throw new Error("no broker for web");
+    // Web's own broker holds only the credentials of web's routes.
+    expect(unit.credentials.map((c) => c.route)).toEqual(["api", "limited", "private"]);
+    const body = brokerCreateBody(unit, brokerCredentialEnvs(unit, credentials), outsideNet);
     const findings = judge(adaptLaunchSpec(body, `${name}/broker`), undefined, {})
       .filter(({ rule }) => rule.enforcementLevel !== "advisory")
       .flatMap(({ rule, findings }) => findings.map((f) => `${rule.id}: ${f.message}`));
@@ -234,7 +245,7 @@ describe("a task that calls the broker", () => {
       removeJobDir: true,
     });
     brokerLog = demuxLogs(
-      (await docker.getContainer(broker.name).logs({ stdout: true, stderr: true })) as Buffer,
+      (await docker.getContainer(webBroker()).logs({ stdout: true, stderr: true })) as Buffer,
     ).stdout;
   }, 120_000);
 
@@ -313,6 +324,25 @@ describe("another template's task", () => {
     expect(answer(result, "own")).toContain(BODY);
     expect(answer(result, "notOwn")).toMatch(/^HTTP\/1\.[01] 404/);
   }, 60_000);
+
+  it("cannot call the first template's routes by choosing the first template's port (it answers web's tasks)", async () => {
+    const webPort = broker.listeners.find((l) => l.template === "web")?.port;
+    const call = (port: number | undefined) =>
+      `{ printf 'GET /api/data/answer.txt HTTP/1.0\\r\\nHost: broker\\r\\n\\r\\n'; sleep 1; } | nc -w 3 ${name}-broker ${port} 2>&1; echo`;
+    // The control: on web's task network, web's port answers with the keyed upstream's body.
+    const own = await launcher().run(launchSpec(project, "web", `${name}-net`), {
+      command: ["sh", "-c", call(webPort)],
+      removeJobDir: true,
+    });
+    expect(own.stdout).toContain(BODY);
+    const crossed = await launcher().run(launchSpec(project, "other", `${name}-net`), {
+      command: ["sh", "-c", call(webPort)],
+      removeJobDir: true,
+    });
+    expect(crossed.stdout).not.toContain("HTTP/");
+    expect(crossed.stdout).not.toContain(BODY);
+    expect(crossed.broker?.calls).toEqual([]);
+  }, 90_000);
 });
 
 describe("the run's record in the ledger", () => {
@@ -328,7 +358,7 @@ describe("the run's record in the ledger", () => {
       const withLedger = new Launcher(docker, {
         preflight: policyPreflight(),
         ledger,
-        broker: () => ensureBroker(docker, broker, credentials, { egressNetwork: outsideNet }),
+        broker: (s) => ensureBroker(docker, broker, s.template, credentials, { egressNetwork: outsideNet }),
       });
       const r = await withLedger.run(launchSpec(project, "web", `${name}-net`), {
         command: [
@@ -396,16 +426,16 @@ describe("the probe and the escape checks", () => {
 
 describe("a changed credential", () => {
   it("replaces the broker; the same one keeps it", async () => {
-    const before = (await docker.getContainer(broker.name).inspect()).Id;
-    await ensureBroker(docker, broker, credentials, { egressNetwork: outsideNet });
-    expect((await docker.getContainer(broker.name).inspect()).Id).toBe(before);
+    const before = (await docker.getContainer(webBroker()).inspect()).Id;
+    await ensureBroker(docker, broker, "web", credentials, { egressNetwork: outsideNet });
+    expect((await docker.getContainer(webBroker()).inspect()).Id).toBe(before);
     const changed = { ...credentials, SANDBOX_BROKER_CRED_PRIVATE: "another-token" };
-    await ensureBroker(docker, broker, changed, { egressNetwork: outsideNet });
-    const after = await docker.getContainer(broker.name).inspect();
+    await ensureBroker(docker, broker, "web", changed, { egressNetwork: outsideNet });
+    const after = await docker.getContainer(webBroker()).inspect();
     expect(after.Id).not.toBe(before);
     expect(after.Config.Env).toContain("SANDBOX_BROKER_CRED_PRIVATE=another-token");
-    await ensureBroker(docker, broker, credentials, { egressNetwork: outsideNet });
-    await docker.getNetwork(privateNet).connect({ Container: broker.name });
+    await ensureBroker(docker, broker, "web", credentials, { egressNetwork: outsideNet });
+    await docker.getNetwork(privateNet).connect({ Container: webBroker() });
   }, 60_000);
 });
 

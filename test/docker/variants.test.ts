@@ -84,21 +84,22 @@ describe("SandboxProject variants on Docker", () => {
     expect(one(registered, "docker:index/network:Network", "px-net").inputs.ipamConfigs).toEqual([
       { subnet: "10.231.0.0/24" },
     ]);
-    // The probe runs on a network of its own that holds only it and the proxy; the proxy is on the project network
-    // (internal, icc off), an egress network and that probe network.
+    // The probe runs on a network of its own that holds only it and its template's proxy, with no host address on it;
+    // the template's proxy is on the project network (internal, icc off), an egress network and that probe network.
     const probe = one(registered, CONTAINER, "px-web-probe").inputs;
     expect(probe.networkMode).toBe("px-probe-web-net");
     expect(one(registered, "docker:index/network:Network", "px-web-probe-net").inputs).toMatchObject({
       name: "px-probe-web-net",
       internal: true,
+      options: { "com.docker.network.bridge.inhibit_ipv4": "true" },
     });
     expect(one(registered, "docker:index/network:Network", "px-egress").inputs).toMatchObject({
       name: "px-egress",
       internal: false,
     });
-    const proxy = one(registered, CONTAINER, "px-proxy").inputs;
+    const proxy = one(registered, CONTAINER, "px-proxy-web").inputs;
     expect(proxy).toMatchObject({
-      name: "px-proxy",
+      name: "px-proxy-web",
       image: "sandbox-proxy:1",
       user: "13:13",
       networkMode: "px-egress",
@@ -107,7 +108,7 @@ describe("SandboxProject variants on Docker", () => {
       securityOpts: ["no-new-privileges:true"],
     });
     expect(proxy.networksAdvanced).toEqual([
-      { name: "px-net", aliases: ["px-proxy"] },
+      { name: "px-net", aliases: ["px-proxy-web"] },
       { name: "px-probe-web-net", aliases: ["px-proxy"] },
     ]);
     expect((proxy.envs as string[])[0]).toContain("http_port 8080 name=t_web");

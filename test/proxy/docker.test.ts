@@ -7,7 +7,15 @@
 import { randomBytes } from "node:crypto";
 import type Dockerode from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LABELS, PER_TASK_NETWORK, PROXY_IMAGE, type ProxySpec, proxySpec } from "../../components/model";
+import {
+  LABELS,
+  PER_TASK_NETWORK,
+  PROXY_IMAGE,
+  type ProxySpec,
+  proxySpec,
+  proxyUnits,
+  serviceUnitName,
+} from "../../components/model";
 import { judge } from "../../policy/rules/registry";
 import { adaptLaunchSpec } from "../../policy/sources/docker/read";
 import { demuxLogs } from "../../runtime/docker/client";
@@ -52,7 +60,7 @@ const privateNet = `${name}-private`;
 const launcher = () =>
   new Launcher(docker, {
     preflight: policyPreflight(),
-    proxy: () => ensureProxy(docker, proxy, proxyOptions),
+    proxy: (s) => ensureProxy(docker, proxy, s.template, proxyOptions),
   });
 const proxyOptions = {
   egressNetwork: outsideNet,
@@ -83,6 +91,8 @@ function answer(result: TaskResult, id: string): string {
 }
 
 const labels = { [TEST_LABEL]: "proxy", [LABELS.project]: name };
+/** Template web's own proxy container. */
+const webProxy = () => serviceUnitName(proxy.name, "web");
 const removeStale = () => removeLabelled(docker, `${TEST_LABEL}=proxy`);
 
 beforeAll(async () => {
@@ -111,8 +121,12 @@ beforeAll(async () => {
   const spec = proxySpec(project, `${name}-net`);
   if (spec === undefined) throw new Error("no proxy");
   proxy = spec;
-  const container = await ensureProxy(docker, proxy, proxyOptions);
-  await docker.getNetwork(privateNet).connect({ Container: container.id });
+  // Each template's own proxy; each may also reach the private server, which it must refuse by address.
+  for (const unit of proxyUnits(proxy)) {
+    const template = unit.listeners[0]?.template ?? "";
+    const container = await ensureProxy(docker, proxy, template, proxyOptions);
+    if (container !== undefined) await docker.getNetwork(privateNet).connect({ Container: container.id });
+  }
 }, 60_000);
 
 afterAll(async () => {
@@ -123,7 +137,7 @@ afterAll(async () => {
 
 describe("the proxy container", () => {
   it("runs hardened: non-root, read-only root, every capability dropped, no-new-privileges, limits, no ports", async () => {
-    const info = await docker.getContainer(proxy.name).inspect();
+    const info = await docker.getContainer(webProxy()).inspect();
     expect(info.Config.User).toBe("13:13");
     expect(info.HostConfig.ReadonlyRootfs).toBe(true);
     expect(info.HostConfig.CapDrop).toEqual(["ALL"]);
@@ -135,10 +149,11 @@ describe("the proxy container", () => {
       [`${name}-net`, outsideNet, privateNet].sort(),
     );
     expect(info.Config.Labels?.[LABELS.role]).toBe("proxy");
+    expect(info.Config.Labels?.[LABELS.template]).toBe("web");
   });
 
   it("passes every mandatory rule of the policy pack", () => {
-    const body = proxyCreateBody(proxy, outsideNet);
+    const body = proxyCreateBody(proxyUnits(proxy)[0] ?? proxy, outsideNet);
     const findings = judge(adaptLaunchSpec(body, `${name}/proxy`), undefined, {})
       .filter(({ rule }) => rule.enforcementLevel !== "advisory")
       .flatMap(({ rule, findings }) => findings.map((f) => `${rule.id}: ${f.message}`));
@@ -257,7 +272,7 @@ describe("a proxy-mode task", () => {
   it("leaves neither its network nor its container behind, and the proxy keeps only its own networks", async () => {
     const left = await docker.listNetworks({ filters: { label: [`${LABELS.task}`] } });
     expect(left.filter((n) => n.Name.startsWith(`${name}-task-`))).toEqual([]);
-    const info = await docker.getContainer(proxy.name).inspect();
+    const info = await docker.getContainer(webProxy()).inspect();
     expect(Object.keys(info.NetworkSettings.Networks).sort()).toEqual(
       [`${name}-net`, outsideNet, privateNet].sort(),
     );
@@ -266,7 +281,7 @@ describe("a proxy-mode task", () => {
 
 describe("a none-mode task", () => {
   it("cannot reach the proxy on any of its addresses", async () => {
-    const info = await docker.getContainer(proxy.name).inspect();
+    const info = await docker.getContainer(webProxy()).inspect();
     const ips = Object.values(info.NetworkSettings.Networks).map((n) => n.IPAddress);
     const port = proxy.listeners[0]?.port ?? 3128;
     const spec = specOf(project, "closed");
@@ -351,7 +366,7 @@ describe("the off switch", () => {
       Labels: { [LABELS.project]: name, [LABELS.task]: "orphan" },
     });
     const report = await offSwitch(docker, name);
-    expect(report.containers).toEqual(expect.arrayContaining([proxy.name]));
+    expect(report.containers).toEqual(expect.arrayContaining(proxyUnits(proxy).map((u) => u.name)));
     expect(report.networks).toEqual(expect.arrayContaining([`${name}-net`, `${name}-task-orphan-net`]));
     expect(await projectLeftovers(docker, name)).toEqual([]);
   });

@@ -108,7 +108,7 @@ describe(`${RULE}: the toolkit's own projects`, () => {
     });
     await outputValue(p.probes);
     const rs = await mocks.settle();
-    expect(rs.some((r) => r.name === "demo-proxy")).toBe(true);
+    expect(rs.some((r) => r.name === "demo-proxy-web")).toBe(true);
     expect(requireProxyOnlyEgress.check(asStack(rs), {})).toEqual([]);
   });
 
