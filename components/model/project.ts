@@ -123,23 +123,29 @@ export function resolveProject(input: unknown, keyPrefix = ""): ResolvedProject 
 
 /**
  * What a project runs all month whatever its tasks do, paid before any task slot: the egress proxy, whenever a
- * template uses it, and the secrets broker, whenever a template calls it; nothing otherwise.
+ * template uses it, and the secrets broker, whenever a template calls it; nothing otherwise. On Docker each such
+ * template has a proxy or broker container of its own (see service-units), each priced; on Kubernetes one of each
+ * serves every template.
  */
 export function alwaysOnCost(spec: ProjectSpec): FixedCost | undefined {
-  const proxied = Object.values(spec.templates).some((t) => t.egress.mode === "proxy");
-  const brokered =
-    spec.broker !== undefined && Object.values(spec.templates).some((t) => t.broker.length > 0);
-  if (proxied && brokered) {
-    return {
-      label: "(1 proxy + 1 broker)",
-      size: {
-        vcpu: PROXY_RESOURCES.vcpu + BROKER_RESOURCES.vcpu,
-        memoryMb: PROXY_RESOURCES.memoryMb + BROKER_RESOURCES.memoryMb,
-      },
-    };
-  }
-  if (brokered) return { label: "1 broker", size: BROKER_RESOURCES };
-  return proxied ? { label: "1 proxy", size: PROXY_RESOURCES } : undefined;
+  const templates = Object.values(spec.templates);
+  const perTemplate = spec.backend !== "kubernetes";
+  const count = (n: number) => (perTemplate ? n : Math.min(n, 1));
+  const proxies = count(templates.filter((t) => t.egress.mode === "proxy").length);
+  const brokers = spec.broker === undefined ? 0 : count(templates.filter((t) => t.broker.length > 0).length);
+  if (proxies === 0 && brokers === 0) return undefined;
+  const parts = [
+    ...(proxies > 0 ? [`${proxies} ${proxies === 1 ? "proxy" : "proxies"}`] : []),
+    ...(brokers > 0 ? [`${brokers} ${brokers === 1 ? "broker" : "brokers"}`] : []),
+  ];
+  return {
+    // The size is the bundle's whole: more than one container is named as a bundle, e.g. `(2 proxies + 1 broker)`.
+    label: proxies + brokers > 1 ? `(${parts.join(" + ")})` : (parts[0] ?? ""),
+    size: {
+      vcpu: proxies * PROXY_RESOURCES.vcpu + brokers * BROKER_RESOURCES.vcpu,
+      memoryMb: proxies * PROXY_RESOURCES.memoryMb + brokers * BROKER_RESOURCES.memoryMb,
+    },
+  };
 }
 
 /**

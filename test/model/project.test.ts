@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resolveProject, SpecError } from "../../components/model";
+import { alwaysOnCost, resolveProject, SpecError } from "../../components/model";
 
 const base = {
   name: "demo",
@@ -83,6 +83,24 @@ describe("resolveProject", () => {
       "1 task × (1 vCPU × $0.004 + 0.5 GB × $0.002) × 730 h + 1 proxy × (0.5 vCPU × $0.004 + 0.25 GB × $0.002) × 730 h = $5.48",
     );
     expect(p.budget.concurrency).toBe(1);
+  });
+
+  it("counts one proxy and one broker per template that uses them on Docker, and one of each on Kubernetes", () => {
+    const templates = {
+      a: { image: "x:1", egress: { mode: "proxy" as const, allow: ["pypi.org"] }, broker: ["gh"] },
+      b: { image: "x:1", egress: { mode: "proxy" as const, allow: ["github.com"] } },
+      c: { image: "x:1", broker: ["gh"] },
+      d: { image: "x:1" },
+    };
+    const broker = {
+      routes: { gh: { upstream: "https://api.github.com", paths: ["/**"], credential: { secret: "gh" } } },
+    };
+    const docker = alwaysOnCost(resolveProject({ ...base, templates, broker }).spec);
+    expect(docker).toEqual({ label: "(2 proxies + 2 brokers)", size: { vcpu: 1.5, memoryMb: 768 } });
+    const kube = alwaysOnCost(resolveProject({ ...base, backend: "kubernetes", templates, broker }).spec);
+    expect(kube).toEqual({ label: "(1 proxy + 1 broker)", size: { vcpu: 0.75, memoryMb: 384 } });
+    const one = alwaysOnCost(resolveProject({ ...base, templates: { b: templates.b } }).spec);
+    expect(one).toEqual({ label: "1 proxy", size: { vcpu: 0.5, memoryMb: 256 } });
   });
 
   it("accepts a disabled project with a zero cap: the hard stop admits nothing", () => {
