@@ -15,6 +15,8 @@ const filesOf = (tier: Tier) => files.filter((f) => tierOf(f) === tier);
 export default defineConfig({
   test: {
     setupFiles: ["test/setup-fast-check.ts"],
+    // At the end of a run: job-folder disks a test left mounted are unmounted (test/global-setup.ts).
+    globalSetup: ["test/global-setup.ts"],
     // Pulumi's mock monitor is process-wide state: each test file gets its own process.
     pool: "forks",
     isolate: true,

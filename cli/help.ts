@@ -83,7 +83,8 @@ Launches one task in a fresh hardened container of the template and exits with t
   --dir path         copy a folder's contents into the job folder (repeatable)
   --out dir          copy the job folder's contents, as plain data, to a new or empty dir after the task
   --keep             keep the job folder after the task
-  --agent name       the agent the task is for (required when the project names agents)
+  --agent name       the agent the task is for; needs one of its keys in SANDBOX_AGENT_KEY (see agent-key).
+                     A key alone names its agent; no key and no agent: the operator's own run
   --json             one JSON document on stdout: the task, its output, what --out left out
 
 examples:
@@ -163,6 +164,17 @@ examples:
   sandbox ledger reset dev
 
 exit codes: 0 done, 2 bad input or not confirmed`,
+  "agent-key": `usage: sandbox agent-key <stack> <agent> [--revoke] [--json]
+
+An agent is whoever holds one of its keys: a run for an agent needs the key in SANDBOX_AGENT_KEY, and a run with no
+key and no agent is the operator's own. This mints a new key for an agent of the stack and prints it once (the
+ledger keeps only its SHA-256; earlier keys stay valid), or with --revoke revokes every key of the agent.
+
+examples:
+  SANDBOX_AGENT_KEY="$(sandbox agent-key dev ci)" sandbox run dev default -- make test
+  sandbox agent-key dev ci --revoke
+
+exit codes: 0 done, 1 the ledger is gone, 2 bad input (an agent the stack does not name)`,
   scan: `usage: sandbox scan [options] <file|folder|->...
 
 Judges Kubernetes YAML, Compose files, Engine API bodies, pulumi preview --json, stack exports and launch specs
@@ -282,7 +294,8 @@ task verbs, on the local Docker engine:
                                            folder, fork bomb, metadata address); each must be blocked
   off <stack> [--yes]                      remove every container, network, volume and job folder of the
                                            project (works whatever the config says now; asks on a terminal)
-  run ... --agent name                     the agent the task is for (required when the project names agents)
+  run ... --agent name                     the agent the task is for, with its key in SANDBOX_AGENT_KEY
+  agent-key <stack> <agent> [--revoke]     mint a key for an agent (printed once), or revoke its keys
 
 the ledger (every run the task verbs make, charged and recorded; no engine needed):
   spend <stack>                            month to date: spent, left, by template and agent, the forecast

@@ -10,9 +10,10 @@ import { apiMessage, type KubeApis, type KubeTarget, kubeApis } from "../runtime
 import { KubeLauncher } from "../runtime/kubernetes/launcher";
 import { kubeOffSwitch } from "../runtime/kubernetes/off";
 import { runEscape, runProbe } from "../runtime/walls";
+import type { Io } from "./output";
 import { taskOutput } from "./output";
 import { parseRunArgs, RunUsageError, runExitCode } from "./run-options";
-import { type Failure, failureOf, type Io, report, templatesOf } from "./runtime";
+import { type Failure, failureOf, report, templatesOf } from "./task-failure";
 import type { TaskVerb } from "./verbs";
 import { escapeVerb, probeVerb } from "./walls-verbs";
 

@@ -2,10 +2,12 @@
  * The ledger as the front uses it: one file per project in the front's state folder, its alerts on the configured
  * sinks, and the verbs that read it: `spend`, `audit` and `alerts`.
  */
+import { existsSync } from "node:fs";
 import { type ResolvedProject, SpecError, usdFine } from "../components/model";
 import { AlertOutbox, alertSinks } from "../runtime/alerts";
 import { type AlertRecord, Ledger, type LedgerOptions, meterOf, type RunRecord } from "../runtime/ledger";
 import { checkAfterOpen, checkBeforeOpen, LedgerGone, resetWitness } from "../runtime/ledger-witness";
+import { deadRuns } from "../runtime/reconcile";
 import type { LedgerVerb } from "./ledger-file";
 import { type Io as FrontIo, Reporter } from "./output";
 
@@ -34,12 +36,15 @@ export function openProjectLedger(
   return ledger;
 }
 
-/** Opens a project's ledger with its alert sinks (stderr through `err`); `outbox` holds webhooks in flight. */
-export function openLedger(
+/**
+ * Opens a project's ledger with its alert sinks (stderr through `err`) and reconciles the runs a dead launcher left
+ * open ({@link reconcileOnOpen}); `outbox` holds webhooks in flight.
+ */
+export async function openLedger(
   file: string,
   project: ResolvedProject,
   err: (text: string) => void,
-): { ledger: Ledger; outbox: AlertOutbox } {
+): Promise<{ ledger: Ledger; outbox: AlertOutbox }> {
   const outbox = new AlertOutbox();
   const ledger = openProjectLedger(
     file,
@@ -47,7 +52,47 @@ export function openLedger(
     { sinks: alertSinks(project.spec.alerts, outbox, err) },
     err,
   );
+  await reconcileOnOpen(ledger, project, err);
   return { ledger, outbox };
+}
+
+/**
+ * Every front verb that opens a project's ledger reconciles first the runs a launcher that died left open
+ * (runtime/reconcile.ts): stopped, charged what they ran and removed. The engine is reached only when there are any;
+ * without one they stay open and a warning says so. `note` gets one line per run closed.
+ */
+export async function reconcileOnOpen(
+  ledger: Ledger,
+  project: ResolvedProject,
+  warn: (text: string) => void,
+  note?: (text: string) => void,
+): Promise<void> {
+  if (deadRuns(ledger).length === 0) return;
+  const { reconcileOrphans } = await import("../runtime/orphans.js");
+  for (const r of await reconcileOrphans(ledger, project.jobRoot, warn)) {
+    note?.(
+      `note: run ${r.id} (template ${r.template}) was left open by a launcher that died; reconciled and charged ${usdFine(r.chargeUsd ?? 0)} (\`alerts\` says how)\n`,
+    );
+  }
+}
+
+/**
+ * The ledger's refusal of `up` when the project's spend is at its cap (no ledger at `file` yet: none), after
+ * reconciling the runs a dead launcher left open (their charges count).
+ */
+export async function upRefusal(
+  file: string,
+  project: ResolvedProject,
+  warn: (text: string) => void,
+): Promise<string | undefined> {
+  if (!existsSync(file)) return undefined;
+  const ledger = Ledger.open(file, meterOf(project));
+  try {
+    await reconcileOnOpen(ledger, project, warn, warn);
+    return ledger.upRefusal();
+  } finally {
+    ledger.close();
+  }
 }
 
 /**
@@ -165,8 +210,11 @@ function alertText(a: AlertRecord): string {
   return `${new Date(a.at).toISOString()} ${a.kind}: ${a.message}\n`;
 }
 
-/** Runs `spend`, `audit` or `alerts` on a project's ledger. Exit 0, or 2 for bad arguments; never throws. */
-export function runLedgerVerb(
+/**
+ * Runs `spend`, `audit` or `alerts` on a project's ledger, after reconciling the runs a dead launcher left open.
+ * Exit 0, or 2 for bad arguments; never throws.
+ */
+export async function runLedgerVerb(
   verb: LedgerVerb,
   stack: string,
   project: ResolvedProject,
@@ -174,7 +222,7 @@ export function runLedgerVerb(
   file: string,
   io: Io,
   json: boolean,
-): number {
+): Promise<number> {
   let opts: { since?: number; agent?: string };
   try {
     opts = options(verb, rest);
@@ -200,6 +248,7 @@ export function runLedgerVerb(
     return 1;
   }
   try {
+    await reconcileOnOpen(ledger, project, io.err, io.err);
     const head = { verb, stack, ok: true, exitCode: 0, project: project.spec.name, ledger: file };
     if (verb === "spend") {
       const s = ledger.spend();

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { launchSpec, projectNetworkName, type ResolvedProject, SpecError } from "../components/model";
 import {
@@ -129,19 +129,6 @@ async function engineSetUp(root: string, env: NodeJS.ProcessEnv) {
   return checkoutSetUp(root, stamp);
 }
 
-/** The ledger's refusal of `up` when the project's spend is at its cap (no ledger yet: none). */
-async function upRefusal(root: string, project: ResolvedProject): Promise<string | undefined> {
-  const file = ledgerFile(root, project.spec.name);
-  if (!existsSync(file)) return undefined;
-  const { Ledger, meterOf } = await import("../runtime/ledger.js");
-  const ledger = Ledger.open(file, meterOf(project));
-  try {
-    return ledger.upRefusal();
-  } finally {
-    ledger.close();
-  }
-}
-
 /** Runs the front with `argv` (without node and script). Returns the exit code; never throws for bad input. */
 export async function main(
   argv: readonly string[],
@@ -183,6 +170,15 @@ export async function main(
     return EXIT.ok;
   }
   if (verb === "completion") return completionVerb(named, io);
+  if (verb === "agent-key") {
+    const { runAgentKeyCommand } = await import("./agent-key.js");
+    return runAgentKeyCommand(args.slice(1), {
+      io,
+      json,
+      load: (s) => loadStack(root, s),
+      file: (n) => ledgerFile(root, n),
+    });
+  }
   if (verb === "ledger") {
     const { runLedgerCommand } = await import("./ledger.js");
     return runLedgerCommand(named, rest, {
@@ -312,7 +308,8 @@ export async function main(
   if (verb === "up" && project !== undefined && project.spec.enabled) {
     // At the cap, `up` is refused until the cap is raised or the month turns (a metered project's hard stop). The
     // hard stop itself (`enabled: false`) always deploys: it starts nothing and spends nothing.
-    const refusal = await upRefusal(root, project);
+    const { upRefusal } = await import("./ledger.js");
+    const refusal = await upRefusal(ledgerFile(root, project.spec.name), project, io.err);
     if (refusal !== undefined) {
       return rep.failure({
         verb,

@@ -11,7 +11,7 @@ import type { TaskResult } from "../runtime/launcher";
  *   --dir path         copy the contents of the host folder `path` into the job folder (repeatable)
  *   --out dir          after the task, copy the job folder's contents to `dir` (new, or an empty folder)
  *   --keep             keep the job folder on the host (by default it is removed after the copy to --out)
- *   --agent name       the agent the task is for (recorded in the ledger; required when the project names agents)
+ *   --agent name       the agent the task is for (recorded in the ledger; needs one of its keys in SANDBOX_AGENT_KEY)
  */
 export interface RunOptions {
   readonly template: string;

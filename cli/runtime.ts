@@ -10,11 +10,10 @@ import {
   proxySpec,
   type ResolvedProject,
 } from "../components/model";
+import { AGENT_KEY_ENV, AgentKeys } from "../runtime/agent-keys";
 import { dockerClient } from "../runtime/docker/client";
 import { removeJobFolder } from "../runtime/jobs";
-import { ImageMissing, isImageMissing, Launcher, LaunchRefused, RuntimeMissing } from "../runtime/launcher";
-import { BudgetRefused } from "../runtime/ledger";
-import { LedgerGone } from "../runtime/ledger-witness";
+import { Launcher } from "../runtime/launcher";
 import { offSwitch } from "../runtime/offSwitch";
 import { copyOutputs } from "../runtime/outputs";
 import { policyPreflight } from "../runtime/preflight";
@@ -22,87 +21,21 @@ import { currentProxy } from "../runtime/proxy";
 import { runEscape, runProbe } from "../runtime/walls";
 import { openLedger } from "./ledger";
 import { escapeControls, type Io, taskOutput } from "./output";
-import { parseRunArgs, type RunOptions, RunUsageError, runExitCode } from "./run-options";
+import { parseRunArgs, type RunOptions, runExitCode } from "./run-options";
+import { type Failure, failureOf, report, templatesOf } from "./task-failure";
 import type { TaskVerb } from "./verbs";
 import { escapeVerb, probeVerb } from "./walls-verbs";
 
 export type { Io };
 
-/**
- * Exit codes of the task verbs. `run` exits with the task's own code (0–255) when the task ran; 124 when the
- * template's deadline killed it (as `timeout` does); a task the memory limit killed exits 137 (SIGKILL), the
- * engine's own code. A task can itself exit 1, 2 or 3: with `--json` the document's `error` says whether the
- * toolkit (not the task) failed. `probe` and `escape`: 0 when every wall held, 1 otherwise. 130/143 after
- * SIGINT/SIGTERM (running tasks removed first).
- */
-export const TASK_EXIT = { failed: 1, badInput: 2, missing: 3, timeout: 124 } as const;
-
-/** What went wrong, in the user's terms; `kind` is stable for `--json` readers. */
-export type Failure = {
-  kind:
-    | "bad-input"
-    | "refused"
-    | "ledger"
-    | "image-missing"
-    | "runtime-missing"
-    | "no-engine"
-    | "no-cluster"
-    | "engine";
-  message: string;
-  /** The runtime a `runtime-missing` failure needs. */
-  runtime?: string;
-};
-
-const FAILURE_CODE: Record<Failure["kind"], number> = {
-  "bad-input": TASK_EXIT.badInput,
-  refused: TASK_EXIT.badInput,
-  ledger: TASK_EXIT.failed,
-  "image-missing": TASK_EXIT.missing,
-  "runtime-missing": TASK_EXIT.missing,
-  "no-engine": TASK_EXIT.missing,
-  "no-cluster": TASK_EXIT.missing,
-  engine: TASK_EXIT.failed,
-};
-
-/** Prints one failure once (one JSON document on stdout with --json) and returns its exit code. */
-export function report(verb: string, f: Failure, io: Io, json: boolean): number {
-  const code = FAILURE_CODE[f.kind];
-  if (json) io.out(`${JSON.stringify({ verb, ok: false, exitCode: code, error: f })}\n`);
-  else io.err(`${f.message}\n`);
-  return code;
-}
-
-/** Classifies an error thrown by a task verb; anything unexpected is the engine's answer, named as such. */
-export function failureOf(verb: string, e: unknown): Failure {
-  if (e instanceof RunUsageError) return { kind: "bad-input", message: e.message };
-  if (e instanceof LaunchRefused) return { kind: "refused", message: e.message };
-  if (e instanceof BudgetRefused) return { kind: "refused", message: e.message };
-  if (e instanceof LedgerGone) return { kind: "ledger", message: e.message };
-  if (e instanceof ImageMissing) return { kind: "image-missing", message: e.message };
-  if (e instanceof RuntimeMissing) return { kind: "runtime-missing", message: e.message, runtime: e.runtime };
-  const detail = e instanceof Error ? e.message : String(e);
-  if (isImageMissing(e)) {
-    return {
-      kind: "image-missing",
-      message: `${verb}: an image is not on the local Docker engine (${detail.replace(/^\(HTTP code 404\)[^-]*- /, "").trim()}); the toolkit never pulls one. Build the offline images with \`bash toolchain/docker.sh\`.`,
-    };
+/** Who a run is for, from the claimed agent and the key in the caller's environment (see runtime/agent-keys.ts). */
+function identifyAgent(ledgerFile: string, project: string, claimed: string | undefined): string | undefined {
+  const keys = new AgentKeys(ledgerFile, project);
+  try {
+    return keys.identify(claimed, process.env[AGENT_KEY_ENV]);
+  } finally {
+    keys.close();
   }
-  const fromEngine = typeof (e as { statusCode?: unknown }).statusCode === "number";
-  return {
-    kind: "engine",
-    message: `${verb} failed: ${fromEngine ? "the Docker engine answered: " : ""}${detail}`,
-  };
-}
-
-export function templatesOf(project: ResolvedProject, names: readonly string[]): string[] {
-  const all = Object.keys(project.spec.templates).sort();
-  const unknown = names.filter((n) => !all.includes(n));
-  if (unknown.length > 0) {
-    throw new LaunchRefused(unknown[0] ?? "", [
-      `no template "${unknown.join(", ")}" in this stack; it has: ${all.join(", ")}`,
-    ]);
-  }
-  return names.length > 0 ? [...names] : all;
 }
 
 /** The local engine, or the failure saying how to start it. */
@@ -256,7 +189,6 @@ async function taskVerbOnce(
   const docker = await connect(verb);
   if (isFailure(docker)) return { ...docker, started: false };
   // Every run is admitted, recorded and charged by the project's ledger; its alerts go to the configured sinks.
-  // Opening it reconciles the runs a launcher that died left open (cli/ledger.ts).
   const metered = ledgerFile === undefined ? undefined : await openLedger(ledgerFile, project, io.err);
   const ledger = metered?.ledger;
   let started = false;
@@ -289,8 +221,14 @@ async function taskVerbOnce(
   process.once("SIGTERM", onTerm);
   try {
     switch (verb) {
-      case "run":
-        return await runOne(launcher, project, run ?? parseRunArgs(rest, process.cwd()), taskId, io, json);
+      case "run": {
+        const options = run ?? parseRunArgs(rest, process.cwd());
+        // An agent is whoever holds one of its keys (runtime/agent-keys.ts); no key and no agent: the operator's run.
+        const agent = ledger === undefined ? options.agent : identifyAgent(ledger.file, name, options.agent);
+        const { agent: _claimed, ...unclaimed } = options;
+        const identified: RunOptions = agent === undefined ? unclaimed : { ...unclaimed, agent };
+        return await runOne(launcher, project, identified, taskId, io, json);
+      }
       case "probe":
         return await probeVerb(
           templatesOf(project, rest),

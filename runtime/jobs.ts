@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import {
+  chmodSync,
   copyFileSync,
   existsSync,
   lchownSync,
@@ -10,11 +11,21 @@ import {
   readlinkSync,
   realpathSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { MANAGED_BY, parseUser } from "../components/model";
+import {
+  isMountPoint,
+  type JobDiskState,
+  jobDiskImagePath,
+  jobDiskSupport,
+  mountJobDisk,
+  releaseJobDisk,
+} from "./job-disk";
+import { LaunchRefused } from "./launch-errors";
 
 /**
  * Job folders on the host: one per task under the project's job root. Each gets a marker beside it (never inside,
@@ -42,9 +53,18 @@ export function isSafeJobName(name: string): boolean {
   return name !== "" && !name.startsWith("/") && !name.split(/[\\/]/).some((s) => s === ".." || s === "");
 }
 
+/** The template's disk size for its job folder, and its name for the messages. */
+export interface JobDisk {
+  readonly template: string;
+  /** `resources.diskMb`: the folder's own disk, in MiB, where the host allows one (runtime/job-disk.ts). */
+  readonly diskMb: number;
+}
+
 /**
  * Creates the job folder, owned by the task's user when the launcher is root, with the given files and seeds in it.
- * The marker is written first, so a launcher killed half-way still leaves a folder the off switch recognizes.
+ * The marker is written first, so a launcher killed half-way still leaves a folder the off switch recognizes. With
+ * `disk`, the folder gets a disk of its own of `diskMb` MiB before anything is written into it, where the host
+ * allows (runtime/job-disk.ts), so the seeds count against it; seeds and files larger than `diskMb` are refused.
  */
 export function prepareJobFolder(
   jobRoot: string,
@@ -53,26 +73,47 @@ export function prepareJobFolder(
   user: string,
   files: Readonly<Record<string, string>>,
   seeds: readonly JobSeed[] = [],
+  disk?: JobDisk,
 ): string {
   const jobDir = join(jobRoot, id);
   mkdirSync(jobRoot, { recursive: true, mode: 0o755 });
   const marker: Marker = { managedBy: MANAGED_BY, project, id };
   writeFileSync(jobMarkerPath(jobRoot, id), `${JSON.stringify(marker)}\n`, { mode: 0o644 });
   mkdirSync(jobDir, { recursive: true, mode: 0o750 });
-  for (const seed of seeds) {
-    if (seed.kind === "dir") copyTree(seed.source, jobDir);
-    else {
-      if (!isSafeJobName(seed.name)) throw new Error(`job file "${seed.name}" must be a relative path`);
-      const dest = join(jobDir, seed.name);
-      mkdirSync(dirname(dest), { recursive: true });
-      copyFileSync(seed.source, dest);
+  if (disk !== undefined) {
+    const given = inputBytes(files, seeds);
+    if (given > disk.diskMb * MIB) throw tooLarge(disk, given);
+    if (jobDiskSupport().bounded) {
+      // The disk's root gets the mode the plain folder got (the mount hides the folder's own).
+      const mode = statSync(jobDir).mode & 0o7777;
+      const real = join(realpathSync(jobRoot), id);
+      mountJobDisk(jobRoot, id, real, disk.diskMb);
+      chmodSync(real, mode);
     }
   }
-  for (const [file, content] of Object.entries(files)) {
-    if (!isSafeJobName(file)) throw new Error(`job file "${file}" must be a relative path`);
-    const path = join(jobDir, file);
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, content, { mode: 0o640 });
+  try {
+    for (const seed of seeds) {
+      if (seed.kind === "dir") copyTree(seed.source, jobDir);
+      else {
+        if (!isSafeJobName(seed.name)) throw new Error(`job file "${seed.name}" must be a relative path`);
+        const dest = join(jobDir, seed.name);
+        mkdirSync(dirname(dest), { recursive: true });
+        copyFileSync(seed.source, dest);
+      }
+    }
+    for (const [file, content] of Object.entries(files)) {
+      if (!isSafeJobName(file)) throw new Error(`job file "${file}" must be a relative path`);
+      const path = join(jobDir, file);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, content, { mode: 0o640 });
+    }
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    // A launch refused here leaves no disk mounted (the folder and its marker go as they always did).
+    if (disk !== undefined) releaseJobDisk(realpathSync(jobRoot), id, join(realpathSync(jobRoot), id));
+    if (disk !== undefined && (code === "ENOSPC" || code === "EDQUOT"))
+      throw tooLarge(disk, inputBytes(files, seeds));
+    throw e;
   }
   // The task runs as its template's user: it must own what it was given. lchown never follows a seeded symlink.
   if (process.getuid?.() === 0) {
@@ -81,6 +122,46 @@ export function prepareJobFolder(
   }
   if (!existsSync(jobDir)) throw new Error(`job folder ${jobDir} could not be created`);
   return jobDir;
+}
+
+const MIB = 1024 * 1024;
+
+/** Whether the job folder has its own disk now, and if not, why not (for the probe's report). */
+export function jobDiskState(jobRoot: string, id: string): JobDiskState {
+  const support = jobDiskSupport();
+  if (!support.bounded) return support;
+  let real: string;
+  try {
+    real = join(realpathSync(jobRoot), id);
+  } catch {
+    return { bounded: false, reason: `job root ${jobRoot} is gone` };
+  }
+  return isMountPoint(real)
+    ? support
+    : { bounded: false, reason: `job folder ${real} has no disk of its own` };
+}
+
+function tooLarge(disk: JobDisk, bytes: number): LaunchRefused {
+  return new LaunchRefused(disk.template, [
+    `the job folder's files and seeds (${(bytes / MIB).toFixed(1)} MiB) do not fit in its disk: diskMb is ${disk.diskMb} ` +
+      `(MiB, the filesystem's own bookkeeping takes a little of it); seed less, or raise resources.diskMb of template "${disk.template}"`,
+  ]);
+}
+
+/** Bytes the task is given: every regular file of the seeds (links and folders count nothing) and every file. */
+function inputBytes(files: Readonly<Record<string, string>>, seeds: readonly JobSeed[]): number {
+  let total = 0;
+  for (const content of Object.values(files)) total += Buffer.byteLength(content);
+  const walk = (path: string): void => {
+    const st = lstatSync(path);
+    if (st.isFile()) total += st.size;
+    else if (st.isDirectory()) for (const e of readdirSync(path)) walk(join(path, e));
+  };
+  for (const seed of seeds) {
+    if (seed.kind === "file") total += statSync(seed.source).size;
+    else walk(seed.source);
+  }
+  return total;
 }
 
 function chownTree(path: string, uid: number, gid: number): void {
@@ -111,10 +192,23 @@ export function copyTree(src: string, dest: string): string[] {
   return skipped;
 }
 
-/** Removes one job folder and its marker (the folder's links are removed, never followed). */
+/**
+ * Removes one job folder, its disk (unmounted, lazily when busy, and its image deleted) and its marker. Nothing in
+ * the folder is followed: its links are removed as links.
+ */
 export function removeJobFolder(jobRoot: string, id: string): void {
-  rmSync(join(jobRoot, id), { recursive: true, force: true });
-  rmSync(jobMarkerPath(jobRoot, id), { force: true });
+  let root: string;
+  try {
+    root = realpathSync(jobRoot);
+  } catch {
+    return;
+  }
+  const folder = join(root, id);
+  const st = lstatSafe(folder);
+  if (st === undefined || st.isDirectory()) releaseJobDisk(root, id, folder);
+  rmSync(folder, { recursive: true, force: true });
+  rmSync(jobDiskImagePath(root, id), { force: true });
+  rmSync(jobMarkerPath(root, id), { force: true });
 }
 
 /**
@@ -132,6 +226,7 @@ export function removeProjectJobFolders(jobRoot: string, project: string): strin
     return [];
   }
   const removed: string[] = [];
+  const failures: string[] = [];
   for (const entry of readdirSync(root)) {
     const m = /^\.([a-z0-9][a-z0-9-]{0,62})\.sandbox-job$/.exec(entry);
     if (m?.[1] === undefined) continue;
@@ -148,12 +243,20 @@ export function removeProjectJobFolders(jobRoot: string, project: string): strin
     const folder = join(root, id);
     const st = lstatSafe(folder);
     if (st !== undefined && !st.isDirectory()) continue;
+    try {
+      // A folder a killed launcher left mounted: unmounted first, then its image deleted.
+      releaseJobDisk(root, id, folder);
+    } catch (e) {
+      failures.push(e instanceof Error ? e.message : String(e));
+      continue;
+    }
     if (st !== undefined) {
       rmSync(folder, { recursive: true, force: true });
       removed.push(folder);
     }
     rmSync(markerPath, { force: true });
   }
+  if (failures.length > 0) throw new Error(failures.join("; "));
   return removed.sort();
 }
 

@@ -1,17 +1,19 @@
 import { randomBytes } from "node:crypto";
 import type Dockerode from "dockerode";
-import type { BrokerCall, LaunchSpec, ProxyDecision } from "../components/model";
+import type { BrokerCall, JobDiskState, LaunchSpec, ProxyDecision } from "../components/model";
 import { findBroker, taskCalls } from "./broker";
 import { isNotFound } from "./docker/client";
 import { taskContainer } from "./docker/taskContainer";
-import { hashTree, type JobSeed, prepareJobFolder, removeJobFolder } from "./jobs";
+import { hashTree, type JobSeed, jobDiskState, prepareJobFolder, removeJobFolder } from "./jobs";
 import { ImageMissing, isImageMissing, LaunchRefused, RuntimeMissing } from "./launch-errors";
 import type { Ledger } from "./ledger";
 import { Slots } from "./limits";
+import { dockerOrphans } from "./orphans";
 import type { WarmPool } from "./pool";
 import { findProxy, taskDecisions } from "./proxy";
 import { superviseTask } from "./supervise";
 import { closeTaskNetwork, openTaskNetwork, type TaskNetwork, withPeerHosts } from "./task-network";
+import { watchTask } from "./watchdog";
 
 export { ImageMissing, isImageMissing, LaunchRefused, RuntimeMissing } from "./launch-errors";
 export { pidsLimitHits, Slots } from "./limits";
@@ -53,6 +55,11 @@ export interface TaskResult {
   readonly durationMs: number;
   /** The host folder mounted as the job folder; it holds the task's outputs. */
   readonly jobDir: string;
+  /**
+   * Docker: whether the job folder had a disk of its own of the template's `diskMb` (mounted `nosuid,nodev,noexec`),
+   * and if not, why (runtime/job-disk.ts). The probe reports it.
+   */
+  readonly jobDisk?: JobDiskState;
   /** Proxy mode: the task's own network and every decision the proxy made about the task's requests. */
   readonly egress?: { readonly network: string; readonly decisions: readonly ProxyDecision[] };
   /** With broker routes: every call the broker logged for the task (never a credential). */
@@ -165,7 +172,7 @@ export class Launcher {
     await this.requireImage(spec);
     await this.requireRuntime(spec);
     if (ledger !== undefined) {
-      this.reconciled ??= ledger.reconcile((c) => this.removeByName(c));
+      this.reconciled ??= ledger.reconcile(dockerOrphans(this.docker, spec.jobFolder.hostRoot));
       await this.reconciled;
     }
 
@@ -174,6 +181,7 @@ export class Launcher {
     const started = Date.now();
     let container: Dockerode.Container | undefined;
     let taskNet: TaskNetwork | undefined;
+    let unwatch: (() => void) | undefined;
     // A pooled member was made by the same recipe for its own id, and judged by the same preflight on its body.
     let task = { id, name, jobDir };
     try {
@@ -204,7 +212,9 @@ export class Launcher {
         spec.user,
         request.files ?? {},
         request.seeds,
+        { template: spec.template, diskMb: spec.resources.diskMb },
       );
+      const jobDisk = jobDiskState(spec.jobFolder.hostRoot, task.id);
       if (ledger !== undefined) ledger.recordFiles(task.id, hashTree(task.jobDir));
       if (container === undefined) {
         const created =
@@ -219,6 +229,16 @@ export class Launcher {
         this.live.set(name, container);
       }
       this.options.onEvent?.({ type: "start", id: task.id, running: slots.active });
+      // The deadline outlives this process: a watchdog stops the container there if this launcher is gone.
+      const maxSeconds = spec.timeoutSeconds + (this.options.graceSeconds ?? 5);
+      unwatch = watchTask(this.docker, spec.jobFolder.hostRoot, {
+        id: task.id,
+        container,
+        jobDir: task.jobDir,
+        deadline: started + maxSeconds * 1000,
+        timeoutSeconds: spec.timeoutSeconds,
+        maxSeconds,
+      });
       await container.start();
       let result = await superviseTask(
         container,
@@ -229,6 +249,7 @@ export class Launcher {
           ledger: this.options.ledger,
         },
       );
+      result = { ...result, jobDisk };
       if (taskNet?.proxy !== undefined) {
         const decisions = await taskDecisions(taskNet.proxy.container, taskNet.subnet, started);
         result = { ...result, egress: { network: taskNet.name, decisions } };
@@ -263,6 +284,7 @@ export class Launcher {
       }
       throw e;
     } finally {
+      unwatch?.();
       if (container) await this.remove(task.name, container);
       if (taskNet) await closeTaskNetwork(this.docker, taskNet);
       if (request.removeJobDir) removeJobFolder(spec.jobFolder.hostRoot, task.id);
@@ -350,14 +372,5 @@ export class Launcher {
       });
     }
     return names;
-  }
-
-  /** Removes a container by name (a run a dead launcher left); one already gone is no error. */
-  private async removeByName(name: string): Promise<void> {
-    try {
-      await this.docker.getContainer(name).remove({ force: true, v: true });
-    } catch (e) {
-      if (!isNotFound(e)) throw e;
-    }
   }
 }

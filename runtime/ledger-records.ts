@@ -129,6 +129,11 @@ export interface RunOutcome {
   readonly error?: string;
   readonly egress?: readonly unknown[];
   readonly broker?: readonly unknown[];
+  /**
+   * The seconds the run is charged for, when they are known apart from its end (reconciliation reads them from the
+   * engine: what its container ran, not limited to its maximum); else the time from its admission to its end.
+   */
+  readonly usedSeconds?: number;
 }
 
 /** Month to date: what was spent, by template and agent, what is left, and the forecast at the current rate. */
@@ -200,6 +205,15 @@ export function runFromRow(r: Row): RunRecord {
     chargeUsd: r.charge_usd === null ? null : Number(r.charge_usd),
     egress: JSON.parse(String(r.egress)) as unknown[],
     broker: JSON.parse(String(r.broker ?? "[]")) as unknown[],
+  };
+}
+
+/** The launcher that admitted a run, from its row: its host, its process id and that process's start (or null). */
+export function ownerFromRow(r: Row): { host: string; pid: number; start: string | null } {
+  return {
+    host: String(r.owner_host),
+    pid: Number(r.owner_pid),
+    start: r.owner_start === null || r.owner_start === undefined ? null : String(r.owner_start),
   };
 }
 

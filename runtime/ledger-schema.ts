@@ -51,6 +51,18 @@ export const MIGRATIONS: readonly string[] = [
   // 3: the ledger's own identity, so that a ledger replaced or made anew is told from the one that was there.
   `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
    INSERT INTO meta (key, value) VALUES ('ledger_id', lower(hex(randomblob(16))));`,
+  // 4: the start of the launcher process that admitted a run, so that a dead launcher is known by more than its
+  // process id (which the system gives again to a later process).
+  "ALTER TABLE runs ADD COLUMN owner_start TEXT;",
+  // 5: the agents' keys (their SHA-256 only): an agent is who holds one of its keys, not who names it.
+  `CREATE TABLE agent_keys (
+     key_hash TEXT PRIMARY KEY,
+     project TEXT NOT NULL,
+     agent TEXT NOT NULL,
+     made_at INTEGER NOT NULL,
+     revoked_at INTEGER
+   );
+   CREATE INDEX agent_keys_agent ON agent_keys (project, agent);`,
 ];
 
 /** The schema version this code writes. */

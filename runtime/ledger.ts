@@ -14,7 +14,6 @@
  * Pricing is the model's one formula (`taskUsd`), the same the budget proof uses.
  */
 import { mkdirSync } from "node:fs";
-import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { type AlertKind, taskUsd, usdFine } from "../components/model";
@@ -28,6 +27,7 @@ import {
   type Meter,
   monthOf,
   nextMonthStart,
+  ownerFromRow,
   type Row,
   type RunOutcome,
   type RunRecord,
@@ -46,7 +46,8 @@ import {
   thresholdAlerts,
   usedBy,
 } from "./meter";
-import { reconcileDeadRuns } from "./reconcile";
+import { thisProcess } from "./orphan-watch";
+import { type OrphanEngine, reconcileDeadRuns } from "./reconcile";
 
 export * from "./ledger-records";
 export { LEDGER_SCHEMA_VERSION } from "./ledger-schema";
@@ -174,8 +175,8 @@ export class Ledger {
       this.db
         .prepare(
           `INSERT INTO runs (id, project, template, spec_hash, agent, command, container, vcpu, memory_mb, max_seconds,
-             max_charge_usd, month, admitted_at, status, owner_host, owner_pid)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)`,
+             max_charge_usd, month, admitted_at, status, owner_host, owner_pid, owner_start)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?)`,
         )
         .run(
           req.id,
@@ -191,8 +192,9 @@ export class Ledger {
           taskUsd(req.size, m.rates, req.maxSeconds),
           month,
           now,
-          hostname(),
-          process.pid,
+          thisProcess().host,
+          thisProcess().pid,
+          thisProcess().start,
         );
       return this.run(req.id);
     });
@@ -232,9 +234,9 @@ export class Ledger {
   }
 
   /**
-   * Closes a run: charges it for the time it took (at most its maximum, and never more than what is left under the
-   * project's and its agent's caps), records how it ended, and raises the alerts it calls for: escape signals
-   * (proxy refusals, limits hit, a launcher kill, a stop at the cap) and the budget thresholds it crossed.
+   * Closes a run: charges it for the time it took (at most its maximum, or `outcome.usedSeconds` when given; never
+   * more than what is left under the project's and its agent's caps), records how it ended, and raises the alerts it
+   * calls for: escape signals (proxy refusals, limits hit, a launcher kill, a stop at the cap) and the thresholds.
    */
   complete(
     id: string,
@@ -247,7 +249,7 @@ export class Ledger {
       if (run === undefined) throw new Error(`no run ${id} in the ledger ${this.file}`);
       if (run.status !== "open") return run;
       const now = endedAt ?? this.clock();
-      const charge = this.chargeFor(run, now);
+      const charge = this.chargeFor(run, now, outcome.usedSeconds);
       this.db
         .prepare(
           `UPDATE runs SET status = ?, ended_at = ?, exit_code = ?, limits = ?, killed_by_launcher = ?, stopped_by = ?,
@@ -276,8 +278,8 @@ export class Ledger {
   }
 
   /** What a run is charged when it ends at `t`: its use, clipped to what the caps leave besides every other run. */
-  private chargeFor(run: RunRecord, t: number): number {
-    const used = usedBy(run, this.meter.rates, t);
+  private chargeFor(run: RunRecord, t: number, seconds?: number): number {
+    const used = usedBy(run, this.meter.rates, t, seconds);
     const others = this.view(run.month, run.id);
     let limit = runsCap(this.meter) - spentIn(others, this.meter.rates, t);
     const agentCap = run.agent === null ? undefined : this.meter.agents[run.agent]?.monthlyCapUsd;
@@ -389,20 +391,17 @@ export class Ledger {
     return rows.map(alertFromRow);
   }
 
-  /**
-   * Closes the runs a dead launcher left open (its process is gone): see {@link reconcileDeadRuns}. Returns the runs
-   * closed.
-   */
-  reconcile(remove: (container: string) => Promise<void>): Promise<RunRecord[]> {
-    return reconcileDeadRuns(this, remove);
+  /** Closes the runs a dead launcher left open: see {@link reconcileDeadRuns}. Returns the runs closed. */
+  reconcile(engine: OrphanEngine | ((container: string) => Promise<void>)): Promise<RunRecord[]> {
+    return reconcileDeadRuns(this, engine);
   }
 
-  /** The project's open runs, each with the host and process id of the launcher that admitted it. */
-  openRuns(): { run: RunRecord; host: string; pid: number }[] {
+  /** The project's open runs, each with the host, process id and process start of the launcher that admitted it. */
+  openRuns(): { run: RunRecord; host: string; pid: number; start: string | null }[] {
     return (
       this.db
         .prepare("SELECT * FROM runs WHERE project = ? AND status = 'open'")
         .all(this.meter.project) as Row[]
-    ).map((row) => ({ run: runFromRow(row), host: String(row.owner_host), pid: Number(row.owner_pid) }));
+    ).map((row) => ({ run: runFromRow(row), ...ownerFromRow(row) }));
   }
 }

@@ -16,9 +16,13 @@ import {
   type SpendReport,
 } from "./ledger-records";
 
-/** What a run has used by `t`: its price for the time since admission, at most its maximum and its end. */
-export function usedBy(run: RunRecord, rates: Meter["rates"], t: number): number {
+/**
+ * What a run has used by `t`: its price for the time since admission, at most its maximum and its end; or, when
+ * `ran` is given (the seconds it ran, as the engine knows them), the price of those seconds.
+ */
+export function usedBy(run: RunRecord, rates: Meter["rates"], t: number, ran?: number): number {
   if (run.status !== "open") return run.chargeUsd ?? 0;
+  if (ran !== undefined) return taskUsd(run.size, rates, Math.max(0, ran));
   const seconds = Math.min(run.maxSeconds, Math.max(0, (t - run.admittedAt) / 1000));
   return taskUsd(run.size, rates, seconds);
 }
@@ -83,9 +87,9 @@ export function atCap(spent: number, cap: number): boolean {
 }
 
 /**
- * Why a launch is refused, or undefined when it is admitted: the project is enabled, its agent (when agents are
- * configured) is known and may use the template, and the project's and the agent's concurrency and caps hold with
- * the run's maximum charge. `openRuns` counts the project's open runs of every month.
+ * Why a launch is refused, or undefined when it is admitted: the project is enabled, its agent (when one is named and
+ * agents are configured) is known and may use the template (a run of no agent is the operator's own), and the
+ * project's and the agent's concurrency and caps hold with the run's maximum charge. `openRuns` counts the project's open runs of every month.
  */
 export function admissionRefusal(
   m: Meter,
@@ -107,13 +111,8 @@ export function admissionRefusal(
   const arithmetic = (base: number) =>
     `month-to-date spend ${usdFine(base)} + this run's maximum ${runArithmetic(req.size, m.rates, req.maxSeconds)} = ${usdFine(base + maxCharge)}`;
   if (!m.enabled) return refuse(`project "${m.project}" is disabled (the hard stop)`, "disabled");
-  if (agents.length > 0 && agent === null) {
-    return refuse(
-      `the project admits only named agents (${agents.join(", ")}); name one (run --agent)`,
-      "agent",
-    );
-  }
-  if (agents.length > 0 && profile === undefined) {
+  // No agent: the operator's own run, under the project's cap and concurrency only.
+  if (agents.length > 0 && agent !== null && profile === undefined) {
     return refuse(`agent "${agent}" is not one of the project's agents (${agents.join(", ")})`, "agent");
   }
   if (profile?.templates !== undefined && !profile.templates.includes(req.template)) {

@@ -261,7 +261,10 @@ export class WarmPool {
     const violations = this.options.preflight(task.body, spec);
     if (violations.length > 0) throw new LaunchRefused(spec.template, violations);
     // The marker first (prepareJobFolder writes it before the folder): a crash here leaves what `off` finds.
-    prepareJobFolder(spec.jobFolder.hostRoot, id, spec.project, spec.user, {});
+    prepareJobFolder(spec.jobFolder.hostRoot, id, spec.project, spec.user, {}, [], {
+      template: spec.template,
+      diskMb: spec.resources.diskMb,
+    });
     let container: Dockerode.Container;
     try {
       container = await this.docker.createContainer({ ...task.body, name: poolMemberName(spec.project, id) });

@@ -1,50 +1,140 @@
 /**
- * Reconciliation: the runs a dead launcher left open in the ledger (its process is gone from this machine) are
- * charged up to their deadline (clipped to the caps), their containers removed, and an alert says so. A run whose
- * launcher still lives, or that another machine admitted, is left alone.
+ * Reconciliation: the runs a dead launcher left open in the ledger are closed. A launcher is dead when its process
+ * is gone from this machine, or when its process id now belongs to another process (the start recorded with the run
+ * differs). Each such run's container is stopped if it still runs and the run is charged what it ran by the engine's
+ * own clock, from the container's start to its end (clipped to what the caps leave, as every charge is); then its
+ * container, job folder, task network and watch entry are removed and an alert says so. Only when the engine no
+ * longer knows the container is the run charged up to its deadline, its maximum, and the alert says that too. A run
+ * whose launcher still lives, or that another machine admitted, is left alone.
  */
 import { hostname } from "node:os";
 import { usdFine } from "../components/model";
 import type { Ledger, RunRecord } from "./ledger";
+import { ownerAlive } from "./orphan-watch";
 
-/** Closes the runs of `ledger` that a dead launcher left open, removing each one's container with `remove`. */
-export async function reconcileDeadRuns(
-  ledger: Ledger,
-  remove: (container: string) => Promise<void>,
-): Promise<RunRecord[]> {
-  const here = hostname();
-  const stale = ledger.openRuns().filter((o) => o.host === here && !processAlive(o.pid));
-  const out: RunRecord[] = [];
-  for (const { run, pid } of stale) {
-    await remove(run.container);
-    const end = run.admittedAt + run.maxSeconds * 1000;
-    const closed = ledger.complete(
-      run.id,
-      { exitCode: null, error: "the launcher that started it died; reconciled from the engine" },
-      "reconciled",
-      Math.min(end, Math.max(ledger.now(), run.admittedAt)),
-    );
-    if (closed.status === "reconciled") {
-      ledger.alert({
-        kind: "reconciled",
-        message: `run ${run.id} (template ${run.template}) was left open by a launcher that died (pid ${String(pid)}); its container was removed and it was charged ${usdFine(closed.chargeUsd ?? 0)}`,
-        agent: run.agent,
-        runId: run.id,
-      });
-      out.push(closed);
-    }
-  }
-  return out;
+/** A container's times as the engine knows them. */
+export interface EngineTimes {
+  /** When the container started (ms since the epoch); undefined when it never did. */
+  readonly startedAt: number | undefined;
+  /** When it ended; undefined while it runs. */
+  readonly finishedAt: number | undefined;
+  readonly exitCode: number | null;
+  /** True when reconciliation had to stop it (it was still running). */
+  readonly stoppedNow: boolean;
 }
 
-/** True when a process with this id exists on this machine. */
-function processAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
+/** What reconciliation needs of the engine and the host (runtime/orphans.ts makes it for Docker). */
+export interface OrphanEngine {
+  /** Stops the container if it still runs and reads its times; undefined when the engine has no such container. */
+  stop(container: string): Promise<EngineTimes | undefined>;
+  /** Removes the container; one already gone is no error. */
+  remove(container: string): Promise<void>;
+  /** Removes what else the run's task left (its job folder, its task network, its watch entry). */
+  cleanup(run: RunRecord): Promise<void>;
+}
+
+/** How a reconciled run is charged: until when, for how many seconds, and from what. */
+export interface ReconciledUse {
+  /** When the run is recorded as ended (ms since the epoch). */
+  readonly endedAt: number;
+  /** The seconds charged, when the engine told (not limited to the run's maximum); undefined: up to its deadline. */
+  readonly usedSeconds: number | undefined;
+  /** `engine`: by the engine's times; `never-started`: nothing ran; `deadline`: no times, charged to the maximum. */
+  readonly basis: "engine" | "never-started" | "deadline";
+}
+
+/**
+ * What a run a dead launcher left is charged for, given the engine's times of its container (undefined when the
+ * engine no longer knows it) and the time now: from the start to the end on the engine's clock (to `now` if it has
+ * not ended), nothing if it never started, and without times up to its deadline (its maximum), as no more is known.
+ */
+export function reconciledUse(run: RunRecord, times: EngineTimes | undefined, now: number): ReconciledUse {
+  if (times === undefined) {
+    const deadline = run.admittedAt + run.maxSeconds * 1000;
+    return {
+      endedAt: Math.min(deadline, Math.max(now, run.admittedAt)),
+      usedSeconds: undefined,
+      basis: "deadline",
+    };
   }
+  if (times.startedAt === undefined) {
+    return { endedAt: Math.max(now, run.admittedAt), usedSeconds: 0, basis: "never-started" };
+  }
+  const end =
+    times.finishedAt !== undefined && times.finishedAt >= times.startedAt
+      ? times.finishedAt
+      : Math.max(now, times.startedAt);
+  return { endedAt: end, usedSeconds: (end - times.startedAt) / 1000, basis: "engine" };
+}
+
+/** The project's open runs whose launcher on this machine is dead (its process gone, or its id reused). */
+export function deadRuns(ledger: Ledger): { run: RunRecord; pid: number }[] {
+  const here = hostname();
+  return ledger
+    .openRuns()
+    .filter((o) => o.host === here && !ownerAlive({ host: o.host, pid: o.pid, start: o.start }));
+}
+
+/** A text of an amount of seconds. */
+const secs = (s: number) => `${s.toFixed(1)} s`;
+
+/** Closes the runs of `ledger` that a dead launcher left open (see above). Returns the runs it closed. */
+export async function reconcileDeadRuns(
+  ledger: Ledger,
+  engine: OrphanEngine | ((container: string) => Promise<void>),
+): Promise<RunRecord[]> {
+  const e: OrphanEngine =
+    typeof engine === "function"
+      ? { stop: async () => undefined, remove: engine, cleanup: async () => undefined }
+      : engine;
+  const out: RunRecord[] = [];
+  for (const { run, pid } of deadRuns(ledger)) {
+    if (ledger.run(run.id)?.status !== "open") continue;
+    const times = await e.stop(run.container);
+    const use = reconciledUse(run, times, ledger.now());
+    if (ledger.run(run.id)?.status !== "open") continue;
+    const how =
+      use.basis === "engine"
+        ? `the engine says it ran ${secs(use.usedSeconds ?? 0)}${times?.stoppedNow ? " (it was still running and was stopped now)" : ""}`
+        : use.basis === "never-started"
+          ? "its container never started"
+          : "the engine no longer knows its container, so it was charged up to its deadline, its maximum, as no more is known";
+    const closed = ledger.complete(
+      run.id,
+      {
+        exitCode: times?.exitCode ?? null,
+        error: `the launcher that started it died; reconciled: ${how}`,
+        ...(use.usedSeconds === undefined ? {} : { usedSeconds: use.usedSeconds }),
+      },
+      "reconciled",
+      use.endedAt,
+    );
+    if (closed.status !== "reconciled") continue;
+    // The books are closed first: what is left behind is removed after, and a failure to is said, not hidden.
+    const left: string[] = [];
+    await e.remove(run.container).catch((x: unknown) => left.push(`its container (${String(x)})`));
+    await e.cleanup(run).catch((x: unknown) => left.push(`its job folder or network (${String(x)})`));
+    // The charge is linear in the time: what it used at the run's rate, to say when the caps clipped it.
+    const usedUsd =
+      use.usedSeconds === undefined || run.maxSeconds <= 0
+        ? undefined
+        : (run.maxChargeUsd * use.usedSeconds) / run.maxSeconds;
+    const charge = closed.chargeUsd ?? 0;
+    const clipped =
+      usedUsd !== undefined && usedUsd > charge + 1e-9
+        ? ` (it used ${usdFine(usedUsd)}; the charge is clipped to what the caps leave)`
+        : "";
+    const removed =
+      left.length === 0
+        ? "its container, job folder and task network were removed"
+        : `could not remove ${left.join(" and ")}; \`sandbox off\` removes them`;
+    ledger.alert({
+      kind: "reconciled",
+      message: `run ${run.id} (template ${run.template}) was left open by a launcher that died (pid ${String(pid)}); ${how}; it was charged ${usdFine(charge)}${clipped}; ${removed}`,
+      agent: run.agent,
+      runId: run.id,
+    });
+    out.push(closed);
+  }
+  return out;
 }

@@ -61,7 +61,11 @@ export async function runProbe(
     { ...(id ? { id } : {}), command: ["sh", "-c", script], removeJobDir: true },
   );
   const observed = parseProbeOutput(result.stdout);
-  return { report: judgeProbe(template, observed, { podLimit: options.kubernetes === true }), result };
+  const judged = judgeProbe(template, observed, {
+    podLimit: options.kubernetes === true,
+    ...(result.jobDisk === undefined ? {} : { jobDisk: result.jobDisk }),
+  });
+  return { report: judged, result };
 }
 
 /** The four escapes the field guides name. */

@@ -1,6 +1,9 @@
 import type { BrokerProbeCase } from "./broker-spec";
 import { decodeCapabilityMask, effectiveCapabilities } from "./capabilities";
+import { type JobDiskState, judgeJobDisk } from "./probe-job-disk";
 import { type Template, templateDrops } from "./template";
+
+export type { JobDiskState } from "./probe-job-disk";
 
 /** The address every cloud serves instance credentials from. */
 export const METADATA_URL = "http://169.254.169.254/latest/meta-data/";
@@ -68,6 +71,9 @@ export function probeScript(options: {
     "if ( : > /.probe-write ) 2>/dev/null; then rm -f /.probe-write; say rootWrite allowed; else say rootWrite denied; fi",
     "if ( : > /tmp/.probe-write ) 2>/dev/null; then rm -f /tmp/.probe-write; say tmpWrite allowed; else say tmpWrite denied; fi",
     `if ( : > ${job}/.probe-write ) 2>/dev/null; then rm -f ${job}/.probe-write; say jobWrite allowed; else say jobWrite denied; fi`,
+    // The job folder's size in KiB (-P: one line whatever the device's name) and its mount's options.
+    `set -- $(df -Pk ${job} 2>/dev/null | tail -n 1); say jobSizeKb "\${2:-unknown}"`,
+    `o=""; while read -r _ m _ x _; do [ "$m" = ${shellQuote(mountsPath(options.jobFolder))} ] && o="$x"; done < /proc/mounts; say jobMount "\${o:-unknown}"`,
     "if ping -c 1 -W 1 127.0.0.1 >/dev/null 2>&1; then say ping allowed; else say ping denied; fi",
     "if mknod /tmp/.probe-node c 1 3 2>/dev/null; then rm -f /tmp/.probe-node; say mknod allowed; else say mknod denied; fi",
     "if chroot / true 2>/dev/null; then say chroot allowed; else say chroot denied; fi",
@@ -122,6 +128,12 @@ function brokerProbeLines(b: BrokerProbeCase): string[] {
     `r="$(http_get ${shellQuote(`http://${b.upstream}/`)})"; case "$r" in HTTP/*) say brokerDirect allowed;; *) say brokerDirect denied;; esac`,
     'http_proxy="$hp"',
   ];
+}
+
+/** A path as /proc/mounts writes it: without a trailing slash, space, tab, newline and backslash as `\ooo`. */
+function mountsPath(path: string): string {
+  const trimmed = path.length > 1 ? path.replace(/\/+$/, "") || "/" : path;
+  return trimmed.replace(/[ \t\n\\]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, "0")}`);
 }
 
 function shellQuote(s: string): string {
@@ -189,6 +201,8 @@ export function judgeProbe(
      * is judged by the probe's fork count (`countForksUpTo`): a fork must be refused before the template's limit.
      */
     readonly podLimit?: boolean;
+    /** Docker's launcher: whether the job folder had a disk of its own; judges `jobDisk` and `jobMount`. */
+    readonly jobDisk?: JobDiskState;
   } = {},
 ): ProbeReport {
   const gvisor = observed.kernel === "gVisor";
@@ -285,6 +299,7 @@ export function judgeProbe(
   add("rootReadOnly", "denied", observed.rootWrite, denied(observed.rootWrite));
   add("tmpWritable", "allowed", observed.tmpWrite, observed.tmpWrite === "allowed");
   add("jobWritable", "allowed", observed.jobWrite, observed.jobWrite === "allowed");
+  if (options.jobDisk !== undefined) judgeJobDisk(template, observed, options.jobDisk, gvisor, walls);
   add("mknod", "denied", observed.mknod, denied(observed.mknod));
   add("chroot", "denied", observed.chroot, denied(observed.chroot));
   add("ipLinkAdd", "denied", observed.ipLinkAdd, denied(observed.ipLinkAdd));

@@ -273,11 +273,10 @@ describe("agents and their profiles", () => {
     bob: {},
   };
 
-  it("refuses an unnamed or unknown agent and a template outside the agent's profile", () => {
+  it("admits the operator's own run (no agent) under the project's cap, refuses an unknown agent and a template outside the agent's profile", () => {
     const t = ledgerAt({ agents });
-    expect(refusalOf(() => t.ledger.admit(req()))).toBe(
-      'launch of template "default" refused: the project admits only named agents (alice, bob); name one (run --agent)',
-    );
+    // The operator's run: no agent's profile applies, and it is recorded as no agent's.
+    expect(t.ledger.admit(req({ template: "big" })).agent).toBeNull();
     expect(refusalOf(() => t.ledger.admit(req({ agent: "mallory" })))).toBe(
       'launch of template "default" refused: agent "mallory" is not one of the project\'s agents (alice, bob)',
     );

@@ -23,7 +23,8 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
-  if (docker) await offSwitch(docker, project.spec.name);
+  // With the job root: the folders tasks kept are removed too (unmounted where they had a disk of their own).
+  if (docker) await offSwitch(docker, project.spec.name, { jobRoot: project.jobRoot });
 });
 
 describe("a runsc template on Docker", () => {

@@ -62,7 +62,8 @@ beforeAll(async () => {
   );
 });
 afterAll(async () => {
-  if (docker) await offSwitch(docker, name);
+  // With the job root: the folders tasks kept are removed too (unmounted where they had a disk of their own).
+  if (docker) await offSwitch(docker, name, { jobRoot: project.jobRoot });
 });
 
 function capture() {
@@ -219,7 +220,7 @@ describe("the audit log of real runs", () => {
       expect(ledger.alerts({ kind: "limit-hit" }).map((a) => a.runId)).toEqual([t.id]);
     } finally {
       ledger.close();
-      await offSwitch(docker, own.spec.name);
+      await offSwitch(docker, own.spec.name, { jobRoot: own.jobRoot });
     }
   }, 120_000);
 
@@ -244,7 +245,7 @@ describe("the audit log of real runs", () => {
       expect(ledger.runs().length).toBe(4);
       // The verbs that read the ledger back.
       const spend = capture();
-      expect(runLedgerVerb("spend", "s", own, [], f, spend.io, true)).toBe(0);
+      expect(await runLedgerVerb("spend", "s", own, [], f, spend.io, true)).toBe(0);
       const sdoc = JSON.parse(spend.out.join("")) as {
         spend: { runs: number; spentUsd: number; byTemplate: object };
       };
@@ -255,19 +256,19 @@ describe("the audit log of real runs", () => {
         9,
       );
       const audit = capture();
-      expect(runLedgerVerb("audit", "s", own, ["--since", "1h"], f, audit.io, false)).toBe(0);
+      expect(await runLedgerVerb("audit", "s", own, ["--since", "1h"], f, audit.io, false)).toBe(0);
       expect(audit.out.join("").match(/ run [a-z0-9-]+ template quick: done, exit /g)?.length).toBe(4);
       const alerts = capture();
-      expect(runLedgerVerb("alerts", "s", own, [], f, alerts.io, false)).toBe(0);
+      expect(await runLedgerVerb("alerts", "s", own, [], f, alerts.io, false)).toBe(0);
       expect(alerts.out.join("").match(/ escape-check: escape check /g)?.length).toBe(4);
       const bad = capture();
-      expect(runLedgerVerb("audit", "s", own, ["--since", "yesterday"], f, bad.io, false)).toBe(2);
+      expect(await runLedgerVerb("audit", "s", own, ["--since", "yesterday"], f, bad.io, false)).toBe(2);
       expect(bad.err.join("")).toBe(
         '--since "yesterday": expected an ISO date or time (2026-12-01, 2026-12-01T10:00:00Z) or a span back from now (30m, 12h, 7d)\n',
       );
     } finally {
       ledger.close();
-      await offSwitch(docker, own.spec.name);
+      await offSwitch(docker, own.spec.name, { jobRoot: own.jobRoot });
     }
   }, 180_000);
 });
@@ -313,7 +314,7 @@ describe("a launcher killed mid-task", () => {
       expect(ledger.alerts({ kind: "reconciled" }).length).toBe(1);
     } finally {
       ledger.close();
-      await offSwitch(docker, own.spec.name);
+      await offSwitch(docker, own.spec.name, { jobRoot: own.jobRoot });
     }
   }, 120_000);
 });
@@ -371,7 +372,7 @@ describe("a ledger another process holds", () => {
       holder.kill("SIGKILL");
       await exited;
       ledger.close();
-      await offSwitch(docker, own.spec.name);
+      await offSwitch(docker, own.spec.name, { jobRoot: own.jobRoot });
     }
   }, 120_000);
 });

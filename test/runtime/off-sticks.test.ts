@@ -1,25 +1,24 @@
-/**
- * The off switch sticks: `run` uses the proxy `up` deployed and never starts or replaces one itself. After `off`, a
- * proxy-mode run is refused naming `up`, and nothing comes back; a proxy made from another configuration than the
- * stack's is refused too, not replaced behind the stack's back. On the real engine, with a stack of its own; the
- * proxy's only way out is an `internal` network this test creates (nothing leaves the machine).
- */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type Dockerode from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { main } from "../../cli/main";
 import { LABELS, proxySpec, resolveProject } from "../../components/model";
-import { offSwitch } from "../../runtime/offSwitch";
 import { ensureProxy } from "../../runtime/proxy";
 import { requireDocker, TEST_IMAGE } from "../helpers/docker";
+import { frontStack } from "../helpers/front-stack";
 import { internalNetwork, removeLabelled, testServer } from "../helpers/test-servers";
 
 const TEST_LABEL = "sandbox.test";
-const name = `os-${Math.random().toString(36).slice(2, 8)}`;
-const root = mkdtempSync(join(tmpdir(), `${name}-root-`));
-const jobRoot = join(root, "jobs");
+const stack = frontStack("os", "os", [
+  "  sandbox:budget:",
+  "    monthlyCapUsd: 100",
+  "  sandbox:templates:",
+  "    web:",
+  `      image: ${TEST_IMAGE}`,
+  "      timeoutSeconds: 30",
+  "      egress:",
+  "        mode: proxy",
+  "        allow: [web.test]",
+]);
+const { name, jobRoot, front } = stack;
 const outsideNet = `${name}-outside`;
 // Not the project's: the off switch leaves the test's own "outside" alone.
 const labels = { [TEST_LABEL]: "off-sticks" };
@@ -29,13 +28,6 @@ const templates = {
 };
 
 let docker: Dockerode;
-
-async function front(...argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, { out: (t) => out.push(t), err: (t) => err.push(t) }, root);
-  return { code, out: out.join(""), err: err.join("") };
-}
 
 /** The project's proxy containers, running or not. */
 async function proxies(): Promise<string[]> {
@@ -73,25 +65,6 @@ const fetchWeb = [
 beforeAll(async () => {
   docker = await requireDocker();
   await removeLabelled(docker, `${TEST_LABEL}=off-sticks`);
-  mkdirSync(join(root, "stacks"));
-  writeFileSync(
-    join(root, "stacks", "Pulumi.os.yaml"),
-    [
-      "config:",
-      `  sandbox:name: ${name}`,
-      `  sandbox:jobRoot: ${jobRoot}`,
-      "  sandbox:budget:",
-      "    monthlyCapUsd: 100",
-      "  sandbox:templates:",
-      "    web:",
-      `      image: ${TEST_IMAGE}`,
-      "      timeoutSeconds: 30",
-      "      egress:",
-      "        mode: proxy",
-      "        allow: [web.test]",
-      "",
-    ].join("\n"),
-  );
   await internalNetwork(docker, outsideNet, "198.18.11.0/24", labels);
   await testServer(
     docker,
@@ -103,11 +76,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  if (docker) {
-    await offSwitch(docker, name, { jobRoot });
-    await removeLabelled(docker, `${TEST_LABEL}=off-sticks`);
-  }
-  rmSync(root, { recursive: true, force: true });
+  await stack.cleanup(docker);
+  if (docker) await removeLabelled(docker, `${TEST_LABEL}=off-sticks`);
 });
 
 describe("the off switch sticks", () => {

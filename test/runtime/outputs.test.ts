@@ -3,6 +3,7 @@
 import { execFileSync } from "node:child_process";
 import {
   chmodSync,
+  chownSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -48,6 +49,19 @@ describe("copyOutputs", () => {
     expect(statSync(join(out, "sub", "tool")).mode & 0o7000).toBe(0);
     expect(statSync(join(out, "sub", "tool")).mode & 0o100).toBe(0o100);
     expect(statSync(join(out, "sticky")).mode & 0o7777).toBe(0o644 & ~process.umask());
+  });
+
+  it("gives the copies to whoever runs the launcher, never the task's account", () => {
+    const { job, out } = fresh();
+    mkdirSync(job);
+    writeFileSync(join(job, "mine.txt"), "m");
+    // As a task leaves it: owned by the task's user (1000 in the images here), when the launcher may say so.
+    const me = process.getuid?.() ?? 0;
+    if (me === 0) chownSync(join(job, "mine.txt"), 1000, 1000);
+    expect(statSync(join(job, "mine.txt")).uid).toBe(me === 0 ? 1000 : me);
+    expect(copyOutputs(job, out, MB)).toEqual([]);
+    expect(statSync(join(out, "mine.txt")).uid).toBe(me);
+    expect(statSync(join(out, "mine.txt")).gid).toBe(process.getgid?.() ?? 0);
   });
 
   it("leaves out a sparse file larger than the template's disk size, and stops at the bound in all", () => {

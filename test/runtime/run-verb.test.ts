@@ -15,56 +15,39 @@ import { basename, join } from "node:path";
 import type Dockerode from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../cli/main";
+import { isMountPoint, jobDiskSupport } from "../../runtime/job-disk";
 import { witnessPath } from "../../runtime/ledger-witness";
-import { offSwitch, projectLeftovers } from "../../runtime/offSwitch";
+import { projectLeftovers } from "../../runtime/offSwitch";
 
 const WITNESS = basename(witnessPath("/"));
 
 import { requireDocker, TEST_IMAGE } from "../helpers/docker";
+import { frontStack } from "../helpers/front-stack";
 
-// `./sandbox run` through the front, on the real engine, with a stack of its own (unique project name, job root in
-// a temp folder) so that nothing here touches another test's objects.
+// `./sandbox run` through the front, on the real engine, with a stack of its own.
 let docker: Dockerode;
-const name = `rv-${Math.random().toString(36).slice(2, 8)}`;
-const root = mkdtempSync(join(tmpdir(), `${name}-root-`));
-const jobRoot = join(root, "jobs");
+const stack = frontStack("rv", "rv", [
+  "  sandbox:budget:",
+  "    monthlyCapUsd: 100",
+  "  sandbox:templates:",
+  "    default:",
+  `      image: ${TEST_IMAGE}`,
+  "    short:",
+  `      image: ${TEST_IMAGE}`,
+  "      timeoutSeconds: 2",
+  "    ghost:",
+  "      image: sandbox-no-such-image:0",
+]);
+const { name, root, jobRoot, front } = stack;
 const host = mkdtempSync(join(tmpdir(), `${name}-host-`));
 
 beforeAll(async () => {
   docker = await requireDocker();
-  mkdirSync(join(root, "stacks"));
-  writeFileSync(
-    join(root, "stacks", "Pulumi.rv.yaml"),
-    [
-      "config:",
-      `  sandbox:name: ${name}`,
-      `  sandbox:jobRoot: ${jobRoot}`,
-      "  sandbox:budget:",
-      "    monthlyCapUsd: 100",
-      "  sandbox:templates:",
-      "    default:",
-      `      image: ${TEST_IMAGE}`,
-      "    short:",
-      `      image: ${TEST_IMAGE}`,
-      "      timeoutSeconds: 2",
-      "    ghost:",
-      "      image: sandbox-no-such-image:0",
-      "",
-    ].join("\n"),
-  );
 });
 afterAll(async () => {
-  if (docker) await offSwitch(docker, name, { jobRoot });
-  rmSync(root, { recursive: true, force: true });
+  await stack.cleanup(docker);
   rmSync(host, { recursive: true, force: true });
 });
-
-async function front(...argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, { out: (t) => out.push(t), err: (t) => err.push(t) }, root);
-  return { code, out: out.join(""), err: err.join("") };
-}
 
 /** A file on the host to seed a job folder with. */
 function hostFile(file: string, content: string): string {
@@ -124,7 +107,9 @@ describe("run: seeding the job folder, the task's exit code, the result folder",
     // The seeded files belong to the task's user, so the task could read and write beside them.
     expect(lstatSync(join(kept, "data", "a.txt")).uid).toBe(1000);
     const id = kept.slice(jobRoot.length + 1);
-    expect(jobEntries()).toEqual([`.${id}.sandbox-job`, id]);
+    const disk = jobDiskSupport().bounded ? [`.${id}.sandbox-disk`] : []; // kept mounted, its image beside it
+    expect(isMountPoint(kept)).toBe(disk.length > 0);
+    expect(jobEntries()).toEqual([...disk, `.${id}.sandbox-job`, id]);
   });
 
   it("writes one JSON document with --json, and copies no link out of the job folder", async () => {
