@@ -4,6 +4,7 @@
  */
 import type * as k8s from "@pulumi/kubernetes";
 import { deadline, type LaunchSpec, parseUser, taskJobName } from "../model";
+import { policyGateContainer } from "./policy-gate";
 import { cpuQuantity, mibQuantity } from "./quantities";
 
 /** RuntimeClass names the stronger runtimes are usually installed under. */
@@ -102,24 +103,25 @@ export function hardenedPodSpec(
   // The proxy variables and the broker's address name their Services by cluster address (a Docker network alias on
   // Docker); service links are on for that in proxy mode or with broker routes (the namespace holds no other Service).
   const env = podEnv(spec);
+  const task: k8s.types.input.core.v1.Container = {
+    name: "task",
+    image: spec.image,
+    command: deadline(spec.timeoutSeconds, command ?? spec.command, "command"),
+    workingDir: spec.jobFolder.containerPath,
+    env,
+    securityContext: restrictedContainer(uid, gid, spec.capDrop),
+    resources: { requests: limits, limits },
+    volumeMounts: [
+      { name: "tmp", mountPath: spec.tmpfs.path },
+      { name: "job", mountPath: spec.jobFolder.containerPath },
+    ],
+  };
   const podSpec: k8s.types.input.core.v1.PodSpec = {
     restartPolicy: "Never",
     ...restrictedPod(serviceAccount, uid, gid, needsServiceLinks(spec)),
-    containers: [
-      {
-        name: "task",
-        image: spec.image,
-        command: deadline(spec.timeoutSeconds, command ?? spec.command, "command"),
-        workingDir: spec.jobFolder.containerPath,
-        env,
-        securityContext: restrictedContainer(uid, gid, spec.capDrop),
-        resources: { requests: limits, limits },
-        volumeMounts: [
-          { name: "tmp", mountPath: spec.tmpfs.path },
-          { name: "job", mountPath: spec.jobFolder.containerPath },
-        ],
-      },
-    ],
+    // No task code runs before the pod's network policy holds (components/kubernetes/policy-gate.ts).
+    initContainers: [policyGateContainer(task)],
+    containers: [task],
     volumes: [
       { name: "tmp", emptyDir: { medium: "Memory", sizeLimit: mibQuantity(spec.tmpfs.sizeMb) } },
       { name: "job", emptyDir: { sizeLimit: mibQuantity(spec.resources.diskMb) } },

@@ -7,8 +7,12 @@
  * launcher's slots and by the namespace's ResourceQuota, whose refusal is reported as such.
  */
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { taskJob } from "../../components/kubernetes/pod";
+import {
+  POLICY_GATE,
+  POLICY_GATE_FAILED,
+  POLICY_GATE_SECONDS,
+} from "../../components/kubernetes/policy-gate";
 import {
   LABELS,
   type LaunchSpec,
@@ -20,6 +24,7 @@ import { LaunchRefused } from "../launch-errors";
 import type { LimitHit, TaskRequest, TaskResult } from "../launcher";
 import { Slots } from "../limits";
 import { apiMessage, apiStatus, type KubeApis, orAbsent } from "./api";
+import { podPidsHits } from "./pod-pids";
 import { checkRuntimeClass, missingHandler } from "./runtime-class";
 import { collectTaskFiles, MAX_TASK_FILES_BYTES, SEED_MOUNT, seedScript, type TaskFile } from "./task-files";
 
@@ -37,23 +42,6 @@ export interface KubeLauncherOptions {
   /** How often the pod is read, in ms. Defaults to 250. */
   readonly pollMs?: number;
   readonly onEvent?: (e: { type: "start" | "exit"; id: string; running: number }) => void;
-}
-
-/** The pod's cgroup on this machine (when the launcher runs on the node): how often it refused a fork. */
-function podPidsHits(uid: string): number | undefined {
-  const slug = `pod${uid}`;
-  for (const qos of ["", "burstable/", "besteffort/"]) {
-    for (const p of [
-      `/sys/fs/cgroup/pids/kubepods/${qos}${slug}/pids.events`,
-      `/sys/fs/cgroup/kubepods/${qos}${slug}/pids.events`,
-    ]) {
-      try {
-        const m = /^max (\d+)/m.exec(readFileSync(p, "utf8"));
-        if (m?.[1] !== undefined) return Number(m[1]);
-      } catch {}
-    }
-  }
-  return undefined;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -151,7 +139,9 @@ export class KubeLauncher {
     const podSpec = job.spec.template.spec as Obj;
     if (files.length > 0) {
       const task = podSpec.containers[0];
+      // After the policy gate: the task's files are put in place once its network policy holds.
       podSpec.initContainers = [
+        ...(podSpec.initContainers ?? []),
         {
           name: "seed",
           image: spec.image,
@@ -267,7 +257,9 @@ export class KubeLauncher {
     }
     const durationMs = Date.now() - started;
     const status = (pod?.status?.containerStatuses ?? []).find((s: Obj) => s.name === "task");
-    const init = (pod?.status?.initContainerStatuses ?? []).find((s: Obj) => s.name === "seed");
+    const inits: Obj[] = pod?.status?.initContainerStatuses ?? [];
+    const init = inits.find((s: Obj) => s.name === "seed");
+    const gate = inits.find((s: Obj) => s.name === POLICY_GATE);
     const terminated = status?.state?.terminated;
     const log =
       pod === undefined
@@ -298,15 +290,18 @@ export class KubeLauncher {
     if (terminated?.reason === "OOMKilled") limits.push("oom");
     if (pidsHits > 0 || /can't fork|Resource temporarily unavailable/.test(log)) limits.push("pids");
     const initFailed = init?.state?.terminated !== undefined && init.state.terminated.exitCode !== 0;
+    const gateFailed = gate?.state?.terminated !== undefined && gate.state.terminated.exitCode !== 0;
     return {
       id,
       container: pod?.metadata?.name ?? jobName,
       exitCode,
       // The cluster keeps one log per container: stdout and stderr interleaved, as written.
       stdout: log,
-      stderr: initFailed
-        ? `the task's files could not be put in its job folder (init step exit ${init.state.terminated.exitCode})\n`
-        : "",
+      stderr: gateFailed
+        ? `${POLICY_GATE_FAILED} within ${POLICY_GATE_SECONDS} s (the cluster's API server still answered the pod); the task did not start\n`
+        : initFailed
+          ? `the task's files could not be put in its job folder (init step exit ${init.state.terminated.exitCode})\n`
+          : "",
       limits,
       killedByLauncher,
       stoppedByCap: false,

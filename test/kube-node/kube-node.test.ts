@@ -25,6 +25,7 @@ import { projectFromConfig } from "../../stacks/config";
 import { sandboxProgram } from "../../stacks/program";
 import { type Cluster, startCluster } from "../engine/cluster";
 import { startDns } from "../engine/dns";
+import { METADATA_IP, type MetadataTarget, startMetadataTarget } from "../engine/metadata-target";
 import { requireEngineToolchain, requireNodeToolchain } from "../engine/toolchain";
 import {
   type EngineWorkspace,
@@ -42,6 +43,7 @@ const project = `kn-${randomBytes(3).toString("hex")}`;
 const BROKER_TOKEN = `tok-${randomBytes(8).toString("hex")}`;
 const KEYED_ANSWER = `keyed-${randomBytes(4).toString("hex")}`;
 let dns: { close(): Promise<void> } | undefined;
+let metadata: MetadataTarget | undefined;
 
 let cluster: Cluster | undefined;
 let ws: EngineWorkspace | undefined;
@@ -104,6 +106,9 @@ beforeAll(async () => {
         images: ["sandbox-busybox:1", "sandbox-proxy:1", "sandbox-broker:1"],
       },
     });
+    // A server at the metadata address, in a network namespace of the test's own: the probe's and the escapes'
+    // metadata checks are judged with something there that answers when the walls are down.
+    metadata = await startMetadataTarget();
     // The "outside" server, on the machine's own loopback (the pods reach it through their gateway).
     spawnSync("ip", ["addr", "add", `${OUTSIDE_IP}/32`, "dev", "lo"]);
     server = createServer((req, res) => {
@@ -139,6 +144,7 @@ afterAll(async () => {
   } finally {
     await new Promise((r) => (server === undefined ? r(undefined) : server.close(() => r(undefined))));
     await dns?.close();
+    await metadata?.stop();
     spawnSync("ip", ["addr", "del", `${OUTSIDE_IP}/32`, "dev", "lo"]);
     await cluster?.stop();
     ws?.cleanup();
@@ -555,6 +561,28 @@ describe("a Kubernetes sandbox project on a real node", () => {
       // (the pod the roll replaced may still be terminating: every pod that mounts it is a broker's).
       expect(mounting.length).toBeGreaterThan(0);
       expect([...new Set(mounting.map((x) => x.metadata?.labels?.["sandbox.role"]))]).toEqual(["broker"]);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "the metadata address answered the host (the control) and no pod: every probe and escape above met a server there",
+    async () => {
+      const { apis: a } = ready();
+      if (metadata === undefined) throw new Error("no metadata target");
+      expect(await metadata.requests()).toEqual([]);
+      const control = spawnSync("busybox", ["wget", "-q", "-O-", `http://${METADATA_IP}/latest/meta-data/`], {
+        encoding: "utf8",
+        timeout: 10_000,
+      });
+      expect(control.stdout).toContain(metadata.token);
+      expect(await metadata.requests()).toHaveLength(1);
+      // No task code runs before its pod's policy holds: the gate comes first in every pod the project makes.
+      const templates = await a.core.listNamespacedPodTemplate({ namespace: project });
+      expect(templates.items.length).toBeGreaterThan(0);
+      for (const t of templates.items) {
+        expect(t.template?.spec?.initContainers?.[0]?.name, t.metadata?.name).toBe("policy-gate");
+      }
     },
     TIMEOUT,
   );

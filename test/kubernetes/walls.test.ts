@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { hardenedContainerArgs } from "../../components/docker/containerArgs";
 import { hardenedPodSpec, taskJob } from "../../components/kubernetes/pod";
+import { POLICY_GATE, policyGateScript } from "../../components/kubernetes/policy-gate";
 import { launchSpec, resolveProject } from "../../components/model";
 import { ALL_RULES, judge } from "../../policy/rules/registry";
 import { adaptResource } from "../../policy/sources/subject";
@@ -111,6 +112,24 @@ describe("one spec, two backends, the same walls", () => {
       },
     );
   }
+
+  it("the policy gate comes first in every pod, with the task's image, walls and limits, and runs no task code", () => {
+    for (const template of ["default", "six"]) {
+      const spec = launchSpec(project, template, "none");
+      const pod = hardenedPodSpec(spec, "parity-task");
+      const task = c0(pod);
+      const [gate, ...more] = pod.initContainers as unknown as Record<string, unknown>[];
+      expect(more).toEqual([]);
+      expect(gate).toEqual({
+        name: POLICY_GATE,
+        image: task.image,
+        command: ["sh", "-c", policyGateScript()],
+        securityContext: task.securityContext,
+        resources: task.resources,
+      });
+      expect(JSON.stringify(gate)).not.toContain(JSON.stringify(spec.command));
+    }
+  });
 
   it("the pids limit is the launcher's on Docker (PidsLimit) and the node's on Kubernetes (podPidsLimit)", () => {
     const spec = launchSpec(project, "six", "none");
