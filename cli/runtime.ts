@@ -246,12 +246,16 @@ async function taskVerbOnce(
           (template, check) => runEscape(launcher, docker, launchSpec(project, template, networkName), check),
           io,
           json,
-          // Every escape attempt is recorded and raises an alert, blocked or not.
+          // Every escape attempt is recorded; one that was not blocked also pages the alert sinks (a self-test that
+          // held is a record, not news).
           (template, r) =>
-            ledger?.alert({
-              kind: "escape-check",
-              message: `escape check ${r.check} from template ${template}: ${r.blocked ? "blocked" : "ESCAPED"} by ${r.blockedBy}; ${r.evidence}`,
-            }),
+            ledger?.alert(
+              {
+                kind: "escape-check",
+                message: `escape check ${r.check} from template ${template}: ${r.blocked ? "blocked" : "ESCAPED"} by ${r.blockedBy}; ${r.evidence}`,
+              },
+              !r.blocked,
+            ),
         );
     }
   } catch (e) {

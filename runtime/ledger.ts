@@ -296,10 +296,11 @@ export class Ledger {
     }
   }
 
-  /** Raises an alert (recorded, then sent to the sinks). */
-  alert(a: AlertInput): void {
+  /** Raises an alert: recorded, then sent to the sinks unless `page` is false (a self-test that held). */
+  alert(a: AlertInput, page = true): void {
     this.write(() => this.insertAlert(a, this.clock()));
-    this.deliverPending();
+    if (page) this.deliverPending();
+    else this.pending = [];
   }
 
   private pending: AlertRecord[] = [];

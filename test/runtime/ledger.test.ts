@@ -224,13 +224,15 @@ describe("the audit log of real runs", () => {
     }
   }, 120_000);
 
-  it("records every escape check as an alert, and `audit`, `spend` and `alerts` read it back", async () => {
+  it("records every escape check as an alert (paging no sink when it held), and `audit`, `spend` and `alerts` read it back", async () => {
     const own = testProject("esc", TEMPLATES, { ...BUDGET, monthlyCapUsd: 50 });
     const ownRoot = mkdtempSync(join(tmpdir(), "esc-root-"));
     const f = ledgerFile(ownRoot, own.spec.name);
     const c = capture();
     const code = await runTaskVerb("escape", own, ["quick"], c.io, true, undefined, f);
     expect(code).toBe(0);
+    // Recorded, and not paged: every check held, so no sink (stderr here) hears of it.
+    expect(c.err.join("")).not.toContain("alert escape-check");
     const ledger = Ledger.open(f, meterOf(own));
     try {
       const escapes = ledger.alerts({ kind: "escape-check" }).map((a) => a.message.split(":")[0]);

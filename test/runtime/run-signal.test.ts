@@ -58,8 +58,13 @@ describe("Ctrl-C during run", () => {
       if (running === 0) await new Promise((r) => setTimeout(r, 100));
     }
     expect(running).toBe(1);
-    const folders = readdirSync(jobRoot).filter((e) => e !== basename(witnessPath(jobRoot)));
-    expect(folders).toHaveLength(2); // the job folder and its marker
+    const folders = readdirSync(jobRoot)
+      .filter((e) => e !== basename(witnessPath(jobRoot)))
+      .sort();
+    // The job folder, its marker and its disk image (where the launcher mounts one), and the watchdog's folder.
+    const id = folders.find((e) => !e.startsWith("."));
+    expect(id).toBeDefined();
+    expect(folders).toEqual(expect.arrayContaining([`.${id}.sandbox-job`, id, ".sandbox-deadlines"]));
     child.kill("SIGINT");
     expect(await exit).toBe(130);
     expect(err).toMatch(new RegExp(`removed 1 task container\\(s\\): ${name}-task-[a-z0-9-]+\\n`));
