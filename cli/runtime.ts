@@ -9,6 +9,7 @@ import {
   projectNetworkName,
   proxySpec,
   type ResolvedProject,
+  TASK_OUTPUT_MAX_BYTES,
 } from "../components/model";
 import { AGENT_KEY_ENV, AgentKeys } from "../runtime/agent-keys";
 import { dockerClient } from "../runtime/docker/client";
@@ -20,7 +21,8 @@ import { policyPreflight } from "../runtime/preflight";
 import { currentProxy } from "../runtime/proxy";
 import { runEscape, runProbe } from "../runtime/walls";
 import { openLedger } from "./ledger";
-import { escapeControls, type Io, taskOutput } from "./output";
+import { liveOutput } from "./live-output";
+import { escapeControls, type Io } from "./output";
 import { parseRunArgs, type RunOptions, runExitCode } from "./run-options";
 import { type Failure, failureOf, report, templatesOf } from "./task-failure";
 import type { TaskVerb } from "./verbs";
@@ -286,10 +288,13 @@ async function runOne(
 ): Promise<number> {
   const [template = ""] = templatesOf(project, [run.template]);
   const spec = launchSpec(project, template, projectNetworkName(project.spec.name));
+  const live = json ? undefined : liveOutput(io);
   let result: Awaited<ReturnType<Launcher["run"]>>;
   try {
     result = await launcher.run(spec, {
       id: taskId,
+      // Without --json the task's output is shown as it is written; --json holds it in its one document.
+      ...(live === undefined ? {} : { onOutput: live.sink }),
       ...(run.command === undefined ? {} : { command: run.command }),
       ...(run.agent === undefined ? {} : { agent: run.agent }),
       seeds: run.seeds,
@@ -317,8 +322,13 @@ async function runOne(
     io.out(`${JSON.stringify(doc)}\n`);
     return code;
   }
-  io.out(taskOutput(result.stdout, io.terminal?.out === true));
-  io.err(taskOutput(result.stderr, io.terminal?.err === true));
+  live?.flush();
+  const dropped = result.liveDropped;
+  if (dropped !== undefined && dropped.stdout + dropped.stderr > 0) {
+    io.err(
+      `task ${result.id}: output past ${TASK_OUTPUT_MAX_BYTES / (1024 * 1024)} MiB a stream was not shown (stdout ${dropped.stdout} bytes, stderr ${dropped.stderr} bytes more)\n`,
+    );
+  }
   const limits = result.limits.length ? `, limits hit: ${result.limits.join(", ")}` : "";
   const deadline = result.limits.includes("timeout")
     ? ` (killed at its ${spec.timeoutSeconds} s deadline: exit 124)`

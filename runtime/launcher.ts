@@ -3,6 +3,7 @@ import type Dockerode from "dockerode";
 import type { BrokerCall, JobDiskState, LaunchSpec, ProxyDecision } from "../components/model";
 import { findBroker, taskCalls } from "./broker";
 import { isNotFound } from "./docker/client";
+import type { OutputSink } from "./docker/follow";
 import { taskContainer } from "./docker/taskContainer";
 import { hashTree, type JobSeed, jobDiskState, prepareJobFolder, removeJobFolder } from "./jobs";
 import { ImageMissing, isImageMissing, LaunchRefused, RuntimeMissing } from "./launch-errors";
@@ -35,6 +36,11 @@ export interface TaskRequest {
    * agent and a template of its profile, under its cap and concurrency. Defaults to none.
    */
   readonly agent?: string;
+  /**
+   * Where the task's output goes as it is written (Docker), at most the bound of the result per stream; the result
+   * still holds it at the end. Defaults to none.
+   */
+  readonly onOutput?: OutputSink;
 }
 
 /** A limit a task ran into: its deadline, its memory, or its process cap. */
@@ -60,6 +66,8 @@ export interface TaskResult {
    * and if not, why (runtime/job-disk.ts). The probe reports it.
    */
   readonly jobDisk?: JobDiskState;
+  /** With `onOutput`: bytes of each stream not shown live (past the bound). */
+  readonly liveDropped?: { readonly stdout: number; readonly stderr: number };
   /** Proxy mode: the task's own network and every decision the proxy made about the task's requests. */
   readonly egress?: { readonly network: string; readonly decisions: readonly ProxyDecision[] };
   /** With broker routes: every call the broker logged for the task (never a credential). */
@@ -247,6 +255,7 @@ export class Launcher {
         {
           graceSeconds: this.options.graceSeconds ?? 5,
           ledger: this.options.ledger,
+          ...(request.onOutput === undefined ? {} : { onOutput: request.onOutput }),
         },
       );
       result = { ...result, jobDisk };

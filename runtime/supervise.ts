@@ -3,8 +3,9 @@
  * limit's hits, the meter's stop at the cap (with a ledger) and the result read back from the engine.
  */
 import type Dockerode from "dockerode";
-import type { LaunchSpec } from "../components/model";
+import { type LaunchSpec, TASK_OUTPUT_MAX_BYTES } from "../components/model";
 import { demuxLogs } from "./docker/client";
+import { followOutput, type OutputSink } from "./docker/follow";
 import type { LimitHit, TaskResult } from "./launcher";
 import type { Ledger } from "./ledger";
 import { pidsLimitHits } from "./limits";
@@ -14,7 +15,12 @@ export async function superviseTask(
   container: Dockerode.Container,
   spec: LaunchSpec,
   task: { readonly id: string; readonly name: string; readonly jobDir: string; readonly started: number },
-  options: { readonly graceSeconds: number; readonly ledger: Ledger | undefined },
+  options: {
+    readonly graceSeconds: number;
+    readonly ledger: Ledger | undefined;
+    /** Where the task's output goes as it is written (bounded per stream); none by default. */
+    readonly onOutput?: OutputSink;
+  },
 ): Promise<TaskResult> {
   const { id, name, jobDir, started } = task;
   let pidsHits = 0;
@@ -49,8 +55,15 @@ export async function superviseTask(
       // A busy ledger this tick: the next one reads it again.
     }
   }, 200);
+  const live =
+    options.onOutput === undefined
+      ? undefined
+      : followOutput(container, options.onOutput, TASK_OUTPUT_MAX_BYTES);
   try {
     const { StatusCode } = (await container.wait()) as { StatusCode: number };
+    // What the engine still had in flight reaches the live view before the result; a stream that does not end soon
+    // after the container did is let go.
+    if (live !== undefined) await Promise.race([live.done, new Promise((r) => setTimeout(r, 2000))]);
     // A short task may exit between two polls: its pids cgroup, when still there, has the last word.
     pidsHits = Math.max(pidsHits, pidsLimitHits(container.id) ?? 0);
     const info = await container.inspect();
@@ -81,8 +94,10 @@ export async function superviseTask(
       stoppedByCap,
       durationMs,
       jobDir,
+      ...(live === undefined ? {} : { liveDropped: { ...live.dropped } }),
     };
   } finally {
+    live?.stop();
     clearTimeout(killer);
     clearInterval(poll);
   }

@@ -197,7 +197,9 @@ describe("run: seeding the job folder, the task's exit code, the result folder",
     expect(out.join("")).toBe(
       "\u2502 fine\n\u2502 \\x1b[2J\\x1b]52;c;cHduZWQ=\\x07task x: exit 0\\x0dfake\n",
     );
-    expect(err.join("")).toMatch(/\n\u2502 oops\\x1b\[31m\ntask [a-z0-9-]+: exit 0; job folder /);
+    // Shown as it was written (live), then the summary.
+    expect(err.join("")).toContain("\n\u2502 oops\\x1b[31m\n");
+    expect(err.join("")).toMatch(/\ntask [a-z0-9-]+: exit 0; job folder /);
     const shown = `${out.join("")}${err.join("")}`;
     for (const c of ["\u001b", "\u0007", "\r"]) expect(shown).not.toContain(c);
     // Not a terminal: the bytes as the task wrote them (a script reading the output gets them unchanged).

@@ -1,0 +1,80 @@
+/**
+ * `run` shows a task's output as it is written, through the front on the real engine: the task waits for a file
+ * that the test writes into its job folder only once it has seen the task's first line, so the task finishes early
+ * only if that line reached the front while the task still ran. `--json` still holds the output in its one document.
+ */
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type Dockerode from "dockerode";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { main } from "../../cli/main";
+import { requireDocker, TEST_IMAGE } from "../helpers/docker";
+import { frontStack } from "../helpers/front-stack";
+
+let docker: Dockerode;
+const stack = frontStack("rl", "rl", [
+  "  sandbox:budget:",
+  "    monthlyCapUsd: 100",
+  "  sandbox:templates:",
+  "    default:",
+  `      image: ${TEST_IMAGE}`,
+  "      timeoutSeconds: 60",
+]);
+
+beforeAll(async () => {
+  docker = await requireDocker();
+});
+afterAll(async () => {
+  await stack.cleanup(docker);
+});
+
+/** The task: a first line on each stream, then up to 30 s for the file `go`, then whether it came. */
+const WAITS = [
+  "sh",
+  "-c",
+  'echo ready; echo "on stderr" >&2; i=0; while [ ! -f go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; [ -f go ] && echo went || echo "never went"',
+];
+
+describe("run's live output", () => {
+  it("reaches the front while the task runs, on both streams", async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    let released = false;
+    /** Once the first line is out: the task's job folder (the one folder in the job root) gets its `go` file. */
+    const release = () => {
+      if (released || !out.join("").includes("ready\n")) return;
+      const folder = readdirSync(stack.jobRoot).find(
+        (e) => !e.startsWith(".") && existsSync(join(stack.jobRoot, e)),
+      );
+      if (folder === undefined) return;
+      writeFileSync(join(stack.jobRoot, folder, "go"), "");
+      released = true;
+    };
+    const code = await main(
+      ["run", "rl", "default", "--", ...WAITS],
+      {
+        out: (t) => {
+          out.push(t);
+          release();
+        },
+        err: (t) => err.push(t),
+      },
+      stack.root,
+    );
+    expect(code, err.join("")).toBe(0);
+    expect(released).toBe(true);
+    expect(out.join("")).toBe("ready\nwent\n");
+    expect(err.join("")).toContain("on stderr\n");
+    // Shown once: the result does not repeat what was shown live.
+    expect(err.join("").match(/on stderr/g)).toHaveLength(1);
+  }, 90_000);
+
+  it("with --json, holds the output in its one document and shows nothing before it", async () => {
+    const r = await stack.front("run", "rl", "default", "--json", "--", "sh", "-c", "echo one; echo two >&2");
+    expect(r.code, r.err).toBe(0);
+    const doc = JSON.parse(r.out) as { task: { stdout: string; stderr: string } };
+    expect(doc.task.stdout).toBe("one\n");
+    expect(doc.task.stderr).toBe("two\n");
+    expect(r.err).not.toContain("two");
+  }, 90_000);
+});
