@@ -85,6 +85,9 @@ Launches one task in a fresh hardened container of the template and exits with t
   --keep             keep the job folder after the task
   --agent name       the agent the task is for; needs one of its keys in SANDBOX_AGENT_KEY (see agent-key).
                      A key alone names its agent; no key and no agent: the operator's own run
+  --env NAME=value   a variable for this task only (repeatable); judged by the pack like the template's (a
+                     credential is refused), never one the toolkit sets (the proxy's, the broker's address)
+  --timeout seconds  this task's deadline, at most the template's
   --json             one JSON document on stdout: the task, its output, what --out left out
 
 examples:

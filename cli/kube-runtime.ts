@@ -12,7 +12,7 @@ import { kubeOffSwitch } from "../runtime/kubernetes/off";
 import { runEscape, runProbe } from "../runtime/walls";
 import type { Io } from "./output";
 import { taskOutput } from "./output";
-import { parseRunArgs, RunUsageError, runExitCode } from "./run-options";
+import { parseRunArgs, RunUsageError, runExitCode, runSpec } from "./run-options";
 import { type Failure, failureOf, report, templatesOf } from "./task-failure";
 import type { TaskVerb } from "./verbs";
 import { escapeVerb, probeVerb } from "./walls-verbs";
@@ -134,7 +134,7 @@ export async function runKubeTaskVerb(
   try {
     if (verb === "run" && run !== undefined) {
       const [template = ""] = templatesOf(project, [run.template]);
-      const spec = launchSpec(project, template, "none");
+      const spec = runSpec(launchSpec(project, template, "none"), run);
       const id = `${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
       const result = await launcher.run(spec, {
         id,

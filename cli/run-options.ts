@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
-import { AGENT_NAME } from "../components/model";
+import { AGENT_NAME, type LaunchSpec } from "../components/model";
 import { isSafeJobName, type JobSeed } from "../runtime/jobs";
 import type { TaskResult } from "../runtime/launcher";
 
@@ -12,6 +12,8 @@ import type { TaskResult } from "../runtime/launcher";
  *   --out dir          after the task, copy the job folder's contents to `dir` (new, or an empty folder)
  *   --keep             keep the job folder on the host (by default it is removed after the copy to --out)
  *   --agent name       the agent the task is for (recorded in the ledger; needs one of its keys in SANDBOX_AGENT_KEY)
+ *   --env NAME=value   a variable for this task only (repeatable), judged by the pack's rules like the template's
+ *   --timeout seconds  this task's deadline, at most the template's
  */
 export interface RunOptions {
   readonly template: string;
@@ -20,7 +22,28 @@ export interface RunOptions {
   readonly out?: string;
   readonly keep: boolean;
   readonly agent?: string;
+  /** Variables for this task only, besides the template's. */
+  readonly env: Readonly<Record<string, string>>;
+  /** This task's deadline in seconds (at most the template's; checked against it when the template is known). */
+  readonly timeoutSeconds?: number;
 }
+
+/** A variable name as a shell and the engine take it. */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Variables the toolkit sets itself for a template (proxy and broker addresses): never a task's to change. */
+const TOOLKIT_VARIABLES = new Set([
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+  "SANDBOX_BROKER_URL",
+]);
+
+/** At most this much of `--env` in all (names and values), like a small environment. */
+const MAX_ENV_BYTES = 64 * 1024;
 
 /** Bad `run` arguments: one message naming the option, the value and what is allowed. */
 export class RunUsageError extends Error {
@@ -31,7 +54,7 @@ export class RunUsageError extends Error {
 }
 
 export const RUN_USAGE =
-  "run <stack> <template> [--file name=path]... [--dir path]... [--out dir] [--keep] [--agent name] [--json] [-- command...]";
+  "run <stack> <template> [--file name=path]... [--dir path]... [--out dir] [--keep] [--agent name] [--env NAME=value]... [--timeout seconds] [--json] [-- command...]";
 
 /** The exit code of `run` when the task ran: its own, or 124 when its deadline killed it (as `timeout` does). */
 export function runExitCode(result: TaskResult): number {
@@ -49,11 +72,13 @@ export function parseRunArgs(rest: readonly string[], cwd: string): RunOptions {
   let out: string | undefined;
   let keep = false;
   let agent: string | undefined;
+  const env: Record<string, string> = {};
+  let timeoutSeconds: number | undefined;
   for (let i = 0; i < head.length; i++) {
     const arg = head[i] ?? "";
     const eq = arg.indexOf("=");
     const flag = arg.startsWith("--") && eq !== -1 ? arg.slice(0, eq) : arg;
-    const takesValue = ["--file", "--dir", "--out", "--agent"].includes(flag);
+    const takesValue = ["--file", "--dir", "--out", "--agent", "--env", "--timeout"].includes(flag);
     let value: string | undefined;
     if (takesValue) {
       value = flag !== arg ? arg.slice(eq + 1) : head[++i];
@@ -69,6 +94,14 @@ export function parseRunArgs(rest: readonly string[], cwd: string): RunOptions {
         );
       }
       agent = value;
+    } else if (flag === "--env") {
+      const [name, v] = envEntry(value ?? "");
+      if (name in env) throw new RunUsageError(`--env ${name} is given twice; give each variable once`);
+      env[name] = v;
+    } else if (flag === "--timeout") {
+      if (timeoutSeconds !== undefined)
+        throw new RunUsageError(`--timeout is given twice ("${timeoutSeconds}", "${value}"); give one`);
+      timeoutSeconds = timeout(value ?? "");
     } else if (flag === "--file") seeds.push(fileSeed(value ?? "", cwd));
     else if (flag === "--dir") seeds.push({ kind: "dir", source: existingDir("--dir", value ?? "", cwd) });
     else if (flag === "--out") {
@@ -77,7 +110,7 @@ export function parseRunArgs(rest: readonly string[], cwd: string): RunOptions {
       out = outDir(value ?? "", cwd);
     } else if (arg.startsWith("-")) {
       throw new RunUsageError(
-        `unknown option "${arg}" for run; allowed: --file name=path, --dir path, --out dir, --keep, --agent name, --json (a task's own arguments go after --)`,
+        `unknown option "${arg}" for run; allowed: --file name=path, --dir path, --out dir, --keep, --agent name, --env NAME=value, --timeout seconds, --json (a task's own arguments go after --)`,
       );
     } else positional.push(arg);
   }
@@ -89,6 +122,14 @@ export function parseRunArgs(rest: readonly string[], cwd: string): RunOptions {
   const names = seeds.flatMap((s) => (s.kind === "file" ? [s.name] : []));
   const twice = names.find((n, i) => names.indexOf(n) !== i);
   if (twice !== undefined) throw new RunUsageError(`--file names "${twice}" twice; each name once`);
+  const envBytes = Object.entries(env).reduce(
+    (n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v) + 2,
+    0,
+  );
+  if (envBytes > MAX_ENV_BYTES)
+    throw new RunUsageError(
+      `--env: ${envBytes} bytes in all; at most ${MAX_ENV_BYTES} (put more in a --file)`,
+    );
   return {
     template: positional[0] ?? "",
     ...(command !== undefined && command.length > 0 ? { command } : {}),
@@ -96,7 +137,36 @@ export function parseRunArgs(rest: readonly string[], cwd: string): RunOptions {
     ...(out === undefined ? {} : { out }),
     keep,
     ...(agent === undefined ? {} : { agent }),
+    env,
+    ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
   };
+}
+
+/** `NAME=value` of `--env`: a plain variable name the toolkit does not set itself, and a value without NUL. */
+function envEntry(value: string): [string, string] {
+  const eq = value.indexOf("=");
+  const name = eq < 0 ? value : value.slice(0, eq);
+  if (eq <= 0 || !ENV_NAME.test(name)) {
+    throw new RunUsageError(
+      `--env ${JSON.stringify(value)}: expected NAME=value, NAME being letters, digits and _ (not starting with a digit)`,
+    );
+  }
+  if (TOOLKIT_VARIABLES.has(name)) {
+    throw new RunUsageError(
+      `--env ${name}: the toolkit sets ${name} itself (the proxy's or the broker's address); it is not a task's to change`,
+    );
+  }
+  const v = value.slice(eq + 1);
+  if (v.includes("\0")) throw new RunUsageError(`--env ${name}: a value cannot hold a NUL byte`);
+  return [name, v];
+}
+
+/** `--timeout`: whole seconds, at least 1. */
+function timeout(value: string): number {
+  const n = /^\d{1,7}$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isInteger(n) || n < 1)
+    throw new RunUsageError(`--timeout ${JSON.stringify(value)}: expected whole seconds, at least 1`);
+  return n;
 }
 
 function fileSeed(value: string, cwd: string): JobSeed {
@@ -148,4 +218,21 @@ function outDir(value: string, cwd: string): string {
   if (!empty)
     throw new RunUsageError(`--out "${value}": ${path} exists and is not an empty folder; name a new one`);
   return path;
+}
+
+/**
+ * The template's launch spec with this run's own variables and deadline (`--env`, `--timeout`): what the preflight
+ * judges and the ledger prices, like the template's.
+ */
+export function runSpec(spec: LaunchSpec, run: RunOptions): LaunchSpec {
+  if (run.timeoutSeconds !== undefined && run.timeoutSeconds > spec.timeoutSeconds) {
+    throw new RunUsageError(
+      `--timeout ${run.timeoutSeconds}: at most template "${spec.template}"'s deadline, ${spec.timeoutSeconds} s`,
+    );
+  }
+  return {
+    ...spec,
+    env: { ...spec.env, ...run.env },
+    ...(run.timeoutSeconds === undefined ? {} : { timeoutSeconds: run.timeoutSeconds }),
+  };
 }

@@ -23,7 +23,7 @@ import { runEscape, runProbe } from "../runtime/walls";
 import { openLedger } from "./ledger";
 import { liveOutput } from "./live-output";
 import { escapeControls, type Io } from "./output";
-import { parseRunArgs, type RunOptions, runExitCode } from "./run-options";
+import { parseRunArgs, type RunOptions, runExitCode, runSpec } from "./run-options";
 import { type Failure, failureOf, report, templatesOf } from "./task-failure";
 import type { TaskVerb } from "./verbs";
 import { escapeVerb, probeVerb } from "./walls-verbs";
@@ -287,7 +287,7 @@ async function runOne(
   json: boolean,
 ): Promise<number> {
   const [template = ""] = templatesOf(project, [run.template]);
-  const spec = launchSpec(project, template, projectNetworkName(project.spec.name));
+  const spec = runSpec(launchSpec(project, template, projectNetworkName(project.spec.name)), run);
   const live = json ? undefined : liveOutput(io);
   let result: Awaited<ReturnType<Launcher["run"]>>;
   try {
