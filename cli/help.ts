@@ -88,6 +88,7 @@ Launches one task in a fresh hardened container of the template and exits with t
   --env NAME=value   a variable for this task only (repeatable); judged by the pack like the template's (a
                      credential is refused), never one the toolkit sets (the proxy's, the broker's address)
   --timeout seconds  this task's deadline, at most the template's
+  --wait[=seconds]   when every slot is busy, wait for one (at most 600 s, or seconds) instead of refusing
   --json             one JSON document on stdout: the task, its output, what --out left out
 
 examples:

@@ -14,6 +14,7 @@ import type { TaskResult } from "../runtime/launcher";
  *   --agent name       the agent the task is for (recorded in the ledger; needs one of its keys in SANDBOX_AGENT_KEY)
  *   --env NAME=value   a variable for this task only (repeatable), judged by the pack's rules like the template's
  *   --timeout seconds  this task's deadline, at most the template's
+ *   --wait[=seconds]   when every slot is busy, wait for one (at most `seconds`, 600 by default) instead of refusing
  */
 export interface RunOptions {
   readonly template: string;
@@ -26,7 +27,12 @@ export interface RunOptions {
   readonly env: Readonly<Record<string, string>>;
   /** This task's deadline in seconds (at most the template's; checked against it when the template is known). */
   readonly timeoutSeconds?: number;
+  /** How long to wait for a slot when every one is busy; refused at once when absent. */
+  readonly waitSeconds?: number;
 }
+
+/** `--wait` without a value: ten minutes. */
+export const DEFAULT_WAIT_SECONDS = 600;
 
 /** A variable name as a shell and the engine take it. */
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -54,7 +60,7 @@ export class RunUsageError extends Error {
 }
 
 export const RUN_USAGE =
-  "run <stack> <template> [--file name=path]... [--dir path]... [--out dir] [--keep] [--agent name] [--env NAME=value]... [--timeout seconds] [--json] [-- command...]";
+  "run <stack> <template> [--file name=path]... [--dir path]... [--out dir] [--keep] [--agent name] [--env NAME=value]... [--timeout seconds] [--wait[=seconds]] [--json] [-- command...]";
 
 /** The exit code of `run` when the task ran: its own, or 124 when its deadline killed it (as `timeout` does). */
 export function runExitCode(result: TaskResult): number {
@@ -74,6 +80,7 @@ export function parseRunArgs(rest: readonly string[], cwd: string): RunOptions {
   let agent: string | undefined;
   const env: Record<string, string> = {};
   let timeoutSeconds: number | undefined;
+  let waitSeconds: number | undefined;
   for (let i = 0; i < head.length; i++) {
     const arg = head[i] ?? "";
     const eq = arg.indexOf("=");
@@ -85,7 +92,10 @@ export function parseRunArgs(rest: readonly string[], cwd: string): RunOptions {
       if (value === undefined || value === "") throw new RunUsageError(`${flag} needs a value: ${RUN_USAGE}`);
     }
     if (flag === "--keep") keep = true;
-    else if (flag === "--agent") {
+    else if (flag === "--wait") {
+      if (waitSeconds !== undefined) throw new RunUsageError("--wait is given twice; give it once");
+      waitSeconds = flag === arg ? DEFAULT_WAIT_SECONDS : wholeSeconds("--wait", arg.slice(eq + 1));
+    } else if (flag === "--agent") {
       if (agent !== undefined)
         throw new RunUsageError(`--agent is given twice ("${agent}", "${value}"); name one agent`);
       if (!AGENT_NAME.test(value ?? "")) {
@@ -101,7 +111,7 @@ export function parseRunArgs(rest: readonly string[], cwd: string): RunOptions {
     } else if (flag === "--timeout") {
       if (timeoutSeconds !== undefined)
         throw new RunUsageError(`--timeout is given twice ("${timeoutSeconds}", "${value}"); give one`);
-      timeoutSeconds = timeout(value ?? "");
+      timeoutSeconds = wholeSeconds("--timeout", value ?? "");
     } else if (flag === "--file") seeds.push(fileSeed(value ?? "", cwd));
     else if (flag === "--dir") seeds.push({ kind: "dir", source: existingDir("--dir", value ?? "", cwd) });
     else if (flag === "--out") {
@@ -110,7 +120,7 @@ export function parseRunArgs(rest: readonly string[], cwd: string): RunOptions {
       out = outDir(value ?? "", cwd);
     } else if (arg.startsWith("-")) {
       throw new RunUsageError(
-        `unknown option "${arg}" for run; allowed: --file name=path, --dir path, --out dir, --keep, --agent name, --env NAME=value, --timeout seconds, --json (a task's own arguments go after --)`,
+        `unknown option "${arg}" for run; allowed: --file name=path, --dir path, --out dir, --keep, --agent name, --env NAME=value, --timeout seconds, --wait[=seconds], --json (a task's own arguments go after --)`,
       );
     } else positional.push(arg);
   }
@@ -139,6 +149,7 @@ export function parseRunArgs(rest: readonly string[], cwd: string): RunOptions {
     ...(agent === undefined ? {} : { agent }),
     env,
     ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
+    ...(waitSeconds === undefined ? {} : { waitSeconds }),
   };
 }
 
@@ -161,11 +172,11 @@ function envEntry(value: string): [string, string] {
   return [name, v];
 }
 
-/** `--timeout`: whole seconds, at least 1. */
-function timeout(value: string): number {
+/** `--timeout`, `--wait=`: whole seconds, at least 1. */
+function wholeSeconds(flag: string, value: string): number {
   const n = /^\d{1,7}$/.test(value) ? Number(value) : Number.NaN;
   if (!Number.isInteger(n) || n < 1)
-    throw new RunUsageError(`--timeout ${JSON.stringify(value)}: expected whole seconds, at least 1`);
+    throw new RunUsageError(`${flag} ${JSON.stringify(value)}: expected whole seconds, at least 1`);
   return n;
 }
 

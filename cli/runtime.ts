@@ -15,6 +15,7 @@ import { AGENT_KEY_ENV, AgentKeys } from "../runtime/agent-keys";
 import { dockerClient } from "../runtime/docker/client";
 import { removeJobFolder } from "../runtime/jobs";
 import { Launcher } from "../runtime/launcher";
+import { BudgetRefused } from "../runtime/ledger";
 import { offSwitch } from "../runtime/offSwitch";
 import { copyOutputs } from "../runtime/outputs";
 import { policyPreflight } from "../runtime/preflight";
@@ -290,19 +291,34 @@ async function runOne(
   const spec = runSpec(launchSpec(project, template, projectNetworkName(project.spec.name)), run);
   const live = json ? undefined : liveOutput(io);
   let result: Awaited<ReturnType<Launcher["run"]>>;
-  try {
-    result = await launcher.run(spec, {
-      id: taskId,
-      // Without --json the task's output is shown as it is written; --json holds it in its one document.
-      ...(live === undefined ? {} : { onOutput: live.sink }),
-      ...(run.command === undefined ? {} : { command: run.command }),
-      ...(run.agent === undefined ? {} : { agent: run.agent }),
-      seeds: run.seeds,
-    });
-  } catch (e) {
-    // A launch that failed after its folder was made leaves nothing behind unless the user asked to keep it.
-    if (!run.keep) removeJobFolder(project.jobRoot, taskId);
-    throw e;
+  // With --wait, a launch refused because every slot is busy is tried again each second until the wait is over.
+  const waitUntil = run.waitSeconds === undefined ? undefined : Date.now() + run.waitSeconds * 1000;
+  let waiting = false;
+  for (;;) {
+    try {
+      result = await launcher.run(spec, {
+        id: taskId,
+        // Without --json the task's output is shown as it is written; --json holds it in its one document.
+        ...(live === undefined ? {} : { onOutput: live.sink }),
+        ...(run.command === undefined ? {} : { command: run.command }),
+        ...(run.agent === undefined ? {} : { agent: run.agent }),
+        seeds: run.seeds,
+      });
+      break;
+    } catch (e) {
+      const busy = e instanceof BudgetRefused && e.reason === "concurrency";
+      if (busy && waitUntil !== undefined && Date.now() < waitUntil) {
+        if (!waiting) io.err(`waiting for a slot (up to ${run.waitSeconds} s): ${e.message}\n`);
+        waiting = true;
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      // A launch that failed after its folder was made leaves nothing behind unless the user asked to keep it.
+      if (!run.keep) removeJobFolder(project.jobRoot, taskId);
+      if (busy && !waiting)
+        throw new BudgetRefused(`${e.message} (\`run --wait\` waits for a slot)`, e.reason);
+      throw e;
+    }
   }
   const skipped =
     run.out === undefined ? [] : copyOutputs(result.jobDir, run.out, spec.resources.diskMb * 1024 * 1024);

@@ -48,6 +48,7 @@ export function meterOf(p: ResolvedProject): Meter {
 export class BudgetRefused extends Error {
   constructor(
     message: string,
+    /** `concurrency`: every slot of the project or of the agent is busy (a launch may wait for one). */
     readonly reason: "cap" | "agent" | "concurrency" | "disabled",
   ) {
     super(message);

@@ -168,8 +168,10 @@ export class Ledger {
         .prepare("SELECT COUNT(*) AS n FROM runs WHERE project = ? AND status = 'open'")
         .get(m.project) as Row;
       refused = admissionRefusal(m, this.view(month), Number(open.n), req, now);
+      // A refusal is an alert, but for a full house: every slot busy is news to no one (a launch may wait for one).
       if (refused !== undefined) {
-        this.insertAlert({ kind: "launch-refused", message: refused.message, agent, runId: req.id }, now);
+        if (refused.reason !== "concurrency")
+          this.insertAlert({ kind: "launch-refused", message: refused.message, agent, runId: req.id }, now);
         return undefined;
       }
       this.db

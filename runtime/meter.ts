@@ -139,7 +139,7 @@ export function admissionRefusal(
   if (profile.maxConcurrentTasks !== undefined && mineOpen >= profile.maxConcurrentTasks) {
     return refuse(
       `agent "${agent}" has ${mineOpen} tasks running, its limit is ${profile.maxConcurrentTasks}`,
-      "agent",
+      "concurrency",
     );
   }
   const mineSpent = spentIn(view, m.rates, now, agent);

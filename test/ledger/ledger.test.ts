@@ -145,13 +145,15 @@ describe("admission under the cap", () => {
     );
   });
 
-  it("holds the project's concurrency across every process's open runs", () => {
+  it("holds the project's concurrency across every process's open runs; a full house is no alert", () => {
     const t = ledgerAt({ concurrency: 2 });
     t.ledger.admit(req());
     t.ledger.admit(req());
     expect(refusalOf(() => t.ledger.admit(req()))).toBe(
       'launch of template "default" refused: 2 tasks of project "meter-test" are running, its limit is 2',
     );
+    expect(t.alerts).toEqual([]);
+    expect(t.ledger.alerts({ kind: "launch-refused" })).toEqual([]);
   });
 });
 
