@@ -320,8 +320,11 @@ async function runOne(
       throw e;
     }
   }
+  // A task the off switch stopped has no job folder left to copy from.
   const skipped =
-    run.out === undefined ? [] : copyOutputs(result.jobDir, run.out, spec.resources.diskMb * 1024 * 1024);
+    run.out === undefined || result.removed
+      ? []
+      : copyOutputs(result.jobDir, run.out, spec.resources.diskMb * 1024 * 1024);
   if (!run.keep) removeJobFolder(project.jobRoot, taskId);
   const code = runExitCode(result);
   const { jobDir: _jobDir, ...task } = result;
@@ -349,6 +352,12 @@ async function runOne(
   const deadline = result.limits.includes("timeout")
     ? ` (killed at its ${spec.timeoutSeconds} s deadline: exit 124)`
     : "";
+  if (result.removed) {
+    io.err(
+      `task ${result.id}: stopped by the off switch (exit ${result.exitCode}); its container, job folder and output beyond what was shown went with it\n`,
+    );
+    return code;
+  }
   const copied = run.out === undefined ? "" : `; outputs copied to ${run.out}`;
   // The names are the task's: written out, never passed to the terminal as they are.
   const skip = skipped.length

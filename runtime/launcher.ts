@@ -74,6 +74,8 @@ export interface TaskResult {
   readonly broker?: { readonly calls: readonly BrokerCall[] };
   /** True when the meter stopped the task because the month's spend reached the cap. */
   readonly stoppedByCap: boolean;
+  /** True when the container was removed under the task (the off switch) before its result was read. */
+  readonly removed?: boolean;
   /** What the ledger charged for the run (with a ledger), in US dollars. */
   readonly chargeUsd?: number;
 }
@@ -259,15 +261,19 @@ export class Launcher {
         },
       );
       result = { ...result, jobDisk };
+      // The proxy and the broker may be gone with the task (the off switch): their records of it went with them.
+      const orNone = <T>(read: Promise<T[]>): Promise<T[]> =>
+        read.catch((e: unknown) => {
+          if (isNotFound(e)) return [];
+          throw e;
+        });
       if (taskNet?.proxy !== undefined) {
-        const decisions = await taskDecisions(taskNet.proxy.container, taskNet.subnet, started);
+        const decisions = await orNone(taskDecisions(taskNet.proxy.container, taskNet.subnet, started));
         result = { ...result, egress: { network: taskNet.name, decisions } };
       }
       if (taskNet?.broker !== undefined) {
-        result = {
-          ...result,
-          broker: { calls: await taskCalls(taskNet.broker.container, taskNet.subnet, started) },
-        };
+        const calls = await orNone(taskCalls(taskNet.broker.container, taskNet.subnet, started));
+        result = { ...result, broker: { calls } };
       }
       if (ledger !== undefined && this.openRuns.delete(task.id)) {
         // Charged to now, not to when another process lets go of the ledger.
@@ -278,6 +284,7 @@ export class Launcher {
             limits: result.limits,
             killedByLauncher: result.killedByLauncher,
             ...(result.stoppedByCap ? { stoppedBy: "cap" as const } : {}),
+            ...(result.removed ? { stoppedBy: "off" as const } : {}),
             egress: result.egress?.decisions ?? [],
             broker: result.broker?.calls ?? [],
           },

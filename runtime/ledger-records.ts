@@ -126,7 +126,7 @@ export interface RunOutcome {
   readonly exitCode: number | null;
   readonly limits?: readonly string[];
   readonly killedByLauncher?: boolean;
-  readonly stoppedBy?: "cap" | "interrupted";
+  readonly stoppedBy?: "cap" | "interrupted" | "off";
   readonly error?: string;
   readonly egress?: readonly unknown[];
   readonly broker?: readonly unknown[];

@@ -4,7 +4,7 @@
  */
 import type Dockerode from "dockerode";
 import { type LaunchSpec, TASK_OUTPUT_MAX_BYTES } from "../components/model";
-import { demuxLogs } from "./docker/client";
+import { demuxLogs, isNotFound } from "./docker/client";
 import { followOutput, type OutputSink } from "./docker/follow";
 import type { LimitHit, TaskResult } from "./launcher";
 import type { Ledger } from "./ledger";
@@ -60,13 +60,38 @@ export async function superviseTask(
       ? undefined
       : followOutput(container, options.onOutput, TASK_OUTPUT_MAX_BYTES);
   try {
-    const { StatusCode } = (await container.wait()) as { StatusCode: number };
+    // The off switch (or anyone) may remove the container under the task: it ended there, killed (137).
+    const waited = (await container.wait().catch((e: unknown) => {
+      if (isNotFound(e)) return { StatusCode: 137 };
+      throw e;
+    })) as { StatusCode: number };
+    const { StatusCode } = waited;
     // What the engine still had in flight reaches the live view before the result; a stream that does not end soon
     // after the container did is let go.
     if (live !== undefined) await Promise.race([live.done, new Promise((r) => setTimeout(r, 2000))]);
     // A short task may exit between two polls: its pids cgroup, when still there, has the last word.
     pidsHits = Math.max(pidsHits, pidsLimitHits(container.id) ?? 0);
-    const info = await container.inspect();
+    const info = await container.inspect().catch((e: unknown) => {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    });
+    if (info === undefined) {
+      // Removed before its result was read: what it printed went with it (shown live, when it was followed).
+      return {
+        id,
+        container: name,
+        exitCode: StatusCode,
+        stdout: "",
+        stderr: "",
+        limits: [],
+        killedByLauncher: false,
+        stoppedByCap: false,
+        removed: true,
+        durationMs: Date.now() - started,
+        jobDir,
+        ...(live === undefined ? {} : { liveDropped: { ...live.dropped } }),
+      };
+    }
     const logs = demuxLogs((await container.logs({ stdout: true, stderr: true, follow: false })) as Buffer);
     const killedByLauncher = (await deadlineKill) === true;
     const stoppedByCap = (await capKill) === true;
