@@ -95,29 +95,30 @@ export function projectFromConfig(all: Readonly<Record<string, string>>, stack: 
   }
   // Keys meant for the project but outside its namespace would be ignored without a word: refuse them too.
   const outside = nearNamespaceProblems(Object.keys(all), CONFIG_NAMESPACE, allowed);
-  if (unknown.length > 0 || outside.length > 0) {
-    throw new SpecError(
-      [
-        ...unknown.sort().map((k) => {
-          const near = closestKey(k.split(".")[0] ?? k, allowed);
-          return {
-            key: joinKey(prefix, k),
-            value: undefined,
-            message: `unknown config key${near === undefined ? "" : ` (did you mean "${prefix}${near}"?)`}; allowed keys: ${allowed.map((c) => prefix + c).join(", ")}`,
-          };
-        }),
-        ...outside,
-      ],
-      "invalid sandbox project config",
-    );
-  }
+  // Every problem in one pass: the keys nobody reads, then what the known keys say (schema, budget, cross-field).
+  const keyProblems = [
+    ...unknown.sort().map((k) => {
+      const near = closestKey(k.split(".")[0] ?? k, allowed);
+      return {
+        key: joinKey(prefix, k),
+        value: undefined,
+        message: `unknown config key${near === undefined ? "" : ` (did you mean "${prefix}${near}"?)`}; allowed keys: ${allowed.map((c) => prefix + c).join(", ")}`,
+      };
+    }),
+    ...outside,
+  ];
   if (raw.name === undefined) raw.name = defaultProjectName(stack);
+  let resolved: ResolvedProject | undefined;
+  let problems: readonly SpecProblem[] = [];
   try {
-    return resolveProject(raw, prefix);
+    resolved = resolveProject(raw, prefix);
   } catch (e) {
-    if (e instanceof SpecError) throw new SpecError(e.problems, "invalid sandbox project config");
-    throw e;
+    if (!(e instanceof SpecError)) throw e;
+    problems = e.problems;
   }
+  if (keyProblems.length > 0 || resolved === undefined)
+    throw new SpecError([...keyProblems, ...problems], "invalid sandbox project config");
+  return resolved;
 }
 
 /** The config keys `sandbox:broker` names as credential sources (read loosely: the schema judges the rest). */

@@ -1,11 +1,19 @@
 /**
- * Once per test run: at the end, a job folder's own disk (runtime/job-disk.ts) that a test left mounted under the
- * temp folder is unmounted and named on stderr, so that no run leaves loop devices and busy folders on the machine.
+ * Once per test run: at the end, a job folder's own disk (runtime/job-disk.ts) that a test of this run left mounted
+ * under the temp folder is named on stderr and, in CI (where the run is the machine's only one), unmounted, so that
+ * no run leaves loop devices and busy folders behind. Only disks made since the run began are considered: another
+ * run on the same machine keeps its own.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname } from "node:path";
-import { releaseJobDisk, unescapeMountPath } from "../runtime/job-disk";
+import { jobDiskImagePath, releaseJobDisk, unescapeMountPath } from "../runtime/job-disk";
+
+let began = 0;
+
+export function setup(): void {
+  began = Date.now();
+}
 
 /** Loop-device ext4 mounts under `under`, from /proc/self/mountinfo (mount point: field 5; after ` - `: type, source). */
 function loopMountsUnder(mountinfo: string, under: string): string[] {
@@ -17,6 +25,15 @@ function loopMountsUnder(mountinfo: string, under: string): string[] {
   });
 }
 
+/** True when the disk image of the job folder at `point` was made since this run began. */
+function madeThisRun(point: string): boolean {
+  try {
+    return statSync(jobDiskImagePath(dirname(point), basename(point))).ctimeMs >= began;
+  } catch {
+    return false;
+  }
+}
+
 export function teardown(): void {
   let info: string;
   try {
@@ -24,7 +41,11 @@ export function teardown(): void {
   } catch {
     return;
   }
-  for (const point of loopMountsUnder(info, `${tmpdir()}/`)) {
+  for (const point of loopMountsUnder(info, `${tmpdir()}/`).filter(madeThisRun)) {
+    if (process.env.CI !== "true") {
+      process.stderr.write(`test run: a test left a job folder's disk mounted: ${point}\n`);
+      continue;
+    }
     try {
       releaseJobDisk(dirname(point), basename(point), point);
       process.stderr.write(`test run: unmounted a job folder's disk a test left behind: ${point}\n`);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { closestKey } from "./near";
 
 /** One thing wrong with a spec: where (a dotted key), what was given, and what is allowed. */
 export interface SpecProblem {
@@ -73,11 +74,17 @@ export function problemsFromZod(error: z.ZodError, input: unknown, prefix = ""):
   const problems: SpecProblem[] = [];
   for (const issue of error.issues) {
     if (issue.code === "unrecognized_keys") {
+      // The allowed keys are in the message (strictObject): the nearest one is suggested, at every level.
+      const allowed = /allowed keys: (.*)$/.exec(issue.message)?.[1]?.split(", ") ?? [];
       for (const k of issue.keys) {
+        const near = closestKey(k, allowed);
         problems.push({
           key: dotted(prefix, [...issue.path, k]),
           value: undefined,
-          message: issue.message,
+          message:
+            near === undefined
+              ? issue.message
+              : issue.message.replace("unknown key;", `unknown key (did you mean "${near}"?);`),
         });
       }
       continue;

@@ -11,6 +11,7 @@ export * from "./labels";
 export * from "./launch";
 export * from "./meter";
 export * from "./names";
+export * from "./near";
 export * from "./network";
 export * from "./probe";
 export * from "./project";

@@ -99,19 +99,25 @@ export function resolveProject(input: unknown, keyPrefix = ""): ResolvedProject 
   const spec = parseOrThrow(ProjectSchema, input, keyPrefix);
   const [largest, size] = slotSize(spec.templates);
   const plan = planBudget(size, spec.budget, spec.enabled, alwaysOnCost(spec));
+  // Every problem at once: the budget's, and the cross-field checks (agents against a refused budget are judged
+  // against no concurrency of its own).
+  const budgetProblems: SpecProblem[] = [];
   if ("refusal" in plan) {
     const key =
       spec.budget.maxConcurrentTasks === undefined ? "budget.monthlyCapUsd" : "budget.maxConcurrentTasks";
-    throw new SpecError([
-      {
-        key: joinKey(keyPrefix, key),
-        value: String(spec.budget.maxConcurrentTasks ?? spec.budget.monthlyCapUsd),
-        message: `${plan.refusal}, for a slot the size of template ${largest}; raise the cap, lower the concurrency or shrink the template`,
-      },
-    ]);
+    budgetProblems.push({
+      key: joinKey(keyPrefix, key),
+      value: String(spec.budget.maxConcurrentTasks ?? spec.budget.monthlyCapUsd),
+      message: `${plan.refusal}, for a slot the size of template ${largest}; raise the cap, lower the concurrency or shrink the template`,
+    });
   }
-  const problems = [...checkMeter(spec, plan.concurrency, keyPrefix), ...checkBroker(spec, keyPrefix)];
-  if (problems.length > 0) throw new SpecError(problems);
+  const concurrency = "refusal" in plan ? Number.POSITIVE_INFINITY : plan.concurrency;
+  const problems = [
+    ...budgetProblems,
+    ...checkMeter(spec, concurrency, keyPrefix),
+    ...checkBroker(spec, keyPrefix),
+  ];
+  if (problems.length > 0 || "refusal" in plan) throw new SpecError(problems);
   return {
     spec,
     budget: plan,

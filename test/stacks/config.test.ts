@@ -116,6 +116,41 @@ describe("a malformed stack config fails with one clear message and registers no
     expect(registered).toBe(0);
   });
 
+  it("lists every problem in one pass: keys at every level with the nearest one, the budget, and cross-field checks", () => {
+    const config: Record<string, string> = {
+      ...devWith("  sandbox:jobRoot:", "  sandbox:jobroot:"),
+      "sandbox:budget": '{"monthlyCapUsd":1}',
+      "sandbox:templates": '{"default":{"image":"x:1","timeoutSecond":5}}',
+    };
+    let message = "";
+    try {
+      projectFromConfig(config, "dev");
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain('sandbox:jobroot: unknown config key (did you mean "sandbox:jobRoot"?)');
+    expect(message).toContain(
+      'sandbox:templates.default.timeoutSecond: unknown key (did you mean "timeoutSeconds"?)',
+    );
+    // Once the keys parse: the budget and the cross-field checks together (an agent naming no such template).
+    const { "sandbox:jobroot": _typo, ...rest } = config;
+    let second = "";
+    try {
+      projectFromConfig(
+        {
+          ...rest,
+          "sandbox:templates": '{"default":{"image":"x:1"}}',
+          "sandbox:agents": '{"ci":{"templates":["nope"]}}',
+        },
+        "dev",
+      );
+    } catch (e) {
+      second = (e as Error).message;
+    }
+    expect(second).toContain("sandbox:budget.monthlyCapUsd = 1: worst case");
+    expect(second).toContain('sandbox:agents.ci.templates[0] = "nope": no such template');
+  });
+
   it("builds the same project on Kubernetes when the backend says so, with a provider from sandbox:kubernetes", async () => {
     const mocks = await recordingMocks({
       config: {
