@@ -1,10 +1,10 @@
 /**
  * What the front says about itself and its surroundings without acting: the stacks of a folder and `--version`.
  */
-import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { inspectToolchain } from "../toolchain/pulumi";
+import { checkoutCommit } from "./build-id";
 
 /** The stack names of the stack files in the checkout (or the folder the installed front runs in). */
 export function stackNames(root: string): string[] {
@@ -32,16 +32,8 @@ export function versions(root: string, env: NodeJS.ProcessEnv): string {
       return "not installed";
     }
   };
-  let build = "";
-  if (existsSync(join(root, ".git"))) {
-    const r = spawnSync("git", ["rev-parse", "--short=12", "HEAD"], {
-      cwd: root,
-      encoding: "utf8",
-      timeout: 5000,
-    });
-    const commit = r.status === 0 ? r.stdout.trim() : "unknown";
-    build = ` (unreleased: a checkout at commit ${commit})`;
-  }
+  const commit = checkoutCommit(root);
+  const build = commit === undefined ? "" : `+unreleased.${commit} (a checkout, not a release)`;
   const toolchain = inspectToolchain(root, [], env);
   const pulumi =
     toolchain.pulumi === undefined

@@ -17,6 +17,7 @@ import { disallowUnjudgedWorkloads } from "../policy/rules/disallow-unjudged-wor
 import { COMPOSE_SPEC } from "../policy/sources/compose/schema.generated";
 import { ENGINE_API } from "../policy/sources/docker/schema.generated";
 import { DEFAULT_MAX_DEPTH } from "../policy/sources/text/limits";
+import { buildVersion } from "./build-id";
 import { collect, internalError, judgeIsolating, parseSize } from "./scan/collect";
 import { ConfigError, readScanConfig, type ScanConfig, toPackConfig } from "./scan/config";
 import { MIB } from "./scan/files";
@@ -230,7 +231,7 @@ function parseArgs(argv: readonly string[]): Options | string {
   return o;
 }
 
-/** The toolkit's version, for the report. */
+/** The toolkit's version, for the report (a checkout's says it is unreleased, see cli/build-id.ts). */
 export function toolVersion(): string {
   // From a checkout this file is cli/scan.ts; in the installed package it is dist/cli/scan.js.
   for (const up of ["..", "../.."]) {
@@ -238,7 +239,7 @@ export function toolVersion(): string {
       const pkg = JSON.parse(readFileSync(resolve(__dirname, up, "package.json"), "utf8")) as {
         version?: string;
       };
-      return pkg.version ?? "0.0.0";
+      return buildVersion(resolve(__dirname, up), pkg.version ?? "0.0.0");
     } catch {
       // not at this level
     }

@@ -138,7 +138,7 @@ describe("--version and completion", () => {
     const own = await main(["--version"], { out: (t) => void lines.push(t), err: () => undefined });
     expect(own).toBe(EXIT.ok);
     expect(lines.at(-1)).toMatch(
-      /^sandbox \d+\.\d+\.\d+ \(unreleased: a checkout at commit [0-9a-f]{12}\)\n/,
+      /^sandbox \d+\.\d+\.\d+\+unreleased\.[0-9a-f]{12} \(a checkout, not a release\)\n/,
     );
   });
 

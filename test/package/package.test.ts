@@ -169,7 +169,13 @@ describe("SARIF links", () => {
     const driver = sarif.runs[0].tool.driver;
     expect(driver.informationUri).toBe(REPOSITORY_URL);
     expect(driver.rules.length).toBeGreaterThan(0);
-    for (const r of driver.rules) expect(r.helpUri).toBe(rulesHelpUri(pkg.version));
+    // From this checkout the build says it is unreleased, and its rules link to the main branch, not a release tag.
+    expect(driver.version).toMatch(
+      new RegExp(`^${pkg.version.replace(/\./g, "\\.")}\\+unreleased\\.[0-9a-f]{12}$`),
+    );
+    expect(driver.semanticVersion).toBe(driver.version);
+    for (const r of driver.rules) expect(r.helpUri).toBe(rulesHelpUri(driver.version));
+    expect(rulesHelpUri(driver.version)).toBe(`${REPOSITORY_URL}/blob/main/policy/README.md#rules`);
   });
 });
 
