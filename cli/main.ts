@@ -330,6 +330,14 @@ export async function main(
   const backend =
     project?.spec.backend ??
     (rawConfig(root, stack)?.["sandbox:backend"] === "kubernetes" ? "kubernetes" : "docker");
+  // The engine first: no engine where DOCKER_HOST points is the answer, whatever else is missing.
+  if (backend === "docker") {
+    const { dockerEngineProblem } = await import("./engine-host.js");
+    const problem = await dockerEngineProblem(env);
+    const error = { kind: "no-engine", message: `${verb} ${stack}: ${problem}` };
+    if (problem !== undefined)
+      return rep.failure({ verb, stack, ok: false, exitCode: EXIT.missingTool, error });
+  }
   const { stateOnlyWorkDir } = await import("./engine-env.js");
   const toolchain = inspectToolchain(root, [backend], env);
   if (toolchain.missing.length > 0) {

@@ -21,6 +21,7 @@ import { copyOutputs } from "../runtime/outputs";
 import { policyPreflight } from "../runtime/preflight";
 import { currentProxy } from "../runtime/proxy";
 import { runEscape, runProbe } from "../runtime/walls";
+import { dockerEngineProblem } from "./engine-host";
 import { openLedger } from "./ledger";
 import { liveOutput } from "./live-output";
 import { escapeControls, type Io } from "./output";
@@ -43,16 +44,8 @@ function identifyAgent(ledgerFile: string, project: string, claimed: string | un
 
 /** The local engine, or the failure saying how to start it. */
 async function connect(verb: string): Promise<Dockerode | Failure> {
-  try {
-    const docker = dockerClient();
-    await docker.ping();
-    return docker;
-  } catch (e) {
-    return {
-      kind: "no-engine",
-      message: `${verb}: no Docker engine answers (${e instanceof Error ? e.message : String(e)}); start one with \`bash toolchain/docker.sh\` (as root on Debian it installs and starts Debian's docker.io).`,
-    };
-  }
+  const problem = await dockerEngineProblem();
+  return problem === undefined ? dockerClient() : { kind: "no-engine", message: `${verb}: ${problem}` };
 }
 
 /**

@@ -26,7 +26,35 @@ die() {
 . "$(dirname "${BASH_SOURCE[0]}")/lock.sh"
 
 engine_answers() {
-  command -v docker >/dev/null 2>&1 && docker info --format '{{.ServerVersion}}' >/dev/null 2>&1
+  # Bounded: an engine named at an address that swallows packets must not hold the set-up for long.
+  command -v docker >/dev/null 2>&1 && timeout 10 docker info --format '{{.ServerVersion}}' >/dev/null 2>&1
+}
+
+# The engine the user named: DOCKER_HOST, or a Docker context other than the default one. The set-up never starts a
+# daemon in place of one that was named.
+named_engine() {
+  if [ -n "${DOCKER_HOST:-}" ] && [ "$DOCKER_HOST" != "unix:///var/run/docker.sock" ]; then
+    printf '%s' "$DOCKER_HOST"
+  elif [ -n "${DOCKER_CONTEXT:-}" ] && [ "$DOCKER_CONTEXT" != default ]; then
+    printf 'the Docker context %s' "$DOCKER_CONTEXT"
+  elif command -v docker >/dev/null 2>&1; then
+    local ctx
+    ctx="$(timeout 5 docker context show 2>/dev/null || true)"
+    if [ -n "$ctx" ] && [ "$ctx" != default ]; then printf 'the Docker context %s' "$ctx"; fi
+  fi
+}
+
+# A local dockerd process that runs but does not answer (a second one would fail on its pid file and its socket).
+running_dockerd() {
+  local pid
+  if [ -f /var/run/docker.pid ]; then
+    pid="$(cat /var/run/docker.pid 2>/dev/null || true)"
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+      printf '%s' "$pid"
+      return 0
+    fi
+  fi
+  pgrep -x dockerd 2>/dev/null | head -n1 || true
 }
 
 can_install() {
@@ -42,12 +70,23 @@ apt_install() {
 
 ensure_engine() {
   if engine_answers; then return 0; fi
+  # An engine named elsewhere is never replaced by one started here: said at once, no lock taken.
+  local named
+  named="$(named_engine)"
+  if [ -n "$named" ]; then
+    die "no Docker engine answers at $named; start it or name another (DOCKER_HOST, docker context use). Nothing was started here."
+  fi
   with_lock docker-engine start_engine
 }
 
 start_engine() {
   # The set-up this one waited for may have started it.
   if engine_answers; then return 0; fi
+  local running
+  running="$(running_dockerd)"
+  if [ -n "$running" ]; then
+    die "a Docker engine runs here (dockerd, pid $running) but does not answer on its socket; wait for it or restart it. A second one is not started."
+  fi
   if ! command -v dockerd >/dev/null 2>&1; then
     can_install || die "no Docker engine answers and none is installed. Install Docker (on Debian: apt-get install -y docker.io), start it, and run this again."
     say "installing Debian's docker.io"
@@ -60,7 +99,13 @@ start_engine() {
   say "starting dockerd (log: $cache/dockerd.log)"
   # A pid file left by an engine that was killed would stop a new one from starting.
   if [ -f /var/run/docker.pid ] && ! kill -0 "$(cat /var/run/docker.pid)" 2>/dev/null; then rm -f /var/run/docker.pid; fi
-  nohup dockerd >"$cache/dockerd.log" 2>&1 &
+  # Appended: the log of an earlier engine is kept. The engine outlives this set-up: it must not keep the set-up's
+  # lock open (with_lock's $fd), or every later set-up that finds no engine would wait for the lock forever.
+  if [ -n "${fd:-}" ]; then
+    nohup dockerd >>"$cache/dockerd.log" 2>&1 {fd}>&- &
+  else
+    nohup dockerd >>"$cache/dockerd.log" 2>&1 &
+  fi
   for _ in $(seq 1 60); do
     if engine_answers; then
       say "engine $(docker info --format '{{.ServerVersion}}') is up"

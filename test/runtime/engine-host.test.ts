@@ -1,0 +1,90 @@
+/**
+ * The engine the front is told to use: with `DOCKER_HOST` naming a socket where nothing answers, a task verb and a
+ * stack verb each end at once with exit 3 and one message naming that address (one JSON document under `--json`),
+ * and the set-up script starts no daemon in its place and leaves the running engine's log alone. The running engine
+ * of this machine is the negative control: the same verbs reach it without `DOCKER_HOST`.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, statSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import type Dockerode from "dockerode";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { main } from "../../cli/main";
+import { requireDocker, TEST_IMAGE } from "../helpers/docker";
+import { frontStack } from "../helpers/front-stack";
+
+const ROOT = join(__dirname, "../..");
+let docker: Dockerode;
+const stack = frontStack("eh", "eh", [
+  "  sandbox:budget:",
+  "    monthlyCapUsd: 100",
+  "  sandbox:templates:",
+  "    default:",
+  `      image: ${TEST_IMAGE}`,
+]);
+const nowhere = `unix://${join(mkdtempSync(join(tmpdir(), "no-engine-")), "docker.sock")}`;
+
+beforeAll(async () => {
+  docker = await requireDocker();
+});
+afterAll(async () => {
+  await stack.cleanup(docker);
+});
+
+async function frontWith(env: NodeJS.ProcessEnv, ...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, { out: (t) => out.push(t), err: (t) => err.push(t) }, stack.root, env);
+  return { code, out: out.join(""), err: err.join("") };
+}
+
+describe("DOCKER_HOST naming a socket where nothing answers", () => {
+  it("ends run and up at once with exit 3 and a JSON document naming the address; without it they reach the engine", async () => {
+    const env = { ...process.env, DOCKER_HOST: nowhere };
+    const saved = process.env.DOCKER_HOST;
+    process.env.DOCKER_HOST = nowhere;
+    try {
+      const run = await frontWith(env, "run", "eh", "default", "--json", "--", "true");
+      expect(run.code).toBe(3);
+      const doc = JSON.parse(run.out) as { ok: boolean; error: { kind: string; message: string } };
+      expect(doc.ok).toBe(false);
+      expect(doc.error.kind).toBe("no-engine");
+      expect(doc.error.message).toContain(`no Docker engine answers at ${nowhere}`);
+      const up = await frontWith(env, "up", "eh", "--json");
+      expect(up.code).toBe(3);
+      const upDoc = JSON.parse(up.out) as { error: { kind: string; message: string } };
+      expect(upDoc.error).toMatchObject({ kind: "no-engine" });
+      expect(upDoc.error.message).toContain(nowhere);
+    } finally {
+      if (saved === undefined) delete process.env.DOCKER_HOST;
+      else process.env.DOCKER_HOST = saved;
+    }
+    // The control: the machine's engine answers the same verb.
+    const reached = await frontWith(process.env, "run", "eh", "default", "--json", "--", "true");
+    expect(reached.code, reached.err).toBe(0);
+  }, 120_000);
+
+  it("the set-up starts no daemon in place of the one named, and leaves the running engine's log alone", () => {
+    const log = join(
+      process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"),
+      "sandbox-projects",
+      "dockerd.log",
+    );
+    const before = existsSync(log) ? statSync(log).size : undefined;
+    const daemons = () =>
+      spawnSync("pgrep", ["-x", "dockerd"], { encoding: "utf8" }).stdout.trim().split("\n");
+    const running = daemons();
+    const r = spawnSync("bash", [join(ROOT, "toolchain/docker.sh"), "engine"], {
+      env: { ...process.env, DOCKER_HOST: nowhere },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(r.status).toBe(3);
+    expect(r.stderr).toContain(`no Docker engine answers at ${nowhere}`);
+    expect(r.stderr).toContain("Nothing was started here.");
+    expect(daemons()).toEqual(running);
+    if (before !== undefined) expect(statSync(log).size).toBeGreaterThanOrEqual(before);
+    expect(readFileSync(log, "utf8").length).toBeGreaterThan(0);
+  });
+});
