@@ -1,7 +1,7 @@
 /**
  * What the front says about itself and its surroundings without acting: the stacks of a folder and `--version`.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { inspectToolchain } from "../toolchain/pulumi";
 import { checkoutCommit } from "./build-id";

@@ -178,7 +178,7 @@ describe("resolveProject", () => {
         '  - sandbox:budget.monthlyCapUsd = "ten": the monthly cap must be a number of US dollars, 0 or more',
         '  - sandbox:templates.Bad_Name = "Bad_Name": template names must be lower-case letters, digits and -, starting with a letter and not ending with -, at most 32 characters',
         '  - sandbox:templates.ok.resources.memoryMb = "lots": memoryMb (megabytes) must be a whole number between 16 and 262144',
-        "  - sandbox:budgets: unknown key (did you mean \"budget\"?); allowed keys: name, backend, enabled, budget, network, jobRoot, probe, agents, broker, alerts, templates",
+        '  - sandbox:budgets: unknown key (did you mean "budget"?); allowed keys: name, backend, enabled, budget, network, jobRoot, probe, agents, broker, alerts, templates',
       ].join("\n"),
     );
   });
