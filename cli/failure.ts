@@ -25,6 +25,9 @@ export function engineErrorLines(detail: string): string[] {
   return [...new Set(lines)];
 }
 
+/** The engine's refusal to create an object whose name another object already has (HTTP 409). */
+const OUTSIDE_STATE = /\(HTTP code 409\)|conflict|already in use|already exists/i;
+
 /** What to do about a failure whose message matches, in order; the last is the default. */
 const HINTS: readonly [RegExp, string][] = [
   [
@@ -36,13 +39,13 @@ const HINTS: readonly [RegExp, string][] = [
     "start the Docker engine (`bash toolchain/docker.sh` does, as root on Debian) and run the verb again",
   ],
   [
-    /conflict|already in use/i,
-    "an object of that name exists outside the stack: remove it (`./sandbox off <stack>` removes the project's) and run the verb again",
+    OUTSIDE_STATE,
+    "objects of this project exist on the engine outside this stack's state (another checkout, or an earlier state of the stack, made them): remove them with `./sandbox off <stack>` (it removes every object labelled with the project) and run the verb again",
   ],
 ];
 
 function hintFor(message: string, verb: string, stack: string): string {
-  for (const [pattern, hint] of HINTS) if (pattern.test(message)) return hint;
+  for (const [pattern, hint] of HINTS) if (pattern.test(message)) return hint.replace("<stack>", stack);
   return `run \`./sandbox ${verb} ${stack} --verbose\` for the engine's full output`;
 }
 
@@ -114,9 +117,13 @@ export function describeFailure(
         detail.split("\n").find((l) => l.trim() !== "") ??
         "the engine failed");
   const hint = hintFor(what, verb, stack);
+  // A name taken outside the state is said in those words first; the engine's own follow.
+  const said = OUTSIDE_STATE.test(what)
+    ? `an object of this project already exists on the engine, outside this stack's state (${what})`
+    : what;
   return {
     kind: "engine",
-    message: `${head} failed: ${what}\n  what to do: ${hint}`,
+    message: `${head} failed: ${said}\n  what to do: ${hint}`,
     ...(object === undefined ? {} : { object }),
     hint,
     detail,

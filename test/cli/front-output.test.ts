@@ -108,6 +108,20 @@ describe("describeFailure", () => {
     );
   });
 
+  it("says that an object of the project exists outside the stack's state, and how to remove it", () => {
+    const w = new EngineWatch(() => {});
+    const u = urn("docker:index/container:Container", "p-proxy-web");
+    const message =
+      '(HTTP code 409) unexpected - Conflict. The container name "/p-proxy-web" is already in use by container "0123abcd". You have to remove (or rename) that container to be able to reuse that name.';
+    w.onEvent(ev({ diagnosticEvent: { urn: u, message, color: "never", severity: "error" } }));
+    w.onEvent(ev({ resOpFailedEvent: { metadata: meta("create", u), status: 1, steps: 1 } }));
+    const f = describeFailure("up", "dev", w, new Error("code: 255"), undefined);
+    expect(f.message).toBe(
+      `up of stack dev failed: an object of this project already exists on the engine, outside this stack's state (creating p-proxy-web (docker Container): ${message})\n` +
+        "  what to do: objects of this project exist on the engine outside this stack's state (another checkout, or an earlier state of the stack, made them): remove them with `./sandbox off dev` (it removes every object labelled with the project) and run the verb again",
+    );
+  });
+
   it("falls back to the engine's own error lines, without its command line", () => {
     const detail =
       "code: -2\n stdout: \n stderr: Command failed with exit code 1: pulumi up --yes\nerror: project 'main' could not be read\nUpdating (dev):\nerror: project 'main' could not be read";
