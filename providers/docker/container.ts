@@ -124,6 +124,10 @@ export const container: ResourceKind = {
     );
     if (state.init !== undefined) props.init = hc.Init ?? false;
     if (state.runtime !== undefined) props.runtime = hc.Runtime;
+    // The networks it is on beside its own: a network connected behind the stack's back (to the broker, which holds
+    // the credentials) is drift, and `up` replaces the container with only the declared ones.
+    if (state.networksAdvanced !== undefined)
+      props.networksAdvanced = networksAsOn(info, state, hc.NetworkMode);
     return props;
   },
 
@@ -131,6 +135,24 @@ export const container: ResourceKind = {
     await removeContainer(docker, id);
   },
 };
+
+/**
+ * The container's networks other than its own (`networkMode`), as the state names them: a declared network keeps its
+ * declared entry (the engine adds aliases of its own), one not declared is listed by name, a declared one it left is
+ * not listed.
+ */
+function networksAsOn(
+  info: Dockerode.ContainerInspectInfo,
+  state: Props,
+  own: string | undefined,
+): { name: string; aliases?: string[] }[] {
+  const declared = (state.networksAdvanced as { name: string; aliases?: string[] }[] | undefined) ?? [];
+  const on = Object.keys(info.NetworkSettings?.Networks ?? {}).filter((n) => n !== own);
+  return [
+    ...declared.filter((d) => on.includes(d.name)),
+    ...on.filter((n) => !declared.some((d) => d.name === n)).map((name) => ({ name })),
+  ];
+}
 
 /** Removes a container and its anonymous volumes, waiting out a removal already in progress; gone is done. */
 async function removeContainer(docker: Dockerode, id: string): Promise<void> {

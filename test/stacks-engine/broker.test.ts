@@ -120,6 +120,32 @@ describe("a stack with a broker", () => {
     expect(env).toContain(`SANDBOX_BROKER_CRED_API=${NEW_TOKEN}`);
   });
 
+  it("reports a network connected to the broker behind the stack's back as drift, and up takes it away", async () => {
+    const broker = (await projectContainers(project)).find((c) => c.Labels["sandbox.role"] === "broker");
+    const foreign = `${project}-foreign`;
+    await dockerApi.createNetwork({ Name: foreign, Internal: true, Labels: { "sandbox.test": "foreign" } });
+    try {
+      await dockerApi.getNetwork(foreign).connect({ Container: broker?.Id ?? "" });
+      const refreshed = await stack.refresh({ onOutput });
+      expect(refreshed.summary.resourceChanges?.update ?? 0).toBeGreaterThan(0);
+      const up = await stack.up({ onOutput, policyPacks: POLICY });
+      expect(up.summary.result).toBe("succeeded");
+      const after = (await projectContainers(project)).find((c) => c.Labels["sandbox.role"] === "broker");
+      const networks = Object.keys(
+        (await dockerApi.getContainer(after?.Id ?? "").inspect()).NetworkSettings.Networks,
+      );
+      expect(networks).not.toContain(foreign);
+      // A refresh now finds nothing more to report.
+      const again = await stack.refresh({ onOutput });
+      expect(again.summary.resourceChanges?.update ?? 0).toBe(0);
+    } finally {
+      await dockerApi
+        .getNetwork(foreign)
+        .remove()
+        .catch(() => undefined);
+    }
+  });
+
   it("destroy removes the broker with everything else", async () => {
     const down = await stack.destroy({ onOutput });
     expect(down.summary.result).toBe("succeeded");
