@@ -71,11 +71,18 @@ export async function superviseTask(
     if (live !== undefined) await Promise.race([live.done, new Promise((r) => setTimeout(r, 2000))]);
     // A short task may exit between two polls: its pids cgroup, when still there, has the last word.
     pidsHits = Math.max(pidsHits, pidsLimitHits(container.id) ?? 0);
-    const info = await container.inspect().catch((e: unknown) => {
-      if (isNotFound(e)) return undefined;
-      throw e;
-    });
-    if (info === undefined) {
+    // Gone (404), or being removed and no longer giving its logs (409): the off switch took it.
+    const gone = (e: unknown) => isNotFound(e) || (e as { statusCode?: number }).statusCode === 409;
+    let info: Dockerode.ContainerInspectInfo | undefined;
+    let raw: Buffer | undefined;
+    try {
+      info = await container.inspect();
+      raw = (await container.logs({ stdout: true, stderr: true, follow: false })) as Buffer;
+    } catch (e) {
+      if (!gone(e)) throw e;
+      info = undefined;
+    }
+    if (info === undefined || raw === undefined) {
       // Removed before its result was read: what it printed went with it (shown live, when it was followed).
       return {
         id,
@@ -92,7 +99,7 @@ export async function superviseTask(
         ...(live === undefined ? {} : { liveDropped: { ...live.dropped } }),
       };
     }
-    const logs = demuxLogs((await container.logs({ stdout: true, stderr: true, follow: false })) as Buffer);
+    const logs = demuxLogs(raw);
     const killedByLauncher = (await deadlineKill) === true;
     const stoppedByCap = (await capKill) === true;
     // How long the task ran, by the engine's own clock: a launcher held up meanwhile does not lengthen it. The

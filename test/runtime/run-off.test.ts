@@ -5,6 +5,7 @@
  */
 import type Dockerode from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { main } from "../../cli/main";
 import { projectLeftovers } from "../../runtime/offSwitch";
 import { requireDocker, TEST_IMAGE } from "../helpers/docker";
 import { frontStack } from "../helpers/front-stack";
@@ -29,17 +30,21 @@ afterAll(async () => {
 
 describe("a task the off switch stops", () => {
   it("ends with exit 137, what it had shown and one line saying the off switch stopped it", async () => {
-    const running = front("run", "ro", "default", "--", "sh", "-c", "echo started; sleep 50; echo never");
-    for (let i = 0; i < 600; i++) {
-      const found = await docker.listContainers({
-        filters: { label: [`sandbox.project=${name}`], status: ["running"] },
-      });
-      if (found.length > 0) break;
+    const out: string[] = [];
+    const err: string[] = [];
+    const running = main(
+      ["run", "ro", "default", "--", "sh", "-c", "echo started; sleep 50; echo never"],
+      { out: (t) => out.push(t), err: (t) => err.push(t) },
+      stack.root,
+    );
+    // The off switch once the task has shown its first line (on a loaded machine that may take a while).
+    for (let i = 0; i < 1200 && !out.join("").includes("started\n"); i++) {
       await new Promise((r) => setTimeout(r, 100));
     }
+    expect(out.join("")).toBe("started\n");
     const off = await front("off", "ro", "--yes");
     expect(off.code, off.err).toBe(0);
-    const r = await running;
+    const r = { code: await running, out: out.join(""), err: err.join("") };
     expect(r.code).toBe(137);
     expect(r.out).toBe("started\n");
     expect(r.err).toMatch(/task [a-z0-9-]+: stopped by the off switch \(exit 137\)/);
