@@ -168,6 +168,18 @@ examples:
   sandbox ledger reset dev
 
 exit codes: 0 done, 2 bad input or not confirmed`,
+  config: `usage: sandbox config set <stack> <key> [--secret] [--json]
+
+Sets one key of the stack's config (stacks/Pulumi.<stack>.yaml) with the toolkit's own Pulumi CLI and the stack's
+own backend and secrets provider, the ones \`up\` uses; with --secret the value is stored encrypted. The value is
+read from standard input when it is piped, else at a prompt that does not echo it; never from the command line, and
+never printed. A key without a namespace is the project's (sandbox:).
+
+examples:
+  ./sandbox config set dev sandbox:githubToken --secret
+  printf %s "$TOKEN" | ./sandbox config set dev githubToken --secret
+
+exit codes: 0 set, 1 the engine refused, 2 bad input, 3 the Pulumi CLI is missing`,
   "agent-key": `usage: sandbox agent-key <stack> <agent> [--revoke] [--json]
 
 An agent is whoever holds one of its keys: a run for an agent needs the key in SANDBOX_AGENT_KEY, and a run with no
@@ -300,6 +312,8 @@ task verbs, on the local Docker engine:
                                            project (works whatever the config says now; asks on a terminal)
   run ... --agent name                     the agent the task is for, with its key in SANDBOX_AGENT_KEY
   agent-key <stack> <agent> [--revoke]     mint a key for an agent (printed once), or revoke its keys
+  config set <stack> <key> [--secret]      set a config key (a credential: --secret), the value from stdin or a
+                                           prompt that does not echo it
 
 the ledger (every run the task verbs make, charged and recorded; no engine needed):
   spend <stack>                            month to date: spent, left, by template and agent, the forecast

@@ -170,25 +170,15 @@ export async function main(
     return EXIT.ok;
   }
   if (verb === "completion") return completionVerb(named, io);
-  if (verb === "agent-key") {
-    const { runAgentKeyCommand } = await import("./agent-key.js");
-    return runAgentKeyCommand(args.slice(1), {
-      io,
-      json,
-      load: (s) => loadStack(root, s),
-      file: (n) => ledgerFile(root, n),
-    });
-  }
-  if (verb === "ledger") {
-    const { runLedgerCommand } = await import("./ledger.js");
-    return runLedgerCommand(named, rest, {
-      io,
-      json,
-      yes,
-      load: (s) => loadStack(root, s),
-      file: (n) => ledgerFile(root, n),
-    });
-  }
+  // Verbs of their own arguments: a stack's config key, an agent's key, the ledger itself.
+  const load = (s: string) => loadStack(root, s);
+  const file = (n: string) => ledgerFile(root, n);
+  if (verb === "config")
+    return (await import("./config-set.js")).runConfigCommand(args.slice(1), { io, json, root, env });
+  if (verb === "agent-key")
+    return (await import("./agent-key.js")).runAgentKeyCommand(args.slice(1), { io, json, load, file });
+  if (verb === "ledger")
+    return (await import("./ledger.js")).runLedgerCommand(named, rest, { io, json, yes, load, file });
   const taskVerb = (TASK_VERBS as readonly string[]).includes(verb);
   const ledgerVerb = (LEDGER_VERBS as readonly string[]).includes(verb);
   if (!((STACK_VERBS as readonly string[]).includes(verb) && rest.length === 0) && !taskVerb && !ledgerVerb) {

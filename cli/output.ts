@@ -6,6 +6,11 @@ export interface Io {
   readonly terminal?: { readonly out: boolean; readonly err: boolean };
   /** Asks the person at the terminal and gives the line they answer; absent when no one is there to ask. */
   readonly ask?: (question: string) => Promise<string>;
+  /**
+   * A value the verb needs and must not see on its command line (a secret): standard input when it is piped, else a
+   * prompt on the terminal that does not echo what is typed.
+   */
+  readonly readValue?: (prompt: string) => Promise<string>;
 }
 
 /** The front's own streams. */
@@ -16,7 +21,40 @@ export function processIo(): Io {
     err: (t) => process.stderr.write(t),
     terminal: { out: process.stdout.isTTY === true, err: process.stderr.isTTY === true },
     ...(interactive ? { ask: askOnTerminal } : {}),
+    readValue: readValue,
   };
+}
+
+/** At most this much of a value on standard input (a credential, not a file). */
+const MAX_VALUE_BYTES = 64 * 1024;
+
+/** Standard input when piped (one trailing line break dropped), else a hidden prompt on the terminal. */
+async function readValue(prompt: string): Promise<string> {
+  if (process.stdin.isTTY !== true) {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of process.stdin) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_VALUE_BYTES)
+        throw new Error(`the value on standard input is over ${MAX_VALUE_BYTES} bytes`);
+      chunks.push(chunk as Buffer);
+    }
+    return Buffer.concat(chunks)
+      .toString("utf8")
+      .replace(/\r?\n$/, "");
+  }
+  const { createInterface } = await import("node:readline/promises");
+  const { Writable } = await import("node:stream");
+  // What is typed is not echoed: the prompt is written once, then the output is muted.
+  process.stderr.write(prompt);
+  const muted = new Writable({ write: (_c, _e, done) => done() });
+  const rl = createInterface({ input: process.stdin, output: muted, terminal: true });
+  try {
+    return await rl.question("");
+  } finally {
+    rl.close();
+    process.stderr.write("\n");
+  }
 }
 
 /** One line from the terminal, the question on stderr (stdout keeps the result only). */

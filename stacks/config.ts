@@ -160,13 +160,13 @@ export function brokerCredentialsFromConfig(
       problems.push({
         key,
         value: JSON.stringify(ref.configKey),
-        message: `names a config key that is not set; set it with \`pulumi config set --secret ${ref.configKey} <value>\``,
+        message: `names a config key that is not set; set it with \`./sandbox config set <stack> ${ref.configKey} --secret\` (the value on standard input or at its prompt; \`pulumi config set --secret\` with the official CLI)`,
       });
     } else if (!isSecret(ref.configKey)) {
       problems.push({
         key: ref.configKey,
         value: undefined,
-        message: `holds route ${ref.route}'s credential as plain text (the value is not shown); set it with \`pulumi config set --secret ${ref.configKey} <value>\``,
+        message: `holds route ${ref.route}'s credential as plain text (the value is not shown); set it with \`./sandbox config set <stack> ${ref.configKey} --secret\` (the value on standard input or at its prompt; \`pulumi config set --secret\` with the official CLI)`,
       });
     } else if (checkValues) {
       const checked = brokerCredentialValue(value);

@@ -292,7 +292,7 @@ describe("credentials", () => {
     expect(plain.join("\n")).not.toContain("plain-value-1234");
     const { "sandbox:ghToken": _gone, ...without } = config;
     expect(problems(() => brokerCredentialsFromConfig(without, resolved, () => true)).join("\n")).toContain(
-      "pulumi config set --secret sandbox:ghToken",
+      "./sandbox config set <stack> sandbox:ghToken --secret",
     );
   });
 });
