@@ -26,6 +26,22 @@ function ip(args: string[]): void {
   if (r.status !== 0) throw new Error(`ip ${args.join(" ")}: ${(r.stderr || r.stdout || "").trim()}`);
 }
 
+/**
+ * What a target of a test that died left behind (its names are this helper's own): the namespace, the pair and the
+ * route, which would stop a new one from taking the address.
+ */
+function removeLeftovers(): void {
+  const list = spawnSync("ip", ["netns", "list"], { encoding: "utf8" }).stdout ?? "";
+  for (const name of list.split("\n").map((l) => l.split(" ")[0] ?? "")) {
+    if (/^sbx-meta-[0-9a-f]{6}$/.test(name)) spawnSync("ip", ["netns", "del", name]);
+  }
+  const links = spawnSync("ip", ["-o", "link", "show"], { encoding: "utf8" }).stdout ?? "";
+  for (const m of links.matchAll(/^\d+: (smh[0-9a-f]{6})[@:]/gm))
+    spawnSync("ip", ["link", "del", m[1] ?? ""]);
+  const routes = spawnSync("ip", ["route", "show", `${METADATA_IP}/32`], { encoding: "utf8" }).stdout ?? "";
+  if (/dev smh[0-9a-f]{6}/.test(routes)) spawnSync("ip", ["route", "del", `${METADATA_IP}/32`]);
+}
+
 /** Starts the target (needs root and the `ip` tool, as the test node does). */
 export async function startMetadataTarget(): Promise<MetadataTarget> {
   const tag = randomBytes(3).toString("hex");
@@ -45,6 +61,7 @@ export async function startMetadataTarget(): Promise<MetadataTarget> {
     rmSync(www, { recursive: true, force: true });
   };
   try {
+    removeLeftovers();
     ip(["netns", "add", ns]);
     ip(["link", "add", hostEnd, "type", "veth", "peer", "name", nsEnd]);
     ip(["link", "set", nsEnd, "netns", ns]);
