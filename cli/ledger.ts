@@ -191,9 +191,23 @@ function runText(r: RunRecord): string {
     `${r.stoppedBy === null ? "" : `, stopped (${r.stoppedBy})`}${r.error === null ? "" : `, error: ${r.error}`}\n` +
     `  command: ${JSON.stringify(r.command)}\n` +
     (files.length ? `  files: ${files.map(([p, h]) => `${p} sha256:${h.slice(0, 16)}`).join(", ")}\n` : "") +
-    (r.egress.length ? `  egress: ${r.egress.length} request(s), ${denied} refused\n` : "") +
+    (r.egress.length
+      ? `  egress: ${r.egress.length} request(s), ${denied} refused: ${egressText(r.egress)}\n`
+      : "") +
     (r.broker.length ? `  broker: ${brokerCallsText(r.broker)}\n` : "")
   );
+}
+
+/** The proxy's decisions of a run in a line: `allowed GET pypi.org:443, denied GET evil.test:80 (why)`. */
+function egressText(decisions: readonly unknown[]): string {
+  return decisions
+    .map((d) => d as { decision?: string; method?: string; host?: string; port?: number; reason?: string })
+    .map((d) =>
+      `${d.decision ?? "-"} ${d.method ?? ""} ${d.host ?? ""}:${d.port ?? ""}${d.decision === "denied" && d.reason ? ` (${d.reason})` : ""}`
+        .replace(/ +/g, " ")
+        .trim(),
+    )
+    .join(", ");
 }
 
 /** The broker's calls of a run in a line: `gh GET /gh/user 200, gh POST /gh/x 405`. */

@@ -1,6 +1,12 @@
 import { randomBytes } from "node:crypto";
 import type Dockerode from "dockerode";
-import type { BrokerCall, JobDiskState, LaunchSpec, ProxyDecision } from "../components/model";
+import {
+  type BrokerCall,
+  decisionReason,
+  type JobDiskState,
+  type LaunchSpec,
+  type ProxyDecision,
+} from "../components/model";
 import { findBroker, taskCalls } from "./broker";
 import { isNotFound } from "./docker/client";
 import type { OutputSink } from "./docker/follow";
@@ -268,7 +274,9 @@ export class Launcher {
           throw e;
         });
       if (taskNet?.proxy !== undefined) {
-        const decisions = await orNone(taskDecisions(taskNet.proxy.container, taskNet.subnet, started));
+        const decisions = (await orNone(taskDecisions(taskNet.proxy.container, taskNet.subnet, started))).map(
+          (d) => ({ ...d, reason: decisionReason(d, spec.egress.allow) }),
+        );
         result = { ...result, egress: { network: taskNet.name, decisions } };
       }
       if (taskNet?.broker !== undefined) {

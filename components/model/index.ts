@@ -5,6 +5,7 @@ export * from "./budget-facts";
 export * from "./capabilities";
 export * from "./deadline";
 export * from "./egress";
+export * from "./egress-reason";
 export * from "./errors";
 export * from "./haproxy";
 export * from "./labels";

@@ -106,6 +106,8 @@ export interface ProxyDecision {
   readonly squid: string;
   /** The address the proxy connected to, or undefined when it connected nowhere. */
   readonly server: string | undefined;
+  /** Why, in words (components/model/egress-reason.ts); set by the launcher, which knows the template's list. */
+  readonly reason?: string;
 }
 
 /** Parses the proxy's decision lines out of its output; other lines are ignored. */

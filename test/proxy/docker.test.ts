@@ -244,6 +244,17 @@ describe("a proxy-mode task", () => {
     expect(new Set(decisions.map((d) => d.client)).size).toBe(1);
     expect(new Set(decisions.map((d) => d.listener))).toEqual(new Set([proxy.listeners[1]?.port]));
     expect(result.egress?.network).toBe(`${name}-task-${result.id}-net`);
+    // Each with its reason, as the template's list and the proxy's rules read it.
+    const why = (method: string, host: string, port: number) =>
+      decisions.find((d) => d.method === method && d.host === host && d.port === port)?.reason ?? "(none)";
+    expect(why("GET", "allowed.test", 80)).toBe("on the template's allowlist");
+    expect(why("GET", "evil.test", 80)).toMatch(/^not on the template's allowlist/);
+    expect(why("GET", "other.test", 80)).toMatch(/^not on the template's allowlist/);
+    expect(why("GET", outsideIp, 80)).toMatch(/^not on the template's allowlist/);
+    expect(why("CONNECT", "allowed.test", 80)).toMatch(/^port 80 is not allowed/);
+    expect(why("GET", "allowed.test", 8080)).toMatch(/^port 8080 is not allowed/);
+    for (const host of ["private.test", "metadata.test"])
+      expect(why("GET", host, 80)).toMatch(/resolves to a refused address/);
   });
 
   it("has no route but the proxy: the outside server by address, and the names without the proxy", async () => {
