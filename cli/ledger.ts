@@ -5,6 +5,7 @@
 import { existsSync } from "node:fs";
 import { type ResolvedProject, SpecError, usdFine } from "../components/model";
 import { AlertOutbox, alertSinks } from "../runtime/alerts";
+import { deployedShape, lowersOnly, projectShape, recordDeployed } from "../runtime/deployed-shape";
 import { type AlertRecord, Ledger, type LedgerOptions, meterOf, type RunRecord } from "../runtime/ledger";
 import { checkAfterOpen, checkBeforeOpen, LedgerGone, resetWitness } from "../runtime/ledger-witness";
 import { deadRuns } from "../runtime/reconcile";
@@ -89,9 +90,31 @@ export async function upRefusal(
   const ledger = Ledger.open(file, meterOf(project));
   try {
     await reconcileOnOpen(ledger, project, warn, warn);
-    return ledger.upRefusal();
+    const refusal = ledger.upRefusal();
+    if (refusal === undefined) return undefined;
+    // At the cap, an `up` that only lowers what the project may spend or run deploys, like the hard stop.
+    const before = deployedShape(file, project.spec.name);
+    if (before !== undefined && lowersOnly(projectShape(project), before)) {
+      warn(
+        `note: project "${project.spec.name}" is at its monthly cap; this up only lowers what it may spend or run, so it deploys\n`,
+      );
+      return undefined;
+    }
+    return refusal;
   } finally {
     ledger.close();
+  }
+}
+
+/** After a successful `up`: what it deployed, for the next `up` at the cap to compare with. Never fails the verb. */
+export function recordUp(file: string, project: ResolvedProject, warn: (text: string) => void): void {
+  try {
+    openProjectLedger(file, project, {}, warn).close();
+    recordDeployed(file, project);
+  } catch (e) {
+    warn(
+      `warning: what this up deployed was not recorded in the ledger ${file}: ${e instanceof Error ? e.message : String(e)}\n`,
+    );
   }
 }
 

@@ -358,7 +358,10 @@ export async function main(
       if (done !== undefined) return done;
     }
     const { runStackVerb } = await import("./engine.js");
-    return await runStackVerb(verb as StackVerb, stack, root, toolchain, options);
+    const code = await runStackVerb(verb as StackVerb, stack, root, toolchain, options);
+    if (verb === "up" && code === EXIT.ok && project !== undefined)
+      (await import("./ledger.js")).recordUp(ledgerFile(root, project.spec.name), project, io.err);
+    return code;
   } finally {
     stateOnly?.cleanup();
   }
