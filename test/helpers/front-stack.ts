@@ -6,8 +6,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Dockerode from "dockerode";
+import { afterAll, beforeAll } from "vitest";
 import { main } from "../../cli/main";
 import { offSwitch } from "../../runtime/offSwitch";
+import { requireDocker, TEST_IMAGE } from "./docker";
 
 export interface FrontStack {
   /** The project's name (`<prefix>-<random>`). */
@@ -46,6 +48,51 @@ export function frontStack(prefix: string, stack: string, config: readonly strin
     async cleanup(docker) {
       if (docker) await offSwitch(docker, name, { jobRoot });
       rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The config lines of a project with a $100 cap (and `budget` lines more) and one template `default` of the test
+ * image with a deadline of `timeoutSeconds` (and `template` lines more), then `more` lines.
+ */
+export function oneTemplate(
+  opts: { timeoutSeconds?: number; budget?: readonly string[]; more?: readonly string[] } = {},
+): string[] {
+  return [
+    "  sandbox:budget:",
+    "    monthlyCapUsd: 100",
+    ...(opts.budget ?? []),
+    "  sandbox:templates:",
+    "    default:",
+    `      image: ${TEST_IMAGE}`,
+    `      timeoutSeconds: ${opts.timeoutSeconds ?? 60}`,
+    ...(opts.more ?? []),
+  ];
+}
+
+/**
+ * A front stack for a test file on the real engine: the engine is asked for before the file's tests (the test fails
+ * saying how to get one), and the project's objects and root are removed after them.
+ */
+export function frontStackOnEngine(
+  prefix: string,
+  stack: string,
+  config: readonly string[],
+): FrontStack & { docker(): Dockerode } {
+  const made = frontStack(prefix, stack, config);
+  let docker: Dockerode | undefined;
+  beforeAll(async () => {
+    docker = await requireDocker();
+  });
+  afterAll(async () => {
+    await made.cleanup(docker);
+  });
+  return {
+    ...made,
+    docker() {
+      if (docker === undefined) throw new Error("the engine was not reached before this test");
+      return docker;
     },
   };
 }

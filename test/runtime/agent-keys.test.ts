@@ -1,32 +1,17 @@
-import type Dockerode from "dockerode";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { AGENT_KEY_ENV } from "../../runtime/agent-keys";
 import { projectLeftovers } from "../../runtime/offSwitch";
-import { requireDocker, TEST_IMAGE } from "../helpers/docker";
-import { frontStack } from "../helpers/front-stack";
+import { frontStackOnEngine, oneTemplate } from "../helpers/front-stack";
 
-let docker: Dockerode;
-const stack = frontStack("ak", "ak", [
-  "  sandbox:budget:",
-  "    monthlyCapUsd: 100",
-  "  sandbox:templates:",
-  "    default:",
-  `      image: ${TEST_IMAGE}`,
-  "  sandbox:agents:",
-  "    ci:",
-  "      templates: [default]",
-  "    other: {}",
-]);
+const stack = frontStackOnEngine(
+  "ak",
+  "ak",
+  oneTemplate({ more: ["  sandbox:agents:", "    ci:", "      templates: [default]", "    other: {}"] }),
+);
 const { name, front } = stack;
 
-beforeAll(async () => {
-  docker = await requireDocker();
-});
 afterEach(() => {
   delete process.env[AGENT_KEY_ENV];
-});
-afterAll(async () => {
-  await stack.cleanup(docker);
 });
 
 /** The agent of each run in the audit, newest first. */
@@ -42,7 +27,7 @@ describe("agent keys through the front", () => {
     expect(r.code).toBe(2);
     expect(r.err).toContain(`agent "ci" is claimed without its key: present it in ${AGENT_KEY_ENV}`);
     expect(r.out).toBe("");
-    expect(await projectLeftovers(docker, name)).toEqual([]);
+    expect(await projectLeftovers(stack.docker(), name)).toEqual([]);
   });
 
   it("runs as the key's agent, named or not, and refuses the key for another agent and once revoked", async () => {
@@ -70,7 +55,7 @@ describe("agent keys through the front", () => {
     expect(after.code).toBe(2);
     expect(after.err).toMatch(/not a valid agent key of project .* \(unknown or revoked\)/);
     expect(after.err).not.toContain(key);
-    expect(await projectLeftovers(docker, name)).toEqual([]);
+    expect(await projectLeftovers(stack.docker(), name)).toEqual([]);
   }, 120_000);
 
   it("runs the operator's own task and probe with no key and no agent", async () => {

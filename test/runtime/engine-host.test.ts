@@ -8,29 +8,13 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import type Dockerode from "dockerode";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { main } from "../../cli/main";
-import { requireDocker, TEST_IMAGE } from "../helpers/docker";
-import { frontStack } from "../helpers/front-stack";
+import { frontStackOnEngine, oneTemplate } from "../helpers/front-stack";
 
 const ROOT = join(__dirname, "../..");
-let docker: Dockerode;
-const stack = frontStack("eh", "eh", [
-  "  sandbox:budget:",
-  "    monthlyCapUsd: 100",
-  "  sandbox:templates:",
-  "    default:",
-  `      image: ${TEST_IMAGE}`,
-]);
+const stack = frontStackOnEngine("eh", "eh", oneTemplate());
 const nowhere = `unix://${join(mkdtempSync(join(tmpdir(), "no-engine-")), "docker.sock")}`;
-
-beforeAll(async () => {
-  docker = await requireDocker();
-});
-afterAll(async () => {
-  await stack.cleanup(docker);
-});
 
 async function frontWith(env: NodeJS.ProcessEnv, ...argv: string[]) {
   const out: string[] = [];

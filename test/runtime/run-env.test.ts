@@ -1,33 +1,11 @@
-/**
- * `run --env` and `run --timeout` through the front on the real engine: a variable reaches the task, one holding a
- * credential is refused by the pack's own rule before anything starts, the toolkit's variables are not a task's to
- * set, and a shorter deadline kills the task and is what the ledger prices; a longer one is refused.
- */
-import type Dockerode from "dockerode";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { projectLeftovers } from "../../runtime/offSwitch";
-import { requireDocker, TEST_IMAGE } from "../helpers/docker";
-import { frontStack } from "../helpers/front-stack";
+import { frontStackOnEngine, oneTemplate } from "../helpers/front-stack";
 
-let docker: Dockerode;
-const stack = frontStack("re", "re", [
-  "  sandbox:budget:",
-  "    monthlyCapUsd: 100",
-  "  sandbox:templates:",
-  "    default:",
-  `      image: ${TEST_IMAGE}`,
-  "      timeoutSeconds: 60",
-]);
+const stack = frontStackOnEngine("re", "re", oneTemplate());
 const { front, name } = stack;
 // A GitHub token's shape, made here: the pack's secret rule knows it.
 const TOKEN = `ghp_${"a1B2c3D4e5".repeat(3)}abcdef`;
-
-beforeAll(async () => {
-  docker = await requireDocker();
-});
-afterAll(async () => {
-  await stack.cleanup(docker);
-});
 
 describe("run --env", () => {
   it("gives the task its variables", async () => {
@@ -52,7 +30,7 @@ describe("run --env", () => {
     expect(r.code).toBe(2);
     expect(r.err).toContain("sandbox-disallow-secret-env");
     expect(`${r.out}${r.err}`).not.toContain(TOKEN);
-    expect(await projectLeftovers(docker, name)).toEqual([]);
+    expect(await projectLeftovers(stack.docker(), name)).toEqual([]);
   });
 
   it.each([

@@ -5,28 +5,11 @@
  */
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type Dockerode from "dockerode";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { main } from "../../cli/main";
-import { requireDocker, TEST_IMAGE } from "../helpers/docker";
-import { frontStack } from "../helpers/front-stack";
+import { frontStackOnEngine, oneTemplate } from "../helpers/front-stack";
 
-let docker: Dockerode;
-const stack = frontStack("rl", "rl", [
-  "  sandbox:budget:",
-  "    monthlyCapUsd: 100",
-  "  sandbox:templates:",
-  "    default:",
-  `      image: ${TEST_IMAGE}`,
-  "      timeoutSeconds: 60",
-]);
-
-beforeAll(async () => {
-  docker = await requireDocker();
-});
-afterAll(async () => {
-  await stack.cleanup(docker);
-});
+const stack = frontStackOnEngine("rl", "rl", oneTemplate());
 
 /** The task: a first line on each stream, then up to 30 s for the file `go`, then whether it came. */
 const WAITS = [

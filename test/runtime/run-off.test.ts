@@ -1,32 +1,10 @@
-/**
- * A task the off switch stops, through the front on the real engine: `run` ends saying so, with the exit code of a
- * killed process and the output it had shown, never an error from the engine about a container that is gone; the
- * ledger records the run as stopped by the off switch.
- */
-import type Dockerode from "dockerode";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { main } from "../../cli/main";
 import { projectLeftovers } from "../../runtime/offSwitch";
-import { requireDocker, TEST_IMAGE } from "../helpers/docker";
-import { frontStack } from "../helpers/front-stack";
+import { frontStackOnEngine, oneTemplate } from "../helpers/front-stack";
 
-let docker: Dockerode;
-const stack = frontStack("ro", "ro", [
-  "  sandbox:budget:",
-  "    monthlyCapUsd: 100",
-  "  sandbox:templates:",
-  "    default:",
-  `      image: ${TEST_IMAGE}`,
-  "      timeoutSeconds: 60",
-]);
+const stack = frontStackOnEngine("ro", "ro", oneTemplate());
 const { front, name } = stack;
-
-beforeAll(async () => {
-  docker = await requireDocker();
-});
-afterAll(async () => {
-  await stack.cleanup(docker);
-});
 
 describe("a task the off switch stops", () => {
   it("ends with exit 137, what it had shown and one line saying the off switch stopped it", async () => {
@@ -49,7 +27,7 @@ describe("a task the off switch stops", () => {
     expect(r.out).toBe("started\n");
     expect(r.err).toMatch(/task [a-z0-9-]+: stopped by the off switch \(exit 137\)/);
     expect(r.err).not.toMatch(/HTTP code|409|404|no such container/i);
-    expect(await projectLeftovers(docker, name)).toEqual([]);
+    expect(await projectLeftovers(stack.docker(), name)).toEqual([]);
     const audit = await front("audit", "ro", "--json");
     const [last] = (JSON.parse(audit.out) as { runs: { stoppedBy: string | null; status: string }[] }).runs;
     expect(last).toMatchObject({ stoppedBy: "off", status: "done" });

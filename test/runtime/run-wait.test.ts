@@ -5,30 +5,12 @@
  */
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type Dockerode from "dockerode";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { main } from "../../cli/main";
-import { requireDocker, TEST_IMAGE } from "../helpers/docker";
-import { frontStack } from "../helpers/front-stack";
+import { frontStackOnEngine, oneTemplate } from "../helpers/front-stack";
 
-let docker: Dockerode;
-const stack = frontStack("rw", "rw", [
-  "  sandbox:budget:",
-  "    monthlyCapUsd: 100",
-  "    maxConcurrentTasks: 1",
-  "  sandbox:templates:",
-  "    default:",
-  `      image: ${TEST_IMAGE}`,
-  "      timeoutSeconds: 60",
-]);
+const stack = frontStackOnEngine("rw", "rw", oneTemplate({ budget: ["    maxConcurrentTasks: 1"] }));
 const { front, name } = stack;
-
-beforeAll(async () => {
-  docker = await requireDocker();
-});
-afterAll(async () => {
-  await stack.cleanup(docker);
-});
 
 /** Runs the front, calling `onErr` with everything written to stderr so far after each write. */
 async function watched(argv: string[], onErr: (err: string) => void) {
@@ -68,7 +50,7 @@ describe("run with every slot busy", () => {
   it("is refused at once without --wait (no alert), and with --wait runs once the slot frees", async () => {
     const first = front("run", "rw", "default", "--", ...HOLDS);
     for (let i = 0; i < 600; i++) {
-      const running = await docker.listContainers({
+      const running = await stack.docker().listContainers({
         filters: { label: [`sandbox.project=${name}`], status: ["running"] },
       });
       if (running.length > 0) break;
