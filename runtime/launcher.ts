@@ -8,7 +8,7 @@ import {
   type ProxyDecision,
 } from "../components/model";
 import { findBroker, taskCalls } from "./broker";
-import { isNotFound } from "./docker/client";
+import { isNotFound, noneIfGone } from "./docker/client";
 import type { OutputSink } from "./docker/follow";
 import { taskContainer } from "./docker/taskContainer";
 import { hashTree, type JobSeed, jobDiskState, prepareJobFolder, removeJobFolder } from "./jobs";
@@ -37,10 +37,7 @@ export interface TaskRequest {
   readonly seeds?: readonly JobSeed[];
   /** Remove the job folder after the task (for checks whose output is only their logs). Defaults to false. */
   readonly removeJobDir?: boolean;
-  /**
-   * The agent the task is for: the ledger records it and, when the project names agents, admits only a known
-   * agent and a template of its profile, under its cap and concurrency. Defaults to none.
-   */
+  /** The agent the task is for (known by its key: runtime/agent-keys.ts), held to its profile. None: the operator. */
   readonly agent?: string;
   /**
    * Where the task's output goes as it is written (Docker), at most the bound of the result per stream; the result
@@ -135,6 +132,8 @@ export class Launcher {
   private readonly openRuns = new Set<string>();
   private reconciled: Promise<unknown> | undefined;
   private stopping = false;
+  /** The watchdog entries of the tasks running now (runtime/watchdog.ts), by task id. */
+  private readonly unwatches = new Map<string, () => void>();
 
   constructor(
     private readonly docker: Dockerode,
@@ -255,6 +254,7 @@ export class Launcher {
         timeoutSeconds: spec.timeoutSeconds,
         maxSeconds,
       });
+      this.unwatches.set(task.id, unwatch);
       await container.start();
       let result = await superviseTask(
         container,
@@ -268,19 +268,14 @@ export class Launcher {
       );
       result = { ...result, jobDisk };
       // The proxy and the broker may be gone with the task (the off switch): their records of it went with them.
-      const orNone = <T>(read: Promise<T[]>): Promise<T[]> =>
-        read.catch((e: unknown) => {
-          if (isNotFound(e)) return [];
-          throw e;
-        });
       if (taskNet?.proxy !== undefined) {
-        const decisions = (await orNone(taskDecisions(taskNet.proxy.container, taskNet.subnet, started))).map(
-          (d) => ({ ...d, reason: decisionReason(d, spec.egress.allow) }),
-        );
+        const decisions = (
+          await noneIfGone(taskDecisions(taskNet.proxy.container, taskNet.subnet, started))
+        ).map((d) => ({ ...d, reason: decisionReason(d, spec.egress.allow) }));
         result = { ...result, egress: { network: taskNet.name, decisions } };
       }
       if (taskNet?.broker !== undefined) {
-        const calls = await orNone(taskCalls(taskNet.broker.container, taskNet.subnet, started));
+        const calls = await noneIfGone(taskCalls(taskNet.broker.container, taskNet.subnet, started));
         result = { ...result, broker: { calls } };
       }
       if (ledger !== undefined && this.openRuns.delete(task.id)) {
@@ -309,6 +304,7 @@ export class Launcher {
       throw e;
     } finally {
       unwatch?.();
+      this.unwatches.delete(task.id);
       if (container) await this.remove(task.name, container);
       if (taskNet) await closeTaskNetwork(this.docker, taskNet);
       if (request.removeJobDir) removeJobFolder(spec.jobFolder.hostRoot, task.id);
@@ -382,6 +378,8 @@ export class Launcher {
   async shutdown(): Promise<string[]> {
     this.stopping = true;
     const names = [...this.live.keys()];
+    // Their containers go now: the watchdog has nothing of theirs to stop.
+    for (const unwatch of this.unwatches.values()) unwatch();
     await Promise.all([
       ...[...this.live.entries()].map(([n, c]) => this.remove(n, c)),
       this.options.pool?.close(),

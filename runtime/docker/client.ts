@@ -16,6 +16,14 @@ export function dockerClient(env: NodeJS.ProcessEnv = process.env): Dockerode {
   return new Dockerode({ socketPath: "/var/run/docker.sock" });
 }
 
+/** What `read` gives, or nothing when the object it reads is gone from the engine. */
+export function noneIfGone<T>(read: Promise<T[]>): Promise<T[]> {
+  return read.catch((e: unknown) => {
+    if (isNotFound(e)) return [];
+    throw e;
+  });
+}
+
 /**
  * Splits Docker's multiplexed log stream (8-byte frame headers) into stdout and stderr, each at most `max` bytes:
  * the last ones, as the engine's own log rotation keeps them (a frame cut short at the end is read as far as it goes).
