@@ -5,7 +5,7 @@
  * of this machine is the negative control: the same verbs reach it without `DOCKER_HOST`.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -68,7 +68,7 @@ describe("DOCKER_HOST naming a socket where nothing answers", () => {
     expect(r.stderr).toContain(`no Docker engine answers at ${nowhere}`);
     expect(r.stderr).toContain("Nothing was started here.");
     expect(daemons()).toEqual(running);
+    // The log of an engine the set-up started (none where the engine was there before it) is never cut.
     if (before !== undefined) expect(statSync(log).size).toBeGreaterThanOrEqual(before);
-    expect(readFileSync(log, "utf8").length).toBeGreaterThan(0);
   });
 });
