@@ -1,17 +1,10 @@
 /**
  * The ledger: every run a launcher makes, charged and recorded in one SQLite file per project (Node's built-in
- * `node:sqlite`, WAL mode, schema versioned), and the meter that holds the budget's cap with it.
- *
- * - A launch is admitted, in one write transaction, only when the month's spend so far plus the run's maximum
- *   charge (its size × its deadline) fits under what the cap leaves for runs; an agent's own cap and concurrency
- *   are held the same way. Admission writes the run's row before its container is created.
- * - Spend is the charges of finished runs plus what open runs have used so far. Running work is stopped at the
- *   moment the spend would reach the cap ({@link Ledger.stopTime}), and a charge is never more than what is left
- *   under the cap, so the sum of a month's charges never crosses it, whatever processes launch at once.
- * - Alerts at 80 %, 90 % and 100 % of the cap fire once per month and cap; launch refusals and escape signals are
- *   alerts too. Each is a row of the ledger and goes to the configured sinks (runtime/alerts.ts).
- *
- * Pricing is the model's one formula (`taskUsd`), the same the budget proof uses.
+ * `node:sqlite`, WAL mode, schema versioned), and the meter that holds the budget's cap with it: admission in one
+ * write transaction under what the cap leaves (an agent's cap and concurrency the same way), running work stopped
+ * when the spend would reach the cap ({@link Ledger.stopTime}), charges never past it, and alerts at 80, 90 and
+ * 100 % once per month and cap, each a row sent to the configured sinks (runtime/alerts.ts). Pricing is the model's
+ * one formula (`taskUsd`), the same the budget proof uses; the README's ledger section says the rest.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
@@ -152,8 +145,8 @@ export class Ledger {
   }
 
   /**
-   * Admits a launch or refuses it with the arithmetic: the project is enabled, its agent (when agents are
-   * configured) is known and may use the template, the project's and the agent's concurrency and caps hold with
+   * Admits a launch or refuses it with the arithmetic: the project is enabled, its agent (when one is named) is
+   * known and may use the template, the project's and the agent's concurrency and caps hold with
    * this run's maximum charge. Writes the run's row (open) in the same transaction.
    */
   admit(req: AdmitRequest): RunRecord {
@@ -219,10 +212,7 @@ export class Ledger {
     return r === undefined ? undefined : runFromRow(r);
   }
 
-  /**
-   * When an open run must be stopped: the moment the month's spend (every open run of every process using what it
-   * uses) reaches the cap for runs, or its agent's cap; undefined when neither is reached before it ends.
-   */
+  /** When an open run must stop: the month's spend reaching the cap for runs or its agent's, or undefined. */
   stopTime(id: string): number | undefined {
     const run = this.run(id);
     if (run === undefined || run.status !== "open") return undefined;
@@ -336,9 +326,8 @@ export class Ledger {
   }
 
   /**
-   * Runs `fn` without waiting for another process's lock: a locked ledger throws at once. The calls a launcher makes
-   * while its tasks run go through here, so that a ledger held by someone else never stops its timers (the deadline,
-   * the meter's stop): `node:sqlite` waits for a lock by blocking the whole event loop.
+   * Runs `fn` without waiting for another process's lock (a locked ledger throws at once): `node:sqlite` waits by
+   * blocking the event loop, which would stop a running launcher's deadline and meter timers.
    */
   withoutWaiting<T>(fn: () => T): T {
     this.db.exec("PRAGMA busy_timeout = 0");
