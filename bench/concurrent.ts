@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     templates: { default: { image, resources: { vcpu: 0.1, memoryMb: 32, tmpfsMb: 8 } } },
   });
   const spec = launchSpec(project, "default", `${name}-net`);
-  const launcher = new Launcher(docker, { preflight: policyPreflight() });
+  const launcher = new Launcher(docker, { ledger: false, preflight: policyPreflight() });
   const ways: Record<string, () => Promise<number>> = {
     launcher: async () => {
       const t = performance.now();

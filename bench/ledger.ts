@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   );
   const ways = {
     ledger: new Launcher(docker, { preflight: policyPreflight(), ledger }),
-    plain: new Launcher(docker, { preflight: policyPreflight() }),
+    plain: new Launcher(docker, { ledger: false, preflight: policyPreflight() }),
   };
   const times: Record<keyof typeof ways, number[]> = { ledger: [], plain: [] };
   try {

@@ -73,8 +73,8 @@ async function main(): Promise<void> {
   });
   const spec: LaunchSpec = launchSpec(project, "default", `${name}-net`);
   const pool = new WarmPool(docker, { size: 1, preflight: policyPreflight() });
-  const pooled = new Launcher(docker, { preflight: policyPreflight(), pool });
-  const cold = new Launcher(docker, { preflight: policyPreflight() });
+  const pooled = new Launcher(docker, { ledger: false, preflight: policyPreflight(), pool });
+  const cold = new Launcher(docker, { ledger: false, preflight: policyPreflight() });
   const files = { "run.sh": SCRIPT };
   let n = 0;
   const modes: Record<string, () => Promise<string>> = {

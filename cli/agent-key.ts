@@ -19,7 +19,7 @@ export async function runAgentKeyCommand(
     /** Reads a stack's config; throws SpecError. */
     readonly load: (stack: string) => ResolvedProject;
     /** The ledger file of a project. */
-    readonly file: (project: string) => string;
+    readonly file: (stack: string, project: ResolvedProject) => string;
   },
 ): Promise<number> {
   const rep = new Reporter(c.io, c.json, false);
@@ -44,7 +44,7 @@ export async function runAgentKeyCommand(
       `agent-key: agent ${JSON.stringify(agent)} is not one of stack ${stack}'s agents (${agents.join(", ") || "it names none; declare them under sandbox:agents"})`,
     );
   }
-  const file = c.file(project.spec.name);
+  const file = c.file(stack, project);
   let ledger: ReturnType<typeof openProjectLedger>;
   try {
     ledger = openProjectLedger(file, project, {}, c.io.err);

@@ -3,6 +3,7 @@
  * local file backend, the dev passphrase), the policy pack to attach and the work folders. Kept apart from
  * cli/engine.ts so that a verb that drives the CLI directly (cli/destroy.ts) starts without loading the SDK.
  */
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
@@ -108,4 +109,33 @@ export function engineWorkDir(
   files: ToolkitFiles,
 ): string {
   return workDir ?? (files.installed ? installedWorkDir(root, stack) : root);
+}
+
+/** The oldest Node the policy pack runs on (`@pulumi/pulumi` needs 22). */
+export const PACK_NODE_MAJOR = 22;
+
+/**
+ * What stops the installed package's policy pack from starting, said before the engine starts (the engine would
+ * only report "could not read plugin … exit status 3"), or undefined. The pack runs on `SANDBOX_NODE`, else on the
+ * Node running the front. A checkout's pack runs on its own Node 24 and is never judged here.
+ */
+export function packNodeProblem(
+  installed: boolean,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  if (!installed) return undefined;
+  const named = env.SANDBOX_NODE !== undefined && env.SANDBOX_NODE !== "";
+  const node = named ? (env.SANDBOX_NODE as string) : process.execPath;
+  let version: string;
+  if (!named || node === process.execPath) version = process.versions.node;
+  else {
+    const r = spawnSync(node, ["-p", "process.versions.node"], { encoding: "utf8", timeout: 10_000 });
+    if (r.status !== 0 || r.error !== undefined)
+      return `SANDBOX_NODE=${JSON.stringify(node)} does not run (${r.error?.message ?? `exit ${r.status}`}): it must name a Node ${PACK_NODE_MAJOR} or later binary, which runs the policy pack`;
+    version = r.stdout.trim();
+  }
+  const major = Number(version.split(".")[0]);
+  if (Number.isInteger(major) && major >= PACK_NODE_MAJOR) return undefined;
+  const where = named ? `SANDBOX_NODE=${JSON.stringify(node)}` : `the Node running this command (${node})`;
+  return `the policy pack needs Node ${PACK_NODE_MAJOR} or later, and ${where} is Node ${version}: set SANDBOX_NODE to a Node ${PACK_NODE_MAJOR}+ binary, or run the command with a Node ${PACK_NODE_MAJOR}+ first on PATH. Nothing was deployed.`;
 }

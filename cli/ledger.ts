@@ -1,5 +1,5 @@
 /**
- * The ledger as the front uses it: one file per project in the front's state folder, its alerts on the configured
+ * The ledger as the front uses it: one file per project on the machine (cli/ledger-file.ts), its alerts on the configured
  * sinks, and the verbs that read it: `spend`, `audit` and `alerts`.
  */
 import { existsSync } from "node:fs";
@@ -7,7 +7,8 @@ import { type ResolvedProject, SpecError, usdFine } from "../components/model";
 import { AlertOutbox, alertSinks } from "../runtime/alerts";
 import { deployedShape, lowersOnly, projectShape, recordDeployed } from "../runtime/deployed-shape";
 import { type AlertRecord, Ledger, type LedgerOptions, meterOf, type RunRecord } from "../runtime/ledger";
-import { checkAfterOpen, checkBeforeOpen, LedgerGone, resetWitness } from "../runtime/ledger-witness";
+import { openLedger as openWitnessed } from "../runtime/ledger-open";
+import { LedgerGone, resetWitness } from "../runtime/ledger-witness";
 import { deadRuns } from "../runtime/reconcile";
 import type { LedgerVerb } from "./ledger-file";
 import { type Io as FrontIo, Reporter } from "./output";
@@ -25,16 +26,7 @@ export function openProjectLedger(
   options: LedgerOptions = {},
   warn: (text: string) => void = () => undefined,
 ): Ledger {
-  checkBeforeOpen(project.jobRoot, file, RESET);
-  const ledger = Ledger.open(file, meterOf(project), options);
-  try {
-    const second = checkAfterOpen(project.jobRoot, project.spec.name, file, ledger.id(), RESET);
-    if (second !== undefined) warn(`warning: ${second}\n`);
-  } catch (e) {
-    ledger.close();
-    throw e;
-  }
-  return ledger;
+  return openWitnessed(meterOf(project), { ...options, jobRoot: project.jobRoot, file, reset: RESET, warn });
 }
 
 /**
@@ -316,7 +308,7 @@ export async function runLedgerCommand(
     /** Reads a stack's config; throws SpecError. */
     readonly load: (stack: string) => ResolvedProject;
     /** The ledger file of a project. */
-    readonly file: (project: string) => string;
+    readonly file: (stack: string, project: ResolvedProject) => string;
   },
 ): Promise<number> {
   const rep = new Reporter(c.io, c.json, false);
@@ -347,7 +339,7 @@ export async function runLedgerCommand(
       return 2;
     }
   }
-  const file = c.file(project.spec.name);
+  const file = c.file(stack, project);
   const text = resetLedger(file, project);
   return rep.result(
     { verb: "ledger", stack, ok: true, exitCode: 0, project: project.spec.name, ledger: file },

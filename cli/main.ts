@@ -5,15 +5,17 @@ import {
   checkBrokerCredentialKeys,
   configMapFromStackYaml,
   findStackFile,
+  ledgerTargetFromConfig,
   offTargetFromConfig,
   projectFromConfig,
 } from "../stacks/config";
-import { inspectToolchain, missingToolchainMessage, toolkitFiles } from "../toolchain/pulumi";
+import { toolkitFiles } from "../toolchain/pulumi";
 import { stackNames, versions } from "./about";
 import type { StackVerb } from "./engine-run";
+import { setFrontCommand } from "./front-command";
 import { asksForHelp, completionVerb, USAGE, unknownVerb, VERB_HELP } from "./help";
 import { leanDockerClient } from "./lean-docker";
-import { LEDGER_VERBS, type LedgerVerb, ledgerFile } from "./ledger-file";
+import { LEDGER_VERBS, type LedgerVerb, ledgerEnvProblem, ledgerFile } from "./ledger-file";
 import { type Io, processIo, Reporter } from "./output";
 import { kubeTarget, offTarget, rawConfig } from "./targets";
 import { STACK_VERBS, TASK_VERBS, type TaskVerb } from "./verbs";
@@ -142,6 +144,7 @@ export async function main(
     return runScan(argv.slice(1), io, { cwd: env.INIT_CWD ?? process.cwd() });
   }
   const { json, verbose, yes, args } = parseFlags(argv);
+  setFrontCommand(toolkitFiles(root).installed, env);
   const [verb = "help", named, ...rest] = args;
   const stack = named ?? "dev";
   const rep = new Reporter(io, json, verbose);
@@ -170,9 +173,23 @@ export async function main(
     return EXIT.ok;
   }
   if (verb === "completion") return completionVerb(named, io);
+  const badLedger = ledgerEnvProblem(env);
+  if (badLedger !== undefined) {
+    if (json)
+      return rep.failure({
+        verb,
+        stack: named ?? "",
+        ok: false,
+        exitCode: EXIT.badInput,
+        error: { kind: "bad-input", message: badLedger },
+      });
+    io.err(`${badLedger}\n`);
+    return EXIT.badInput;
+  }
   // Verbs of their own arguments: a stack's config key, an agent's key, the ledger itself.
   const load = (s: string) => loadStack(root, s);
-  const file = (n: string) => ledgerFile(root, n);
+  const file = (s: string, p: ResolvedProject) =>
+    ledgerFile({ jobRoot: p.jobRoot, file: ledgerTargetFromConfig(rawConfig(root, s) ?? {}).file }, env);
   if (verb === "config")
     return (await import("./config-set.js")).runConfigCommand(args.slice(1), { io, json, root, env });
   if (verb === "agent-key")
@@ -280,26 +297,18 @@ export async function main(
       io,
       json,
       await engineSetUp(root, env),
-      ledgerFile(root, project.spec.name),
+      file(stack, project),
     );
   }
   if (ledgerVerb && project !== undefined) {
     const { runLedgerVerb } = await import("./ledger.js");
-    return runLedgerVerb(
-      verb as LedgerVerb,
-      stack,
-      project,
-      rest,
-      ledgerFile(root, project.spec.name),
-      io,
-      json,
-    );
+    return runLedgerVerb(verb as LedgerVerb, stack, project, rest, file(stack, project), io, json);
   }
   if (verb === "up" && project !== undefined && project.spec.enabled) {
     // At the cap, `up` is refused until the cap is raised or the month turns (a metered project's hard stop). The
     // hard stop itself (`enabled: false`) always deploys: it starts nothing and spends nothing.
     const { upRefusal } = await import("./ledger.js");
-    const refusal = await upRefusal(ledgerFile(root, project.spec.name), project, io.err);
+    const refusal = await upRefusal(file(stack, project), project, io.err);
     if (refusal !== undefined) {
       return rep.failure({
         verb,
@@ -320,26 +329,16 @@ export async function main(
   const backend =
     project?.spec.backend ??
     (rawConfig(root, stack)?.["sandbox:backend"] === "kubernetes" ? "kubernetes" : "docker");
-  // The engine first: no engine where DOCKER_HOST points is the answer, whatever else is missing.
-  if (backend === "docker") {
-    const { dockerEngineProblem } = await import("./engine-host.js");
-    const problem = await dockerEngineProblem(env);
-    const error = { kind: "no-engine", message: `${verb} ${stack}: ${problem}` };
-    if (problem !== undefined)
-      return rep.failure({ verb, stack, ok: false, exitCode: EXIT.missingTool, error });
-  }
+  const toolchain = await (await import("./engine-host.js")).toolsFor(
+    verb as StackVerb,
+    stack,
+    root,
+    backend,
+    env,
+  );
+  if ("error" in toolchain)
+    return rep.failure({ verb, stack, ok: false, exitCode: EXIT.missingTool, ...toolchain });
   const { stateOnlyWorkDir } = await import("./engine-env.js");
-  const toolchain = inspectToolchain(root, [backend], env);
-  if (toolchain.missing.length > 0) {
-    return rep.failure({
-      verb,
-      stack,
-      ok: false,
-      exitCode: EXIT.missingTool,
-      missing: toolchain.missing,
-      error: { kind: "missing-tool", message: `\n${missingToolchainMessage(verb, stack, toolchain)}` },
-    });
-  }
   const stateOnly = project === undefined ? stateOnlyWorkDir(root, stack) : undefined;
   if (stateOnly !== undefined) {
     const noFile = invalid?.problems[0]?.message.startsWith("no such stack config file") === true;
@@ -360,7 +359,7 @@ export async function main(
     const { runStackVerb } = await import("./engine.js");
     const code = await runStackVerb(verb as StackVerb, stack, root, toolchain, options);
     if (verb === "up" && code === EXIT.ok && project !== undefined)
-      (await import("./ledger.js")).recordUp(ledgerFile(root, project.spec.name), project, io.err);
+      (await import("./ledger.js")).recordUp(file(stack, project), project, io.err);
     return code;
   } finally {
     stateOnly?.cleanup();

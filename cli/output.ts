@@ -1,3 +1,4 @@
+import { asStarted } from "./front-command";
 /** Where the front writes: stdout holds the result (one JSON document with `--json`), stderr everything else. */
 export interface Io {
   out: (text: string) => void;
@@ -125,7 +126,7 @@ export class Reporter {
 
   /** A line for the person watching (stderr). */
   note(text: string): void {
-    this.io.err(text.endsWith("\n") ? text : `${text}\n`);
+    this.io.err(asStarted(text.endsWith("\n") ? text : `${text}\n`));
   }
 
   /** The engine's raw output: only with `--verbose`. */
@@ -151,7 +152,7 @@ export class Reporter {
 
   /** A failure: one message on stderr, or the one JSON document (`ok: false`, `error`) on stdout. */
   failure(doc: JsonDoc & { error: { kind: string; message: string } }): number {
-    if (this.json) this.io.out(`${JSON.stringify({ ...doc, warnings: this.warnings })}\n`);
+    if (this.json) this.io.out(asStarted(`${JSON.stringify({ ...doc, warnings: this.warnings })}\n`));
     else this.note(doc.error.message);
     return doc.exitCode;
   }

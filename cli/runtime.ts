@@ -193,7 +193,7 @@ async function taskVerbOnce(
   const proxy = proxySpec(project, networkName);
   const launcher = new Launcher(docker, {
     preflight: policyPreflight({}, (w) => io.err(`warning: ${w}\n`)),
-    ...(ledger === undefined ? {} : { ledger }),
+    ledger: ledger ?? false,
     // Proxy-mode tasks need their template's proxy as `up` deployed it: never started or replaced here, so that the
     // off switch sticks and a changed config is deployed before it is used.
     ...(proxy === undefined ? {} : { proxy: (s: LaunchSpec) => currentProxy(docker, proxy, s.template) }),

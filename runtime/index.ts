@@ -3,6 +3,8 @@
  * container each, and switch a project off. An agent builds a {@link Launcher} with the policy preflight and calls
  * `run(spec, { command })`; the launch spec comes from the stack output `templates` or from `launchSpec()`.
  */
+
+export type { Meter } from "../components/model/metering";
 export { type BrokerOptions, ensureBroker, findBroker } from "./broker";
 export { dockerClient } from "./docker/client";
 export type { JobSeed } from "./jobs";
@@ -17,6 +19,9 @@ export {
   type TaskRequest,
   type TaskResult,
 } from "./launcher";
+export { Ledger, type LedgerOptions } from "./ledger";
+export { defaultLedgerFile, type OpenLedgerOptions, openLedger } from "./ledger-open";
+export { LedgerGone } from "./ledger-witness";
 export {
   OFF_CONCURRENCY,
   type OffFailure,

@@ -13,7 +13,7 @@ import type { OutputSink } from "./docker/follow";
 import { taskContainer } from "./docker/taskContainer";
 import { hashTree, type JobSeed, jobDiskState, prepareJobFolder, removeJobFolder } from "./jobs";
 import { ImageMissing, isImageMissing, LaunchRefused, RuntimeMissing } from "./launch-errors";
-import type { Ledger } from "./ledger";
+import { Ledger } from "./ledger";
 import { Slots } from "./limits";
 import { dockerOrphans } from "./orphans";
 import type { WarmPool } from "./pool";
@@ -111,9 +111,10 @@ export interface LauncherOptions {
   /**
    * The ledger (runtime/ledger.ts): every launch is admitted by it under the budget's cap and the agents' limits,
    * recorded before its container is created or started, stopped at the cap, and charged when it ends. Runs a dead
-   * launcher left open are reconciled at the first launch. Defaults to none (nothing metered or recorded).
+   * launcher left open are reconciled at the first launch. Required: `false` runs every task unmetered and
+   * unrecorded, on purpose (a launcher that names none is refused at construction).
    */
-  readonly ledger?: Ledger;
+  readonly ledger: Ledger | false;
   /** Called when a task starts and ends (for progress output and tests). */
   readonly onEvent?: (event: { type: "start" | "end"; id: string; running: number }) => void;
 }
@@ -135,10 +136,21 @@ export class Launcher {
   /** The watchdog entries of the tasks running now (runtime/watchdog.ts), by task id. */
   private readonly unwatches = new Map<string, () => void>();
 
+  /** The ledger every launch goes through, or none when the options say `ledger: false`. */
+  private readonly ledger: Ledger | undefined;
+
   constructor(
     private readonly docker: Dockerode,
     private readonly options: LauncherOptions,
-  ) {}
+  ) {
+    const given: unknown = (options as { ledger?: unknown }).ledger;
+    if (given !== false && !(given instanceof Ledger)) {
+      throw new TypeError(
+        `Launcher: options.ledger is ${given === undefined ? "missing" : "not a Ledger"}; pass the project's Ledger (openLedger from the runtime entry point) so every task is admitted under the cap and recorded, or ledger: false to run unmetered on purpose`,
+      );
+    }
+    this.ledger = given === false ? undefined : given;
+  }
 
   /** Containers this launcher has created and not yet removed. */
   get running(): number {
@@ -173,7 +185,7 @@ export class Launcher {
       request.command ? { command: request.command } : {},
     );
     const violations = this.options.preflight(body, spec);
-    const ledger = this.options.ledger;
+    const ledger = this.ledger;
     if (violations.length > 0) {
       const refused = new LaunchRefused(spec.template, violations);
       ledger?.alert({
@@ -262,7 +274,7 @@ export class Launcher {
         { id: task.id, name: task.name, jobDir: task.jobDir, started },
         {
           graceSeconds: this.options.graceSeconds ?? 5,
-          ledger: this.options.ledger,
+          ledger: this.ledger,
           ...(request.onOutput === undefined ? {} : { onOutput: request.onOutput }),
         },
       );
@@ -387,7 +399,7 @@ export class Launcher {
     // Runs whose containers were just removed: charged to now, recorded as interrupted.
     for (const id of [...this.openRuns]) {
       this.openRuns.delete(id);
-      this.options.ledger?.complete(id, {
+      this.ledger?.complete(id, {
         exitCode: null,
         stoppedBy: "interrupted",
         error: "the launcher was shut down",

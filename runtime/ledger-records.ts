@@ -2,47 +2,9 @@
  * The ledger's records: what the meter holds a project to, a run's and an alert's rows (and how they are read back
  * from SQLite), what a launch asks and how it ended, the month-to-date report, and the schema's migrations.
  */
-import {
-  type Agents,
-  type AlertKind,
-  alwaysOnCost,
-  type ResolvedProject,
-  type TaskSize,
-  taskMonthlyUsd,
-} from "../components/model";
+import type { AlertKind, TaskSize } from "../components/model";
 
-/** What the meter holds a project to: read once from the resolved project ({@link meterOf}). */
-export interface Meter {
-  readonly project: string;
-  readonly enforce: "worst-case" | "metered";
-  /** The monthly cap in US dollars. */
-  readonly capUsd: number;
-  /** What runs all month whatever the tasks do (the proxy), paid before any run. */
-  readonly fixedUsd: number;
-  readonly rates: { readonly usdPerVcpuHour: number; readonly usdPerGbHour: number };
-  /** Tasks of the project that may run at once, across every launcher process. */
-  readonly concurrency: number;
-  readonly agents: Agents;
-  readonly templates: readonly string[];
-  /** False when the project is disabled: nothing is admitted. */
-  readonly enabled: boolean;
-}
-
-/** The meter of a resolved project. */
-export function meterOf(p: ResolvedProject): Meter {
-  const fixed = p.spec.enabled ? alwaysOnCost(p.spec) : undefined;
-  return {
-    project: p.spec.name,
-    enforce: p.spec.budget.enforce,
-    capUsd: p.spec.budget.monthlyCapUsd,
-    fixedUsd: fixed === undefined ? 0 : taskMonthlyUsd(fixed.size, p.spec.budget),
-    rates: { usdPerVcpuHour: p.spec.budget.usdPerVcpuHour, usdPerGbHour: p.spec.budget.usdPerGbHour },
-    concurrency: p.budget.concurrency,
-    agents: p.spec.agents,
-    templates: Object.keys(p.spec.templates).sort(),
-    enabled: p.spec.enabled,
-  };
-}
+export { type Meter, meterOf } from "../components/model/metering";
 
 /** A launch the ledger refused: the budget, an agent's profile or limits. Nothing was created. */
 export class BudgetRefused extends Error {

@@ -34,8 +34,8 @@ export const CONFIG_KEYS = [
   "templates",
 ] as const;
 
-/** Keys that configure where the project runs rather than what it is. */
-export const BACKEND_KEYS = ["kubernetes"] as const;
+/** Keys that configure where the project runs and keeps its books rather than what it is. */
+export const BACKEND_KEYS = ["kubernetes", "ledger"] as const;
 
 /** Where a Kubernetes project runs: a kubeconfig file and a context in it. Defaults to the ambient kubeconfig. */
 export const KubernetesTargetSchema = strictObject({
@@ -50,6 +50,38 @@ export const KubernetesTargetSchema = strictObject({
   runtimeClasses: RuntimeClassSettingsSchema.optional(),
 });
 export type KubernetesTarget = z.output<typeof KubernetesTargetSchema>;
+
+/**
+ * Where the project's ledger is kept on this machine. Defaults to beside the project's job root
+ * (`<jobRoot>.ledger.sqlite`), so every checkout and every launcher of the project on the machine keeps one book;
+ * `SANDBOX_LEDGER` in the environment overrides both.
+ */
+export const LedgerTargetSchema = strictObject({
+  /** The ledger's file: an absolute path without `..`. */
+  file: z
+    .string({ error: "file must be an absolute path of the ledger's file" })
+    .regex(/^\/[^\0]*[^/]$/, { error: "file must be an absolute path of the ledger's file (not a folder)" })
+    .refine((p) => !p.split("/").includes(".."), { error: "file must not contain .. segments" })
+    .optional(),
+});
+export type LedgerTarget = z.output<typeof LedgerTargetSchema>;
+
+/** The schema of each backend key's value. */
+export const BACKEND_SCHEMAS: Readonly<Record<(typeof BACKEND_KEYS)[number], z.ZodType>> = {
+  kubernetes: KubernetesTargetSchema,
+  ledger: LedgerTargetSchema,
+};
+
+/** Reads `sandbox:ledger` from the config map (absent: the default place). */
+export function ledgerTargetFromConfig(all: Readonly<Record<string, string>>): LedgerTarget {
+  const raw = all[`${CONFIG_NAMESPACE}:ledger`];
+  return parseOrThrow(
+    LedgerTargetSchema,
+    raw === undefined ? {} : decodeConfigValue(raw),
+    `${CONFIG_NAMESPACE}:ledger`,
+    "invalid sandbox project config",
+  );
+}
 
 /** Reads `sandbox:kubernetes` from the config map (absent: the ambient kubeconfig). */
 export function kubernetesTargetFromConfig(all: Readonly<Record<string, string>>): KubernetesTarget {
@@ -107,6 +139,19 @@ export function projectFromConfig(all: Readonly<Record<string, string>>, stack: 
     }),
     ...outside,
   ];
+  // The backend keys' values are judged in the same pass (an unreadable ledger place would fail every verb later).
+  const backendProblems: SpecProblem[] = [];
+  for (const key of BACKEND_KEYS) {
+    const value = all[`${prefix}${key}`];
+    if (value === undefined) continue;
+    try {
+      parseOrThrow(BACKEND_SCHEMAS[key], decodeConfigValue(value), `${prefix}${key}`, "invalid");
+    } catch (e) {
+      if (!(e instanceof SpecError)) throw e;
+      backendProblems.push(...e.problems);
+    }
+  }
+  keyProblems.push(...backendProblems);
   if (raw.name === undefined) raw.name = defaultProjectName(stack);
   let resolved: ResolvedProject | undefined;
   let problems: readonly SpecProblem[] = [];

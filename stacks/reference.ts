@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { VERB_HELP } from "../cli/help";
 import { ProjectSchema } from "../components/model";
-import { BACKEND_KEYS, CONFIG_KEYS, CONFIG_NAMESPACE, KubernetesTargetSchema } from "./config";
+import { BACKEND_KEYS, BACKEND_SCHEMAS, CONFIG_KEYS, CONFIG_NAMESPACE } from "./config";
 
 /** Where each generated reference lives in the repository. */
 export const REFERENCE_FILES = { schema: "docs/stack-config.schema.json", cli: "docs/cli.md" } as const;
@@ -32,7 +32,7 @@ export function stackConfigSchema(): Record<string, unknown> {
   const project = json(ProjectSchema) as { properties: Record<string, unknown> };
   const known: Record<string, unknown> = {};
   for (const key of CONFIG_KEYS) known[`${CONFIG_NAMESPACE}:${key}`] = project.properties[key] ?? {};
-  for (const key of BACKEND_KEYS) known[`${CONFIG_NAMESPACE}:${key}`] = json(KubernetesTargetSchema);
+  for (const key of BACKEND_KEYS) known[`${CONFIG_NAMESPACE}:${key}`] = json(BACKEND_SCHEMAS[key]);
   return {
     $schema: "https://json-schema.org/draft/2020-12/schema",
     title: "A sandbox project's stack file (stacks/Pulumi.<stack>.yaml)",

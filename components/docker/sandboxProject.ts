@@ -11,6 +11,8 @@ import {
   egressNetworkName,
   givenCredential,
   type LaunchSpec,
+  type Meter,
+  meterOf,
   type ProbeReport,
   type ProjectInput,
   type ProxySpec,
@@ -68,6 +70,11 @@ export class SandboxProject extends pulumi.ComponentResource {
   public readonly networkName: pulumi.Output<string>;
   /** The budget plan: tasks at once, and the worst-case arithmetic. */
   public readonly budget: pulumi.Output<BudgetPlan>;
+  /**
+   * What the ledger meters the project by (the cap, the rates, the agents): give it to `openLedger` of the runtime
+   * entry, so a launcher of the library admits and charges every task as the front does.
+   */
+  public readonly meter: pulumi.Output<Meter>;
   /** Per template, the launch spec the runtime reads. */
   public readonly templates: pulumi.Output<Record<string, LaunchSpec>>;
   /** Per template, the probe's walls report (absent when the probe is off or the project is disabled). */
@@ -220,10 +227,12 @@ export class SandboxProject extends pulumi.ComponentResource {
     this.templates = pulumi.output(templates);
     this.probes = pulumi.output(probes);
     this.budget = pulumi.output(resolved.budget);
+    this.meter = pulumi.output(meterOf(resolved));
 
     this.registerOutputs({
       networkName: this.networkName,
       budget: this.budget,
+      meter: this.meter,
       templates: this.templates,
       probes: this.probes,
       proxy: this.proxy,

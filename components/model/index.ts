@@ -11,6 +11,7 @@ export * from "./haproxy";
 export * from "./labels";
 export * from "./launch";
 export * from "./meter";
+export * from "./metering";
 export * from "./names";
 export * from "./near";
 export * from "./network";

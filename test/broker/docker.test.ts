@@ -91,6 +91,7 @@ let docker: Dockerode;
 let broker: BrokerSpec;
 const launcher = () =>
   new Launcher(docker, {
+    ledger: false,
     preflight: policyPreflight(),
     broker: (s) => ensureBroker(docker, broker, s.template, credentials, { egressNetwork: outsideNet }),
   });

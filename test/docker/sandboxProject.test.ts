@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { SandboxProject } from "../../components/docker/sandboxProject";
-import { BudgetFactsSchema, budgetFacts, SpecError } from "../../components/model";
+import { BudgetFactsSchema, budgetFacts, meterOf, SpecError } from "../../components/model";
 import { one, outputValue, type Registered, recordingMocks, registeredOutputs } from "../helpers/pulumiMocks";
 
 const NETWORK = "docker:index/network:Network";
@@ -115,10 +115,13 @@ describe("SandboxProject on Docker", () => {
       "budget",
       "budgetFacts",
       "enabled",
+      "meter",
       "networkName",
       "probes",
       "templates",
     ]);
+    // What a library launcher opens its ledger with: the same meter the front's ledger keeps the project to.
+    expect(outputs?.meter).toEqual(meterOf(project.resolved));
     // The facts are where the engine shows a stack policy a component: among its outputs, as among its inputs.
     expect(outputs?.budgetFacts).toEqual(budgetFacts(project.resolved));
   });

@@ -33,7 +33,7 @@ beforeEach(() => {
     }),
   );
   project = loadStack(root, "w");
-  file = ledgerFile(root, "witnessed");
+  file = ledgerFile(project, {});
 });
 
 async function front(...argv: string[]) {

@@ -285,6 +285,31 @@ describe("the installed front, sandbox", () => {
     expect(answer.error.message).toContain("https://www.pulumi.com/docs/install/");
   });
 
+  it("says before the engine starts that the policy pack's Node is too old, naming SANDBOX_NODE (exit 3)", () => {
+    // The machine's own Node when it is older than 22 (a consumer's Node 20), else a binary that answers as one.
+    const old =
+      (process.env.PATH ?? "")
+        .split(":")
+        .filter((d) => d !== "" && !d.includes("node_modules"))
+        .map((d) => join(d, "node"))
+        .find((n) => {
+          const v = spawnSync(n, ["-p", "process.versions.node"], { encoding: "utf8", timeout: 30_000 });
+          return v.status === 0 && Number(v.stdout.split(".")[0]) < 22;
+        }) ??
+      (() => {
+        const f = join(project, "node20");
+        writeFileSync(f, "#!/bin/sh\necho 20.19.2\n", { mode: 0o755 });
+        return f;
+      })();
+    const r = sh(`SANDBOX_NODE=${old} npx sandbox up dev --json`, dir());
+    expect(r.status, r.stderr).toBe(3);
+    const answer = JSON.parse(r.stdout);
+    expect(answer).toMatchObject({ verb: "up", ok: false, exitCode: 3, error: { kind: "missing-tool" } });
+    expect(answer.error.message).toContain(`SANDBOX_NODE=${JSON.stringify(old)} is Node 20.`);
+    expect(answer.error.message).toContain("the policy pack needs Node 22 or later");
+    expect(answer.error.message).toContain("Nothing was deployed");
+  });
+
   it("refers the toolkit's own test suite to a checkout", () => {
     const r = sh("npx sandbox test", dir());
     expect(r.status).toBe(2);

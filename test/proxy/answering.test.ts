@@ -59,6 +59,7 @@ let metadataServer: Dockerode.Container;
 
 const launcher = () =>
   new Launcher(docker, {
+    ledger: false,
     preflight: policyPreflight(),
     proxy: (s) => ensureProxy(docker, proxy, s.template, proxyOptions),
   });

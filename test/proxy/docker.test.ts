@@ -59,6 +59,7 @@ const outsideNet = `${name}-outside`;
 const privateNet = `${name}-private`;
 const launcher = () =>
   new Launcher(docker, {
+    ledger: false,
     preflight: policyPreflight(),
     proxy: (s) => ensureProxy(docker, proxy, s.template, proxyOptions),
   });
@@ -360,7 +361,11 @@ describe("walls in proxy mode", () => {
   );
 
   it("refuses a proxy-mode launch when the project has no proxy, before creating anything", async () => {
-    const l = new Launcher(docker, { preflight: policyPreflight(), proxy: async () => undefined });
+    const l = new Launcher(docker, {
+      ledger: false,
+      preflight: policyPreflight(),
+      proxy: async () => undefined,
+    });
     await expect(l.run(specOf(project, "web"), { id: "noproxy" })).rejects.toThrow(LaunchRefused);
     const created = await docker.listNetworks({ filters: { label: [`${LABELS.task}=noproxy`] } });
     expect(created).toEqual([]);

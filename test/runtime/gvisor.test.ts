@@ -13,7 +13,7 @@ const project = testProject("gv", {
   seed: { image: TEST_IMAGE, runtime: "runsc", capDrop: "seed-six", timeoutSeconds: 20 },
   kata: { image: TEST_IMAGE, runtime: "kata", timeoutSeconds: 20 },
 });
-const launcher = () => new Launcher(docker, { preflight: policyPreflight() });
+const launcher = () => new Launcher(docker, { ledger: false, preflight: policyPreflight() });
 
 beforeAll(async () => {
   docker = await requireDocker();
@@ -49,6 +49,7 @@ describe("a runsc template on Docker", () => {
   it("runs the task under gVisor: the engine created it with the runsc runtime", async () => {
     let inspected: Dockerode.ContainerInspectInfo | undefined;
     const l = new Launcher(docker, {
+      ledger: false,
       preflight: policyPreflight(),
       onEvent: (e) => {
         if (e.type !== "start") return;

@@ -22,7 +22,7 @@ const project = testProject("jd", {
 });
 const jobRoot = project.jobRoot;
 const spec = specOf(project, "small");
-const launcher = () => new Launcher(docker, { preflight: policyPreflight() });
+const launcher = () => new Launcher(docker, { ledger: false, preflight: policyPreflight() });
 
 /** The mount table's entry for `path`, as the host's kernel shows it (its options), or undefined. */
 function hostMount(path: string): string | undefined {

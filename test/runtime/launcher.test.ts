@@ -20,7 +20,7 @@ const project = testProject("rt", {
   short: { image: TEST_IMAGE, timeoutSeconds: 2 },
   tiny: { image: TEST_IMAGE, resources: { memoryMb: 32, tmpfsMb: 8 } },
 });
-const launcher = () => new Launcher(docker, { preflight: policyPreflight() });
+const launcher = () => new Launcher(docker, { ledger: false, preflight: policyPreflight() });
 
 beforeAll(async () => {
   docker = await requireDocker();
@@ -58,6 +58,7 @@ describe("launching a task", () => {
   it("creates the container with every declared wall plus the pids limit", async () => {
     let inspected: Dockerode.ContainerInspectInfo | undefined;
     const l = new Launcher(docker, {
+      ledger: false,
       preflight: policyPreflight(),
       onEvent: (e) => {
         if (e.type === "start") {
@@ -127,7 +128,7 @@ describe("limits", () => {
 
   it("kills the container itself when the in-container deadline did not end the task", async () => {
     // A negative grace puts the launcher's deadline before the in-container one, as if `timeout` had failed.
-    const l = new Launcher(docker, { preflight: policyPreflight(), graceSeconds: -1.5 });
+    const l = new Launcher(docker, { ledger: false, preflight: policyPreflight(), graceSeconds: -1.5 });
     const r = await l.run(specOf(project, "short"), { command: ["sleep", "30"] });
     expect(r.killedByLauncher).toBe(true);
     expect(r.limits).toEqual(["timeout"]);
@@ -169,7 +170,7 @@ describe("the four escapes", () => {
 
 describe("concurrency", () => {
   it("runs 20 tasks with a limit of 3 and never more than 3 at once", async () => {
-    const l = new Launcher(docker, { preflight: policyPreflight(), maxConcurrent: 3 });
+    const l = new Launcher(docker, { ledger: false, preflight: policyPreflight(), maxConcurrent: 3 });
     let engineMax = 0;
     let polling = true;
     const poll = (async () => {

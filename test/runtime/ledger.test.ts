@@ -43,7 +43,7 @@ const name = project.spec.name;
 /** A front root of its own: the stack file `up` reads, and the ledger the task verbs keep beside it. */
 const root = mkdtempSync(join(tmpdir(), `${name}-root-`));
 const stack = "meter";
-const file = ledgerFile(root, name);
+const file = ledgerFile(project, {});
 
 beforeAll(async () => {
   docker = await requireDocker();
@@ -226,8 +226,7 @@ describe("the audit log of real runs", () => {
 
   it("records every escape check as an alert (paging no sink when it held), and `audit`, `spend` and `alerts` read it back", async () => {
     const own = testProject("esc", TEMPLATES, { ...BUDGET, monthlyCapUsd: 50 });
-    const ownRoot = mkdtempSync(join(tmpdir(), "esc-root-"));
-    const f = ledgerFile(ownRoot, own.spec.name);
+    const f = ledgerFile(own, {});
     const c = capture();
     const code = await runTaskVerb("escape", own, ["quick"], c.io, true, undefined, f);
     expect(code).toBe(0);

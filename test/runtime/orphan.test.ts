@@ -3,8 +3,7 @@
 // task at its deadline (and leaves alone a task whose deadline has not passed); the next verb of any kind that opens
 // the ledger (here `audit`) charges what each ran by the engine's clock and removes what they left.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type Dockerode from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -39,8 +38,7 @@ const EVADE = [
 let docker: Dockerode;
 const project = testProject("orph", TEMPLATES, BUDGET);
 const name = project.spec.name;
-const root = mkdtempSync(join(tmpdir(), `${name}-root-`));
-const file = ledgerFile(root, name);
+const file = ledgerFile(project, {});
 
 beforeAll(async () => {
   docker = await requireDocker();

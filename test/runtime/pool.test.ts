@@ -84,7 +84,12 @@ async function runInspected(
   request: Parameters<Launcher["run"]>[1],
 ): Promise<{ result: TaskResult; inspected: Dockerode.ContainerInspectInfo }> {
   const { seen, onEvent } = inspector(spec.project);
-  const l = new Launcher(docker, { preflight: policyPreflight(), onEvent, ...(pool ? { pool } : {}) });
+  const l = new Launcher(docker, {
+    ledger: false,
+    preflight: policyPreflight(),
+    onEvent,
+    ...(pool ? { pool } : {}),
+  });
   const result = await l.run(spec, request);
   const inspected = seen.get(result.id);
   if (inspected === undefined) throw new Error("the task never started");
@@ -164,8 +169,16 @@ describe("a pooled launch is a cold launch made early", () => {
     try {
       await pool.warm(probeSpec, { command });
       const [waiting] = (await members(spec.project)).map((c) => c.Labels["sandbox.task"]);
-      const pooled = await runProbe(new Launcher(docker, { preflight: policyPreflight(), pool }), spec, t);
-      const cold = await runProbe(new Launcher(docker, { preflight: policyPreflight() }), spec, t);
+      const pooled = await runProbe(
+        new Launcher(docker, { ledger: false, preflight: policyPreflight(), pool }),
+        spec,
+        t,
+      );
+      const cold = await runProbe(
+        new Launcher(docker, { ledger: false, preflight: policyPreflight() }),
+        spec,
+        t,
+      );
       expect(pooled.result.id).toBe(waiting);
       expect(pooled.report.passed).toBe(true);
       expect(pooled.report).toEqual(cold.report);
@@ -180,7 +193,7 @@ describe("a pooled launch is a cold launch made early", () => {
     try {
       await pool.warm(spec);
       const [waiting] = (await members(spec.project)).map((c) => c.Labels["sandbox.task"]);
-      const r = await new Launcher(docker, { preflight: policyPreflight(), pool }).run(spec, {
+      const r = await new Launcher(docker, { ledger: false, preflight: policyPreflight(), pool }).run(spec, {
         files: { "run.sh": "sleep 30\n" },
       });
       expect(r.id).toBe(waiting);
@@ -197,7 +210,7 @@ describe("a pooled launch is a cold launch made early", () => {
     try {
       await pool.warm(spec);
       const [waiting] = (await members(spec.project)).map((c) => c.Labels["sandbox.task"]);
-      const l = new Launcher(docker, { preflight: policyPreflight(), pool });
+      const l = new Launcher(docker, { ledger: false, preflight: policyPreflight(), pool });
       const other = await l.run(spec, { command: ["echo", "hi"] });
       const named = await l.run(spec, { id: "named-one", files: { "run.sh": "echo named\n" } });
       expect(other.id).not.toBe(waiting);
@@ -241,7 +254,7 @@ describe("claims", () => {
     try {
       await pool.warm(spec);
       const { seen, onEvent } = inspector(spec.project);
-      const l = new Launcher(docker, { preflight: policyPreflight(), pool, onEvent });
+      const l = new Launcher(docker, { ledger: false, preflight: policyPreflight(), pool, onEvent });
       const run = () => l.run(spec, { files: { "run.sh": "ls -A /job\n" } });
       const results = [...(await Promise.all([run(), run(), run()]))];
       await pool.settled();
@@ -329,7 +342,7 @@ describe("the budget and the preflight", () => {
     })();
     try {
       await pool.warm(spec);
-      const l = new Launcher(docker, { preflight: policyPreflight(), pool });
+      const l = new Launcher(docker, { ledger: false, preflight: policyPreflight(), pool });
       const results = await Promise.all(
         Array.from({ length: 6 }, () => l.run(spec, { files: { "run.sh": "sleep 1\n" } })),
       );

@@ -99,7 +99,7 @@ describe("a malformed stack config fails with one clear message and registers no
     [
       "a typo in a key",
       devWith("  sandbox:jobRoot:", "  sandbox:jobroot:"),
-      '  - sandbox:jobroot: unknown config key (did you mean "sandbox:jobRoot"?); allowed keys: sandbox:name, sandbox:backend, sandbox:enabled, sandbox:budget, sandbox:network, sandbox:jobRoot, sandbox:probe, sandbox:agents, sandbox:alerts, sandbox:broker, sandbox:templates, sandbox:kubernetes',
+      '  - sandbox:jobroot: unknown config key (did you mean "sandbox:jobRoot"?); allowed keys: sandbox:name, sandbox:backend, sandbox:enabled, sandbox:budget, sandbox:network, sandbox:jobRoot, sandbox:probe, sandbox:agents, sandbox:alerts, sandbox:broker, sandbox:templates, sandbox:kubernetes, sandbox:ledger',
     ],
     [
       "a secret in a template's environment",

@@ -48,7 +48,7 @@ describe("keys meant for the project but outside its namespace", () => {
     expect(verdict({ "sandbx:probe": "true", "Sandbox:name": "x", "sandbox:templats": "{}" })).toBe(
       [
         "invalid sandbox project config:",
-        '  - sandbox:templats: unknown config key (did you mean "sandbox:templates"?); allowed keys: sandbox:name, sandbox:backend, sandbox:enabled, sandbox:budget, sandbox:network, sandbox:jobRoot, sandbox:probe, sandbox:agents, sandbox:alerts, sandbox:broker, sandbox:templates, sandbox:kubernetes',
+        '  - sandbox:templats: unknown config key (did you mean "sandbox:templates"?); allowed keys: sandbox:name, sandbox:backend, sandbox:enabled, sandbox:budget, sandbox:network, sandbox:jobRoot, sandbox:probe, sandbox:agents, sandbox:alerts, sandbox:broker, sandbox:templates, sandbox:kubernetes, sandbox:ledger',
         `  - Sandbox:name: ${why}; did you mean "sandbox:name"?`,
         `  - sandbx:probe: ${why}; did you mean "sandbox:probe"?`,
       ].join("\n"),

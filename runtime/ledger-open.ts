@@ -1,0 +1,43 @@
+/**
+ * Opening a project's ledger as every launcher must: in its place on this machine (beside the job root unless moved),
+ * checked against the job root's witness (a ledger gone or replaced is refused; a second one is noticed).
+ */
+import type { Meter } from "../components/model/metering";
+import { Ledger, type LedgerOptions } from "./ledger";
+import { checkAfterOpen, checkBeforeOpen } from "./ledger-witness";
+
+/** The default place of a project's ledger: beside its job root, one file per project per machine. */
+export function defaultLedgerFile(jobRoot: string): string {
+  return `${jobRoot.replace(/\/+$/, "")}.ledger.sqlite`;
+}
+
+export interface OpenLedgerOptions extends LedgerOptions {
+  /** The project's job root on this machine (the launch spec's `jobFolder.hostRoot`): its witness is kept there. */
+  readonly jobRoot: string;
+  /** The ledger's file; defaults to {@link defaultLedgerFile} (where the front keeps it too). */
+  readonly file?: string;
+  /** How to start a new ledger on purpose, named in a refusal. Defaults to the front's verb. */
+  readonly reset?: string;
+  /** Where a warning goes (a second ledger metering the project). Defaults to stderr. */
+  readonly warn?: (text: string) => void;
+}
+
+/**
+ * Opens (creating and migrating when needed) the ledger of `meter.project`: a ledger gone, emptied or replaced
+ * behind the project's back is refused (LedgerGone) rather than started over from zero.
+ */
+export function openLedger(meter: Meter, options: OpenLedgerOptions): Ledger {
+  const file = options.file ?? defaultLedgerFile(options.jobRoot);
+  const reset = options.reset ?? "sandbox ledger reset <stack>";
+  const warn = options.warn ?? ((t: string) => process.stderr.write(t));
+  checkBeforeOpen(options.jobRoot, file, reset);
+  const ledger = Ledger.open(file, meter, options);
+  try {
+    const second = checkAfterOpen(options.jobRoot, meter.project, file, ledger.id(), reset);
+    if (second !== undefined) warn(`warning: ${second}\n`);
+  } catch (e) {
+    ledger.close();
+    throw e;
+  }
+  return ledger;
+}
