@@ -156,12 +156,26 @@ examples:
   sandbox alerts dev --since 2026-12-01
 
 ${LEDGER_EXITS}`,
+  logs: `usage: sandbox logs <stack> proxy|broker [--template <name>] [--since <when>] [--json]
+
+What the project's egress proxy decided (allowed or denied, with the reason: not on the template's allowlist, a
+port the entry does not allow, a name that resolves to a refused range, an upstream that did not answer) or what
+its secrets broker answered (route, method, path, status; never a credential), line by line, oldest first. On
+Docker each template has its own proxy and broker; on Kubernetes the project has one of each, and the listener names
+the template. --since takes a span back from now (30m, 12h, 7d) or an ISO date. Reads only.
+
+examples:
+  sandbox logs dev proxy
+  sandbox logs dev broker --template agent --since 1h --json
+
+exit codes: 0 shown, 1 the engine or the cluster could not be read, 2 bad input`,
   ledger: `usage: sandbox ledger reset <stack> [--yes] [--json]
 
 The project's ledger is witnessed outside its file (in the job root): a ledger deleted, emptied or replaced is
 refused by every verb that meters, so the month's spend never starts over from zero by accident, and a second
-ledger for the same project is noticed. \`ledger reset\` starts a new one on purpose: the ledger file of this
-checkout (made when missing) becomes the one the project is metered with. Nothing is deleted. On a terminal it asks
+ledger for the same project is noticed. \`ledger reset\` starts a new one on purpose: the project's ledger file
+on this machine (beside the job root, or sandbox:ledger.file, or SANDBOX_LEDGER; made when missing) becomes the one
+the project is metered with. Nothing is deleted. On a terminal it asks
 first unless --yes.
 
 examples:
@@ -312,6 +326,7 @@ task verbs, on the local Docker engine:
                                            project (works whatever the config says now; asks on a terminal)
   run ... --agent name                     the agent the task is for, with its key in SANDBOX_AGENT_KEY
   agent-key <stack> <agent> [--revoke]     mint a key for an agent (printed once), or revoke its keys
+  logs <stack> proxy|broker [--since t]    the egress proxy's decisions with their reasons, or the broker's calls
   config set <stack> <key> [--secret]      set a config key (a credential: --secret), the value from stdin or a
                                            prompt that does not echo it
 

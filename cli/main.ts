@@ -194,6 +194,10 @@ export async function main(
     return (await import("./config-set.js")).runConfigCommand(args.slice(1), { io, json, root, env });
   if (verb === "agent-key")
     return (await import("./agent-key.js")).runAgentKeyCommand(args.slice(1), { io, json, load, file });
+  if (verb === "logs") {
+    const { logsCommand } = await import("./service-logs.js");
+    return logsCommand(named, rest, { io, json, load, kube: (s) => kubeTarget(root, s) });
+  }
   if (verb === "ledger")
     return (await import("./ledger.js")).runLedgerCommand(named, rest, { io, json, yes, load, file });
   const taskVerb = (TASK_VERBS as readonly string[]).includes(verb);

@@ -16,6 +16,7 @@ import { join } from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runKubeOff, runKubeTaskVerb } from "../../cli/kube-runtime";
+import { kubeUnitLogs, logEntries } from "../../cli/service-logs";
 import { wallsTable } from "../../cli/walls-table";
 import { HTTP_GET, launchSpec, type ResolvedProject } from "../../components/model";
 import { type KubeApis, kubeApis } from "../../runtime/kubernetes/api";
@@ -442,6 +443,18 @@ describe("a Kubernetes sandbox project on a real node", () => {
           proxyIps.some((ip) => ip && line.includes(ip)),
           line,
         ).toBe(true);
+      // `sandbox logs <stack> proxy` reads the proxy pod's decisions; its listener names the template.
+      const logged = logEntries(p, "proxy", await kubeUnitLogs({ kubeconfig }, project, "proxy", undefined));
+      expect(
+        logged.some(
+          (e) =>
+            e.template === "web" &&
+            e.decision?.decision === "allowed" &&
+            e.decision.host === "allowed.test" &&
+            e.decision.reason === "on the template's allowlist",
+        ),
+        JSON.stringify(logged),
+      ).toBe(true);
     },
     TIMEOUT,
   );
