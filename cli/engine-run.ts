@@ -23,6 +23,8 @@ export interface StackVerbOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Where the toolkit's own files are (the pack); by default the running toolkit's (see toolkitFiles). */
   readonly files?: ToolkitFiles;
+  /** `preview --diff`: each step's changed keys and reason in the result's text. */
+  readonly diff?: boolean;
 }
 
 /** What an operation sees of the run it belongs to. */
@@ -118,7 +120,8 @@ export async function withEngineRun(
     },
   });
   const uninstall = interrupts.install();
-  const watch = new EngineWatch((line) => rep.note(line));
+  const progress = rep.progress();
+  const watch = new EngineWatch(progress);
   const engineVars: Record<string, string> = {
     ...engine,
     // The package's pack launcher and provider run on this Node (22 or later), whatever `node` is on PATH.
@@ -156,6 +159,7 @@ export async function withEngineRun(
     const { detail: _detail, ...error } = failure;
     return rep.failure({ ...base, ok: false, exitCode, drift: watch.drift, error });
   } finally {
+    progress.stop();
     uninstall();
     const reaped = await reapMarked(mark);
     if (reaped.length > 0 && rep.verbose) rep.note(`ended ${reaped.length} engine process(es) left running`);

@@ -10,6 +10,7 @@ import {
   type StackVerbOptions,
   withEngineRun,
 } from "./engine-run";
+import type { Step } from "./events";
 import { PULUMI_PROJECT } from "./identity";
 import { describeChanges } from "./output";
 import { recoverInterruptedRun } from "./recover";
@@ -74,8 +75,18 @@ export async function runStackVerb(
     if (run.signal.aborted) throw new Error("cancelled before the engine started");
     const common = { onEvent: watch.onEvent, onOutput: rep.engine, signal: run.signal };
     const policyPacks = policyPackArg(root, env, files);
-    return operation(verb, stack, stackName, common, policyPacks);
+    return operation(verb, stack, stackName, common, policyPacks, {
+      steps: watch.steps,
+      diff: options.diff === true,
+    });
   });
+}
+
+const MARK: Record<string, string> = { create: "+", delete: "-", update: "~", replace: "+-" };
+
+/** One planned step for `preview --diff`: `  ~ web (docker Container): changed: image, env`. */
+function stepLine(s: Step): string {
+  return `  ${MARK[s.op] ?? s.op} ${s.name} (${s.type}): ${s.reason}`;
 }
 
 async function operation(
@@ -84,12 +95,25 @@ async function operation(
   stackName: string,
   common: Parameters<Stack["refresh"]>[0] & object,
   policyPacks: string[],
+  plan: { readonly steps: readonly Step[]; readonly diff: boolean },
 ): Promise<Outcome> {
   switch (verb) {
     case "preview": {
       const r = await stack.preview({ ...common, policyPacks, refresh: true });
       const changes = r.changeSummary as Record<string, number>;
-      return { changes, text: `preview of ${stackName}: ${describeChanges(changes, true)}` };
+      const head = `preview of ${stackName}: ${describeChanges(changes, true)}`;
+      const steps = plan.steps.map((s) => ({
+        op: s.op,
+        name: s.name,
+        type: s.type,
+        keys: s.keys,
+        reason: s.reason,
+      }));
+      return {
+        changes,
+        text: plan.diff ? [head, ...steps.map(stepLine)].join("\n") : head,
+        extra: { steps },
+      };
     }
     case "up": {
       const r = await stack.up({ ...common, policyPacks, refresh: true });

@@ -22,6 +22,24 @@ export interface EngineFailure {
   readonly message: string;
 }
 
+/** A step the engine plans or takes on one object, with why (`preview --json` lists them; `--diff` prints them). */
+export interface Step extends ObjectRef {
+  readonly op: string;
+  /** The keys that change (an update), or that force the replacement (a replace). */
+  readonly keys: readonly string[];
+  readonly reason: string;
+}
+
+/** What the watch tells the person while the engine works (cli/progress.ts). */
+export interface Progress {
+  /** An object's step started. */
+  start(key: string, doing: string): void;
+  /** A line to print (an object's step done, when `key` names it). */
+  line(text: string, key?: string): void;
+  /** An object's step ended without a line (it failed: the failure is reported at the end). */
+  end(key: string): void;
+}
+
 /** A mandatory policy finding. */
 export interface Violation {
   readonly object?: ObjectRef;
@@ -59,6 +77,25 @@ const DONE: Partial<Record<OpType, [string, string]>> = {
   replace: ["replaced", "would replace"],
 };
 
+/** Why the engine takes a step, in words; undefined for what is no change (same, read, refresh, the halves of a replace). */
+function stepReason(m: StepEventMetadata): string | undefined {
+  const list = (keys: readonly string[] | undefined) => (keys ?? []).join(", ");
+  switch (m.op) {
+    case "create":
+      return "new in the program (not in the stack's state)";
+    case "delete":
+      return "no longer in the program";
+    case "update":
+      return (m.diffs ?? []).length > 0 ? `changed: ${list(m.diffs)}` : "changed";
+    case "replace":
+      return (m.keys ?? []).length > 0
+        ? `${list(m.keys)} cannot change in place`
+        : "the provider cannot change it in place";
+    default:
+      return undefined;
+  }
+}
+
 /** The engine's generic closing errors, which only repeat that a resource failed. */
 const GENERIC = /^(update|preview|refresh|destroy) failed$|^an unhandled error occurred/;
 
@@ -71,15 +108,26 @@ export class EngineWatch {
   readonly failures: EngineFailure[] = [];
   readonly violations: Violation[] = [];
   readonly warnings: string[] = [];
+  /** Every create, update, replace and delete the engine planned or took, in order. */
+  readonly steps: Step[] = [];
   private readonly seen = new Set<string>();
+  private readonly progress: Progress;
 
-  constructor(private readonly progress: (line: string) => void) {}
+  constructor(progress: Progress | ((line: string) => void)) {
+    this.progress =
+      typeof progress === "function"
+        ? { start: () => undefined, line: (t) => progress(t), end: () => undefined }
+        : progress;
+  }
 
   readonly onEvent = (event: EngineEvent): void => {
+    if (event.resourcePreEvent !== undefined)
+      this.pre(event.resourcePreEvent.metadata, event.resourcePreEvent.planning);
     if (event.resOutputsEvent !== undefined)
       this.outputs(event.resOutputsEvent.metadata, event.resOutputsEvent.planning);
     if (event.resOpFailedEvent !== undefined) {
       const m = event.resOpFailedEvent.metadata;
+      this.progress.end(m.urn);
       this.note(`failed ${m.urn}`, () => {
         // The message came in the diagnostic just before; attach what was being done to it.
         const i = this.failures.findIndex(
@@ -120,6 +168,22 @@ export class EngineWatch {
     }
   };
 
+  private pre(m: StepEventMetadata, planning: boolean | undefined): void {
+    if (m.type === "pulumi:pulumi:Stack" || m.type.startsWith("pulumi:providers:")) return;
+    const object = objectOf(m.urn);
+    const reason = stepReason(m);
+    if (reason === undefined) return;
+    this.steps.push({
+      ...object,
+      op: m.op,
+      keys: [...(m.op === "replace" ? (m.keys ?? []) : (m.diffs ?? []))],
+      reason,
+    });
+    const doing = DOING[m.op];
+    if (!planning && doing !== undefined)
+      this.progress.start(m.urn, `${doing} ${object.name} (${object.type})`);
+  }
+
   private outputs(m: StepEventMetadata, planning: boolean | undefined): void {
     const object = objectOf(m.urn);
     if (m.op === "refresh") {
@@ -133,7 +197,7 @@ export class EngineWatch {
     // The stack itself and the engine's default providers are bookkeeping, not objects a person declared.
     if (m.type === "pulumi:pulumi:Stack" || m.type.startsWith("pulumi:providers:")) return;
     if (done !== undefined)
-      this.progress(`  ${planning ? done[1] : done[0]} ${object.name} (${object.type})`);
+      this.progress.line(`  ${planning ? done[1] : done[0]} ${object.name} (${object.type})`, m.urn);
   }
 
   /** Runs `add` the first time `key` is seen: the engine repeats diagnostics (per step, per plugin load). */

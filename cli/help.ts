@@ -30,15 +30,19 @@ examples:
   sandbox check staging --json
 
 exit codes: 0 the config is valid, 2 it is not (each problem names the key, the value and what is allowed)`,
-  preview: `usage: sandbox preview [stack] [--json] [--verbose]
+  preview: `usage: sandbox preview [stack] [--diff] [--json] [--verbose]
 
 Checks the config, refreshes the stack's state (drift is listed) and previews the stack with the policy pack.
-Changes nothing.
+Changes nothing. Each object the engine would create, update, replace or delete is listed as it is planned; with
+--diff the result names each step's changed keys and why (+ new in the program, ~ changed: keys, +- keys that
+cannot change in place, - no longer in the program), and --json lists the steps (op, name, type, keys, reason).
 
 ${OUTPUT}
+  --diff       each step with its changed keys and reason
 
 examples:
   sandbox preview dev
+  sandbox preview dev --diff
 
 ${STACK_EXITS}`,
   up: `usage: sandbox up <stack> [--json] [--verbose]
@@ -305,7 +309,8 @@ export const USAGE = `usage: sandbox <verb> [stack] [--json] [--verbose]
 
 stack verbs (check, preview and refresh default to the stack dev; up and destroy act on a stack named on purpose):
   check    validate stacks/Pulumi.<stack>.yaml and print the plan; deploys nothing
-  preview  check, then preview the stack with the policy pack (after a refresh: drift is shown)
+  preview  check, then preview the stack with the policy pack (after a refresh: drift is shown); --diff names
+           each step's changed keys and why
   up       check, then deploy the stack with the policy pack (the main job); what drifted is put back
   refresh  check, then refresh the stack's state from the engine
   destroy  remove everything the stack deployed (the off switch; works whatever the config says now); on a

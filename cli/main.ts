@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { launchSpec, projectNetworkName, type ResolvedProject, SpecError } from "../components/model";
+import { type ResolvedProject, SpecError } from "../components/model";
 import {
   checkBrokerCredentialKeys,
   configMapFromStackYaml,
@@ -17,6 +17,7 @@ import { asksForHelp, completionVerb, USAGE, unknownVerb, VERB_HELP } from "./he
 import { leanDockerClient } from "./lean-docker";
 import { LEDGER_VERBS, type LedgerVerb, ledgerEnvProblem, ledgerFile } from "./ledger-file";
 import { type Io, processIo, Reporter } from "./output";
+import { describePlan } from "./plan";
 import { kubeTarget, offTarget, rawConfig } from "./targets";
 import { STACK_VERBS, TASK_VERBS, type TaskVerb } from "./verbs";
 
@@ -72,42 +73,14 @@ export function loadStack(root: string, stack: string): ResolvedProject {
   return project;
 }
 
-/** The plan a person reads before anything is deployed: budget, and per template its walls. */
-export function describePlan(stack: string, p: ResolvedProject): string {
-  const lines = [
-    `stack ${stack}: project ${p.spec.name} on ${p.spec.backend}${p.spec.enabled ? "" : " (DISABLED: nothing new may start)"}`,
-    p.spec.budget.enforce === "metered"
-      ? `  budget: cap $${p.budget.capUsd.toFixed(2)}, ${p.budget.concurrency} task(s) at once, ${p.budget.arithmetic}`
-      : `  budget: ${p.budget.arithmetic} ≤ cap $${p.budget.capUsd.toFixed(2)} (a slot the size of template ${p.largestTemplate})`,
-  ];
-  for (const name of Object.keys(p.spec.templates).sort()) {
-    const s = launchSpec(p, name, projectNetworkName(p.spec.name));
-    lines.push(
-      `  template ${name}: ${s.image}, user ${s.user}, drop ${s.capDrop.join(",")}, ${s.resources.vcpu} vCPU, ` +
-        `${s.resources.memoryMb} MB, ${s.resources.pids} pids, /tmp ${s.tmpfs.sizeMb} MB, ${s.timeoutSeconds} s, ` +
-        `egress ${s.egress.mode === "none" ? "none" : `proxy to ${s.egress.allow.join(", ")}`}, runtime ${s.runtime}` +
-        (s.broker === undefined ? "" : `, broker ${s.broker.routes.join(", ")} (port ${s.broker.port})`),
-    );
-  }
-  for (const [route, r] of Object.entries(p.spec.broker?.routes ?? {}).sort(([a], [b]) => (a < b ? -1 : 1))) {
-    lines.push(
-      `  broker route ${route}: ${r.methods.join(",")} ${r.paths.join(" ")} to ${r.upstream}, credential from ` +
-        `${r.credential.secret.includes(":") ? r.credential.secret : `sandbox:${r.credential.secret}`} in ` +
-        `${r.credential.query === undefined ? `header ${r.credential.header ?? "Authorization"}` : `query ${r.credential.query}`}` +
-        `${r.rateLimit === undefined ? "" : `, at most ${r.rateLimit.requests} per ${r.rateLimit.perSeconds} s`}` +
-        `${r.maxResponseBytes === undefined ? "" : `, responses up to ${r.maxResponseBytes} bytes`}`,
-    );
-  }
-  return lines.join("\n");
-}
-
 /** Flags every verb takes (before `--`): `--json` and `--verbose`. */
 function parseFlags(argv: readonly string[]) {
   const dash = argv.indexOf("--");
   const head = dash === -1 ? argv : argv.slice(0, dash);
-  const flags = new Set(["--json", "--verbose", "-v", "--yes", "-y"]);
+  const flags = new Set(["--json", "--verbose", "-v", "--yes", "-y", "--diff"]);
   return {
     json: head.includes("--json"),
+    diff: head.includes("--diff"),
     verbose: head.includes("--verbose") || head.includes("-v"),
     yes: head.includes("--yes") || head.includes("-y"),
     args: [...head.filter((a) => !flags.has(a)), ...(dash === -1 ? [] : argv.slice(dash))],
@@ -143,7 +116,7 @@ export async function main(
     const { runScan } = await import("./scan.js");
     return runScan(argv.slice(1), io, { cwd: env.INIT_CWD ?? process.cwd() });
   }
-  const { json, verbose, yes, args } = parseFlags(argv);
+  const { json, verbose, yes, diff, args } = parseFlags(argv);
   setFrontCommand(toolkitFiles(root).installed, env);
   const [verb = "help", named, ...rest] = args;
   const stack = named ?? "dev";
@@ -173,6 +146,10 @@ export async function main(
     return EXIT.ok;
   }
   if (verb === "completion") return completionVerb(named, io);
+  if (diff && verb !== "preview") {
+    io.err(`${verb}: --diff is a flag of preview only (\`sandbox preview <stack> --diff\`)\n`);
+    return EXIT.badInput;
+  }
   const badLedger = ledgerEnvProblem(env);
   if (badLedger !== undefined) {
     if (json)
@@ -353,7 +330,12 @@ export async function main(
     );
   }
   try {
-    const options = { reporter: rep, env, ...(stateOnly === undefined ? {} : { workDir: stateOnly.dir }) };
+    const options = {
+      reporter: rep,
+      env,
+      diff,
+      ...(stateOnly === undefined ? {} : { workDir: stateOnly.dir }),
+    };
     if (verb === "destroy") {
       // The off switch's plain path drives the CLI without loading the Pulumi SDK (cli/destroy.ts).
       const { directDestroy } = await import("./destroy.js");

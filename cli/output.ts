@@ -1,4 +1,5 @@
 import { asStarted } from "./front-command";
+import { ProgressLines } from "./progress";
 /** Where the front writes: stdout holds the result (one JSON document with `--json`), stderr everything else. */
 export interface Io {
   out: (text: string) => void;
@@ -127,6 +128,14 @@ export class Reporter {
   /** A line for the person watching (stderr). */
   note(text: string): void {
     this.io.err(asStarted(text.endsWith("\n") ? text : `${text}\n`));
+  }
+
+  /** The engine's progress for a person: done lines, and a live spinner line on a terminal (cli/progress.ts). */
+  progress(): ProgressLines {
+    return new ProgressLines(
+      (t) => this.io.err(asStarted(t)),
+      this.io.terminal?.err === true && !this.verbose,
+    );
   }
 
   /** The engine's raw output: only with `--verbose`. */

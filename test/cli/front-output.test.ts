@@ -6,6 +6,7 @@ import { EngineWatch, objectOf } from "../../cli/events";
 import { describeFailure, engineErrorLines } from "../../cli/failure";
 import { main } from "../../cli/main";
 import { describeChanges, Reporter } from "../../cli/output";
+import { ProgressLines } from "../../cli/progress";
 import { wallsTable } from "../../cli/walls-table";
 
 const urn = (type: string, name: string) =>
@@ -228,5 +229,53 @@ describe("output", () => {
       exitCode: 2,
       error: { kind: "bad-input" },
     });
+  });
+});
+
+describe("the plan's steps and the live line", () => {
+  it("records each step with the keys that change or force a replacement, and why", () => {
+    const w = new EngineWatch(() => {});
+    const typed = (op: string, urn: string, more: Record<string, unknown>) =>
+      ev({
+        resourcePreEvent: {
+          metadata: { ...meta(op as never, urn), type: "docker:index/container:Container", ...more },
+          planning: true,
+        },
+      } as never);
+    w.onEvent(typed("update", PROBE, { diffs: ["labels", "envs"] }));
+    w.onEvent(typed("replace", NET, { keys: ["ipamConfigs"], diffs: ["ipamConfigs", "labels"] }));
+    w.onEvent(typed("same", PROBE, {}));
+    w.onEvent(typed("delete", NET, {}));
+    expect(w.steps.map((s) => [s.op, s.name, s.keys, s.reason])).toEqual([
+      ["update", "p-default-probe", ["labels", "envs"], "changed: labels, envs"],
+      ["replace", "p-net", ["ipamConfigs"], "ipamConfigs cannot change in place"],
+      ["delete", "p-net", [], "no longer in the program"],
+    ]);
+  });
+
+  it("draws a spinner line on a terminal that gives way to each done line, and writes none off a terminal", () => {
+    const onTerminal: string[] = [];
+    const live = new ProgressLines((t) => onTerminal.push(t), true);
+    const w = new EngineWatch(live);
+    w.onEvent(ev({ resourcePreEvent: { metadata: meta("create", PROBE) } } as never));
+    w.onEvent(
+      ev({
+        resOutputsEvent: { metadata: { ...meta("create", PROBE), type: "docker:index/container:Container" } },
+      }),
+    );
+    live.stop();
+    expect(onTerminal.join("")).toBe(
+      "\r\x1b[2K⠙ creating p-default-probe (docker Container)…\r\x1b[2K  created p-default-probe (docker Container)\n",
+    );
+    const offTerminal: string[] = [];
+    const plain = new ProgressLines((t) => offTerminal.push(t), false);
+    const w2 = new EngineWatch(plain);
+    w2.onEvent(ev({ resourcePreEvent: { metadata: meta("create", PROBE) } } as never));
+    w2.onEvent(
+      ev({
+        resOutputsEvent: { metadata: { ...meta("create", PROBE), type: "docker:index/container:Container" } },
+      }),
+    );
+    expect(offTerminal).toEqual(["  created p-default-probe (docker Container)\n"]);
   });
 });

@@ -2,11 +2,12 @@
 // with a broken config, `up` after objects were removed behind the stack's back, one message per failure, `--json`
 // on every verb, and Ctrl-C in the middle of `up`. Everything runs in a throwaway root (front-root.ts) with a
 // project name of its own, removed at the end.
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import type Dockerode from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { main } from "../../cli/main";
 import { offSwitch, projectLeftovers } from "../../runtime/offSwitch";
 import { requireDocker } from "../helpers/docker";
 import { type FrontRoot, frontRoot, processesWithMark } from "./front-root";
@@ -255,4 +256,62 @@ describe("destroy while another run holds the stack", () => {
     expect(JSON.parse(done.out)).toMatchObject({ verb: "destroy", ok: true, changes: { delete: 6 } });
     expect(await projectLeftovers(docker, f.project)).toEqual([]);
   }, 180_000);
+});
+
+describe("progress and the plan's steps", () => {
+  it("preview --json lists each step with its reason, --diff prints them, and up shows a live line on a terminal", async () => {
+    f.writeStack(stack);
+    expect((await f.run("up", stack)).code).toBe(0);
+    // A second template: its objects are new in the program.
+    const file = join(f.root, "stacks", `Pulumi.${stack}.yaml`);
+    writeFileSync(
+      file,
+      // The engine keeps its salt at the end of the file: the template goes in under templates.
+      readFileSync(file, "utf8").replace(
+        "      timeoutSeconds: 120\n",
+        "      timeoutSeconds: 120\n    second:\n      image: sandbox-busybox:1\n      timeoutSeconds: 60\n",
+      ),
+    );
+    try {
+      const json = await f.run("preview", stack, "--json");
+      expect(json.code, json.out).toBe(0);
+      const doc = JSON.parse(json.out) as {
+        steps: { op: string; name: string; type: string; reason: string }[];
+      };
+      const created = doc.steps.filter((s) => s.op === "create").map((s) => s.name);
+      expect(created).toEqual(expect.arrayContaining([`${f.project}-second-probe`]));
+      for (const s of doc.steps.filter((x) => x.op === "create"))
+        expect(s.reason).toBe("new in the program (not in the stack's state)");
+      expect(doc.steps.every((s) => s.op !== "same")).toBe(true);
+
+      const diff = await f.run("preview", stack, "--diff");
+      expect(diff.code, diff.err).toBe(0);
+      expect(diff.out).toContain(
+        `  + ${f.project}-second-probe (docker Container): new in the program (not in the stack's state)`,
+      );
+      const plain = await f.run("preview", stack);
+      expect(plain.out).not.toContain("new in the program");
+      const wrong = await f.run("up", stack, "--diff");
+      expect(wrong.code).toBe(2);
+      expect(wrong.err).toContain("--diff is a flag of preview only");
+
+      // On a terminal: a live line names the object being worked on, then gives way to its done line.
+      const err: string[] = [];
+      const io = {
+        out: () => undefined,
+        err: (t: string) => err.push(t),
+        terminal: { out: false, err: true },
+      };
+      const up = await main(["up", stack], io, f.root, f.env);
+      expect(up, err.join("")).toBe(0);
+      const text = err.join("");
+      expect(text).toMatch(new RegExp(`\\r\\x1b\\[2K[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] creating ${f.project}-second-probe`));
+      expect(text).toContain(`  created ${f.project}-second-probe (docker Container)\n`);
+      // Off a terminal, no control characters at all.
+      const logged = await f.run("preview", stack);
+      expect(logged.err).not.toMatch(/\x1b|\r/);
+    } finally {
+      f.writeStack(stack);
+    }
+  });
 });
