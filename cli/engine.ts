@@ -10,7 +10,7 @@ import {
   type StackVerbOptions,
   withEngineRun,
 } from "./engine-run";
-import type { Step } from "./events";
+import { EngineWatch, type Step } from "./events";
 import { PULUMI_PROJECT } from "./identity";
 import { describeChanges } from "./output";
 import { recoverInterruptedRun } from "./recover";
@@ -78,6 +78,7 @@ export async function runStackVerb(
     return operation(verb, stack, stackName, common, policyPacks, {
       steps: watch.steps,
       diff: options.diff === true,
+      watch,
     });
   });
 }
@@ -95,7 +96,7 @@ async function operation(
   stackName: string,
   common: Parameters<Stack["refresh"]>[0] & object,
   policyPacks: string[],
-  plan: { readonly steps: readonly Step[]; readonly diff: boolean },
+  plan: { readonly steps: readonly Step[]; readonly diff: boolean; readonly watch: EngineWatch },
 ): Promise<Outcome> {
   switch (verb) {
     case "preview": {
@@ -116,6 +117,18 @@ async function operation(
       };
     }
     case "up": {
+      // The stack rules judge the whole new graph only at the end of a run: judged on a preview first, a refused
+      // `up` changes nothing, and a fixed config passes the first time (as the official CLI's up previews first).
+      const previewed = new EngineWatch(() => undefined);
+      try {
+        await stack.preview({ ...common, onEvent: previewed.onEvent, policyPacks, refresh: true });
+      } catch (e) {
+        plan.watch.beforeSteps = true;
+        plan.watch.violations.push(...previewed.violations);
+        plan.watch.failures.push(...previewed.failures);
+        plan.watch.warnings.push(...previewed.warnings);
+        throw e;
+      }
       const r = await stack.up({ ...common, policyPacks, refresh: true });
       const changes = (r.summary.resourceChanges ?? {}) as Record<string, number>;
       const walls = probeReports(r.outputs.probes?.value);

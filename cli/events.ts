@@ -108,6 +108,8 @@ export class EngineWatch {
   readonly failures: EngineFailure[] = [];
   readonly violations: Violation[] = [];
   readonly warnings: string[] = [];
+  /** True when the run was refused on the preview it starts with: no step was taken. */
+  beforeSteps = false;
   /** Every create, update, replace and delete the engine planned or took, in order. */
   readonly steps: Step[] = [];
   private readonly seen = new Set<string>();

@@ -77,7 +77,7 @@ export function describeFailure(
     const hint = "change the stack's config (or the program) so that each object named passes its rule";
     return {
       kind: "policy",
-      message: `${head} was refused by the policy pack:\n${lines.join("\n")}\n  what to do: ${hint}`,
+      message: `${head} was refused by the policy pack${watch.beforeSteps ? " on its preview, before any step: nothing was created, changed or deleted" : ""}:\n${lines.join("\n")}\n  what to do: ${hint}`,
       ...(watch.violations[0]?.object ? { object: watch.violations[0].object.name } : {}),
       hint,
       detail,
