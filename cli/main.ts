@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type ResolvedProject, SpecError } from "../components/model";
+import { admissionWarnings, type ResolvedProject, SpecError } from "../components/model";
 import {
   checkBrokerCredentialKeys,
   configMapFromStackYaml,
@@ -300,6 +300,8 @@ export async function main(
       });
     }
   }
+  // What the ledger could never admit is said with the plan, before anything is deployed.
+  if (project !== undefined) for (const w of admissionWarnings(project)) rep.warning(w);
   if (verb === "check" && project !== undefined) {
     return rep.result(
       { verb, stack, ok: true, exitCode: EXIT.ok, project: project.spec.name, budget: project.budget },

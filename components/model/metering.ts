@@ -3,7 +3,7 @@
  * the concurrency, the agents and the templates. The ledger (runtime/ledger.ts) admits and charges by it; the
  * components export it (`meter`), so a launcher of the library meters the project as the front does.
  */
-import { taskMonthlyUsd } from "./budget";
+import { taskMonthlyUsd, taskUsd } from "./budget";
 import type { Agents } from "./meter";
 import { alwaysOnCost, type ResolvedProject } from "./project";
 
@@ -38,4 +38,46 @@ export function meterOf(p: ResolvedProject): Meter {
     templates: Object.keys(p.spec.templates).sort(),
     enabled: p.spec.enabled,
   };
+}
+
+/** Seconds the launcher waits past a template's deadline before it kills the task itself (its maximum charge). */
+export const LAUNCHER_GRACE_SECONDS = 5;
+
+/**
+ * What the ledger can never admit, said before anything is deployed: a template whose one run's maximum charge
+ * (its deadline plus the launcher's grace, at its size) exceeds the cap for runs (the cap less what runs all month),
+ * or an agent's own cap, for a template the agent may use. Each such launch would be refused every time.
+ */
+export function admissionWarnings(p: ResolvedProject): string[] {
+  const m = meterOf(p);
+  const rates = { ...m.rates };
+  const runsCap = Math.max(0, m.capUsd - m.fixedUsd);
+  const usd = (n: number) => `$${n < 0.01 ? n.toPrecision(2) : n.toFixed(2)}`;
+  const maxOf = (t: string) => {
+    const tpl = p.spec.templates[t];
+    if (tpl === undefined) return 0;
+    const seconds = tpl.timeoutSeconds + LAUNCHER_GRACE_SECONDS;
+    return taskUsd({ vcpu: tpl.resources.vcpu, memoryMb: tpl.resources.memoryMb }, rates, seconds);
+  };
+  const out: string[] = [];
+  const fixed =
+    m.fixedUsd > 0 ? ` (the cap ${usd(m.capUsd)} less ${usd(m.fixedUsd)} for what runs all month)` : "";
+  for (const t of m.templates) {
+    const max = maxOf(t);
+    if (max > runsCap + 1e-9)
+      out.push(
+        `template ${t}: one run may charge up to ${usd(max)} (its ${p.spec.templates[t]?.timeoutSeconds} s deadline plus ${LAUNCHER_GRACE_SECONDS} s), more than the cap for runs ${usd(runsCap)}${fixed}: the ledger can never admit it; raise sandbox:budget.monthlyCapUsd or shorten the template's timeoutSeconds`,
+      );
+  }
+  for (const [name, agent] of Object.entries(m.agents).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (agent.monthlyCapUsd === undefined) continue;
+    for (const t of agent.templates ?? m.templates) {
+      const max = maxOf(t);
+      if (max > agent.monthlyCapUsd + 1e-9 && max <= runsCap + 1e-9)
+        out.push(
+          `agent ${name}: its cap ${usd(agent.monthlyCapUsd)} admits no run of template ${t} (one run may charge up to ${usd(max)}): raise sandbox:agents.${name}.monthlyCapUsd or leave ${t} out of its templates`,
+        );
+    }
+  }
+  return out;
 }
