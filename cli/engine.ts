@@ -123,11 +123,14 @@ async function operation(
       try {
         await stack.preview({ ...common, onEvent: previewed.onEvent, policyPacks, refresh: true });
       } catch (e) {
-        plan.watch.beforeSteps = true;
-        plan.watch.violations.push(...previewed.violations);
-        plan.watch.failures.push(...previewed.failures);
-        plan.watch.warnings.push(...previewed.warnings);
-        throw e;
+        const refused = previewed.violations.length > 0;
+        if (refused) {
+          plan.watch.beforeSteps = true;
+          plan.watch.violations.push(...previewed.violations);
+          plan.watch.warnings.push(...previewed.warnings);
+        }
+        // Any other failure of the preview is the up's to meet and report, as it would without one.
+        if (refused || common.signal?.aborted === true) throw e;
       }
       const r = await stack.up({ ...common, policyPacks, refresh: true });
       const changes = (r.summary.resourceChanges ?? {}) as Record<string, number>;

@@ -93,11 +93,14 @@ Launches one task in a fresh hardened container of the template and exits with t
                      credential is refused), never one the toolkit sets (the proxy's, the broker's address)
   --timeout seconds  this task's deadline, at most the template's
   --wait[=seconds]   when every slot is busy, wait for one (at most 600 s, or seconds) instead of refusing
+  -i, --stdin        give the task this command's standard input, streamed; its end closes the task's input
+                     (without -i a task reads an empty input)
   --json             one JSON document on stdout: the task, its output, what --out left out
 
 examples:
   sandbox run dev default --file run.sh=./task.sh
   sandbox run dev default --out ./result -- sh -c 'echo hi > out.txt'
+  git diff | sandbox run dev default -i -- sh -c 'wc -l'
 
 exit codes: the task's own (0-255); 124 killed at its deadline; 137 killed by its memory limit; 2 bad options or a
             launch the policy refused; 3 a missing image or no engine; 130/143 cancelled`,

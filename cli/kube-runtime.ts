@@ -107,9 +107,12 @@ export async function runKubeTaskVerb(
   try {
     if (verb === "run") {
       run = parseRunArgs(rest, process.env.INIT_CWD ?? process.cwd());
-      if (run.out !== undefined || run.keep) {
+      if (run.out !== undefined || run.keep || run.stdin) {
+        const flag = run.out !== undefined ? "--out" : run.keep ? "--keep" : "-i";
         throw new RunUsageError(
-          `run: ${run.out !== undefined ? "--out" : "--keep"} is for Docker stacks; on Kubernetes a task's job folder is an emptyDir that goes with its pod (print what you need, or write it where your own storage is)`,
+          flag === "-i"
+            ? "run: -i is for Docker stacks; on Kubernetes give the task its input as a file (--file name=path)"
+            : `run: ${flag} is for Docker stacks; on Kubernetes a task's job folder is an emptyDir that goes with its pod (print what you need, or write it where your own storage is)`,
         );
       }
     }

@@ -13,6 +13,8 @@ export interface Io {
    * prompt on the terminal that does not echo what is typed.
    */
   readonly readValue?: (prompt: string) => Promise<string>;
+  /** This command's standard input, for a task that reads it (`run -i`); absent when there is none to give. */
+  readonly stdin?: () => NodeJS.ReadableStream;
 }
 
 /** The front's own streams. */
@@ -24,6 +26,7 @@ export function processIo(): Io {
     terminal: { out: process.stdout.isTTY === true, err: process.stderr.isTTY === true },
     ...(interactive ? { ask: askOnTerminal } : {}),
     readValue: readValue,
+    stdin: () => process.stdin,
   };
 }
 

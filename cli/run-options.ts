@@ -15,6 +15,7 @@ import type { TaskResult } from "../runtime/launcher";
  *   --env NAME=value   a variable for this task only (repeatable), judged by the pack's rules like the template's
  *   --timeout seconds  this task's deadline, at most the template's
  *   --wait[=seconds]   when every slot is busy, wait for one (at most `seconds`, 600 by default) instead of refusing
+ *   -i, --stdin        give the task this command's standard input (streamed; its end closes the task's input)
  */
 export interface RunOptions {
   readonly template: string;
@@ -29,6 +30,8 @@ export interface RunOptions {
   readonly timeoutSeconds?: number;
   /** How long to wait for a slot when every one is busy; refused at once when absent. */
   readonly waitSeconds?: number;
+  /** `-i`: the task reads this command's standard input. */
+  readonly stdin: boolean;
 }
 
 /** `--wait` without a value: ten minutes. */
@@ -60,7 +63,7 @@ export class RunUsageError extends Error {
 }
 
 export const RUN_USAGE =
-  "run <stack> <template> [--file name=path]... [--dir path]... [--out dir] [--keep] [--agent name] [--env NAME=value]... [--timeout seconds] [--wait[=seconds]] [--json] [-- command...]";
+  "run <stack> <template> [--file name=path]... [--dir path]... [--out dir] [--keep] [--agent name] [--env NAME=value]... [--timeout seconds] [--wait[=seconds]] [-i] [--json] [-- command...]";
 
 /** The exit code of `run` when the task ran: its own, or 124 when its deadline killed it (as `timeout` does). */
 export function runExitCode(result: TaskResult): number {
@@ -77,6 +80,7 @@ export function parseRunArgs(rest: readonly string[], cwd: string): RunOptions {
   const seeds: JobSeed[] = [];
   let out: string | undefined;
   let keep = false;
+  let stdin = false;
   let agent: string | undefined;
   const env: Record<string, string> = {};
   let timeoutSeconds: number | undefined;
@@ -92,6 +96,7 @@ export function parseRunArgs(rest: readonly string[], cwd: string): RunOptions {
       if (value === undefined || value === "") throw new RunUsageError(`${flag} needs a value: ${RUN_USAGE}`);
     }
     if (flag === "--keep") keep = true;
+    else if (flag === "-i" || flag === "--stdin") stdin = true;
     else if (flag === "--wait") {
       if (waitSeconds !== undefined) throw new RunUsageError("--wait is given twice; give it once");
       waitSeconds = flag === arg ? DEFAULT_WAIT_SECONDS : wholeSeconds("--wait", arg.slice(eq + 1));
@@ -120,7 +125,7 @@ export function parseRunArgs(rest: readonly string[], cwd: string): RunOptions {
       out = outDir(value ?? "", cwd);
     } else if (arg.startsWith("-")) {
       throw new RunUsageError(
-        `unknown option "${arg}" for run; allowed: --file name=path, --dir path, --out dir, --keep, --agent name, --env NAME=value, --timeout seconds, --wait[=seconds], --json (a task's own arguments go after --)`,
+        `unknown option "${arg}" for run; allowed: --file name=path, --dir path, --out dir, --keep, --agent name, --env NAME=value, --timeout seconds, --wait[=seconds], -i, --json (a task's own arguments go after --)`,
       );
     } else positional.push(arg);
   }
@@ -146,6 +151,7 @@ export function parseRunArgs(rest: readonly string[], cwd: string): RunOptions {
     seeds,
     ...(out === undefined ? {} : { out }),
     keep,
+    stdin,
     ...(agent === undefined ? {} : { agent }),
     env,
     ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),

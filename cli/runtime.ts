@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import type Dockerode from "dockerode";
 import {
   type LaunchSpec,
@@ -295,6 +296,7 @@ async function runOne(
         ...(live === undefined ? {} : { onOutput: live.sink }),
         ...(run.command === undefined ? {} : { command: run.command }),
         ...(run.agent === undefined ? {} : { agent: run.agent }),
+        ...(run.stdin ? { stdin: io.stdin?.() ?? Readable.from([]) } : {}),
         seeds: run.seeds,
       });
       break;

@@ -1,17 +1,11 @@
 import { randomBytes } from "node:crypto";
 import type Dockerode from "dockerode";
-import {
-  type BrokerCall,
-  decisionReason,
-  type JobDiskState,
-  type LaunchSpec,
-  type ProxyDecision,
-} from "../components/model";
+import { decisionReason, type LaunchSpec } from "../components/model";
 import { findBroker, taskCalls } from "./broker";
 import { isNotFound, noneIfGone } from "./docker/client";
-import type { OutputSink } from "./docker/follow";
+import { attachInput } from "./docker/stdin";
 import { taskContainer } from "./docker/taskContainer";
-import { hashTree, type JobSeed, jobDiskState, prepareJobFolder, removeJobFolder } from "./jobs";
+import { hashTree, jobDiskState, prepareJobFolder, removeJobFolder } from "./jobs";
 import { ImageMissing, isImageMissing, LaunchRefused, RuntimeMissing } from "./launch-errors";
 import { Ledger } from "./ledger";
 import { Slots } from "./limits";
@@ -19,69 +13,13 @@ import { dockerOrphans } from "./orphans";
 import type { WarmPool } from "./pool";
 import { findProxy, taskDecisions } from "./proxy";
 import { superviseTask } from "./supervise";
+import type { TaskRequest, TaskResult } from "./task";
 import { closeTaskNetwork, openTaskNetwork, type TaskNetwork, withPeerHosts } from "./task-network";
 import { watchTask } from "./watchdog";
 
 export { ImageMissing, isImageMissing, LaunchRefused, RuntimeMissing } from "./launch-errors";
 export { pidsLimitHits, Slots } from "./limits";
-
-/** One task to run from a template. */
-export interface TaskRequest {
-  /** A unique id; it names the container and the job folder. Defaults to a random one. */
-  readonly id?: string;
-  /** The task's command; the template's deadline is wrapped around it. Defaults to the template's command. */
-  readonly command?: readonly string[];
-  /** Files to put in the job folder before the task starts (name → content). */
-  readonly files?: Readonly<Record<string, string>>;
-  /** Host files and folders copied into the job folder before the task starts (`run --file`, `--dir`). */
-  readonly seeds?: readonly JobSeed[];
-  /** Remove the job folder after the task (for checks whose output is only their logs). Defaults to false. */
-  readonly removeJobDir?: boolean;
-  /** The agent the task is for (known by its key: runtime/agent-keys.ts), held to its profile. None: the operator. */
-  readonly agent?: string;
-  /**
-   * Where the task's output goes as it is written (Docker), at most the bound of the result per stream; the result
-   * still holds it at the end. Defaults to none.
-   */
-  readonly onOutput?: OutputSink;
-}
-
-/** A limit a task ran into: its deadline, its memory, or its process cap. */
-export type LimitHit = "timeout" | "oom" | "pids";
-
-/** What came of one task. */
-export interface TaskResult {
-  readonly id: string;
-  readonly container: string;
-  /** The exit code, or null when the container never ran. */
-  readonly exitCode: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-  /** Every limit the task ran into (empty when none). */
-  readonly limits: readonly LimitHit[];
-  /** True when the launcher's own deadline had to kill the container (the in-container one failed). */
-  readonly killedByLauncher: boolean;
-  readonly durationMs: number;
-  /** The host folder mounted as the job folder; it holds the task's outputs. */
-  readonly jobDir: string;
-  /**
-   * Docker: whether the job folder had a disk of its own of the template's `diskMb` (mounted `nosuid,nodev,noexec`),
-   * and if not, why (runtime/job-disk.ts). The probe reports it.
-   */
-  readonly jobDisk?: JobDiskState;
-  /** With `onOutput`: bytes of each stream not shown live (past the bound). */
-  readonly liveDropped?: { readonly stdout: number; readonly stderr: number };
-  /** Proxy mode: the task's own network and every decision the proxy made about the task's requests. */
-  readonly egress?: { readonly network: string; readonly decisions: readonly ProxyDecision[] };
-  /** With broker routes: every call the broker logged for the task (never a credential). */
-  readonly broker?: { readonly calls: readonly BrokerCall[] };
-  /** True when the meter stopped the task because the month's spend reached the cap. */
-  readonly stoppedByCap: boolean;
-  /** True when the container was removed under the task (the off switch) before its result was read. */
-  readonly removed?: boolean;
-  /** What the ledger charged for the run (with a ledger), in US dollars. */
-  readonly chargeUsd?: number;
-}
+export type { LimitHit, TaskRequest, TaskResult } from "./task";
 
 /**
  * Judges the exact Engine API create body before launch (runtime/docker/taskContainer.ts); returns the violation
@@ -179,11 +117,10 @@ export class Launcher {
     if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(id)) {
       throw new LaunchRefused(spec.template, [`task id "${id}" must be lower-case letters, digits and -`]);
     }
-    const { name, jobDir, network, body } = taskContainer(
-      spec,
-      id,
-      request.command ? { command: request.command } : {},
-    );
+    const { name, jobDir, network, body } = taskContainer(spec, id, {
+      ...(request.command ? { command: request.command } : {}),
+      ...(request.stdin === undefined ? {} : { stdin: true }),
+    });
     const violations = this.options.preflight(body, spec);
     const ledger = this.ledger;
     if (violations.length > 0) {
@@ -212,7 +149,10 @@ export class Launcher {
     // A pooled member was made by the same recipe for its own id, and judged by the same preflight on its body.
     let task = { id, name, jobDir };
     try {
-      const member = this.stopping ? undefined : await this.options.pool?.claim(spec, request);
+      const member =
+        this.stopping || request.stdin !== undefined
+          ? undefined
+          : await this.options.pool?.claim(spec, request);
       if (member !== undefined) {
         task = { id: member.id, name: member.name, jobDir: member.jobDir };
         container = member.container;
@@ -267,7 +207,9 @@ export class Launcher {
         maxSeconds,
       });
       this.unwatches.set(task.id, unwatch);
+      const input = request.stdin === undefined ? undefined : await attachInput(container);
       await container.start();
+      if (request.stdin !== undefined) input?.feed(request.stdin);
       let result = await superviseTask(
         container,
         spec,
@@ -278,6 +220,7 @@ export class Launcher {
           ...(request.onOutput === undefined ? {} : { onOutput: request.onOutput }),
         },
       );
+      input?.close();
       result = { ...result, jobDisk };
       // The proxy and the broker may be gone with the task (the off switch): their records of it went with them.
       if (taskNet?.proxy !== undefined) {

@@ -37,6 +37,8 @@ export interface TaskOptions {
    * from a file, gives `/` when the spec names none.
    */
   readonly hostRoot?: string;
+  /** The task reads standard input: the container keeps it open until the launcher closes it (`run -i`). */
+  readonly stdin?: boolean;
 }
 
 /**
@@ -58,6 +60,8 @@ export function taskContainer(spec: LaunchSpec, id: string, options: TaskOptions
     },
   ) as PlainContainerArgs;
   const pids = spec.resources.pids;
-  const body = containerCreateBody(args, { name, ...(typeof pids === "number" ? { pidsLimit: pids } : {}) });
+  const made = containerCreateBody(args, { name, ...(typeof pids === "number" ? { pidsLimit: pids } : {}) });
+  // Standard input, when the task reads it: open until the launcher's one attachment closes it (never a terminal).
+  const body = options.stdin ? { ...made, OpenStdin: true, StdinOnce: true, AttachStdin: true } : made;
   return { name, jobDir, ...(network === undefined ? {} : { network }), body };
 }

@@ -1,0 +1,71 @@
+/**
+ * The task contract both backends keep: what one task asks (its command, files, input, agent) and what came of it
+ * (exit code, the two streams apart, the limits it hit, the job folder, the egress and broker records, the charge).
+ * The Docker launcher (runtime/launcher.ts) speaks it.
+ */
+import type { BrokerCall, JobDiskState, ProxyDecision } from "../components/model";
+import type { OutputSink } from "./docker/follow";
+import type { JobSeed } from "./jobs";
+
+/** One task to run from a template. */
+export interface TaskRequest {
+  /** A unique id; it names the container and the job folder. Defaults to a random one. */
+  readonly id?: string;
+  /** The task's command; the template's deadline is wrapped around it. Defaults to the template's command. */
+  readonly command?: readonly string[];
+  /** Files to put in the job folder before the task starts (name → content). */
+  readonly files?: Readonly<Record<string, string>>;
+  /** Host files and folders copied into the job folder before the task starts (`run --file`, `--dir`). */
+  readonly seeds?: readonly JobSeed[];
+  /** Remove the job folder after the task (for checks whose output is only their logs). Defaults to false. */
+  readonly removeJobDir?: boolean;
+  /** The agent the task is for (known by its key: runtime/agent-keys.ts), held to its profile. None: the operator. */
+  readonly agent?: string;
+  /**
+   * Where the task's output goes as it is written (Docker), at most the bound of the result per stream; the result
+   * still holds it at the end. Defaults to none.
+   */
+  readonly onOutput?: OutputSink;
+  /**
+   * The task's standard input (`run -i`), streamed to it as it comes and closed at its end (Docker). A task without
+   * one reads an empty input. A pool never serves such a task: its members were made without an open input.
+   */
+  readonly stdin?: NodeJS.ReadableStream;
+}
+
+/** A limit a task ran into: its deadline, its memory, or its process cap. */
+export type LimitHit = "timeout" | "oom" | "pids";
+
+/** What came of one task. */
+export interface TaskResult {
+  readonly id: string;
+  readonly container: string;
+  /** The exit code, or null when the container never ran. */
+  readonly exitCode: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Every limit the task ran into (empty when none). */
+  readonly limits: readonly LimitHit[];
+  /** True when the launcher's own deadline had to kill the container (the in-container one failed). */
+  readonly killedByLauncher: boolean;
+  readonly durationMs: number;
+  /** The host folder mounted as the job folder; it holds the task's outputs. */
+  readonly jobDir: string;
+  /**
+   * Docker: whether the job folder had a disk of its own of the template's `diskMb` (mounted `nosuid,nodev,noexec`),
+   * and if not, why (runtime/job-disk.ts). The probe reports it.
+   */
+  readonly jobDisk?: JobDiskState;
+  /** With `onOutput`: bytes of each stream not shown live (past the bound). */
+  readonly liveDropped?: { readonly stdout: number; readonly stderr: number };
+  /** Proxy mode: the task's own network and every decision the proxy made about the task's requests. */
+  readonly egress?: { readonly network: string; readonly decisions: readonly ProxyDecision[] };
+  /** With broker routes: every call the broker logged for the task (never a credential). */
+  readonly broker?: { readonly calls: readonly BrokerCall[] };
+  /** True when the meter stopped the task because the month's spend reached the cap. */
+  readonly stoppedByCap: boolean;
+  /** True when the container was removed under the task (the off switch) before its result was read. */
+  readonly removed?: boolean;
+  /** What the ledger charged for the run (with a ledger), in US dollars. */
+  readonly chargeUsd?: number;
+}
