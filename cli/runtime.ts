@@ -13,6 +13,7 @@ import {
   TASK_OUTPUT_MAX_BYTES,
 } from "../components/model";
 import { AGENT_KEY_ENV, AgentKeys } from "../runtime/agent-keys";
+import { deployedSpecs, specDifference } from "../runtime/deployed-shape";
 import { dockerClient } from "../runtime/docker/client";
 import { removeJobFolder } from "../runtime/jobs";
 import { Launcher } from "../runtime/launcher";
@@ -170,7 +171,27 @@ export async function runTaskVerb(
   } catch (e) {
     return report(verb, failureOf(verb, e), io, json);
   }
+  const stale =
+    run === undefined || ledgerFile === undefined ? undefined : notDeployed(ledgerFile, project, run);
+  if (stale !== undefined) return report(verb, { kind: "not-deployed", message: stale }, io, json);
   return withSetUp(verb, io, json, setUp, () => taskVerbOnce(verb, project, rest, run, io, json, ledgerFile));
+}
+
+/**
+ * Why `run` must not launch the template as the config on disk says: the last `up` deployed it otherwise (or not at
+ * all), so the task would not be what the pack judged. Undefined when it matches, or when nothing was deployed yet.
+ */
+function notDeployed(ledgerFile: string, project: ResolvedProject, run: RunOptions): string | undefined {
+  const deployed = deployedSpecs(ledgerFile, project.spec.name);
+  if (deployed === undefined || project.spec.templates[run.template] === undefined) return undefined;
+  const was = deployed[run.template];
+  const names = Object.keys(deployed).sort().join(", ") || "none";
+  if (was === undefined)
+    return `run: template "${run.template}" is in the config but was not deployed (the last \`up\` deployed: ${names}); run \`up\` first`;
+  const now = launchSpec(project, run.template, projectNetworkName(project.spec.name));
+  if (was.specHash === now.specHash) return undefined;
+  const diff = specDifference(was, now);
+  return `run: template "${run.template}" differs from what the last \`up\` deployed (and the pack judged):\n${diff.map((d) => `  - ${d}`).join("\n")}\nrun \`up\` first, or put the config back`;
 }
 
 /** One attempt of `run`, `probe` or `escape` (`run`'s options already parsed). */

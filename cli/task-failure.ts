@@ -24,6 +24,7 @@ export type Failure = {
   kind:
     | "bad-input"
     | "refused"
+    | "not-deployed"
     | "ledger"
     | "image-missing"
     | "runtime-missing"
@@ -38,6 +39,7 @@ export type Failure = {
 const FAILURE_CODE: Record<Failure["kind"], number> = {
   "bad-input": TASK_EXIT.badInput,
   refused: TASK_EXIT.badInput,
+  "not-deployed": TASK_EXIT.badInput,
   ledger: TASK_EXIT.failed,
   "image-missing": TASK_EXIT.missing,
   "runtime-missing": TASK_EXIT.missing,

@@ -3,8 +3,15 @@
  * cap, an `up` is refused unless it only lowers what the project may spend or run (a smaller cap, fewer or smaller
  * slots, fewer templates or agents, smaller agent caps), which deploys like the hard stop does.
  */
+import { existsSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
-import { budgetFacts, type ResolvedProject } from "../components/model";
+import {
+  budgetFacts,
+  type LaunchSpec,
+  launchSpec,
+  projectNetworkName,
+  type ResolvedProject,
+} from "../components/model";
 
 /** The cost-relevant facts of a project. */
 export interface ProjectShape {
@@ -81,15 +88,21 @@ export function lowersOnly(next: ProjectShape, prev: ProjectShape): boolean {
 }
 
 const key = (project: string) => `deployed:${project}`;
+const specsKey = (project: string) => `deployed-specs:${project}`;
+
+/** Each template's launch spec as the project deploys it (what `run` must match). */
+export function projectSpecs(p: ResolvedProject): Record<string, LaunchSpec> {
+  const network = projectNetworkName(p.spec.name);
+  return Object.fromEntries(Object.keys(p.spec.templates).map((t) => [t, launchSpec(p, t, network)]));
+}
 
 /** Records what an `up` of `project` deployed in the ledger at `file` (opened and migrated before). */
 export function recordDeployed(file: string, project: ResolvedProject): void {
   const db = new DatabaseSync(file, { timeout: 5000 });
   try {
-    db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").run(
-      key(project.spec.name),
-      JSON.stringify(projectShape(project)),
-    );
+    const put = db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
+    put.run(key(project.spec.name), JSON.stringify(projectShape(project)));
+    put.run(specsKey(project.spec.name), JSON.stringify(projectSpecs(project)));
   } finally {
     db.close();
   }
@@ -108,4 +121,45 @@ export function deployedShape(file: string, project: string): ProjectShape | und
   } finally {
     db.close();
   }
+}
+
+/** The launch specs the last successful `up` of the project deployed, or undefined when none were recorded. */
+export function deployedSpecs(file: string, project: string): Record<string, LaunchSpec> | undefined {
+  if (!existsSync(file)) return undefined;
+  const db = new DatabaseSync(file, { timeout: 5000, readOnly: true });
+  try {
+    const row = db.prepare("SELECT value FROM meta WHERE key = ?").get(specsKey(project)) as
+      | { value?: string }
+      | undefined;
+    return row?.value === undefined ? undefined : (JSON.parse(row.value) as Record<string, LaunchSpec>);
+  } catch {
+    return undefined;
+  } finally {
+    db.close();
+  }
+}
+
+/** What differs between a deployed launch spec and the one the config gives now: `key: before → now`, per key. */
+export function specDifference(deployed: LaunchSpec, now: LaunchSpec): string[] {
+  const short = (v: unknown) => {
+    const t = JSON.stringify(v) ?? "(none)";
+    return t.length > 80 ? `${t.slice(0, 77)}...` : t;
+  };
+  const out: string[] = [];
+  const walk = (a: unknown, b: unknown, path: string) => {
+    if (JSON.stringify(a) === JSON.stringify(b)) return;
+    const objects = a !== null && b !== null && typeof a === "object" && typeof b === "object";
+    if (objects && !Array.isArray(a) && !Array.isArray(b)) {
+      const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+      for (const k of keys)
+        walk((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], path ? `${path}.${k}` : k);
+      return;
+    }
+    out.push(`${path}: ${short(a)} → ${short(b)}`);
+  };
+  // The hash and the wrapped command follow from the rest.
+  const { specHash: _a, commandWithDeadline: _c, ...was } = deployed;
+  const { specHash: _b, commandWithDeadline: _d, ...is } = now;
+  walk(was, is, "");
+  return out.length > 0 || deployed.specHash === now.specHash ? out : ["the template's spec (its hash)"];
 }

@@ -315,3 +315,56 @@ describe("progress and the plan's steps", () => {
     }
   });
 });
+
+describe("run runs what is deployed", () => {
+  it("refuses a template changed or added since the last up, naming the difference, and runs it once deployed", async () => {
+    f.writeStack(stack);
+    expect((await f.run("up", stack)).code).toBe(0);
+    const ran = await f.run("run", stack, "default", "--", "echo", "deployed");
+    expect(ran.code, ran.err).toBe(0);
+    expect(ran.out).toBe("deployed\n");
+
+    const file = join(f.root, "stacks", `Pulumi.${stack}.yaml`);
+    const original = readFileSync(file, "utf8");
+    try {
+      writeFileSync(
+        file,
+        original.replace(
+          "      timeoutSeconds: 120\n",
+          "      timeoutSeconds: 60\n    second:\n      image: sandbox-busybox:1\n      timeoutSeconds: 60\n",
+        ),
+      );
+      const changed = await f.run("run", stack, "default", "--", "echo", "changed");
+      expect(changed.code).toBe(2);
+      expect(changed.out).toBe("");
+      expect(changed.err).toContain(`template "default" differs from what the last \`up\` deployed`);
+      expect(changed.err).toContain("  - timeoutSeconds: 120 → 60");
+      expect(changed.err).toContain("run `up` first");
+      const added = await f.run("run", stack, "second", "--json", "--", "true");
+      expect(added.code).toBe(2);
+      expect(JSON.parse(added.out)).toMatchObject({
+        ok: false,
+        error: {
+          kind: "not-deployed",
+          message: expect.stringContaining(
+            'template "second" is in the config but was not deployed (the last `up` deployed: default)',
+          ),
+        },
+      });
+      // No task container was made for either.
+      const tasks = await docker.listContainers({
+        all: true,
+        filters: { label: [`sandbox.project=${f.project}`, "sandbox.task"] },
+      });
+      expect(tasks).toEqual([]);
+
+      expect((await f.run("up", stack)).code).toBe(0);
+      const now = await f.run("run", stack, "second", "--", "echo", "now deployed");
+      expect(now.code, now.err).toBe(0);
+      expect(now.out).toBe("now deployed\n");
+    } finally {
+      writeFileSync(file, original);
+      expect((await f.run("up", stack)).code).toBe(0);
+    }
+  });
+});
