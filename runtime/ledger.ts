@@ -4,7 +4,7 @@
  * write transaction under what the cap leaves (an agent's cap and concurrency the same way), running work stopped
  * when the spend would reach the cap ({@link Ledger.stopTime}), charges never past it, and alerts at 80, 90 and
  * 100 % once per month and cap, each a row sent to the configured sinks (runtime/alerts.ts). Pricing is the model's
- * one formula (`taskUsd`), the same the budget proof uses; the README's ledger section says the rest.
+ * one formula (`taskUsd`), the same the budget proof uses; docs/ledger.md says the rest.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";

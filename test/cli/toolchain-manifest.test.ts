@@ -200,8 +200,8 @@ describe("the Go oracles agree with the manifest", () => {
   });
 });
 
-describe("the README's prose agrees with the manifest", () => {
-  const readme = read("README.md");
+describe("the toolchain page's prose agrees with the manifest", () => {
+  const readme = read(join("docs", "toolchain.md"));
   // Each phrase of the README that names a manifest value, and that value.
   const phrases: [RegExp, string][] = [
     [/`pulumi` on\s+your PATH when it is v(\S+) or later/g, TOOLCHAIN.MIN_PULUMI_VERSION],
