@@ -33,7 +33,13 @@ describe("hints worded for the way the front was started", () => {
           "sandbox:name": "worded",
           "sandbox:budget": { monthlyCapUsd: 10 },
           "sandbox:broker": {
-            routes: { api: { upstream: "https://api.example.com", paths: ["/v1/*"], credential: { secret: "apiKey" } } },
+            routes: {
+              api: {
+                upstream: "https://api.example.com",
+                paths: ["/v1/*"],
+                credential: { secret: "apiKey" },
+              },
+            },
           },
           "sandbox:templates": { default: { image: "sandbox-busybox:1", broker: ["api"] } },
         },

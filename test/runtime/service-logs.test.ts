@@ -35,7 +35,6 @@ let docker: Dockerode;
 
 /** A plain HTTP request for `url` through the task's proxy (busybox nc), its answer on stdout. */
 const ask = (url: string, host: string) =>
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansions
   `p="\${http_proxy#http://}"; { printf "GET ${url} HTTP/1.0\\r\\nHost: ${host}\\r\\n\\r\\n"; sleep 2; } | nc -w 4 "\${p%%:*}" "\${p##*:}";`;
 
 beforeAll(async () => {
