@@ -5,11 +5,14 @@
  * project's name.
  */
 import { randomBytes } from "node:crypto";
-import { launchSpec, type ResolvedProject } from "../components/model";
+import { launchSpec, type ResolvedProject, usdFine } from "../components/model";
+import { identifyAgent } from "../runtime/agent-keys";
 import { apiMessage, type KubeApis, type KubeTarget, kubeApis } from "../runtime/kubernetes/api";
 import { KubeLauncher } from "../runtime/kubernetes/launcher";
 import { kubeOffSwitch } from "../runtime/kubernetes/off";
+import type { Ledger } from "../runtime/ledger";
 import { runEscape, runProbe } from "../runtime/walls";
+import { openLedger } from "./ledger";
 import type { Io } from "./output";
 import { taskOutput } from "./output";
 import { parseRunArgs, RunUsageError, runExitCode, runSpec } from "./run-options";
@@ -100,6 +103,7 @@ export async function runKubeTaskVerb(
   rest: readonly string[],
   io: Io,
   json: boolean,
+  ledgerFile?: string,
 ): Promise<number> {
   const namespace = project.spec.name;
   if (verb === "off") return runKubeOff(namespace, target, io, json);
@@ -121,8 +125,16 @@ export async function runKubeTaskVerb(
   }
   const apis = await connect(verb, target, namespace);
   if (isFailure(apis)) return report(verb, apis, io, json);
+  // Every run is admitted, recorded and charged by the project's ledger, as on Docker; its alerts go to the sinks.
+  let ledger: Ledger | undefined;
+  try {
+    ledger = ledgerFile === undefined ? undefined : (await openLedger(ledgerFile, project, io.err)).ledger;
+  } catch (e) {
+    return report(verb, failureOf(verb, e), io, json);
+  }
   const launcher = new KubeLauncher(apis, namespace, {
     onEvent: (e) => io.err(`[${e.type}] task ${e.id} (${e.running} running)\n`),
+    ...(ledger === undefined ? {} : { ledger }),
   });
   const stop = async (signal: NodeJS.Signals) => {
     io.err(`\n${signal}: stopping; deleting running task Jobs...\n`);
@@ -139,11 +151,13 @@ export async function runKubeTaskVerb(
       const [template = ""] = templatesOf(project, [run.template]);
       const spec = runSpec(launchSpec(project, template, "none"), run);
       const id = `${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
+      // An agent is whoever holds one of its keys (runtime/agent-keys.ts); no key and no agent: the operator's run.
+      const agent = ledger === undefined ? run.agent : identifyAgent(ledger.file, namespace, run.agent);
       const result = await launcher.run(spec, {
         id,
         ...(run.command === undefined ? {} : { command: run.command }),
         seeds: run.seeds,
-        ...(run.agent === undefined ? {} : { agent: run.agent }),
+        ...(agent === undefined ? {} : { agent }),
       });
       const code = runExitCode(result);
       const { jobDir: _jobDir, ...task } = result;
@@ -159,8 +173,10 @@ export async function runKubeTaskVerb(
         ? ` (killed at its ${spec.timeoutSeconds} s deadline: exit 124)`
         : "";
       io.err(taskOutput(result.stderr, io.terminal?.err === true));
+      const cap = result.stoppedByCap ? ", stopped at the cap" : "";
+      const charge = result.chargeUsd === undefined ? "" : `, charged ${usdFine(result.chargeUsd)}`;
       io.err(
-        `task ${result.id}: pod ${result.container} exit ${result.exitCode}${deadline}${limits}; its Job deleted\n`,
+        `task ${result.id}: pod ${result.container} exit ${result.exitCode}${deadline}${limits}${cap}${charge}; its Job deleted\n`,
       );
       return code;
     }
@@ -188,5 +204,6 @@ export async function runKubeTaskVerb(
   } finally {
     process.removeListener("SIGINT", onInt);
     process.removeListener("SIGTERM", onTerm);
+    ledger?.close();
   }
 }

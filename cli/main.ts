@@ -267,7 +267,8 @@ export async function main(
   }
   if (taskVerb && project !== undefined && project.spec.backend === "kubernetes") {
     const { runKubeTaskVerb } = await import("./kube-runtime.js");
-    return runKubeTaskVerb(verb as TaskVerb, project, kubeTarget(root, stack), rest, io, json);
+    const ledgerAt = verb === "off" ? undefined : file(stack, project);
+    return runKubeTaskVerb(verb as TaskVerb, project, kubeTarget(root, stack), rest, io, json, ledgerAt);
   }
   if (taskVerb && project !== undefined) {
     const { runTaskVerb } = await import("./runtime.js");

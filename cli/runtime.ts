@@ -12,7 +12,7 @@ import {
   type ResolvedProject,
   TASK_OUTPUT_MAX_BYTES,
 } from "../components/model";
-import { AGENT_KEY_ENV, AgentKeys } from "../runtime/agent-keys";
+import { identifyAgent } from "../runtime/agent-keys";
 import { deployedSpecs, specDifference } from "../runtime/deployed-shape";
 import { dockerClient } from "../runtime/docker/client";
 import { removeJobFolder } from "../runtime/jobs";
@@ -33,16 +33,6 @@ import type { TaskVerb } from "./verbs";
 import { escapeVerb, probeVerb } from "./walls-verbs";
 
 export type { Io };
-
-/** Who a run is for, from the claimed agent and the key in the caller's environment (see runtime/agent-keys.ts). */
-function identifyAgent(ledgerFile: string, project: string, claimed: string | undefined): string | undefined {
-  const keys = new AgentKeys(ledgerFile, project);
-  try {
-    return keys.identify(claimed, process.env[AGENT_KEY_ENV]);
-  } finally {
-    keys.close();
-  }
-}
 
 /** The local engine, or the failure saying how to start it. */
 async function connect(verb: string): Promise<Dockerode | Failure> {

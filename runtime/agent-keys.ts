@@ -104,3 +104,18 @@ export class AgentKeys {
     return holder;
   }
 }
+
+/** Who a run is for, from the claimed agent and the key in the caller's environment (see {@link AgentKeys.identify}). */
+export function identifyAgent(
+  ledgerFile: string,
+  project: string,
+  claimed: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  const keys = new AgentKeys(ledgerFile, project);
+  try {
+    return keys.identify(claimed, env[AGENT_KEY_ENV]);
+  } finally {
+    keys.close();
+  }
+}

@@ -156,18 +156,10 @@ export function alwaysOnCost(spec: ProjectSpec): FixedCost | undefined {
 
 /**
  * The meter's cross-field checks: every agent's templates exist, its cap is at most the project's and its
- * concurrency at most the project's; a metered budget runs on the Docker backend, whose launcher keeps the ledger.
+ * concurrency at most the project's. Both backends' launchers keep the ledger, so a metered budget runs on either.
  */
 export function checkMeter(spec: ProjectSpec, concurrency: number, keyPrefix = ""): SpecProblem[] {
   const problems: SpecProblem[] = [];
-  if (spec.budget.enforce === "metered" && spec.backend === "kubernetes") {
-    problems.push({
-      key: joinKey(keyPrefix, "budget.enforce"),
-      value: '"metered"',
-      message:
-        'a metered budget needs the ledger, which only the Docker launcher keeps; use "worst-case" on the kubernetes backend',
-    });
-  }
   const templates = Object.keys(spec.templates).sort();
   for (const [name, agent] of Object.entries(spec.agents).sort(([a], [b]) => (a < b ? -1 : 1))) {
     const key = (k: string) => joinKey(keyPrefix, `agents.${name}.${k}`);

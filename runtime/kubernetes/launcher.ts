@@ -14,19 +14,27 @@ import {
   POLICY_GATE_SECONDS,
 } from "../../components/kubernetes/policy-gate";
 import {
-  LABELS,
   type LaunchSpec,
-  podTemplateName,
   TASK_OUTPUT_MAX_BYTES,
+  taskJobName,
   taskServiceAccountName,
 } from "../../components/model";
 import { LaunchRefused } from "../launch-errors";
 import type { LimitHit, TaskRequest, TaskResult } from "../launcher";
+import type { Ledger } from "../ledger";
 import { Slots } from "../limits";
 import { apiMessage, apiStatus, type KubeApis, orAbsent } from "./api";
 import { podPidsHits } from "./pod-pids";
 import { checkRuntimeClass, missingHandler } from "./runtime-class";
-import { collectTaskFiles, MAX_TASK_FILES_BYTES, SEED_MOUNT, seedScript, type TaskFile } from "./task-files";
+import { collectTaskFiles, MAX_TASK_FILES_BYTES, seedTaskFiles, type TaskFile } from "./task-files";
+import {
+  checkDeployed,
+  creationRefusal,
+  kubeOrphans,
+  ranSeconds,
+  removeTaskObjects,
+  taskLeftovers,
+} from "./task-objects";
 
 /** Seconds a pod may wait to be created and scheduled before the launch is given up (quota, no node, no image). */
 export const START_TIMEOUT_SECONDS = 60;
@@ -42,6 +50,13 @@ export interface KubeLauncherOptions {
   /** How often the pod is read, in ms. Defaults to 250. */
   readonly pollMs?: number;
   readonly onEvent?: (e: { type: "start" | "exit"; id: string; running: number }) => void;
+  /**
+   * The project's ledger: every launch admitted under the cap and the agents' limits before its Job is created,
+   * stopped when the month's spend reaches the cap, and charged what its task container ran on the node. Runs a dead
+   * launcher left open are reconciled (by their Jobs) at the first launch. Without one, nothing is metered and a
+   * launch for an agent is refused.
+   */
+  readonly ledger?: Ledger;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -55,6 +70,9 @@ export class KubeLauncher {
   private readonly live = new Map<string, string>();
   private stopping = false;
   private readonly runtimesSeen = new Set<string>();
+  /** Runs this launcher opened in the ledger and has not closed. */
+  private readonly openRuns = new Set<string>();
+  private reconciled: Promise<unknown> | undefined;
 
   constructor(
     private readonly apis: KubeApis,
@@ -70,9 +88,10 @@ export class KubeLauncher {
   /** Runs one task to its end and removes its objects. Throws LaunchRefused when the cluster will not run it. */
   async run(spec: LaunchSpec, request: TaskRequest = {}): Promise<TaskResult> {
     if (this.stopping) throw new LaunchRefused(spec.template, ["the launcher is shutting down"]);
-    if (request.agent !== undefined) {
+    const ledger = this.options.ledger;
+    if (request.agent !== undefined && ledger === undefined) {
       throw new LaunchRefused(spec.template, [
-        "agents are metered by the ledger, which runs Docker tasks only; Kubernetes tasks take no --agent",
+        "a task for an agent is admitted by the project's ledger, and this launcher has none",
       ]);
     }
     const id = request.id ?? `${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
@@ -88,41 +107,46 @@ export class KubeLauncher {
         `only regular files are carried into a Kubernetes task; not a regular file: ${skipped.join(", ")}`,
       ]);
     }
-    await this.checkDeployed(spec);
+    await checkDeployed(this.apis, this.namespace, spec);
     // Once per runtime and launcher: a class seen is not looked up again on every launch.
     if (!this.runtimesSeen.has(spec.runtime)) {
       await checkRuntimeClass(this.apis, spec);
       this.runtimesSeen.add(spec.runtime);
     }
+    if (ledger !== undefined) {
+      this.reconciled ??= ledger.reconcile(kubeOrphans(this.apis, this.namespace));
+      await this.reconciled;
+    }
     this.slots ??= new Slots(this.options.maxConcurrent ?? spec.maxConcurrentTasks);
     await this.slots.acquire();
     try {
-      return await this.runAdmitted(spec, request, id, files);
+      // The run's row, written before its Job is created: a refusal (BudgetRefused) creates nothing.
+      ledger?.admit({
+        id,
+        template: spec.template,
+        specHash: spec.specHash,
+        agent: request.agent,
+        command: request.command ?? spec.command,
+        container: taskJobName(spec.project, spec.template, id),
+        size: { vcpu: spec.resources.vcpu, memoryMb: spec.resources.memoryMb },
+        maxSeconds: spec.timeoutSeconds + (this.options.graceSeconds ?? 15),
+      });
+      if (ledger !== undefined) this.openRuns.add(id);
+      let pod: Obj | undefined;
+      try {
+        const result = await this.runAdmitted(spec, request, id, files, (p) => {
+          pod = p;
+        });
+        return this.charge(result, pod);
+      } catch (e) {
+        if (ledger !== undefined && this.openRuns.delete(id)) {
+          const error = e instanceof Error ? e.message : String(e);
+          ledger.complete(id, { exitCode: null, error, usedSeconds: ranSeconds(pod, ledger.now()) });
+        }
+        throw e;
+      }
     } finally {
       this.slots.release();
-    }
-  }
-
-  /** The template's PodTemplate must be in the cluster and be this spec: `up` deployed what is about to run. */
-  private async checkDeployed(spec: LaunchSpec): Promise<void> {
-    const name = podTemplateName(spec.project, spec.template);
-    const stored = await orAbsent(() =>
-      this.apis.core.readNamespacedPodTemplate({ name, namespace: this.namespace }),
-    ).catch((e) => {
-      throw new LaunchRefused(spec.template, [
-        `cannot read PodTemplate ${this.namespace}/${name} from ${this.apis.server}: ${apiMessage(e)}`,
-      ]);
-    });
-    if (stored === undefined) {
-      throw new LaunchRefused(spec.template, [
-        `PodTemplate ${this.namespace}/${name} is not in the cluster: deploy the stack (\`up\`) first`,
-      ]);
-    }
-    const hash = stored.metadata?.labels?.[LABELS.specHash];
-    if (hash !== spec.specHash) {
-      throw new LaunchRefused(spec.template, [
-        `PodTemplate ${this.namespace}/${name} holds spec ${hash ?? "(none)"}, the config says ${spec.specHash}: run \`up\` so the cluster has what the config says`,
-      ]);
     }
   }
 
@@ -131,38 +155,15 @@ export class KubeLauncher {
     request: TaskRequest,
     id: string,
     files: readonly TaskFile[],
+    onPod: (pod: Obj) => void,
   ): Promise<TaskResult> {
     const started = Date.now();
     const job = taskJob(spec, this.namespace, id, taskServiceAccountName(spec.project), request.command);
     const jobName = job.metadata.name;
     const labels = job.metadata.labels;
     const podSpec = job.spec.template.spec as Obj;
-    if (files.length > 0) {
-      const task = podSpec.containers[0];
-      // After the policy gate: the task's files are put in place once its network policy holds.
-      podSpec.initContainers = [
-        ...(podSpec.initContainers ?? []),
-        {
-          name: "seed",
-          image: spec.image,
-          command: ["sh", "-c", seedScript(files, spec.jobFolder.containerPath)],
-          securityContext: task.securityContext,
-          resources: task.resources,
-          volumeMounts: [
-            { name: "job", mountPath: spec.jobFolder.containerPath },
-            { name: "seed", mountPath: SEED_MOUNT, readOnly: true },
-          ],
-        },
-      ];
-      podSpec.volumes.push({ name: "seed", configMap: { name: jobName, defaultMode: 0o444 } });
-      await this.apis.core.createNamespacedConfigMap({
-        namespace: this.namespace,
-        body: {
-          metadata: { name: jobName, namespace: this.namespace, labels },
-          binaryData: Object.fromEntries(files.map((f, i) => [`f${i}`, f.data.toString("base64")])),
-        },
-      });
-    }
+    if (files.length > 0)
+      await seedTaskFiles(this.apis, this.namespace, spec, podSpec, jobName, labels, files);
     this.live.set(jobName, id);
     try {
       try {
@@ -178,7 +179,7 @@ export class KubeLauncher {
         throw e;
       }
       this.options.onEvent?.({ type: "start", id, running: this.live.size });
-      return await this.supervise(spec, id, jobName, started);
+      return await this.supervise(spec, id, jobName, started, onPod);
     } finally {
       await this.remove(jobName, files.length > 0);
       this.live.delete(jobName);
@@ -191,8 +192,12 @@ export class KubeLauncher {
     id: string,
     jobName: string,
     started: number,
+    onPod: (pod: Obj) => void,
   ): Promise<TaskResult> {
     const pollMs = this.options.pollMs ?? 250;
+    const ledger = this.options.ledger;
+    let stoppedByCap = false;
+    let ticks = 0;
     const deadline =
       started + (spec.timeoutSeconds + (this.options.graceSeconds ?? 15) + START_TIMEOUT_SECONDS) * 1000;
     const startBy = started + START_TIMEOUT_SECONDS * 1000;
@@ -205,6 +210,7 @@ export class KubeLauncher {
         labelSelector: `batch.kubernetes.io/job-name=${jobName}`,
       });
       pod = pods.items[0];
+      if (pod !== undefined) onPod(pod);
       if (pod?.metadata?.uid) pidsHits = Math.max(pidsHits, podPidsHits(pod.metadata.uid) ?? 0);
       const phase = pod?.status?.phase;
       if (phase === "Succeeded" || phase === "Failed") break;
@@ -216,7 +222,7 @@ export class KubeLauncher {
       );
       if (failed !== undefined && (pod === undefined || failed.reason === "DeadlineExceeded")) break;
       if (pod === undefined) {
-        const refusal = await this.creationRefusal(jobName);
+        const refusal = await creationRefusal(this.apis, this.namespace, jobName);
         if (refusal !== undefined) throw new LaunchRefused(spec.template, [refusal]);
         if (Date.now() > startBy)
           throw new LaunchRefused(spec.template, [
@@ -253,6 +259,22 @@ export class KubeLauncher {
         killedByLauncher = true;
         break;
       }
+      // The meter: the run stops when the month's spend reaches the cap (its Job deleted); the thresholds each second.
+      if (ledger !== undefined) {
+        try {
+          const stopAt = ledger.withoutWaiting(() => {
+            if (++ticks % Math.max(1, Math.round(1000 / pollMs)) === 0) ledger.tick();
+            return ledger.stopTime(id);
+          });
+          if (stopAt !== undefined && ledger.now() >= stopAt) {
+            stoppedByCap = true;
+            await this.remove(jobName, false);
+            break;
+          }
+        } catch {
+          // A busy ledger this poll: the next one reads it again.
+        }
+      }
       await sleep(pollMs);
     }
     const durationMs = Date.now() - started;
@@ -286,7 +308,7 @@ export class KubeLauncher {
       deadlineExceeded ||
       ((exitCode === 137 || exitCode === 124) && durationMs >= spec.timeoutSeconds * 1000);
     const limits: LimitHit[] = [];
-    if (timedOut) limits.push("timeout");
+    if (timedOut && !stoppedByCap) limits.push("timeout");
     if (terminated?.reason === "OOMKilled") limits.push("oom");
     if (pidsHits > 0 || /can't fork|Resource temporarily unavailable/.test(log)) limits.push("pids");
     const initFailed = init?.state?.terminated !== undefined && init.state.terminated.exitCode !== 0;
@@ -304,76 +326,38 @@ export class KubeLauncher {
           : "",
       limits,
       killedByLauncher,
-      stoppedByCap: false,
+      stoppedByCap,
       durationMs,
       jobDir: "",
     };
   }
 
-  /** Why the Job controller could not create the pod, from the Job's events (quota, admission), if it said. */
-  private async creationRefusal(jobName: string): Promise<string | undefined> {
-    const events = await this.apis.core
-      .listNamespacedEvent({
-        namespace: this.namespace,
-        fieldSelector: `involvedObject.kind=Job,involvedObject.name=${jobName}`,
-      })
-      .catch(() => undefined);
-    const failed = (events?.items ?? []).find((e: Obj) => e.reason === "FailedCreate");
-    if (failed === undefined) return undefined;
-    const message = String(failed.message ?? "");
-    return /exceeded quota/.test(message)
-      ? `the namespace's ResourceQuota refused the task's pod (the budget's concurrency is used up): ${message}`
-      : `the cluster refused the task's pod: ${message}`;
-  }
-
-  /** Deletes the Job (its pod first) and the task's ConfigMap; waits until the pod is gone. */
-  private async remove(jobName: string, configMap: boolean): Promise<void> {
-    await orAbsent(() =>
-      this.apis.batch.deleteNamespacedJob({
-        name: jobName,
-        namespace: this.namespace,
-        propagationPolicy: "Foreground",
-        gracePeriodSeconds: 0,
-      }),
-    ).catch(() => undefined);
-    if (configMap)
-      await orAbsent(() =>
-        this.apis.core.deleteNamespacedConfigMap({ name: jobName, namespace: this.namespace }),
-      ).catch(() => undefined);
-    // Foreground deletion: the garbage collector removes the pods, then the Job itself; both are waited for, so
-    // that nothing of the task is listed once `run` returns.
-    const until = Date.now() + 30_000;
-    while (Date.now() < until) {
-      const [pods, job] = await Promise.all([
-        this.apis.core
-          .listNamespacedPod({
-            namespace: this.namespace,
-            labelSelector: `batch.kubernetes.io/job-name=${jobName}`,
-          })
-          .catch(() => undefined),
-        orAbsent(() => this.apis.batch.readNamespacedJob({ name: jobName, namespace: this.namespace })).then(
-          (j) => j !== undefined,
-          () => true,
-        ),
-      ]);
-      if (pods !== undefined && pods.items.length === 0 && !job) return;
-      await sleep(250);
-    }
+  private remove(jobName: string, configMap: boolean): Promise<void> {
+    return removeTaskObjects(this.apis, this.namespace, jobName, configMap);
   }
 
   /** Objects of a task still in the namespace (Jobs, pods, ConfigMaps labelled with its id). */
-  async leftovers(taskId: string): Promise<string[]> {
-    const selector = { namespace: this.namespace, labelSelector: `${LABELS.task}=${taskId}` };
-    const [jobs, pods, maps] = await Promise.all([
-      this.apis.batch.listNamespacedJob(selector),
-      this.apis.core.listNamespacedPod(selector),
-      this.apis.core.listNamespacedConfigMap(selector),
-    ]);
-    return [
-      ...jobs.items.map((j: Obj) => `job/${j.metadata.name}`),
-      ...pods.items.map((p: Obj) => `pod/${p.metadata.name}`),
-      ...maps.items.map((m: Obj) => `configmap/${m.metadata.name}`),
-    ];
+  leftovers(taskId: string): Promise<string[]> {
+    return taskLeftovers(this.apis, this.namespace, taskId);
+  }
+
+  /** Closes the run in the ledger: charged what its task container ran on the node, by the kubelet's clock. */
+  private charge(result: TaskResult, pod: Obj | undefined): TaskResult {
+    const ledger = this.options.ledger;
+    if (ledger === undefined || !this.openRuns.delete(result.id)) return result;
+    const closed = ledger.complete(
+      result.id,
+      {
+        exitCode: result.exitCode,
+        limits: result.limits,
+        killedByLauncher: result.killedByLauncher,
+        ...(result.stoppedByCap ? { stoppedBy: "cap" as const } : {}),
+        usedSeconds: ranSeconds(pod, ledger.now()),
+      },
+      "done",
+      ledger.now(),
+    );
+    return { ...result, chargeUsd: closed.chargeUsd ?? 0 };
   }
 
   /** Deletes every Job this launcher started; new launches are refused from now on. */
@@ -381,6 +365,15 @@ export class KubeLauncher {
     this.stopping = true;
     const names = [...this.live.keys()];
     await Promise.all(names.map((n) => this.remove(n, true)));
+    // Runs whose Jobs were just deleted: charged to now, recorded as interrupted.
+    for (const id of [...this.openRuns]) {
+      this.openRuns.delete(id);
+      this.options.ledger?.complete(id, {
+        exitCode: null,
+        stoppedBy: "interrupted",
+        error: "the launcher was shut down",
+      });
+    }
     return names;
   }
 }

@@ -4,8 +4,10 @@
  */
 import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import type { LaunchSpec } from "../../components/model";
 import { isSafeJobName } from "../jobs";
 import type { TaskRequest } from "../launcher";
+import type { KubeApis } from "./api";
 
 /** The most a task's files may come to: one ConfigMap holds them (the API server's limit is 1 MiB). */
 export const MAX_TASK_FILES_BYTES = 1_000_000;
@@ -69,4 +71,43 @@ export function seedScript(files: readonly TaskFile[], jobFolder: string): strin
     if (f.executable) lines.push(`chmod 755 ${quote(dest)}`);
   });
   return lines.join("\n");
+}
+
+/**
+ * Puts the task's files in its job folder: an init container hardened like the task (after the policy gate, so once
+ * its network policy holds) copies them from a ConfigMap of the task, made here, into the folder.
+ */
+export async function seedTaskFiles(
+  apis: KubeApis,
+  namespace: string,
+  spec: LaunchSpec,
+  // biome-ignore lint/suspicious/noExplicitAny: the Job's pod spec as taskJob() made it, extended in place
+  podSpec: any,
+  jobName: string,
+  labels: Record<string, string>,
+  files: readonly TaskFile[],
+): Promise<void> {
+  const task = podSpec.containers[0];
+  podSpec.initContainers = [
+    ...(podSpec.initContainers ?? []),
+    {
+      name: "seed",
+      image: spec.image,
+      command: ["sh", "-c", seedScript(files, spec.jobFolder.containerPath)],
+      securityContext: task.securityContext,
+      resources: task.resources,
+      volumeMounts: [
+        { name: "job", mountPath: spec.jobFolder.containerPath },
+        { name: "seed", mountPath: SEED_MOUNT, readOnly: true },
+      ],
+    },
+  ];
+  podSpec.volumes.push({ name: "seed", configMap: { name: jobName, defaultMode: 0o444 } });
+  await apis.core.createNamespacedConfigMap({
+    namespace,
+    body: {
+      metadata: { name: jobName, namespace, labels },
+      binaryData: Object.fromEntries(files.map((f, i) => [`f${i}`, f.data.toString("base64")])),
+    },
+  });
 }

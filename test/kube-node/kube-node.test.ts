@@ -16,12 +16,15 @@ import { join } from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runKubeOff, runKubeTaskVerb } from "../../cli/kube-runtime";
+import { runLedgerVerb } from "../../cli/ledger";
 import { kubeUnitLogs, logEntries } from "../../cli/service-logs";
 import { wallsTable } from "../../cli/walls-table";
 import { HTTP_GET, launchSpec, type ResolvedProject } from "../../components/model";
 import { type KubeApis, kubeApis } from "../../runtime/kubernetes/api";
 import { KubeLauncher } from "../../runtime/kubernetes/launcher";
 import { LaunchRefused } from "../../runtime/launch-errors";
+import { Ledger, type Meter, meterOf } from "../../runtime/ledger";
+import { BudgetRefused } from "../../runtime/ledger-records";
 import { projectFromConfig } from "../../stacks/config";
 import { sandboxProgram } from "../../stacks/program";
 import { type Cluster, startCluster } from "../engine/cluster";
@@ -365,6 +368,100 @@ describe("a Kubernetes sandbox project on a real node", () => {
       expect(third).toBeInstanceOf(LaunchRefused);
       expect(String(third.message)).toMatch(/ResourceQuota refused/);
       for (const r of await Promise.all(running)) expect(r.exitCode).toBe(0);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "meters tasks in the ledger as on Docker: admitted before the Job, charged what the pod ran, agents held to their caps, stopped at the cap, then refused creating nothing",
+    async () => {
+      const { apis: a, project: p } = ready();
+      const spec = launchSpec(p, "default", "none");
+      // $0.20 a second for the template's half vCPU: one run's maximum (30 s + 15 s of grace) is $9.
+      const meter: Meter = {
+        ...meterOf(p),
+        enforce: "metered",
+        capUsd: 10,
+        fixedUsd: 0,
+        rates: { usdPerVcpuHour: 1440, usdPerGbHour: 0 },
+        agents: { ci: { monthlyCapUsd: 9.5 }, tiny: { monthlyCapUsd: 1 } },
+      };
+      const ledger = Ledger.open(join(scratch, "kube-ledger.sqlite"), meter);
+      const launcher = new KubeLauncher(a, project, { ledger });
+      try {
+        const ran = await launcher.run(spec, { agent: "ci", command: ["sh", "-c", "sleep 2; echo metered"] });
+        expect(ran.exitCode).toBe(0);
+        expect(ran.stdout).toContain("metered");
+        const [row] = ledger.runs();
+        expect(row).toMatchObject({
+          id: ran.id,
+          template: "default",
+          agent: "ci",
+          status: "done",
+          exitCode: 0,
+        });
+        // By the kubelet's clock (to the second): at least the 2 s it slept, far less than its maximum.
+        expect(ran.chargeUsd ?? 0).toBeGreaterThanOrEqual(0.2 * 1);
+        expect(ran.chargeUsd ?? 0).toBeLessThan(0.2 * 15);
+        expect(row?.chargeUsd).toBe(ran.chargeUsd);
+
+        const tiny = await launcher
+          .run(spec, { id: "tiny-run", agent: "tiny", command: ["true"] })
+          .catch((e) => e);
+        expect(tiny).toBeInstanceOf(BudgetRefused);
+        expect(String(tiny.message)).toMatch(/agent/);
+        expect(await launcher.leftovers("tiny-run")).toEqual([]);
+
+        // Two at once: each fits alone, together they reach the cap before their deadlines.
+        const both = await Promise.all([1, 2].map(() => launcher.run(spec, { command: ["sleep", "60"] })));
+        for (const r of both) {
+          expect(r.stoppedByCap, JSON.stringify(r)).toBe(true);
+          expect(r.limits).not.toContain("timeout");
+        }
+        const charged = ledger.runs().reduce((n, r) => n + (r.chargeUsd ?? 0), 0);
+        expect(charged).toBeLessThanOrEqual(10 + 1e-9);
+        expect(charged).toBeGreaterThan(9.9);
+        expect(ledger.spend().blocked).toBe(true);
+        expect(ledger.alerts().filter((x) => x.kind === "stopped-by-cap")).toHaveLength(2);
+
+        const refused = await launcher.run(spec, { id: "over-cap", command: ["true"] }).catch((e) => e);
+        expect(refused).toBeInstanceOf(BudgetRefused);
+        expect(String(refused.message)).toMatch(/reached the cap/);
+        expect(await launcher.leftovers("over-cap")).toEqual([]);
+        const tasks = await a.batch.listNamespacedJob({
+          namespace: project,
+          labelSelector: "sandbox.role=task",
+        });
+        expect(tasks.items).toEqual([]);
+      } finally {
+        ledger.close();
+      }
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "the front's run on Kubernetes is admitted, recorded and charged by the project's ledger; audit reads it back",
+    async () => {
+      const { project: p } = ready();
+      const file = join(scratch, "front-ledger.sqlite");
+      const c = io();
+      const code = await runKubeTaskVerb(
+        "run",
+        p,
+        { kubeconfig },
+        ["default", "--", "sh", "-c", "sleep 1; echo hi"],
+        c.io,
+        true,
+        file,
+      );
+      expect(code, c.err.join("")).toBe(0);
+      const doc = JSON.parse(c.out.join(""));
+      expect(doc.task.chargeUsd).toBeGreaterThan(0);
+      const audit = io();
+      expect(await runLedgerVerb("audit", "kube", p, [], file, audit.io, true)).toBe(0);
+      const runs = JSON.parse(audit.out.join("")).runs as { id: string; status: string; exitCode: number }[];
+      expect(runs.map((r) => [r.id, r.status, r.exitCode])).toEqual([[doc.task.id, "done", 0]]);
     },
     TIMEOUT,
   );

@@ -141,12 +141,12 @@ describe("resolveProject", () => {
     );
   });
 
-  it("refuses a metered budget on the kubernetes backend, whose launcher keeps no ledger yet", () => {
-    expect(
-      messageOf({ ...base, backend: "kubernetes", budget: { monthlyCapUsd: 10, enforce: "metered" } }),
-    ).toBe(
-      'invalid sandbox project:\n  - budget.enforce = "metered": a metered budget needs the ledger, which only the Docker launcher keeps; use "worst-case" on the kubernetes backend',
-    );
+  it("takes a metered budget on either backend: both launchers keep the ledger", () => {
+    for (const backend of ["docker", "kubernetes"] as const) {
+      const p = resolveProject({ ...base, backend, budget: { monthlyCapUsd: 10, enforce: "metered" } });
+      expect(p.spec.budget.enforce).toBe("metered");
+      expect(p.spec.backend).toBe(backend);
+    }
   });
 
   it("refuses alert sinks it cannot deliver to", () => {
