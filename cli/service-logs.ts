@@ -194,25 +194,9 @@ export async function kubeUnitLogs(
   since: number | undefined,
 ): Promise<UnitLog[]> {
   const { kubeApis } = await import("../runtime/kubernetes/api.js");
-  const apis = await kubeApis(target);
-  const pods = await apis.core.listNamespacedPod({
-    namespace: project,
-    labelSelector: `${LABELS.project}=${project},${LABELS.role}=${role}`,
-  });
-  const logs: UnitLog[] = [];
-  for (const pod of pods.items) {
-    const name = pod.metadata?.name ?? "";
-    const sinceSeconds =
-      since === undefined ? undefined : Math.max(1, Math.ceil((Date.now() - since) / 1000));
-    const text = await apis.core.readNamespacedPodLog({
-      name,
-      namespace: project,
-      container: role,
-      ...(sinceSeconds === undefined ? {} : { sinceSeconds }),
-    });
-    logs.push({ template: "-", text: String(text) });
-  }
-  return logs;
+  const { unitLogTexts } = await import("../runtime/kubernetes/unit-logs.js");
+  const texts = await unitLogTexts(await kubeApis(target), project, role, since);
+  return texts.map((text) => ({ template: "-", text }));
 }
 
 /** `sandbox logs <stack> …` from the front: loads the stack and reads its units where the stack runs. */

@@ -35,6 +35,7 @@ import {
   removeTaskObjects,
   taskLeftovers,
 } from "./task-objects";
+import { taskBrokerCalls, taskEgress } from "./unit-logs";
 
 /** Seconds a pod may wait to be created and scheduled before the launch is given up (quota, no node, no image). */
 export const START_TIMEOUT_SECONDS = 60;
@@ -311,6 +312,17 @@ export class KubeLauncher {
     if (timedOut && !stoppedByCap) limits.push("timeout");
     if (terminated?.reason === "OOMKilled") limits.push("oom");
     if (pidsHits > 0 || /can't fork|Resource temporarily unavailable/.test(log)) limits.push("pids");
+    // The project's proxy and broker serve every template: the task's own lines are its pod's address's.
+    const podIp: string | undefined = pod?.status?.podIP;
+    const none = () => [];
+    const egress =
+      spec.egress.mode === "proxy" && podIp !== undefined
+        ? await taskEgress(this.apis, this.namespace, podIp, started, spec.egress.allow).catch(none)
+        : undefined;
+    const calls =
+      spec.broker !== undefined && podIp !== undefined
+        ? await taskBrokerCalls(this.apis, this.namespace, podIp, started).catch(none)
+        : undefined;
     const initFailed = init?.state?.terminated !== undefined && init.state.terminated.exitCode !== 0;
     const gateFailed = gate?.state?.terminated !== undefined && gate.state.terminated.exitCode !== 0;
     return {
@@ -329,6 +341,8 @@ export class KubeLauncher {
       stoppedByCap,
       durationMs,
       jobDir: "",
+      ...(egress === undefined ? {} : { egress: { network: this.namespace, decisions: egress } }),
+      ...(calls === undefined ? {} : { broker: { calls } }),
     };
   }
 
@@ -352,6 +366,8 @@ export class KubeLauncher {
         limits: result.limits,
         killedByLauncher: result.killedByLauncher,
         ...(result.stoppedByCap ? { stoppedBy: "cap" as const } : {}),
+        egress: result.egress?.decisions ?? [],
+        broker: result.broker?.calls ?? [],
         usedSeconds: ranSeconds(pod, ledger.now()),
       },
       "done",

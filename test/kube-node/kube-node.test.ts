@@ -513,11 +513,18 @@ describe("a Kubernetes sandbox project on a real node", () => {
           [
             HTTP_GET,
             'echo "via=$(http_get http://allowed.test/)"',
+            'echo "refused=$(http_get http://denied.test/)"',
             `echo "direct=$(printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${OUTSIDE_IP} 80 2>&1 | head -n 1)"`,
           ].join("\n"),
         ],
       });
       expect(web.stdout).toMatch(/via=HTTP\/1\.1 200/);
+      expect(web.stdout).toMatch(/refused=HTTP\/1\.1 403/);
+      // The task's own decisions, read from the proxy's pod by the task pod's address, each with its reason.
+      expect(web.egress?.decisions.map((d) => [d.decision, d.host, d.reason])).toEqual([
+        ["allowed", "allowed.test", "on the template's allowlist"],
+        ["denied", "denied.test", "not on the template's allowlist (an IP address never is)"],
+      ]);
       // Refused by a policy rule (kube-router rejects: the connection is refused at once), not left unanswered.
       expect(web.stdout).toMatch(/direct=.*(refused|unreachable)/i);
       const closed = await launcher.run(launchSpec(p, "default", "none"), {

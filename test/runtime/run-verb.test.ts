@@ -269,7 +269,7 @@ describe("run: what it refuses, once, in the user's terms", () => {
   it.each([
     [
       ["--bogus"],
-      'unknown option "--bogus" for run; allowed: --file name=path, --dir path, --out dir, --keep, --agent name, --env NAME=value, --timeout seconds, --wait[=seconds], --json (a task\'s own arguments go after --)',
+      'unknown option "--bogus" for run; allowed: --file name=path, --dir path, --out dir, --keep, --agent name, --env NAME=value, --timeout seconds, --wait[=seconds], -i, --json (a task\'s own arguments go after --)',
     ],
     [
       ["--file", "run.sh"],
@@ -286,7 +286,7 @@ describe("run: what it refuses, once, in the user's terms", () => {
     [["--dir", "/nonexistent"], '--dir "/nonexistent": /nonexistent is not a folder'],
     [
       ["--out"],
-      "--out needs a value: run <stack> <template> [--file name=path]... [--dir path]... [--out dir] [--keep] [--agent name] [--env NAME=value]... [--timeout seconds] [--wait[=seconds]] [--json] [-- command...]",
+      "--out needs a value: run <stack> <template> [--file name=path]... [--dir path]... [--out dir] [--keep] [--agent name] [--env NAME=value]... [--timeout seconds] [--wait[=seconds]] [-i] [--json] [-- command...]",
     ],
   ])("refuses %j with exit 2 and one message", async (args, message) => {
     const r = await front("run", "rv", "default", ...args);
