@@ -20,6 +20,10 @@ export interface KubeApis {
   readonly node: K8s.NodeV1Api;
   /** The API server's address, for messages. */
   readonly server: string;
+  /** The kubeconfig the clients were made from (for watches). */
+  readonly config: K8s.KubeConfig;
+  /** API requests these clients made so far (a watch counts its own). */
+  requests(): number;
 }
 
 /** Clients for the target's cluster. Throws a plain Error naming the kubeconfig when it cannot be read. */
@@ -41,13 +45,30 @@ export async function kubeApis(target: KubeTarget = {}): Promise<KubeApis> {
       `the kubeconfig ${target.kubeconfig ?? "(KUBECONFIG or ~/.kube/config)"} has no current cluster${target.context ? ` for context "${target.context}"` : ""}`,
     );
   }
+  // The clients as the kubeconfig makes them, with one more step on every request: it is counted.
+  let requests = 0;
+  const config = k8s.createConfiguration({
+    baseServer: new k8s.ServerConfiguration(cluster.server, {}),
+    authMethods: { default: kc },
+    promiseMiddleware: [
+      {
+        pre: async (context) => {
+          requests++;
+          return context;
+        },
+        post: async (context) => context,
+      },
+    ],
+  });
   return {
-    core: kc.makeApiClient(k8s.CoreV1Api),
-    batch: kc.makeApiClient(k8s.BatchV1Api),
-    apps: kc.makeApiClient(k8s.AppsV1Api),
-    networking: kc.makeApiClient(k8s.NetworkingV1Api),
-    node: kc.makeApiClient(k8s.NodeV1Api),
+    core: new k8s.CoreV1Api(config),
+    batch: new k8s.BatchV1Api(config),
+    apps: new k8s.AppsV1Api(config),
+    networking: new k8s.NetworkingV1Api(config),
+    node: new k8s.NodeV1Api(config),
     server: cluster.server,
+    config: kc,
+    requests: () => requests,
   };
 }
 

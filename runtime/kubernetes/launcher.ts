@@ -8,23 +8,14 @@
  */
 import { randomBytes } from "node:crypto";
 import { taskJob } from "../../components/kubernetes/pod";
-import {
-  POLICY_GATE,
-  POLICY_GATE_FAILED,
-  POLICY_GATE_SECONDS,
-} from "../../components/kubernetes/policy-gate";
-import {
-  type LaunchSpec,
-  TASK_OUTPUT_MAX_BYTES,
-  taskJobName,
-  taskServiceAccountName,
-} from "../../components/model";
+import { type LaunchSpec, taskJobName, taskServiceAccountName } from "../../components/model";
 import { LaunchRefused } from "../launch-errors";
-import type { LimitHit, TaskRequest, TaskResult } from "../launcher";
+import type { TaskRequest, TaskResult } from "../launcher";
 import type { Ledger } from "../ledger";
 import { Slots } from "../limits";
-import { apiMessage, apiStatus, type KubeApis, orAbsent } from "./api";
+import { apiMessage, apiStatus, type KubeApis } from "./api";
 import { podPidsHits } from "./pod-pids";
+import { type PodWatch, podWatch } from "./pod-watch";
 import { checkRuntimeClass, missingHandler } from "./runtime-class";
 import { collectTaskFiles, MAX_TASK_FILES_BYTES, seedTaskFiles, type TaskFile } from "./task-files";
 import {
@@ -35,7 +26,7 @@ import {
   removeTaskObjects,
   taskLeftovers,
 } from "./task-objects";
-import { taskBrokerCalls, taskEgress } from "./unit-logs";
+import { taskResult } from "./task-result";
 
 /** Seconds a pod may wait to be created and scheduled before the launch is given up (quota, no node, no image). */
 export const START_TIMEOUT_SECONDS = 60;
@@ -48,7 +39,10 @@ export interface KubeLauncherOptions {
   readonly maxConcurrent?: number;
   /** Seconds past the template's deadline before the launcher deletes the Job itself. Defaults to 15. */
   readonly graceSeconds?: number;
-  /** How often the pod is read, in ms. Defaults to 250. */
+  /**
+   * At most this long between two looks at a task's clocks (its deadline, the meter), in ms; a change of its pod
+   * (from the namespace's watch) wakes it at once. Defaults to 1000. No API request is made on this timer.
+   */
   readonly pollMs?: number;
   readonly onEvent?: (e: { type: "start" | "exit"; id: string; running: number }) => void;
   /**
@@ -60,7 +54,7 @@ export interface KubeLauncherOptions {
   readonly ledger?: Ledger;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const _sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // biome-ignore lint/suspicious/noExplicitAny: pod and job objects as the client returns them, read field by field
 type Obj = any;
@@ -120,7 +114,10 @@ export class KubeLauncher {
     }
     this.slots ??= new Slots(this.options.maxConcurrent ?? spec.maxConcurrentTasks);
     await this.slots.acquire();
+    const watch = this.watch();
     try {
+      // The watch is open before the Job exists: its pod's first state is not missed.
+      await watch.use();
       // The run's row, written before its Job is created: a refusal (BudgetRefused) creates nothing.
       ledger?.admit({
         id,
@@ -147,6 +144,7 @@ export class KubeLauncher {
         throw e;
       }
     } finally {
+      watch.release();
       this.slots.release();
     }
   }
@@ -195,59 +193,46 @@ export class KubeLauncher {
     started: number,
     onPod: (pod: Obj) => void,
   ): Promise<TaskResult> {
-    const pollMs = this.options.pollMs ?? 250;
     const ledger = this.options.ledger;
+    const watch = this.watch();
     let stoppedByCap = false;
-    let ticks = 0;
+    let lastTick = started;
     const deadline =
       started + (spec.timeoutSeconds + (this.options.graceSeconds ?? 15) + START_TIMEOUT_SECONDS) * 1000;
     const startBy = started + START_TIMEOUT_SECONDS * 1000;
     let killedByLauncher = false;
     let pod: Obj | undefined;
     let pidsHits = 0;
+    // The pod's changes come from the namespace's watch; the launcher asks the API server only what a change calls
+    // for (why no pod came, a runtime's handler), never on a timer.
+    let seen = false;
+    let checked: string | undefined;
+    let refusalCheck = started + 2000;
     for (;;) {
-      const pods = await this.apis.core.listNamespacedPod({
-        namespace: this.namespace,
-        labelSelector: `batch.kubernetes.io/job-name=${jobName}`,
-      });
-      pod = pods.items[0];
-      if (pod !== undefined) onPod(pod);
+      pod = watch.pod(jobName);
+      if (pod !== undefined) {
+        seen = true;
+        onPod(pod);
+      }
       if (pod?.metadata?.uid) pidsHits = Math.max(pidsHits, podPidsHits(pod.metadata.uid) ?? 0);
       const phase = pod?.status?.phase;
       if (phase === "Succeeded" || phase === "Failed") break;
-      const job: Obj = await orAbsent(() =>
-        this.apis.batch.readNamespacedJob({ name: jobName, namespace: this.namespace }),
-      );
-      const failed = (job?.status?.conditions ?? []).find(
-        (c: Obj) => (c.type === "Failed" || c.type === "FailureTarget") && c.status === "True",
-      );
-      if (failed !== undefined && (pod === undefined || failed.reason === "DeadlineExceeded")) break;
+      // Deleted under the task (the Job's own deadline, the off switch): it ended there.
+      if (pod === undefined && seen) break;
       if (pod === undefined) {
-        const refusal = await creationRefusal(this.apis, this.namespace, jobName);
-        if (refusal !== undefined) throw new LaunchRefused(spec.template, [refusal]);
+        if (Date.now() >= refusalCheck) {
+          refusalCheck = Date.now() + 5000;
+          const refusal = await creationRefusal(this.apis, this.namespace, jobName);
+          if (refusal !== undefined) throw new LaunchRefused(spec.template, [refusal]);
+        }
         if (Date.now() > startBy)
           throw new LaunchRefused(spec.template, [
             `the cluster made no pod for Job ${jobName} in ${START_TIMEOUT_SECONDS} s`,
           ]);
       } else if (phase === "Pending") {
-        const waiting = [
-          ...(pod.status?.initContainerStatuses ?? []),
-          ...(pod.status?.containerStatuses ?? []),
-        ]
-          .map((s: Obj) => s.state?.waiting)
-          .find((w: Obj) => w !== undefined && IMAGE_MISSING.has(w.reason));
-        if (waiting !== undefined) {
-          throw new LaunchRefused(spec.template, [
-            `image "${spec.image}" is not on the cluster's node (${waiting.reason}: ${waiting.message ?? ""}); the toolkit never pulls one: load it into the node's runtime`,
-          ]);
-        }
-        if (spec.runtime !== "runc" && pod.spec?.nodeName !== undefined) {
-          const missing = await missingHandler(this.apis, this.namespace, pod);
-          if (missing !== undefined) {
-            throw new LaunchRefused(spec.template, [
-              `the node ${pod.spec.nodeName} cannot run RuntimeClass "${pod.spec.runtimeClassName}" (runtime ${spec.runtime}): ${missing}; configure its handler in the node's container runtime, or run the template with runtime runc`,
-            ]);
-          }
+        if (pod.metadata?.resourceVersion !== checked) {
+          checked = pod.metadata?.resourceVersion;
+          await this.checkPending(spec, pod);
         }
         if (Date.now() > startBy && pod.spec?.nodeName === undefined) {
           const why = (pod.status?.conditions ?? []).find((c: Obj) => c.type === "PodScheduled")?.message;
@@ -261,10 +246,14 @@ export class KubeLauncher {
         break;
       }
       // The meter: the run stops when the month's spend reaches the cap (its Job deleted); the thresholds each second.
+      let wake = this.options.pollMs ?? 1000;
       if (ledger !== undefined) {
         try {
           const stopAt = ledger.withoutWaiting(() => {
-            if (++ticks % Math.max(1, Math.round(1000 / pollMs)) === 0) ledger.tick();
+            if (Date.now() - lastTick >= 1000) {
+              lastTick = Date.now();
+              ledger.tick();
+            }
             return ledger.stopTime(id);
           });
           if (stopAt !== undefined && ledger.now() >= stopAt) {
@@ -272,87 +261,66 @@ export class KubeLauncher {
             await this.remove(jobName, false);
             break;
           }
+          if (stopAt !== undefined) wake = Math.min(wake, Math.max(10, stopAt - ledger.now()));
         } catch {
-          // A busy ledger this poll: the next one reads it again.
+          // A busy ledger this time: the next wake reads it again.
         }
       }
-      await sleep(pollMs);
+      await watch.next(jobName, Math.min(wake, Math.max(10, deadline - Date.now())));
     }
-    const durationMs = Date.now() - started;
-    const status = (pod?.status?.containerStatuses ?? []).find((s: Obj) => s.name === "task");
-    const inits: Obj[] = pod?.status?.initContainerStatuses ?? [];
-    const init = inits.find((s: Obj) => s.name === "seed");
-    const gate = inits.find((s: Obj) => s.name === POLICY_GATE);
-    const terminated = status?.state?.terminated;
-    const log =
-      pod === undefined
-        ? ""
-        : await this.apis.core
-            .readNamespacedPodLog({
-              name: pod.metadata.name,
-              namespace: this.namespace,
-              container: "task",
-              // The kubelet rotates the log; whatever it keeps, the launcher reads a bounded amount.
-              limitBytes: TASK_OUTPUT_MAX_BYTES,
-            })
-            .then((t) => String(t))
-            .catch(() => "");
-    const job: Obj = await orAbsent(() =>
-      this.apis.batch.readNamespacedJob({ name: jobName, namespace: this.namespace }),
-    );
-    const deadlineExceeded = (job?.status?.conditions ?? []).some(
-      (c: Obj) => c.reason === "DeadlineExceeded" && c.status === "True",
-    );
-    const exitCode: number | null = typeof terminated?.exitCode === "number" ? terminated.exitCode : null;
-    const timedOut =
-      killedByLauncher ||
-      deadlineExceeded ||
-      ((exitCode === 137 || exitCode === 124) && durationMs >= spec.timeoutSeconds * 1000);
-    const limits: LimitHit[] = [];
-    if (timedOut && !stoppedByCap) limits.push("timeout");
-    if (terminated?.reason === "OOMKilled") limits.push("oom");
-    if (pidsHits > 0 || /can't fork|Resource temporarily unavailable/.test(log)) limits.push("pids");
-    // The project's proxy and broker serve every template: the task's own lines are its pod's address's.
-    const podIp: string | undefined = pod?.status?.podIP;
-    const none = () => [];
-    const egress =
-      spec.egress.mode === "proxy" && podIp !== undefined
-        ? await taskEgress(this.apis, this.namespace, podIp, started, spec.egress.allow).catch(none)
-        : undefined;
-    const calls =
-      spec.broker !== undefined && podIp !== undefined
-        ? await taskBrokerCalls(this.apis, this.namespace, podIp, started).catch(none)
-        : undefined;
-    const initFailed = init?.state?.terminated !== undefined && init.state.terminated.exitCode !== 0;
-    const gateFailed = gate?.state?.terminated !== undefined && gate.state.terminated.exitCode !== 0;
-    return {
+    return taskResult(this.apis, this.namespace, spec, {
       id,
-      container: pod?.metadata?.name ?? jobName,
-      exitCode,
-      // The cluster keeps one log per container: stdout and stderr interleaved, as written.
-      stdout: log,
-      stderr: gateFailed
-        ? `${POLICY_GATE_FAILED} within ${POLICY_GATE_SECONDS} s (the cluster's API server still answered the pod); the task did not start\n`
-        : initFailed
-          ? `the task's files could not be put in its job folder (init step exit ${init.state.terminated.exitCode})\n`
-          : "",
-      limits,
+      jobName,
+      pod,
+      started,
       killedByLauncher,
       stoppedByCap,
-      durationMs,
-      jobDir: "",
-      ...(egress === undefined ? {} : { egress: { network: this.namespace, decisions: egress } }),
-      ...(calls === undefined ? {} : { broker: { calls } }),
-    };
+      pidsHits,
+    });
   }
 
   private remove(jobName: string, configMap: boolean): Promise<void> {
-    return removeTaskObjects(this.apis, this.namespace, jobName, configMap);
+    const watch = this.watch();
+    const podGone = async (until: number) => {
+      while (watch.pod(jobName) !== undefined && Date.now() < until)
+        await watch.next(jobName, until - Date.now());
+    };
+    return removeTaskObjects(
+      this.apis,
+      this.namespace,
+      jobName,
+      configMap,
+      watch.active ? podGone : undefined,
+    );
+  }
+
+  /** The namespace's shared watch of task pods (runtime/kubernetes/pod-watch.ts). */
+  private watch(): PodWatch {
+    return podWatch(this.apis.config, this.apis.core, this.apis.server, this.namespace);
   }
 
   /** Objects of a task still in the namespace (Jobs, pods, ConfigMaps labelled with its id). */
   leftovers(taskId: string): Promise<string[]> {
     return taskLeftovers(this.apis, this.namespace, taskId);
+  }
+
+  /** A pending pod that can never start: its image is not on the node, or the node lacks its runtime's handler. */
+  private async checkPending(spec: LaunchSpec, pod: Obj): Promise<void> {
+    const waiting = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]
+      .map((s: Obj) => s.state?.waiting)
+      .find((w: Obj) => w !== undefined && IMAGE_MISSING.has(w.reason));
+    if (waiting !== undefined) {
+      throw new LaunchRefused(spec.template, [
+        `image "${spec.image}" is not on the cluster's node (${waiting.reason}: ${waiting.message ?? ""}); the toolkit never pulls one: load it into the node's runtime`,
+      ]);
+    }
+    if (spec.runtime === "runc" || pod.spec?.nodeName === undefined) return;
+    const missing = await missingHandler(this.apis, this.namespace, pod);
+    if (missing !== undefined) {
+      throw new LaunchRefused(spec.template, [
+        `the node ${pod.spec.nodeName} cannot run RuntimeClass "${pod.spec.runtimeClassName}" (runtime ${spec.runtime}): ${missing}; configure its handler in the node's container runtime, or run the template with runtime runc`,
+      ]);
+    }
   }
 
   /** Closes the run in the ledger: charged what its task container ran on the node, by the kubelet's clock. */

@@ -33,12 +33,16 @@ export async function creationRefusal(
     : `the cluster refused the task's pod: ${message}`;
 }
 
-/** Deletes the Job (its pod first) and the task's ConfigMap; waits until the pod and the Job are gone. */
+/**
+ * Deletes the Job (its pod first) and the task's ConfigMap; waits until the pod and the Job are gone. With
+ * `podGone` (the namespace's watch) the pod's end is awaited there, and only the Job is read until it goes.
+ */
 export async function removeTaskObjects(
   apis: KubeApis,
   namespace: string,
   jobName: string,
   configMap: boolean,
+  podGone?: (untilMs: number) => Promise<void>,
 ): Promise<void> {
   await orAbsent(() =>
     apis.batch.deleteNamespacedJob({
@@ -55,11 +59,14 @@ export async function removeTaskObjects(
   // Foreground deletion: the garbage collector removes the pods, then the Job itself; both are waited for, so that
   // nothing of the task is listed once the launcher returns.
   const until = Date.now() + 30_000;
+  if (podGone !== undefined) await podGone(until);
   while (Date.now() < until) {
     const [pods, job] = await Promise.all([
-      apis.core
-        .listNamespacedPod({ namespace, labelSelector: `batch.kubernetes.io/job-name=${jobName}` })
-        .catch(() => undefined),
+      podGone !== undefined
+        ? { items: [] }
+        : apis.core
+            .listNamespacedPod({ namespace, labelSelector: `batch.kubernetes.io/job-name=${jobName}` })
+            .catch(() => undefined),
       orAbsent(() => apis.batch.readNamespacedJob({ name: jobName, namespace })).then(
         (j) => j !== undefined,
         () => true,

@@ -347,6 +347,30 @@ describe("a Kubernetes sandbox project on a real node", () => {
   );
 
   it(
+    "asks the API server a small constant number of times per task, whatever its length: its pod comes from one watch",
+    async () => {
+      const { project: p } = ready();
+      // Clients of their own, so that only this launcher's requests are counted.
+      const own = await kubeApis({ kubeconfig });
+      const launcher = new KubeLauncher(own, project);
+      const spec = launchSpec(p, "default", "none");
+      const count = async (command: string[]) => {
+        const before = own.requests();
+        const r = await launcher.run(spec, { command });
+        expect(r.exitCode).toBe(0);
+        return own.requests() - before;
+      };
+      const short = await count(["true"]);
+      const long = await count(["sleep", "8"]);
+      console.log(`API requests per task: ${short} (a task that exits at once), ${long} (a task of 8 s)`);
+      expect(short).toBeLessThanOrEqual(10);
+      // Waiting for the Job's foreground deletion to finish may take a read more or less.
+      expect(Math.abs(long - short)).toBeLessThanOrEqual(2);
+    },
+    TIMEOUT,
+  );
+
+  it(
     "holds the budget's concurrency: a third task at once is refused by the namespace's quota",
     async () => {
       const { apis: a, project: p } = ready();
@@ -418,15 +442,18 @@ describe("a Kubernetes sandbox project on a real node", () => {
           expect(r.stoppedByCap, JSON.stringify(r)).toBe(true);
           expect(r.limits).not.toContain("timeout");
         }
+        // Never past the cap. The meter counts a run from its admission; the charge, what its container ran on the
+        // node: the seconds its pod took to start (a few, each) are stopped for but not charged.
         const charged = ledger.runs().reduce((n, r) => n + (r.chargeUsd ?? 0), 0);
         expect(charged).toBeLessThanOrEqual(10 + 1e-9);
-        expect(charged).toBeGreaterThan(9.9);
-        expect(ledger.spend().blocked).toBe(true);
+        expect(charged).toBeGreaterThan(7);
+        for (const r of both) expect(r.chargeUsd ?? 0).toBeGreaterThan(2);
         expect(ledger.alerts().filter((x) => x.kind === "stopped-by-cap")).toHaveLength(2);
 
+        // What is left cannot hold another run's maximum: refused with the arithmetic, before any object is made.
         const refused = await launcher.run(spec, { id: "over-cap", command: ["true"] }).catch((e) => e);
         expect(refused).toBeInstanceOf(BudgetRefused);
-        expect(String(refused.message)).toMatch(/reached the cap/);
+        expect(String(refused.message)).toMatch(/> the cap for runs|reached the cap/);
         expect(await launcher.leftovers("over-cap")).toEqual([]);
         const tasks = await a.batch.listNamespacedJob({
           namespace: project,
