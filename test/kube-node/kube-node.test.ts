@@ -7,7 +7,7 @@
 // 198.18.1.1 (RFC 2544 space, which the proxy does not refuse), with a DNS server there for the broker's names, and
 // the node drops every pod packet bound off it. Templates with `runtime: runsc` run in pods of the `gvisor`
 // RuntimeClass the project creates, under gVisor (the node's containerd has gVisor's shim as handler `runsc`).
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -460,6 +460,76 @@ describe("a Kubernetes sandbox project on a real node", () => {
           labelSelector: "sandbox.role=task",
         });
         expect(tasks.items).toEqual([]);
+      } finally {
+        ledger.close();
+      }
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "a SIGKILLed launcher leaves nothing unaccounted: the next launch stops its task, charges what it ran, removes its Job",
+    async () => {
+      const { apis: a, project: p } = ready();
+      const meter: Meter = { ...meterOf(p), enforce: "metered", capUsd: 10, fixedUsd: 0 };
+      const file = join(scratch, "orphan-ledger.sqlite");
+      const id = `orphan-${randomBytes(3).toString("hex")}`;
+      const child = spawn(
+        process.execPath,
+        [
+          "--import",
+          "tsx",
+          join(__dirname, "kube-orphan-worker.ts"),
+          kubeconfig,
+          file,
+          JSON.stringify(meter),
+          JSON.stringify(p),
+          "default",
+          id,
+          JSON.stringify(["sleep", "25"]),
+        ],
+        { stdio: ["ignore", "pipe", "pipe"] },
+      );
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+      });
+      child.stderr.on("data", (d: Buffer) => {
+        out += d.toString();
+      });
+      const exited = new Promise((r) => child.on("exit", r));
+      try {
+        const until = Date.now() + 90_000;
+        while (!out.includes(`running ${id}`) && Date.now() < until)
+          await new Promise((r) => setTimeout(r, 200));
+        expect(out).toContain(`running ${id}`);
+      } finally {
+        child.kill("SIGKILL");
+        await exited;
+      }
+      const ledger = Ledger.open(file, meter);
+      try {
+        expect(ledger.run(id)?.status).toBe("open");
+        // The task still runs on the node: its launcher is gone, its Job is not.
+        const jobs = await a.batch.listNamespacedJob({
+          namespace: project,
+          labelSelector: `sandbox.task=${id}`,
+        });
+        expect(jobs.items).toHaveLength(1);
+        // The next launch (a launcher of this process) reconciles first.
+        const next = await new KubeLauncher(a, project, { ledger }).run(launchSpec(p, "default", "none"), {
+          command: ["true"],
+        });
+        expect(next.exitCode).toBe(0);
+        const run = ledger.run(id);
+        expect(run?.status).toBe("reconciled");
+        expect(run?.chargeUsd ?? 0).toBeGreaterThan(0);
+        expect(ledger.alerts().some((x) => x.message.includes(id))).toBe(true);
+        const left = await a.batch.listNamespacedJob({
+          namespace: project,
+          labelSelector: `sandbox.task=${id}`,
+        });
+        expect(left.items).toEqual([]);
       } finally {
         ledger.close();
       }
