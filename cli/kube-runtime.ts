@@ -5,7 +5,7 @@
  * project's name.
  */
 import { randomBytes } from "node:crypto";
-import { launchSpec, type ResolvedProject, usdFine } from "../components/model";
+import { launchSpec, type ResolvedProject } from "../components/model";
 import { identifyAgent } from "../runtime/agent-keys";
 import { apiMessage, type KubeApis, type KubeTarget, kubeApis } from "../runtime/kubernetes/api";
 import { KubeLauncher } from "../runtime/kubernetes/launcher";
@@ -14,8 +14,8 @@ import type { Ledger } from "../runtime/ledger";
 import { runEscape, runProbe } from "../runtime/walls";
 import { openLedger } from "./ledger";
 import type { Io } from "./output";
-import { taskOutput } from "./output";
-import { parseRunArgs, RunUsageError, runExitCode, runSpec } from "./run-options";
+import { parseRunArgs, RunUsageError, runSpec } from "./run-options";
+import { runOne } from "./run-task";
 import { type Failure, failureOf, report, templatesOf } from "./task-failure";
 import type { TaskVerb } from "./verbs";
 import { escapeVerb, probeVerb } from "./walls-verbs";
@@ -111,12 +111,9 @@ export async function runKubeTaskVerb(
   try {
     if (verb === "run") {
       run = parseRunArgs(rest, process.env.INIT_CWD ?? process.cwd());
-      if (run.out !== undefined || run.keep || run.stdin) {
-        const flag = run.out !== undefined ? "--out" : run.keep ? "--keep" : "-i";
+      if (run.stdin) {
         throw new RunUsageError(
-          flag === "-i"
-            ? "run: -i is for Docker stacks; on Kubernetes give the task its input as a file (--file name=path)"
-            : `run: ${flag} is for Docker stacks; on Kubernetes a task's job folder is an emptyDir that goes with its pod (print what you need, or write it where your own storage is)`,
+          "run: -i is for Docker stacks; on Kubernetes give the task its input as a file (--file name=path)",
         );
       }
     }
@@ -133,6 +130,8 @@ export async function runKubeTaskVerb(
     return report(verb, failureOf(verb, e), io, json);
   }
   const launcher = new KubeLauncher(apis, namespace, {
+    // `run --out` and `--keep` bring the job folder back from the pod, where Docker keeps it.
+    jobRoot: project.jobRoot,
     onEvent: (e) => io.err(`[${e.type}] task ${e.id} (${e.running} running)\n`),
     ...(ledger === undefined ? {} : { ledger }),
   });
@@ -153,32 +152,9 @@ export async function runKubeTaskVerb(
       const id = `${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
       // An agent is whoever holds one of its keys (runtime/agent-keys.ts); no key and no agent: the operator's run.
       const agent = ledger === undefined ? run.agent : identifyAgent(ledger.file, namespace, run.agent);
-      const result = await launcher.run(spec, {
-        id,
-        ...(run.command === undefined ? {} : { command: run.command }),
-        seeds: run.seeds,
-        ...(agent === undefined ? {} : { agent }),
-      });
-      const code = runExitCode(result);
-      const { jobDir: _jobDir, ...task } = result;
-      if (json) {
-        io.out(
-          `${JSON.stringify({ verb: "run", ok: code === 0, exitCode: code, task: { ...task, template }, namespace })}\n`,
-        );
-        return code;
-      }
-      io.out(taskOutput(result.stdout, io.terminal?.out === true));
-      const limits = result.limits.length ? `, limits hit: ${result.limits.join(", ")}` : "";
-      const deadline = result.limits.includes("timeout")
-        ? ` (killed at its ${spec.timeoutSeconds} s deadline: exit 124)`
-        : "";
-      io.err(taskOutput(result.stderr, io.terminal?.err === true));
-      const cap = result.stoppedByCap ? ", stopped at the cap" : "";
-      const charge = result.chargeUsd === undefined ? "" : `, charged ${usdFine(result.chargeUsd)}`;
-      io.err(
-        `task ${result.id}: pod ${result.container} exit ${result.exitCode}${deadline}${limits}${cap}${charge}; its Job deleted\n`,
-      );
-      return code;
+      const { agent: _claimed, ...unclaimed } = run;
+      const identified = agent === undefined ? unclaimed : { ...unclaimed, agent };
+      return await runOne({ kind: "kubernetes", runner: launcher }, project, spec, identified, id, io, json);
     }
     if (verb === "probe") {
       return await probeVerb(

@@ -2,7 +2,6 @@ import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { Readable } from "node:stream";
 import type Dockerode from "dockerode";
 import {
   type LaunchSpec,
@@ -10,24 +9,21 @@ import {
   projectNetworkName,
   proxySpec,
   type ResolvedProject,
-  TASK_OUTPUT_MAX_BYTES,
 } from "../components/model";
 import { identifyAgent } from "../runtime/agent-keys";
 import { deployedSpecs, specDifference } from "../runtime/deployed-shape";
 import { dockerClient } from "../runtime/docker/client";
 import { removeJobFolder } from "../runtime/jobs";
 import { Launcher } from "../runtime/launcher";
-import { BudgetRefused } from "../runtime/ledger";
 import { offSwitch } from "../runtime/offSwitch";
-import { copyOutputs } from "../runtime/outputs";
 import { policyPreflight } from "../runtime/preflight";
 import { currentProxy } from "../runtime/proxy";
 import { runEscape, runProbe } from "../runtime/walls";
 import { dockerEngineProblem } from "./engine-host";
 import { openLedger } from "./ledger";
-import { liveOutput } from "./live-output";
-import { escapeControls, type Io } from "./output";
-import { parseRunArgs, type RunOptions, runExitCode, runSpec } from "./run-options";
+import type { Io } from "./output";
+import { parseRunArgs, type RunOptions, runSpec } from "./run-options";
+import { runOne } from "./run-task";
 import { type Failure, failureOf, report, templatesOf } from "./task-failure";
 import type { TaskVerb } from "./verbs";
 import { escapeVerb, probeVerb } from "./walls-verbs";
@@ -235,7 +231,17 @@ async function taskVerbOnce(
         const agent = ledger === undefined ? options.agent : identifyAgent(ledger.file, name, options.agent);
         const { agent: _claimed, ...unclaimed } = options;
         const identified: RunOptions = agent === undefined ? unclaimed : { ...unclaimed, agent };
-        return await runOne(launcher, project, identified, taskId, io, json);
+        const [template = ""] = templatesOf(project, [identified.template]);
+        const spec = runSpec(launchSpec(project, template, networkName), identified);
+        return await runOne(
+          { kind: "docker", runner: launcher },
+          project,
+          spec,
+          identified,
+          taskId,
+          io,
+          json,
+        );
       }
       case "probe":
         return await probeVerb(
@@ -276,100 +282,4 @@ async function taskVerbOnce(
     ledger?.close();
   }
   return { kind: "engine", message: `${verb}: not a task verb`, started };
-}
-
-/**
- * One task: seeds its job folder, runs it, copies its outputs to `--out`, removes the job folder unless `--keep`,
- * and returns the task's own exit code. With `--json`, one document on stdout:
- * `{verb, ok, exitCode, task: {id, template, container, exitCode, stdout, stderr, limits, killedByLauncher,
- * durationMs, egress?}, jobFolder: {path, kept}, out: path | null, skipped: [paths not copied]}`.
- */
-async function runOne(
-  launcher: Launcher,
-  project: ResolvedProject,
-  run: RunOptions,
-  taskId: string,
-  io: Io,
-  json: boolean,
-): Promise<number> {
-  const [template = ""] = templatesOf(project, [run.template]);
-  const spec = runSpec(launchSpec(project, template, projectNetworkName(project.spec.name)), run);
-  const live = json ? undefined : liveOutput(io);
-  let result: Awaited<ReturnType<Launcher["run"]>>;
-  // With --wait, a launch refused because every slot is busy is tried again each second until the wait is over.
-  const waitUntil = run.waitSeconds === undefined ? undefined : Date.now() + run.waitSeconds * 1000;
-  let waiting = false;
-  for (;;) {
-    try {
-      result = await launcher.run(spec, {
-        id: taskId,
-        // Without --json the task's output is shown as it is written; --json holds it in its one document.
-        ...(live === undefined ? {} : { onOutput: live.sink }),
-        ...(run.command === undefined ? {} : { command: run.command }),
-        ...(run.agent === undefined ? {} : { agent: run.agent }),
-        ...(run.stdin ? { stdin: io.stdin?.() ?? Readable.from([]) } : {}),
-        seeds: run.seeds,
-      });
-      break;
-    } catch (e) {
-      const busy = e instanceof BudgetRefused && e.reason === "concurrency";
-      if (busy && waitUntil !== undefined && Date.now() < waitUntil) {
-        if (!waiting) io.err(`waiting for a slot (up to ${run.waitSeconds} s): ${e.message}\n`);
-        waiting = true;
-        await new Promise((r) => setTimeout(r, 1000));
-        continue;
-      }
-      // A launch that failed after its folder was made leaves nothing behind unless the user asked to keep it.
-      if (!run.keep) removeJobFolder(project.jobRoot, taskId);
-      if (busy && !waiting)
-        throw new BudgetRefused(`${e.message} (\`run --wait\` waits for a slot)`, e.reason);
-      throw e;
-    }
-  }
-  // A task the off switch stopped has no job folder left to copy from.
-  const skipped =
-    run.out === undefined || result.removed
-      ? []
-      : copyOutputs(result.jobDir, run.out, spec.resources.diskMb * 1024 * 1024);
-  if (!run.keep) removeJobFolder(project.jobRoot, taskId);
-  const code = runExitCode(result);
-  const { jobDir: _jobDir, ...task } = result;
-  if (json) {
-    const doc = {
-      verb: "run",
-      ok: code === 0,
-      exitCode: code,
-      task: { ...task, template },
-      jobFolder: { path: join(project.jobRoot, taskId), kept: run.keep },
-      out: run.out ?? null,
-      skipped,
-    };
-    io.out(`${JSON.stringify(doc)}\n`);
-    return code;
-  }
-  live?.flush();
-  const dropped = result.liveDropped;
-  if (dropped !== undefined && dropped.stdout + dropped.stderr > 0) {
-    io.err(
-      `task ${result.id}: output past ${TASK_OUTPUT_MAX_BYTES / (1024 * 1024)} MiB a stream was not shown (stdout ${dropped.stdout} bytes, stderr ${dropped.stderr} bytes more)\n`,
-    );
-  }
-  const limits = result.limits.length ? `, limits hit: ${result.limits.join(", ")}` : "";
-  const deadline = result.limits.includes("timeout")
-    ? ` (killed at its ${spec.timeoutSeconds} s deadline: exit 124)`
-    : "";
-  if (result.removed) {
-    io.err(
-      `task ${result.id}: stopped by the off switch (exit ${result.exitCode}); its container, job folder and output beyond what was shown went with it\n`,
-    );
-    return code;
-  }
-  const copied = run.out === undefined ? "" : `; outputs copied to ${run.out}`;
-  // The names are the task's: written out, never passed to the terminal as they are.
-  const skip = skipped.length
-    ? ` (not copied: ${skipped.map((s) => `${escapeControls(JSON.stringify(s.path))} (${s.reason})`).join(", ")})`
-    : "";
-  const folder = `job folder ${result.jobDir} ${run.keep ? "kept" : "removed"}`;
-  io.err(`task ${result.id}: exit ${result.exitCode}${deadline}${limits}${copied}${skip}; ${folder}\n`);
-  return code;
 }

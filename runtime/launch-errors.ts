@@ -1,5 +1,13 @@
-/** Why a launch did not happen, each refused before any container was created. */
+/** Why a launch did not happen, each refused before any container was created, and the check that refuses it. */
+import type Dockerode from "dockerode";
+import type { LaunchSpec } from "../components/model";
 import { isNotFound } from "./docker/client";
+
+/**
+ * Judges the exact Engine API create body before launch (runtime/docker/taskContainer.ts); returns the violation
+ * messages (empty when clean).
+ */
+export type Preflight = (body: Dockerode.ContainerCreateOptions, spec: LaunchSpec) => readonly string[];
 
 /** A launch refused before any container was created. */
 export class LaunchRefused extends Error {

@@ -6,7 +6,13 @@ import { isNotFound, noneIfGone } from "./docker/client";
 import { attachInput } from "./docker/stdin";
 import { taskContainer } from "./docker/taskContainer";
 import { hashTree, jobDiskState, prepareJobFolder, removeJobFolder } from "./jobs";
-import { ImageMissing, isImageMissing, LaunchRefused, RuntimeMissing } from "./launch-errors";
+import {
+  ImageMissing,
+  isImageMissing,
+  LaunchRefused,
+  type Preflight,
+  RuntimeMissing,
+} from "./launch-errors";
 import { Ledger } from "./ledger";
 import { Slots } from "./limits";
 import { dockerOrphans } from "./orphans";
@@ -21,11 +27,7 @@ export { ImageMissing, isImageMissing, LaunchRefused, RuntimeMissing } from "./l
 export { pidsLimitHits, Slots } from "./limits";
 export type { LimitHit, TaskRequest, TaskResult } from "./task";
 
-/**
- * Judges the exact Engine API create body before launch (runtime/docker/taskContainer.ts); returns the violation
- * messages (empty when clean).
- */
-export type Preflight = (body: Dockerode.ContainerCreateOptions, spec: LaunchSpec) => readonly string[];
+export type { Preflight } from "./launch-errors";
 
 export interface LauncherOptions {
   /** Tasks allowed at once; extra tasks wait for a slot. Defaults to each spec's `maxConcurrentTasks`. */

@@ -4,7 +4,7 @@ import { type LaunchSpec, PER_TASK_NETWORK, taskContainerName } from "../compone
 import { isNotFound } from "./docker/client";
 import { taskContainer } from "./docker/taskContainer";
 import { prepareJobFolder, removeJobFolder } from "./jobs";
-import { LaunchRefused, type Preflight } from "./launcher";
+import { LaunchRefused, type Preflight } from "./launch-errors";
 
 /**
  * The warm pool (Docker): per template, up to `size` task containers created from the template and never started.

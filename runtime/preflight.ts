@@ -3,7 +3,7 @@ import { evaluate } from "../policy/evaluate";
 import { ALL_RULES } from "../policy/rules/registry";
 import type { EnforcementLevel } from "../policy/rules/types";
 import { adaptLaunchSpec } from "../policy/sources/docker/read";
-import type { Preflight } from "./launcher";
+import type { Preflight } from "./launch-errors";
 
 /** Per-rule settings, as the CrossGuard pack's config takes them: `{ "<rule id>": { enforcementLevel, ... } }`. */
 export type RuleConfig = Readonly<Record<string, { readonly enforcementLevel?: EnforcementLevel } & object>>;

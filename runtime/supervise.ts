@@ -6,7 +6,7 @@ import type Dockerode from "dockerode";
 import { type LaunchSpec, TASK_OUTPUT_MAX_BYTES } from "../components/model";
 import { demuxLogs, isNotFound } from "./docker/client";
 import { followOutput, type OutputSink } from "./docker/follow";
-import type { LimitHit, TaskResult } from "./launcher";
+import type { LimitHit, TaskResult } from "./task";
 import type { Ledger } from "./ledger";
 import { pidsLimitHits } from "./limits";
 

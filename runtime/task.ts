@@ -6,6 +6,7 @@
 import type { BrokerCall, JobDiskState, ProxyDecision } from "../components/model";
 import type { OutputSink } from "./docker/follow";
 import type { JobSeed } from "./jobs";
+import type { NotCopied } from "./outputs";
 
 /** One task to run from a template. */
 export interface TaskRequest {
@@ -17,6 +18,11 @@ export interface TaskRequest {
   readonly files?: Readonly<Record<string, string>>;
   /** Host files and folders copied into the job folder before the task starts (`run --file`, `--dir`). */
   readonly seeds?: readonly JobSeed[];
+  /**
+   * Kubernetes: bring the job folder's contents back from the pod before it goes, into `<jobRoot>/<id>` on this
+   * machine (`run --out`, `--keep`); the launcher needs a `jobRoot`. Docker's job folder is on this machine already.
+   */
+  readonly collect?: boolean;
   /** Remove the job folder after the task (for checks whose output is only their logs). Defaults to false. */
   readonly removeJobDir?: boolean;
   /** The agent the task is for (known by its key: runtime/agent-keys.ts), held to its profile. None: the operator. */
@@ -49,8 +55,15 @@ export interface TaskResult {
   /** True when the launcher's own deadline had to kill the container (the in-container one failed). */
   readonly killedByLauncher: boolean;
   readonly durationMs: number;
-  /** The host folder mounted as the job folder; it holds the task's outputs. */
+  /**
+   * The job folder on this machine, holding the task's outputs: Docker's is mounted into the task; Kubernetes' came
+   * back from the pod (with `collect`; empty when it did not, and `jobProblem` says why).
+   */
   readonly jobDir: string;
+  /** Kubernetes: entries of the job folder not brought back from the pod, and why. */
+  readonly notCopied?: readonly NotCopied[];
+  /** Kubernetes: why the job folder asked for could not be brought back. */
+  readonly jobProblem?: string;
   /**
    * Docker: whether the job folder had a disk of its own of the template's `diskMb` (mounted `nosuid,nodev,noexec`),
    * and if not, why (runtime/job-disk.ts). The probe reports it.

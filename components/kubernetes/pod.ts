@@ -16,6 +16,29 @@ export const JOB_TTL_SECONDS = 300;
 /** Seconds past the in-container deadline before the Job's own deadline ends the pod. */
 export const DEADLINE_GRACE_SECONDS = 30;
 
+/**
+ * The folder (an `emptyDir` of the pod) where a task's standard error goes: the cluster keeps one log per container,
+ * stdout and stderr interleaved, so the task's stderr is written to a file there instead and its log is its stdout.
+ */
+export const STREAMS_PATH = "/run/sandbox";
+
+/**
+ * The task's standard error, in {@link STREAMS_PATH}: made empty by the pod's first init container, and the only
+ * thing of that folder the task container mounts (a file, where the task can write nothing else).
+ */
+export const STDERR_FILE = `${STREAMS_PATH}/stderr`;
+
+/**
+ * The second container of a task pod: it runs no task code and only waits (until its pod is deleted, or the Job's
+ * deadline), so that once the task container has ended the launcher can still read its stderr and its job folder
+ * (`run --out`, `--keep`) out of the pod, by exec, before the pod goes. Hardened like the task, with limits of its own
+ * that the namespace's quota holds on top of each task slot ({@link HOLDER_RESOURCES}).
+ */
+export const HOLDER = "results";
+
+/** The holder's limits: enough for `sh`, `cat` and `tar` reading the task's files out; its log stays empty. */
+export const HOLDER_RESOURCES = { vcpu: 0.1, memoryMb: 32, diskMb: 64 } as const;
+
 /** The label a task pod carries when its template sends traffic through the proxy. */
 export const EGRESS_LABEL = "sandbox.egress";
 
@@ -88,11 +111,15 @@ export function restrictedContainer(uid: number, gid: number, drop: readonly str
   };
 }
 
-/** The hardened pod spec of one task of a template: every wall the Docker backend builds, as Kubernetes has it. */
+/**
+ * The hardened pod spec of one task of a template: every wall the Docker backend builds, as Kubernetes has it. Without
+ * `holds` the pod has no {@link HOLDER} and ends with its task (the stack's probe Job, whose result is its log).
+ */
 export function hardenedPodSpec(
   spec: LaunchSpec,
   serviceAccount: string,
   command?: readonly string[],
+  holds = true,
 ): k8s.types.input.core.v1.PodSpec {
   const { uid, gid } = parseUser(spec.user);
   const limits = {
@@ -103,10 +130,13 @@ export function hardenedPodSpec(
   // The proxy variables and the broker's address name their Services by cluster address (a Docker network alias on
   // Docker); service links are on for that in proxy mode or with broker routes (the namespace holds no other Service).
   const env = podEnv(spec);
+  // With a holder, the deadline's shell sends the task's stderr to its file before it starts the task.
+  const wrapped = deadline(spec.timeoutSeconds, command ?? spec.command, "command");
+  const [sh = "sh", c = "-c", script = "", ...args] = wrapped;
   const task: k8s.types.input.core.v1.Container = {
     name: "task",
     image: spec.image,
-    command: deadline(spec.timeoutSeconds, command ?? spec.command, "command"),
+    command: holds ? [sh, c, `exec 2>${STDERR_FILE}; ${script}`, ...args] : wrapped,
     workingDir: spec.jobFolder.containerPath,
     env,
     securityContext: restrictedContainer(uid, gid, spec.capDrop),
@@ -114,17 +144,46 @@ export function hardenedPodSpec(
     volumeMounts: [
       { name: "tmp", mountPath: spec.tmpfs.path },
       { name: "job", mountPath: spec.jobFolder.containerPath },
+      ...(holds ? [{ name: "streams", mountPath: STDERR_FILE, subPath: "stderr" }] : []),
+    ],
+  };
+  const holdLimits = {
+    cpu: cpuQuantity(HOLDER_RESOURCES.vcpu),
+    memory: mibQuantity(HOLDER_RESOURCES.memoryMb),
+    "ephemeral-storage": mibQuantity(HOLDER_RESOURCES.diskMb),
+  };
+  const holder: k8s.types.input.core.v1.Container = {
+    name: HOLDER,
+    image: spec.image,
+    // Waits, and ends at once when its pod is deleted (a shell's trap runs when `wait` is interrupted).
+    command: [
+      "sh",
+      "-c",
+      `trap 'exit 0' TERM; sleep ${spec.timeoutSeconds + DEADLINE_GRACE_SECONDS} & wait $!`,
+    ],
+    securityContext: restrictedContainer(uid, gid, spec.capDrop),
+    resources: { requests: holdLimits, limits: holdLimits },
+    volumeMounts: [
+      { name: "job", mountPath: spec.jobFolder.containerPath, readOnly: true },
+      { name: "streams", mountPath: STREAMS_PATH, readOnly: true },
     ],
   };
   const podSpec: k8s.types.input.core.v1.PodSpec = {
     restartPolicy: "Never",
     ...restrictedPod(serviceAccount, uid, gid, needsServiceLinks(spec)),
     // No task code runs before the pod's network policy holds (components/kubernetes/policy-gate.ts).
-    initContainers: [policyGateContainer(task)],
-    containers: [task],
+    initContainers: [
+      policyGateContainer(
+        task,
+        holds ? { volume: "streams", folder: STREAMS_PATH, file: "stderr" } : undefined,
+      ),
+    ],
+    containers: holds ? [task, holder] : [task],
     volumes: [
       { name: "tmp", emptyDir: { medium: "Memory", sizeLimit: mibQuantity(spec.tmpfs.sizeMb) } },
       { name: "job", emptyDir: { sizeLimit: mibQuantity(spec.resources.diskMb) } },
+      // The task's stderr: counted, like its log, in the pod's ephemeral storage.
+      ...(holds ? [{ name: "streams", emptyDir: {} }] : []),
     ],
   };
   if (spec.runtime !== "runc") podSpec.runtimeClassName = RUNTIME_CLASSES[spec.runtime];
@@ -146,6 +205,7 @@ export function taskJob(
   taskId: string,
   serviceAccount: string,
   command?: readonly string[],
+  holds = true,
 ) {
   if (!/^[a-z0-9]([a-z0-9-]{0,40}[a-z0-9])?$/.test(taskId)) {
     throw new Error(`task id "${taskId}" must be lower-case letters, digits and -, at most 42 characters`);
@@ -165,7 +225,7 @@ export function taskJob(
       completions: 1,
       activeDeadlineSeconds: spec.timeoutSeconds + DEADLINE_GRACE_SECONDS,
       ttlSecondsAfterFinished: JOB_TTL_SECONDS,
-      template: { metadata: { labels }, spec: hardenedPodSpec(spec, serviceAccount, command) },
+      template: { metadata: { labels }, spec: hardenedPodSpec(spec, serviceAccount, command, holds) },
     },
   };
 }

@@ -47,15 +47,22 @@ export function policyGateScript(seconds = POLICY_GATE_SECONDS): string {
   ].join("\n");
 }
 
-/** The gate as an init container of a pod whose task container is `task` (same image, walls and limits). */
+/**
+ * The gate as an init container of a pod whose task container is `task` (same image, walls and limits). With
+ * `stderrFile` (a file in the volume `streams`, mounted at its folder), it first makes that file empty, so that the
+ * task container can mount it alone (components/kubernetes/pod.ts).
+ */
 export function policyGateContainer(
   task: k8s.types.input.core.v1.Container,
+  stderrFile?: { readonly volume: string; readonly folder: string; readonly file: string },
 ): k8s.types.input.core.v1.Container {
+  const make = stderrFile === undefined ? "" : `: > ${stderrFile.folder}/${stderrFile.file}\n`;
   return {
     name: POLICY_GATE,
     image: task.image,
-    command: ["sh", "-c", policyGateScript()],
+    command: ["sh", "-c", `${make}${policyGateScript()}`],
     securityContext: task.securityContext,
     resources: task.resources,
+    ...(stderrFile === undefined ? {} : { volumeMounts: [{ name: stderrFile.volume, mountPath: stderrFile.folder }] }),
   };
 }

@@ -13,6 +13,7 @@ import {
   usd,
 } from "../model";
 import { BROKER_DISK_MIB } from "./broker";
+import { HOLDER_RESOURCES } from "./pod";
 import { PROXY_DISK_MIB } from "./proxy";
 import { cpuQuantity, mibQuantity } from "./quantities";
 
@@ -82,6 +83,19 @@ export function brokerQuotaExtra(broker: BrokerSpec): QuotaExtra {
   };
 }
 
+/**
+ * The task pods' holders' share (components/kubernetes/pod.ts): each task slot's pod holds a small second container
+ * with limits of its own, so the quota admits it on top of the slot the budget priced.
+ */
+export function holderQuotaExtra(tasks: number): QuotaExtra {
+  return {
+    vcpu: Math.round(tasks * HOLDER_RESOURCES.vcpu * 1000) / 1000,
+    memoryMib: tasks * HOLDER_RESOURCES.memoryMb,
+    diskMib: tasks * HOLDER_RESOURCES.diskMb,
+    pods: 0,
+  };
+}
+
 /** The always-on pods' shares together (undefined when there are none). */
 export function sumQuotaExtras(extras: readonly (QuotaExtra | undefined)[]): QuotaExtra | undefined {
   const present = extras.filter((e): e is QuotaExtra => e !== undefined);
@@ -132,10 +146,16 @@ export function limitRangeSpec(
     memoryMb: Math.min(defaults.memoryMb, max.memoryMb),
     diskMb: Math.min(defaults.diskMb, max.diskMb),
   };
+  // A task pod is its task container and its holder (components/kubernetes/pod.ts).
+  const pod = {
+    vcpu: Math.round((max.vcpu + HOLDER_RESOURCES.vcpu) * 1000) / 1000,
+    memoryMb: max.memoryMb + HOLDER_RESOURCES.memoryMb,
+    diskMb: max.diskMb + HOLDER_RESOURCES.diskMb,
+  };
   return {
     limits: [
       { type: "Container", default: q(d), defaultRequest: q(d), max: q(max) },
-      { type: "Pod", max: q(max) },
+      { type: "Pod", max: q(pod) },
     ],
   };
 }

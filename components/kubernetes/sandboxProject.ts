@@ -47,6 +47,7 @@ import { hardenedPodSpec, taskJob, taskPodLabels } from "./pod";
 import { proxyConfigMap, proxyDeploymentSpec, proxyServiceSpec } from "./proxy";
 import {
   brokerQuotaExtra,
+  holderQuotaExtra,
   limitRangeSpec,
   proxyQuotaExtra,
   type QuotaPlan,
@@ -143,7 +144,11 @@ export class SandboxProject extends pulumi.ComponentResource {
           hard: quotaHard(
             plan,
             spec.enabled
-              ? sumQuotaExtras([proxy && proxyQuotaExtra(proxy), broker && brokerQuotaExtra(broker)])
+              ? sumQuotaExtras([
+                  holderQuotaExtra(plan.tasks),
+                  proxy && proxyQuotaExtra(proxy),
+                  broker && brokerQuotaExtra(broker),
+                ])
               : undefined,
             spec.probe && spec.enabled ? Object.keys(spec.templates).length : 0,
           ),
@@ -328,7 +333,8 @@ export class SandboxProject extends pulumi.ComponentResource {
           timeoutSeconds: Math.min(launch.timeoutSeconds, PROBE_TIMEOUT_SECONDS),
           labels: projectLabels(ns, "probe", template, launch.specHash),
         };
-        const job = taskJob(probeSpec, ns, "probe", serviceAccount, ["sh", "-c", script]);
+        // No holder: the probe's result is its log, and its pod ends with it (and frees its quota).
+        const job = taskJob(probeSpec, ns, "probe", serviceAccount, ["sh", "-c", script], false);
         // A proxy-mode or broker-calling probe names the Service by its address (service links): it must exist first.
         const runtimeClass = launch.runtime === "runc" ? undefined : runtimeClasses.get(launch.runtime);
         const services = [

@@ -24,6 +24,8 @@ export interface KubeApis {
   readonly config: K8s.KubeConfig;
   /** API requests these clients made so far (a watch counts its own). */
   requests(): number;
+  /** Counts one request made outside these clients (an exec's connection). */
+  count(): void;
 }
 
 /** Clients for the target's cluster. Throws a plain Error naming the kubeconfig when it cannot be read. */
@@ -69,6 +71,9 @@ export async function kubeApis(target: KubeTarget = {}): Promise<KubeApis> {
     server: cluster.server,
     config: kc,
     requests: () => requests,
+    count: () => {
+      requests++;
+    },
   };
 }
 

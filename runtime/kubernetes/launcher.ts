@@ -7,15 +7,17 @@
  * launcher's slots and by the namespace's ResourceQuota, whose refusal is reported as such.
  */
 import { randomBytes } from "node:crypto";
-import { taskJob } from "../../components/kubernetes/pod";
+import { join } from "node:path";
+import { HOLDER, taskJob } from "../../components/kubernetes/pod";
 import { type LaunchSpec, taskJobName, taskServiceAccountName } from "../../components/model";
 import { LaunchRefused } from "../launch-errors";
-import type { TaskRequest, TaskResult } from "../launcher";
 import type { Ledger } from "../ledger";
 import { Slots } from "../limits";
+import type { TaskRequest, TaskResult } from "../task";
 import { apiMessage, apiStatus, type KubeApis } from "./api";
 import { podPidsHits } from "./pod-pids";
 import { type PodWatch, podWatch } from "./pod-watch";
+import { readOut } from "./readout";
 import { checkRuntimeClass, missingHandler } from "./runtime-class";
 import { collectTaskFiles, MAX_TASK_FILES_BYTES, seedTaskFiles, type TaskFile } from "./task-files";
 import {
@@ -27,6 +29,11 @@ import {
   taskLeftovers,
 } from "./task-objects";
 import { taskResult } from "./task-result";
+
+/** A pod's task container's status. */
+function taskContainer(pod: Obj | undefined): Obj | undefined {
+  return (pod?.status?.containerStatuses ?? []).find((s: Obj) => s.name === "task");
+}
 
 /** Seconds a pod may wait to be created and scheduled before the launch is given up (quota, no node, no image). */
 export const START_TIMEOUT_SECONDS = 60;
@@ -52,6 +59,11 @@ export interface KubeLauncherOptions {
    * launch for an agent is refused.
    */
   readonly ledger?: Ledger;
+  /**
+   * Where a task's job folder comes back to, `<jobRoot>/<id>`, when its request asks for it (`collect`): read out of
+   * the pod through its holder before the pod goes (runtime/kubernetes/readout.ts).
+   */
+  readonly jobRoot?: string;
 }
 
 const _sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -84,6 +96,11 @@ export class KubeLauncher {
   async run(spec: LaunchSpec, request: TaskRequest = {}): Promise<TaskResult> {
     if (this.stopping) throw new LaunchRefused(spec.template, ["the launcher is shutting down"]);
     const ledger = this.options.ledger;
+    if (request.collect === true && this.options.jobRoot === undefined) {
+      throw new LaunchRefused(spec.template, [
+        "the task's job folder was asked for, and this launcher has no jobRoot to bring it back to",
+      ]);
+    }
     if (request.agent !== undefined && ledger === undefined) {
       throw new LaunchRefused(spec.template, [
         "a task for an agent is admitted by the project's ledger, and this launcher has none",
@@ -178,7 +195,7 @@ export class KubeLauncher {
         throw e;
       }
       this.options.onEvent?.({ type: "start", id, running: this.live.size });
-      return await this.supervise(spec, id, jobName, started, onPod);
+      return await this.supervise(spec, id, jobName, started, onPod, request.collect === true);
     } finally {
       await this.remove(jobName, files.length > 0);
       this.live.delete(jobName);
@@ -192,6 +209,7 @@ export class KubeLauncher {
     jobName: string,
     started: number,
     onPod: (pod: Obj) => void,
+    collect: boolean,
   ): Promise<TaskResult> {
     const ledger = this.options.ledger;
     const watch = this.watch();
@@ -217,6 +235,8 @@ export class KubeLauncher {
       if (pod?.metadata?.uid) pidsHits = Math.max(pidsHits, podPidsHits(pod.metadata.uid) ?? 0);
       const phase = pod?.status?.phase;
       if (phase === "Succeeded" || phase === "Failed") break;
+      // The task container ended; its pod's holder keeps the pod (and the task's stderr and files) to be read.
+      if (taskContainer(pod)?.state?.terminated !== undefined) break;
       // Deleted under the task (the Job's own deadline, the off switch): it ended there.
       if (pod === undefined && seen) break;
       if (pod === undefined) {
@@ -268,7 +288,29 @@ export class KubeLauncher {
       }
       await watch.next(jobName, Math.min(wake, Math.max(10, deadline - Date.now())));
     }
+    // Read out of the pod while its holder still holds it: the task's stderr, and its job folder when asked for.
+    const holding = (pod?.status?.containerStatuses ?? []).some(
+      (s: Obj) => s.name === HOLDER && s.state?.running !== undefined,
+    );
+    const dest = collect ? join(this.options.jobRoot ?? "", id) : undefined;
+    const readout =
+      holding && taskContainer(pod)?.state?.terminated !== undefined
+        ? await readOut(
+            this.apis,
+            this.namespace,
+            pod.metadata.name,
+            dest === undefined
+              ? undefined
+              : {
+                  containerPath: spec.jobFolder.containerPath,
+                  dest,
+                  maxBytes: spec.resources.diskMb * 1024 * 1024,
+                },
+          )
+        : undefined;
     return taskResult(this.apis, this.namespace, spec, {
+      readout,
+      dest,
       id,
       jobName,
       pod,

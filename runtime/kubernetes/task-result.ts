@@ -11,6 +11,7 @@ import {
 import { type LaunchSpec, TASK_OUTPUT_MAX_BYTES } from "../../components/model";
 import type { LimitHit, TaskResult } from "../task";
 import { type KubeApis, orAbsent } from "./api";
+import type { Readout } from "./readout";
 import { taskBrokerCalls, taskEgress } from "./unit-logs";
 
 // biome-ignore lint/suspicious/noExplicitAny: pod and job objects as the client returns them, read field by field
@@ -28,9 +29,13 @@ export async function taskResult(
     readonly killedByLauncher: boolean;
     readonly stoppedByCap: boolean;
     readonly pidsHits: number;
+    /** What was read out of the pod through its holder (none when the pod went first). */
+    readonly readout: Readout | undefined;
+    /** Where the job folder, asked for, was brought back to. */
+    readonly dest: string | undefined;
   },
 ): Promise<TaskResult> {
-  const { id, jobName, pod, started, killedByLauncher, stoppedByCap, pidsHits } = task;
+  const { id, jobName, pod, started, killedByLauncher, stoppedByCap, pidsHits, readout } = task;
   const durationMs = Date.now() - started;
   const status = (pod?.status?.containerStatuses ?? []).find((s: Obj) => s.name === "task");
   const inits: Obj[] = pod?.status?.initContainerStatuses ?? [];
@@ -50,13 +55,15 @@ export async function taskResult(
           })
           .then((t) => String(t))
           .catch(() => "");
-  const job: Obj = await orAbsent(() =>
-    apis.batch.readNamespacedJob({ name: jobName, namespace: namespace }),
-  );
+  const exitCode: number | null = typeof terminated?.exitCode === "number" ? terminated.exitCode : null;
+  // Only a task that was killed (or never reported an exit) may have met the Job's own deadline: its Job says.
+  const killed = exitCode === null || exitCode === 137;
+  const job: Obj = killed
+    ? await orAbsent(() => apis.batch.readNamespacedJob({ name: jobName, namespace: namespace }))
+    : undefined;
   const deadlineExceeded = (job?.status?.conditions ?? []).some(
     (c: Obj) => c.reason === "DeadlineExceeded" && c.status === "True",
   );
-  const exitCode: number | null = typeof terminated?.exitCode === "number" ? terminated.exitCode : null;
   const timedOut =
     killedByLauncher ||
     deadlineExceeded ||
@@ -64,7 +71,9 @@ export async function taskResult(
   const limits: LimitHit[] = [];
   if (timedOut && !stoppedByCap) limits.push("timeout");
   if (terminated?.reason === "OOMKilled") limits.push("oom");
-  if (pidsHits > 0 || /can't fork|Resource temporarily unavailable/.test(log)) limits.push("pids");
+  const stderr = readout?.stderr ?? "";
+  const forkFailed = /can't fork|Resource temporarily unavailable/;
+  if (pidsHits > 0 || forkFailed.test(log) || forkFailed.test(stderr)) limits.push("pids");
   // The project's proxy and broker serve every template: the task's own lines are its pod's address's.
   const podIp: string | undefined = pod?.status?.podIP;
   const none = () => [];
@@ -76,24 +85,35 @@ export async function taskResult(
     spec.broker !== undefined && podIp !== undefined
       ? await taskBrokerCalls(apis, namespace, podIp, started).catch(none)
       : undefined;
+  // The job folder, asked for, came back (all of it, or up to `jobProblem`) when the pod could be read out.
+  const brought = task.dest !== undefined && readout !== undefined;
+  const jobProblem =
+    task.dest === undefined
+      ? undefined
+      : (readout?.problem ??
+        (readout === undefined
+          ? "the pod was gone, or its task never ran, before its job folder could be read"
+          : undefined));
   const initFailed = init?.state?.terminated !== undefined && init.state.terminated.exitCode !== 0;
   const gateFailed = gate?.state?.terminated !== undefined && gate.state.terminated.exitCode !== 0;
   return {
     id,
     container: pod?.metadata?.name ?? jobName,
     exitCode,
-    // The cluster keeps one log per container: stdout and stderr interleaved, as written.
+    // The task's log is its stdout; its stderr was written to a file of the pod (components/kubernetes/pod.ts).
     stdout: log,
     stderr: gateFailed
       ? `${POLICY_GATE_FAILED} within ${POLICY_GATE_SECONDS} s (the cluster's API server still answered the pod); the task did not start\n`
       : initFailed
         ? `the task's files could not be put in its job folder (init step exit ${init.state.terminated.exitCode})\n`
-        : "",
+        : stderr,
     limits,
     killedByLauncher,
     stoppedByCap,
     durationMs,
-    jobDir: "",
+    jobDir: brought ? (task.dest ?? "") : "",
+    ...(readout?.notCopied === undefined ? {} : { notCopied: readout.notCopied }),
+    ...(jobProblem === undefined ? {} : { jobProblem }),
     ...(egress === undefined ? {} : { egress: { network: namespace, decisions: egress } }),
     ...(calls === undefined ? {} : { broker: { calls } }),
   };

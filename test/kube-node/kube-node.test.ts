@@ -9,7 +9,7 @@
 // RuntimeClass the project creates, under gVisor (the node's containerd has gVisor's shim as handler `runsc`).
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,7 +19,7 @@ import { runKubeOff, runKubeTaskVerb } from "../../cli/kube-runtime";
 import { runLedgerVerb } from "../../cli/ledger";
 import { kubeUnitLogs, logEntries } from "../../cli/service-logs";
 import { wallsTable } from "../../cli/walls-table";
-import { HTTP_GET, launchSpec, type ResolvedProject } from "../../components/model";
+import { HTTP_GET, launchSpec, type ResolvedProject, taskUsd } from "../../components/model";
 import { type KubeApis, kubeApis } from "../../runtime/kubernetes/api";
 import { KubeLauncher } from "../../runtime/kubernetes/launcher";
 import { LaunchRefused } from "../../runtime/launch-errors";
@@ -86,6 +86,14 @@ const config = () => ({
     default: { image: "sandbox-busybox:1", timeoutSeconds: 30, resources: { vcpu: 0.5, pids: PODS_LIMIT } },
     web: {
       image: "sandbox-busybox:1",
+      timeoutSeconds: 30,
+      resources: { vcpu: 0.5, pids: PODS_LIMIT },
+      egress: { mode: "proxy", allow: ["allowed.test"] },
+    },
+    // gVisor behind the proxy: its pods reach the allowed host through the proxy and nothing else.
+    gweb: {
+      image: "sandbox-busybox:1",
+      runtime: "runsc",
       timeoutSeconds: 30,
       resources: { vcpu: 0.5, pids: PODS_LIMIT },
       egress: { mode: "proxy", allow: ["allowed.test"] },
@@ -294,12 +302,24 @@ describe("a Kubernetes sandbox project on a real node", () => {
       const { apis: a, project: p } = ready();
       const input = join(scratch, "input.txt");
       writeFileSync(input, "from the host\n");
+      const out = join(scratch, "run-out");
       const c = io();
       const code = await runKubeTaskVerb(
         "run",
         p,
         { kubeconfig },
-        ["default", "--file", `in/input.txt=${input}`, "--", "sh", "-c", "cat in/input.txt; id -u; exit 3"],
+        [
+          "default",
+          "--file",
+          `in/input.txt=${input}`,
+          "--out",
+          out,
+          "--keep",
+          "--",
+          "sh",
+          "-c",
+          "cat in/input.txt; id -u; echo to-stderr >&2; mkdir -p res; echo 42 > res/answer; exit 3",
+        ],
         c.io,
         true,
       );
@@ -308,6 +328,16 @@ describe("a Kubernetes sandbox project on a real node", () => {
       expect(doc.task.exitCode).toBe(3);
       expect(doc.task.stdout).toContain("from the host");
       expect(doc.task.stdout).toContain("1000");
+      // stdout and stderr apart, as on Docker.
+      expect(doc.task.stdout).not.toContain("to-stderr");
+      expect(doc.task.stderr).toBe("to-stderr\n");
+      // The job folder came back from the pod before it went: copied to --out and kept on this machine.
+      expect(readFileSync(join(out, "res", "answer"), "utf8")).toBe("42\n");
+      expect(readFileSync(join(out, "in", "input.txt"), "utf8")).toBe("from the host\n");
+      expect(doc.jobFolder).toEqual({ path: join(p.jobRoot, doc.task.id), kept: true });
+      expect(readFileSync(join(p.jobRoot, doc.task.id, "res", "answer"), "utf8")).toBe("42\n");
+      expect(doc.skipped).toEqual([]);
+      rmSync(join(p.jobRoot, doc.task.id), { recursive: true, force: true });
       const left = await a.batch.listNamespacedJob({
         namespace: project,
         labelSelector: `sandbox.task=${doc.task.id}`,
@@ -538,6 +568,86 @@ describe("a Kubernetes sandbox project on a real node", () => {
   );
 
   it(
+    "two launcher processes on one ledger never cross the cap together; a refused launch says why and creates nothing",
+    async () => {
+      const { apis: a, project: p } = ready();
+      const spec = launchSpec(p, "default", "none");
+      // A run's maximum is its size for its deadline and the launcher's grace; the cap admits one and a half of them,
+      // so both processes start at once and the spend of a few short runs closes the month.
+      const maxSeconds = spec.timeoutSeconds + 15;
+      const base = meterOf(p);
+      const oneRun = taskUsd({ vcpu: spec.resources.vcpu, memoryMb: spec.resources.memoryMb }, base.rates, maxSeconds);
+      const meter: Meter = { ...base, enforce: "metered", capUsd: oneRun * 1.6, fixedUsd: 0, concurrency: 2 };
+      const file = join(scratch, "shared-ledger.sqlite");
+      const worker = (prefix: string) =>
+        new Promise<{ code: number | null; lines: Record<string, unknown>[]; err: string }>((resolve) => {
+          const child = spawn(
+            process.execPath,
+            [
+              "--import",
+              "tsx",
+              join(__dirname, "kube-launch-worker.ts"),
+              kubeconfig,
+              file,
+              JSON.stringify(meter),
+              JSON.stringify(p),
+              "default",
+              prefix,
+              "8",
+              JSON.stringify(["sleep", "6"]),
+            ],
+            { stdio: ["ignore", "pipe", "pipe"] },
+          );
+          let out = "";
+          let err = "";
+          child.stdout.on("data", (d: Buffer) => {
+            out += d.toString();
+          });
+          child.stderr.on("data", (d: Buffer) => {
+            err += d.toString();
+          });
+          child.on("exit", (code) =>
+            resolve({ code, err, lines: out.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) }),
+          );
+        });
+      const tag = randomBytes(2).toString("hex");
+      const [one, two] = await Promise.all([worker(`pa-${tag}`), worker(`pb-${tag}`)]);
+      expect(one.code, one.err).toBe(0);
+      expect(two.code, two.err).toBe(0);
+      const all = [...one.lines, ...two.lines];
+      // Both processes ran tasks, and the cap refused launches in the end.
+      expect(one.lines.some((l) => l.admitted === true)).toBe(true);
+      expect(two.lines.some((l) => l.admitted === true)).toBe(true);
+      const refused = all.filter((l) => l.admitted === false && l.reason === "cap");
+      expect(refused.length, JSON.stringify(all)).toBeGreaterThan(0);
+      for (const r of refused) expect(r.message).toMatch(/refused: .*(> the cap for runs|has reached the cap)/);
+      const ledger = Ledger.open(file, meter);
+      try {
+        const runs = ledger.runs();
+        const charged = runs.reduce((n, r) => n + (r.chargeUsd ?? 0), 0);
+        expect(charged).toBeLessThanOrEqual(meter.capUsd + 1e-12);
+        // Every admitted launch has its row, closed and charged; a refused one has none, and never had a Job.
+        for (const l of all.filter((x) => x.admitted === true)) {
+          const run = ledger.run(String(l.id));
+          expect(run?.status).toBe("done");
+          expect(run?.chargeUsd ?? 0).toBeGreaterThan(0);
+        }
+        for (const l of all.filter((x) => x.admitted === false)) {
+          expect(ledger.run(String(l.id))).toBeUndefined();
+          const jobs = await a.batch.listNamespacedJob({
+            namespace: project,
+            labelSelector: `sandbox.task=${String(l.id)}`,
+          });
+          expect(jobs.items).toEqual([]);
+        }
+      } finally {
+        ledger.close();
+      }
+    },
+    TIMEOUT,
+  );
+
+  it(
     "the front's run on Kubernetes is admitted, recorded and charged by the project's ledger; audit reads it back",
     async () => {
       const { project: p } = ready();
@@ -624,6 +734,31 @@ describe("a Kubernetes sandbox project on a real node", () => {
       ]);
       // Refused by a policy rule (kube-router rejects: the connection is refused at once), not left unanswered.
       expect(web.stdout).toMatch(/direct=.*(refused|unreachable)/i);
+      // The same under gVisor: its own kernel's connections meet the same proxy and the same policy.
+      const gweb = await launcher.run(launchSpec(p, "gweb", "none"), {
+        command: [
+          "sh",
+          "-c",
+          [
+            HTTP_GET,
+            "dmesg 2>/dev/null | head -n 1",
+            "echo gvisor-stderr >&2",
+            'echo "via=$(http_get http://allowed.test/)"',
+            'echo "refused=$(http_get http://denied.test/)"',
+            `echo "direct=$(printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${OUTSIDE_IP} 80 2>&1 | head -n 1)"`,
+          ].join("\n"),
+        ],
+      });
+      expect(gweb.stdout).toMatch(/gVisor/);
+      // Its stderr came apart from its stdout, read out of the gVisor pod through its holder.
+      expect(gweb.stderr).toBe("gvisor-stderr\n");
+      expect(gweb.stdout, gweb.stderr).toMatch(/via=HTTP\/1\.1 200/);
+      expect(gweb.stdout).toMatch(/refused=HTTP\/1\.1 403/);
+      expect(gweb.stdout).not.toMatch(/direct=HTTP/);
+      expect(gweb.egress?.decisions.map((d) => [d.decision, d.host])).toEqual([
+        ["allowed", "allowed.test"],
+        ["denied", "denied.test"],
+      ]);
       const closed = await launcher.run(launchSpec(p, "default", "none"), {
         command: [
           "sh",

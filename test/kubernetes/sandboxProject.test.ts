@@ -87,14 +87,15 @@ describe("SandboxProject on Kubernetes", () => {
     });
   });
 
-  it("derives the quota from the budget: 20 tasks of the largest template, plus the always-on proxy pod and the two kept probe Jobs", () => {
+  it("derives the quota from the budget: 20 tasks of the largest template and their holders, plus the always-on proxy pod and the two kept probe Jobs", () => {
+    // 20 × (2 vCPU, 4096 Mi, 4096 Mi) + 20 holders × (0.1 vCPU, 32 Mi, 64 Mi) + the proxy (0.5 vCPU, 256 Mi, 64 Mi).
     expect((one(registered, QUOTA, "team-quota").inputs.spec as { hard: unknown }).hard).toEqual({
-      "limits.cpu": "40500m",
-      "limits.memory": "82176Mi",
-      "limits.ephemeral-storage": "81984Mi",
-      "requests.cpu": "40500m",
-      "requests.memory": "82176Mi",
-      "requests.ephemeral-storage": "81984Mi",
+      "limits.cpu": "42500m",
+      "limits.memory": "82816Mi",
+      "limits.ephemeral-storage": "83264Mi",
+      "requests.cpu": "42500m",
+      "requests.memory": "82816Mi",
+      "requests.ephemeral-storage": "83264Mi",
       pods: "21",
       "count/pods": "23",
       // The two templates' probe Jobs are kept for their logs, with their finished pods: they never take a task's slot.
@@ -119,7 +120,8 @@ describe("SandboxProject on Kubernetes", () => {
           defaultRequest: { cpu: "1000m", memory: "512Mi", "ephemeral-storage": "1024Mi" },
           max: { cpu: "2000m", memory: "4096Mi", "ephemeral-storage": "4096Mi" },
         },
-        { type: "Pod", max: { cpu: "2000m", memory: "4096Mi", "ephemeral-storage": "4096Mi" } },
+        // A task pod: the largest template's container and its holder (0.1 vCPU, 32 Mi, 64 Mi).
+        { type: "Pod", max: { cpu: "2100m", memory: "4128Mi", "ephemeral-storage": "4160Mi" } },
       ],
     });
   });
@@ -265,14 +267,23 @@ describe("SandboxProject on Kubernetes", () => {
       volumes: [
         { name: "tmp", emptyDir: { medium: "Memory", sizeLimit: "256Mi" } },
         { name: "job", emptyDir: { sizeLimit: "4096Mi" } },
+        { name: "streams", emptyDir: {} },
       ],
     });
     expect(spec.runtimeClassName).toBeUndefined();
-    expect(spec.containers).toHaveLength(1);
+    // The task, and the holder that keeps the pod for its stderr and job folder to be read (test/kubernetes/walls).
+    expect(spec.containers.map((c) => c.name)).toEqual(["task", "results"]);
     expect(spec.containers[0]).toEqual({
       name: "task",
       image: "runner:1",
-      command: ["sh", "-c", 'timeout -s KILL 600 "$@" & wait $!', "sh", "sh", "/job/run.sh"],
+      command: [
+        "sh",
+        "-c",
+        'exec 2>/run/sandbox/stderr; timeout -s KILL 600 "$@" & wait $!',
+        "sh",
+        "sh",
+        "/job/run.sh",
+      ],
       workingDir: "/job",
       env: [],
       securityContext: {
@@ -292,6 +303,7 @@ describe("SandboxProject on Kubernetes", () => {
       volumeMounts: [
         { name: "tmp", mountPath: "/tmp" },
         { name: "job", mountPath: "/job" },
+        { name: "streams", mountPath: "/run/sandbox/stderr", subPath: "stderr" },
       ],
     });
   });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { hardenedContainerArgs } from "../../components/docker/containerArgs";
-import { hardenedPodSpec, taskJob } from "../../components/kubernetes/pod";
+import {
+  HOLDER,
+  HOLDER_RESOURCES,
+  hardenedPodSpec,
+  STDERR_FILE,
+  STREAMS_PATH,
+  taskJob,
+} from "../../components/kubernetes/pod";
 import { POLICY_GATE, policyGateScript } from "../../components/kubernetes/policy-gate";
 import { launchSpec, resolveProject } from "../../components/model";
 import { ALL_RULES, judge } from "../../policy/rules/registry";
@@ -74,8 +81,9 @@ const WALLS: [string, (d: Docker) => unknown, (p: Pod) => unknown][] = [
     "one writable job folder",
     (d) => (d.mounts as { target: string }[]).map((m) => m.target),
     (p) =>
-      (c0(p).volumeMounts as { mountPath: string }[])
-        .filter((m) => m.mountPath !== "/tmp")
+      // The task's stderr is one file of the pod's own (a stream, as Docker's is a pipe): a test below holds it to that.
+      (c0(p).volumeMounts as { mountPath: string; subPath?: string }[])
+        .filter((m) => m.mountPath !== "/tmp" && !(m.mountPath === STDERR_FILE && m.subPath === "stderr"))
         .map((m) => m.mountPath),
   ],
   ["never restarted", (d) => d.restart === "no", (p) => p.restartPolicy === "Never"],
@@ -123,11 +131,42 @@ describe("one spec, two backends, the same walls", () => {
       expect(gate).toEqual({
         name: POLICY_GATE,
         image: task.image,
-        command: ["sh", "-c", policyGateScript()],
+        // It first makes the task's stderr file, the one thing of its volume the task container mounts.
+        command: ["sh", "-c", `: > ${STREAMS_PATH}/stderr\n${policyGateScript()}`],
         securityContext: task.securityContext,
         resources: task.resources,
+        volumeMounts: [{ name: "streams", mountPath: STREAMS_PATH }],
       });
       expect(JSON.stringify(gate)).not.toContain(JSON.stringify(spec.command));
+    }
+  });
+
+  it("the holder is hardened like the task, mounts read-only, runs no task code, and the task writes only its stderr file", () => {
+    for (const template of ["default", "six"]) {
+      const spec = launchSpec(project, template, "none");
+      const pod = hardenedPodSpec(spec, "parity-task");
+      const [task, holder, ...more] = pod.containers as unknown as Record<string, any>[];
+      expect(more).toEqual([]);
+      expect(holder?.name).toBe(HOLDER);
+      expect(holder?.image).toBe(task?.image);
+      expect(holder?.securityContext).toEqual(task?.securityContext);
+      expect(holder?.ports).toBeUndefined();
+      expect(holder?.env).toBeUndefined();
+      expect(JSON.stringify(holder?.command)).not.toContain(JSON.stringify(spec.command).slice(1, -1));
+      expect(holder?.command?.[2]).toMatch(/^trap 'exit 0' TERM; sleep \d+ & wait \$!$/);
+      expect(holder?.volumeMounts.every((m: { readOnly?: boolean }) => m.readOnly === true)).toBe(true);
+      expect(holder?.resources.limits).toEqual({
+        cpu: `${HOLDER_RESOURCES.vcpu * 1000}m`,
+        memory: `${HOLDER_RESOURCES.memoryMb}Mi`,
+        "ephemeral-storage": `${HOLDER_RESOURCES.diskMb}Mi`,
+      });
+      const streams = task?.volumeMounts.filter((m: { name: string }) => m.name === "streams");
+      expect(streams).toEqual([{ name: "streams", mountPath: STDERR_FILE, subPath: "stderr" }]);
+      expect(task?.command[2]).toMatch(new RegExp(`^exec 2>${STDERR_FILE}; timeout -s KILL \\d+ "\\$@" & wait \\$!$`));
+      // Without a holder (the stack's probe Job) the task's stderr stays in its log, and nothing else changes.
+      const bare = hardenedPodSpec(spec, "parity-task", undefined, false);
+      expect((bare.containers as unknown[]).length).toBe(1);
+      expect(JSON.stringify(bare)).not.toContain(STREAMS_PATH);
     }
   });
 
