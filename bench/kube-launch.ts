@@ -37,7 +37,7 @@ type Obj = any;
 async function bare(k8s: typeof K8s, apis: KubeApis, job: Obj): Promise<string> {
   const name = job.metadata.name as string;
   const watch = new k8s.Watch(apis.config);
-  let ended: (log: void) => void = () => undefined;
+  let ended: () => void = () => undefined;
   let gone: () => void = () => undefined;
   const end = new Promise<void>((r) => {
     ended = r;
@@ -114,7 +114,9 @@ async function main(): Promise<void> {
     const l = median(times.launcher);
     const b = median(times["bare client"]);
     console.log(`\nlaunch to exit of \`true\` on the node, median of ${runs}:`);
-    console.log(`  launcher     ${fmt(l, 3)} s  (${fmt(l / b, 2)} ×)   API requests per task: ${median(requests)}`);
+    console.log(
+      `  launcher     ${fmt(l, 3)} s  (${fmt(l / b, 2)} ×)   API requests per task: ${median(requests)}`,
+    );
     console.log(`  bare client  ${fmt(b, 3)} s  (1.00 ×)`);
     writeResult(out, {
       benchmark: "kube-launch",

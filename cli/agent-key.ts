@@ -5,7 +5,7 @@
  */
 import { type ResolvedProject, SpecError } from "../components/model";
 import { AgentKeys } from "../runtime/agent-keys";
-import { LedgerGone } from "../runtime/ledger-witness";
+import { LedgerGone } from "../runtime/ledger/witness";
 import { openProjectLedger } from "./ledger";
 import { type Io, Reporter } from "./output";
 

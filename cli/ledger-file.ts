@@ -1,5 +1,5 @@
 import { isAbsolute } from "node:path";
-import { defaultLedgerFile } from "../runtime/ledger-open";
+import { defaultLedgerFile } from "../runtime/ledger/open";
 
 /** The verbs that read the ledger; they need the stack's config but no engine. */
 export const LEDGER_VERBS = ["spend", "audit", "alerts"] as const;
@@ -11,7 +11,7 @@ export const LEDGER_ENV = "SANDBOX_LEDGER";
 /**
  * The ledger file of a project on this machine: `SANDBOX_LEDGER` when set, else `sandbox:ledger.file`, else beside
  * the project's job root (`<jobRoot>.ledger.sqlite`). One place per project per machine, whichever checkout or
- * launcher meters it; the job root's witness notices a second ledger all the same (runtime/ledger-witness.ts).
+ * launcher meters it; the job root's witness notices a second ledger all the same (runtime/ledger/witness.ts).
  */
 export function ledgerFile(
   place: { readonly jobRoot: string; readonly file?: string | undefined },

@@ -4,12 +4,12 @@
  */
 import { existsSync } from "node:fs";
 import { type ResolvedProject, SpecError, usdFine } from "../components/model";
-import { AlertOutbox, alertSinks } from "../runtime/alerts";
 import { deployedShape, lowersOnly, projectShape, recordDeployed } from "../runtime/deployed-shape";
 import { type AlertRecord, Ledger, type LedgerOptions, meterOf, type RunRecord } from "../runtime/ledger";
-import { openLedger as openWitnessed } from "../runtime/ledger-open";
-import { LedgerGone, resetWitness } from "../runtime/ledger-witness";
-import { deadRuns } from "../runtime/reconcile";
+import { AlertOutbox, alertSinks } from "../runtime/ledger/alerts";
+import { openLedger as openWitnessed } from "../runtime/ledger/open";
+import { deadRuns } from "../runtime/ledger/reconcile";
+import { LedgerGone, resetWitness } from "../runtime/ledger/witness";
 import type { LedgerVerb } from "./ledger-file";
 import { type Io as FrontIo, Reporter } from "./output";
 
@@ -17,7 +17,7 @@ import { type Io as FrontIo, Reporter } from "./output";
 const RESET = "sandbox ledger reset <stack>";
 
 /**
- * Opens a project's ledger, only when it is the ledger the project has been metered with (runtime/ledger-witness.ts:
+ * Opens a project's ledger, only when it is the ledger the project has been metered with (runtime/ledger/witness.ts:
  * a deleted, emptied or replaced file, or a second ledger of the same project, throws {@link LedgerGone}).
  */
 export function openProjectLedger(
@@ -51,7 +51,7 @@ export async function openLedger(
 
 /**
  * Every front verb that opens a project's ledger reconciles first the runs a launcher that died left open
- * (runtime/reconcile.ts): stopped, charged what they ran and removed. The engine is reached only when there are any;
+ * (runtime/ledger/reconcile.ts): stopped, charged what they ran and removed. The engine is reached only when there are any;
  * without one they stay open and a warning says so. `note` gets one line per run closed.
  */
 export async function reconcileOnOpen(

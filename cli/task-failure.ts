@@ -6,7 +6,7 @@ import type { ResolvedProject } from "../components/model";
 import { AgentKeyRefused } from "../runtime/agent-keys";
 import { ImageMissing, isImageMissing, LaunchRefused, RuntimeMissing } from "../runtime/launcher";
 import { BudgetRefused } from "../runtime/ledger";
-import { LedgerGone } from "../runtime/ledger-witness";
+import { LedgerGone } from "../runtime/ledger/witness";
 import type { Io } from "./output";
 import { RunUsageError } from "./run-options";
 

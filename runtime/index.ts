@@ -20,8 +20,8 @@ export {
   type TaskResult,
 } from "./launcher";
 export { Ledger, type LedgerOptions } from "./ledger";
-export { defaultLedgerFile, type OpenLedgerOptions, openLedger } from "./ledger-open";
-export { LedgerGone } from "./ledger-witness";
+export { defaultLedgerFile, type OpenLedgerOptions, openLedger } from "./ledger/open";
+export { LedgerGone } from "./ledger/witness";
 export {
   OFF_CONCURRENCY,
   type OffFailure,

@@ -6,13 +6,7 @@ import { isNotFound, noneIfGone } from "./docker/client";
 import { attachInput } from "./docker/stdin";
 import { taskContainer } from "./docker/taskContainer";
 import { hashTree, jobDiskState, prepareJobFolder, removeJobFolder } from "./jobs";
-import {
-  ImageMissing,
-  isImageMissing,
-  LaunchRefused,
-  type Preflight,
-  RuntimeMissing,
-} from "./launch-errors";
+import { ImageMissing, isImageMissing, LaunchRefused, type Preflight, RuntimeMissing } from "./launch-errors";
 import { Ledger } from "./ledger";
 import { Slots } from "./limits";
 import { dockerOrphans } from "./orphans";
@@ -23,11 +17,10 @@ import type { TaskRequest, TaskResult } from "./task";
 import { closeTaskNetwork, openTaskNetwork, type TaskNetwork, withPeerHosts } from "./task-network";
 import { watchTask } from "./watchdog";
 
+export type { Preflight } from "./launch-errors";
 export { ImageMissing, isImageMissing, LaunchRefused, RuntimeMissing } from "./launch-errors";
 export { pidsLimitHits, Slots } from "./limits";
 export type { LimitHit, TaskRequest, TaskResult } from "./task";
-
-export type { Preflight } from "./launch-errors";
 
 export interface LauncherOptions {
   /** Tasks allowed at once; extra tasks wait for a slot. Defaults to each spec's `maxConcurrentTasks`. */
@@ -49,7 +42,7 @@ export interface LauncherOptions {
    */
   readonly pool?: WarmPool;
   /**
-   * The ledger (runtime/ledger.ts): every launch is admitted by it under the budget's cap and the agents' limits,
+   * The ledger (runtime/ledger/index.ts): every launch is admitted by it under the budget's cap and the agents' limits,
    * recorded before its container is created or started, stopped at the cap, and charged when it ends. Runs a dead
    * launcher left open are reconciled at the first launch. Required: `false` runs every task unmetered and
    * unrecorded, on purpose (a launcher that names none is refused at construction).

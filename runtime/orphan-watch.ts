@@ -5,7 +5,7 @@
  * (`<job root>/.sandbox-deadlines/<task id>.json`, one file per running task, written by the launcher before the
  * task's container starts and removed when the launcher is done with it) and kills each container through the
  * engine's socket once its deadline has passed. It exits when the folder is empty and the launcher that started it
- * is gone; a new launcher's watchdog takes over what an old one left, and reconciliation (runtime/reconcile.ts)
+ * is gone; a new launcher's watchdog takes over what an old one left, and reconciliation (runtime/ledger/reconcile.ts)
  * charges and removes what it stopped.
  *
  * This file imports only Node's own modules: it is also the watchdog's program, run by Node as it is (its types

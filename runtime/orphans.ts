@@ -1,5 +1,5 @@
 /**
- * Reconciliation on a Docker engine (runtime/reconcile.ts): a dead launcher's container stopped and its times read,
+ * Reconciliation on a Docker engine (runtime/ledger/reconcile.ts): a dead launcher's container stopped and its times read,
  * then the container, the job folder, the task network and the watch entry removed. Every front verb that opens a
  * project's ledger reconciles with it ({@link reconcileOrphans}), not only the next launch.
  */
@@ -8,8 +8,8 @@ import { LABELS } from "../components/model";
 import { dockerClient, isNotFound } from "./docker/client";
 import { removeJobFolder } from "./jobs";
 import type { Ledger, RunRecord } from "./ledger";
+import { deadRuns, type EngineTimes, type OrphanEngine, reconcileDeadRuns } from "./ledger/reconcile";
 import { dropEntry, watchFile } from "./orphan-watch";
-import { deadRuns, type EngineTimes, type OrphanEngine, reconcileDeadRuns } from "./reconcile";
 import { closeTaskNetwork } from "./task-network";
 
 /** A time of the engine's (`0001-01-01T00:00:00Z` is its "never"), in ms since the epoch. */

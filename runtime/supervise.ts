@@ -6,9 +6,9 @@ import type Dockerode from "dockerode";
 import { type LaunchSpec, TASK_OUTPUT_MAX_BYTES } from "../components/model";
 import { demuxLogs, isNotFound } from "./docker/client";
 import { followOutput, type OutputSink } from "./docker/follow";
-import type { LimitHit, TaskResult } from "./task";
 import type { Ledger } from "./ledger";
 import { pidsLimitHits } from "./limits";
+import type { LimitHit, TaskResult } from "./task";
 
 /** Waits for the task's container to end, enforcing the deadline and the cap, and reads its result. */
 export async function superviseTask(

@@ -7,8 +7,8 @@ import type Dockerode from "dockerode";
 import { TASK_NETWORK_OPTIONS } from "../components/docker/containerArgs";
 import { LABELS, type LaunchSpec, projectLabels } from "../components/model";
 import { isNotFound } from "./docker/client";
-import { LaunchRefused } from "./launch-errors";
 import type { Preflight } from "./launch-errors";
+import { LaunchRefused } from "./launch-errors";
 
 /** A container a task's network holds besides the task, under the name the task resolves it by. */
 export interface TaskNetworkMember {

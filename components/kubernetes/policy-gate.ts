@@ -63,6 +63,8 @@ export function policyGateContainer(
     command: ["sh", "-c", `${make}${policyGateScript()}`],
     securityContext: task.securityContext,
     resources: task.resources,
-    ...(stderrFile === undefined ? {} : { volumeMounts: [{ name: stderrFile.volume, mountPath: stderrFile.folder }] }),
+    ...(stderrFile === undefined
+      ? {}
+      : { volumeMounts: [{ name: stderrFile.volume, mountPath: stderrFile.folder }] }),
   };
 }

@@ -47,7 +47,7 @@ export const BudgetSchema = strictObject({
   /**
    * How the cap is held. `worst-case` (the default): the worst case (every slot busy all month) must fit under the
    * cap, so nothing needs to be counted. `metered`: the concurrency may exceed what fits all month; the ledger
-   * (runtime/ledger.ts) charges every run and admits a launch only while month-to-date spend plus the task's
+   * (runtime/ledger/index.ts) charges every run and admits a launch only while month-to-date spend plus the task's
    * maximum charge fits, and stops running work at the cap.
    */
   enforce: z

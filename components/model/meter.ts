@@ -1,6 +1,6 @@
 /**
  * The meter's configuration: the agents that may launch tasks (each with the templates it may use, a monthly cap
- * and a concurrency of its own) and where alerts go. The ledger (runtime/ledger.ts) applies both.
+ * and a concurrency of its own) and where alerts go. The ledger (runtime/ledger/index.ts) applies both.
  */
 import { z } from "zod";
 import { strictObject } from "./errors";

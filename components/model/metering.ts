@@ -1,6 +1,6 @@
 /**
  * What the meter holds a project to, read once from the resolved project: the cap, the rates, what runs all month,
- * the concurrency, the agents and the templates. The ledger (runtime/ledger.ts) admits and charges by it; the
+ * the concurrency, the agents and the templates. The ledger (runtime/ledger/index.ts) admits and charges by it; the
  * components export it (`meter`), so a launcher of the library meters the project as the front does.
  */
 import { taskMonthlyUsd, taskUsd } from "./budget";

@@ -5,7 +5,7 @@
  */
 import { LABELS, type LaunchSpec, podTemplateName } from "../../components/model";
 import { LaunchRefused } from "../launch-errors";
-import type { EngineTimes, OrphanEngine } from "../reconcile";
+import type { EngineTimes, OrphanEngine } from "../ledger/reconcile";
 import { apiMessage, type KubeApis, orAbsent } from "./api";
 
 // biome-ignore lint/suspicious/noExplicitAny: pod and job objects as the client returns them, read field by field
@@ -115,7 +115,7 @@ export function ranSeconds(pod: Obj | undefined, now: number): number {
 }
 
 /**
- * Reconciliation's view of a namespace (runtime/reconcile.ts): a run's "container" is its Job; stopping it deletes the
+ * Reconciliation's view of a namespace (runtime/ledger/reconcile.ts): a run's "container" is its Job; stopping it deletes the
  * Job (its pod first) after reading the task container's times; removing it deletes the Job and its ConfigMap.
  */
 export function kubeOrphans(apis: KubeApis, namespace: string): OrphanEngine {

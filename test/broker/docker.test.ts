@@ -27,7 +27,7 @@ import { brokerCreateBody, brokerCredentialEnvs, ensureBroker } from "../../runt
 import { demuxLogs } from "../../runtime/docker/client";
 import { Launcher, type TaskResult } from "../../runtime/launcher";
 import { Ledger } from "../../runtime/ledger";
-import { meterOf } from "../../runtime/ledger-records";
+import { meterOf } from "../../runtime/ledger/records";
 import { offSwitch, projectLeftovers } from "../../runtime/offSwitch";
 import { policyPreflight } from "../../runtime/preflight";
 import { runEscape, runProbe } from "../../runtime/walls";

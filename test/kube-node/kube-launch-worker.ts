@@ -29,10 +29,14 @@ async function main(): Promise<void> {
     const id = `${prefix}-${n}`;
     try {
       const r = await launcher.run(spec, { id, command: JSON.parse(command) as string[] });
-      process.stdout.write(`${JSON.stringify({ id, admitted: true, exitCode: r.exitCode, chargeUsd: r.chargeUsd })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ id, admitted: true, exitCode: r.exitCode, chargeUsd: r.chargeUsd })}\n`,
+      );
     } catch (e) {
       if (!(e instanceof BudgetRefused)) throw e;
-      process.stdout.write(`${JSON.stringify({ id, admitted: false, reason: e.reason, message: e.message })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ id, admitted: false, reason: e.reason, message: e.message })}\n`,
+      );
       if (e.reason === "cap") break;
       // Every slot busy (the other process's tasks): a moment, then the next.
       await new Promise((r) => setTimeout(r, 500));

@@ -24,7 +24,7 @@ import { type KubeApis, kubeApis } from "../../runtime/kubernetes/api";
 import { KubeLauncher } from "../../runtime/kubernetes/launcher";
 import { LaunchRefused } from "../../runtime/launch-errors";
 import { Ledger, type Meter, meterOf } from "../../runtime/ledger";
-import { BudgetRefused } from "../../runtime/ledger-records";
+import { BudgetRefused } from "../../runtime/ledger/records";
 import { projectFromConfig } from "../../stacks/config";
 import { sandboxProgram } from "../../stacks/program";
 import { type Cluster, startCluster } from "../engine/cluster";
@@ -576,7 +576,11 @@ describe("a Kubernetes sandbox project on a real node", () => {
       // so both processes start at once and the spend of a few short runs closes the month.
       const maxSeconds = spec.timeoutSeconds + 15;
       const base = meterOf(p);
-      const oneRun = taskUsd({ vcpu: spec.resources.vcpu, memoryMb: spec.resources.memoryMb }, base.rates, maxSeconds);
+      const oneRun = taskUsd(
+        { vcpu: spec.resources.vcpu, memoryMb: spec.resources.memoryMb },
+        base.rates,
+        maxSeconds,
+      );
       const meter: Meter = { ...base, enforce: "metered", capUsd: oneRun * 1.6, fixedUsd: 0, concurrency: 2 };
       const file = join(scratch, "shared-ledger.sqlite");
       const worker = (prefix: string) =>
@@ -607,7 +611,15 @@ describe("a Kubernetes sandbox project on a real node", () => {
             err += d.toString();
           });
           child.on("exit", (code) =>
-            resolve({ code, err, lines: out.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) }),
+            resolve({
+              code,
+              err,
+              lines: out
+                .trim()
+                .split("\n")
+                .filter(Boolean)
+                .map((l) => JSON.parse(l)),
+            }),
           );
         });
       const tag = randomBytes(2).toString("hex");
@@ -620,7 +632,8 @@ describe("a Kubernetes sandbox project on a real node", () => {
       expect(two.lines.some((l) => l.admitted === true)).toBe(true);
       const refused = all.filter((l) => l.admitted === false && l.reason === "cap");
       expect(refused.length, JSON.stringify(all)).toBeGreaterThan(0);
-      for (const r of refused) expect(r.message).toMatch(/refused: .*(> the cap for runs|has reached the cap)/);
+      for (const r of refused)
+        expect(r.message).toMatch(/refused: .*(> the cap for runs|has reached the cap)/);
       const ledger = Ledger.open(file, meter);
       try {
         const runs = ledger.runs();

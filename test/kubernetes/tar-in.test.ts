@@ -162,7 +162,9 @@ describe("a job folder from a pod", () => {
     expect(readFileSync(join(dest, "small"), "utf8")).toHaveLength(100);
     expect(readFileSync(join(dest, "after"), "utf8")).toHaveLength(100);
     expect(existsSync(join(dest, "big"))).toBe(false);
-    expect(notCopied).toEqual([{ path: "big", reason: expect.stringMatching(/would pass the template's disk/) }]);
+    expect(notCopied).toEqual([
+      { path: "big", reason: expect.stringMatching(/would pass the template's disk/) },
+    ]);
   });
 
   it("stops at a damaged header with an error, keeping what came before", async () => {

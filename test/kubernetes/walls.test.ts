@@ -145,6 +145,7 @@ describe("one spec, two backends, the same walls", () => {
     for (const template of ["default", "six"]) {
       const spec = launchSpec(project, template, "none");
       const pod = hardenedPodSpec(spec, "parity-task");
+      // biome-ignore lint/suspicious/noExplicitAny: the pod spec's containers, read field by field
       const [task, holder, ...more] = pod.containers as unknown as Record<string, any>[];
       expect(more).toEqual([]);
       expect(holder?.name).toBe(HOLDER);
@@ -162,7 +163,9 @@ describe("one spec, two backends, the same walls", () => {
       });
       const streams = task?.volumeMounts.filter((m: { name: string }) => m.name === "streams");
       expect(streams).toEqual([{ name: "streams", mountPath: STDERR_FILE, subPath: "stderr" }]);
-      expect(task?.command[2]).toMatch(new RegExp(`^exec 2>${STDERR_FILE}; timeout -s KILL \\d+ "\\$@" & wait \\$!$`));
+      expect(task?.command[2]).toMatch(
+        new RegExp(`^exec 2>${STDERR_FILE}; timeout -s KILL \\d+ "\\$@" & wait \\$!$`),
+      );
       // Without a holder (the stack's probe Job) the task's stderr stays in its log, and nothing else changes.
       const bare = hardenedPodSpec(spec, "parity-task", undefined, false);
       expect((bare.containers as unknown[]).length).toBe(1);

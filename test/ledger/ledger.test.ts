@@ -8,7 +8,6 @@ import { DatabaseSync } from "node:sqlite";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { taskUsd } from "../../components/model";
-import { AlertOutbox, alertSinks, postAlert } from "../../runtime/alerts";
 import {
   type AdmitRequest,
   type AlertRecord,
@@ -17,6 +16,7 @@ import {
   Ledger,
   type Meter,
 } from "../../runtime/ledger";
+import { AlertOutbox, alertSinks, postAlert } from "../../runtime/ledger/alerts";
 
 /** 1 vCPU at $3.60 an hour: a tenth of a cent a second; memory free. A run of at most 100 s costs at most $0.10. */
 const RATES = { usdPerVcpuHour: 3.6, usdPerGbHour: 0 };

@@ -10,7 +10,7 @@ import { main } from "../../cli/main";
 import { dockerClient } from "../../runtime/docker/client";
 import { Launcher } from "../../runtime/launcher";
 import { Ledger, meterOf } from "../../runtime/ledger";
-import { defaultLedgerFile, openLedger } from "../../runtime/ledger-open";
+import { defaultLedgerFile, openLedger } from "../../runtime/ledger/open";
 import { policyPreflight } from "../../runtime/preflight";
 import { projectFromConfig } from "../../stacks/config";
 

@@ -10,6 +10,7 @@ import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { taskUsd } from "../../components/model";
 import { type AdmitRequest, Ledger, type Meter, type RunRecord } from "../../runtime/ledger";
+import { type EngineTimes, type OrphanEngine, reconciledUse } from "../../runtime/ledger/reconcile";
 import {
   killTime,
   LIVE_LAUNCHER_MARGIN_MS,
@@ -20,7 +21,6 @@ import {
   watchDir,
   watchOnce,
 } from "../../runtime/orphan-watch";
-import { type EngineTimes, type OrphanEngine, reconciledUse } from "../../runtime/reconcile";
 
 /** 1 vCPU at $3.60 an hour: a tenth of a cent a second. A run of at most 100 s costs at most $0.10. */
 const RATES = { usdPerVcpuHour: 3.6, usdPerGbHour: 0 };

@@ -1,4 +1,4 @@
-// The ledger's witness (runtime/ledger-witness.ts): a ledger deleted, emptied or replaced, or a second ledger of the
+// The ledger's witness (runtime/ledger/witness.ts): a ledger deleted, emptied or replaced, or a second ledger of the
 // same project, is refused by every verb that meters or reports, never metered from zero; `ledger reset` starts a
 // new one on purpose. Through the front (`spend`, `ledger reset`) and the opener the task verbs use.
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -11,7 +11,7 @@ import { ledgerFile } from "../../cli/ledger-file";
 import { loadStack, main } from "../../cli/main";
 import type { ResolvedProject } from "../../components/model";
 import { Ledger, meterOf } from "../../runtime/ledger";
-import { LedgerGone, witnessPath } from "../../runtime/ledger-witness";
+import { LedgerGone, witnessPath } from "../../runtime/ledger/witness";
 
 let root: string;
 let project: ResolvedProject;

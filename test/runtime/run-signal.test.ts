@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type Dockerode from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { witnessPath } from "../../runtime/ledger-witness";
+import { witnessPath } from "../../runtime/ledger/witness";
 import { offSwitch, projectLeftovers } from "../../runtime/offSwitch";
 import { requireDocker, TEST_IMAGE } from "../helpers/docker";
 

@@ -16,7 +16,7 @@ import type Dockerode from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../cli/main";
 import { isMountPoint, jobDiskSupport } from "../../runtime/job-disk";
-import { witnessPath } from "../../runtime/ledger-witness";
+import { witnessPath } from "../../runtime/ledger/witness";
 import { projectLeftovers } from "../../runtime/offSwitch";
 
 const WITNESS = basename(witnessPath("/"));
@@ -57,7 +57,7 @@ function hostFile(file: string, content: string): string {
   return path;
 }
 
-/** The job root's entries but the ledger's witness, which stays (runtime/ledger-witness.ts). */
+/** The job root's entries but the ledger's witness, which stays (runtime/ledger/witness.ts). */
 const jobEntries = () =>
   existsSync(jobRoot)
     ? readdirSync(jobRoot)

@@ -5,8 +5,8 @@
  */
 import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import type { AlertSinks } from "../components/model";
-import type { AlertRecord, AlertSink } from "./ledger";
+import type { AlertSinks } from "../../components/model";
+import type { AlertRecord, AlertSink } from "./records";
 
 /** The webhook deliveries still in flight, so that a short-lived process can wait for them. */
 export class AlertOutbox {

@@ -1,10 +1,10 @@
 /**
  * The meter's arithmetic, pure: what runs have used and when their spend reaches a cap, whether a launch is
  * admitted (or the refusal, with the arithmetic), the alerts a closed run raises, and the month-to-date report. The
- * ledger (runtime/ledger.ts) reads the rows and writes the outcome; everything here is priced by the model's one
+ * ledger (runtime/ledger/index.ts) reads the rows and writes the outcome; everything here is priced by the model's one
  * formula (`taskUsd`), the same the budget proof uses.
  */
-import { runArithmetic, taskUsd, usd, usdFine, withinCap } from "../components/model";
+import { runArithmetic, taskUsd, usd, usdFine, withinCap } from "../../components/model";
 import {
   type AdmitRequest,
   type AlertInput,
@@ -14,7 +14,7 @@ import {
   nextMonthStart,
   type RunRecord,
   type SpendReport,
-} from "./ledger-records";
+} from "./records";
 
 /**
  * What a run has used by `t`: its price for the time since admission, at most its maximum and its end; or, when

@@ -8,9 +8,9 @@
  * whose launcher still lives, or that another machine admitted, is left alone.
  */
 import { hostname } from "node:os";
-import { usdFine } from "../components/model";
-import type { Ledger, RunRecord } from "./ledger";
-import { ownerAlive } from "./orphan-watch";
+import { usdFine } from "../../components/model";
+import { ownerAlive } from "../orphan-watch";
+import type { AlertInput, RunOutcome, RunRecord } from "./records";
 
 /** A container's times as the engine knows them. */
 export interface EngineTimes {
@@ -67,8 +67,17 @@ export function reconciledUse(run: RunRecord, times: EngineTimes | undefined, no
   return { endedAt: end, usedSeconds: (end - times.startedAt) / 1000, basis: "engine" };
 }
 
+/** What reconciliation asks of the ledger (runtime/ledger/index.ts keeps it). */
+export interface ReconciledBooks {
+  openRuns(): { run: RunRecord; host: string; pid: number; start: string | null }[];
+  run(id: string): RunRecord | undefined;
+  now(): number;
+  complete(id: string, outcome: RunOutcome, status: "done" | "reconciled", endedAt?: number): RunRecord;
+  alert(a: AlertInput, page?: boolean): void;
+}
+
 /** The project's open runs whose launcher on this machine is dead (its process gone, or its id reused). */
-export function deadRuns(ledger: Ledger): { run: RunRecord; pid: number }[] {
+export function deadRuns(ledger: ReconciledBooks): { run: RunRecord; pid: number }[] {
   const here = hostname();
   return ledger
     .openRuns()
@@ -80,7 +89,7 @@ const secs = (s: number) => `${s.toFixed(1)} s`;
 
 /** Closes the runs of `ledger` that a dead launcher left open (see above). Returns the runs it closed. */
 export async function reconcileDeadRuns(
-  ledger: Ledger,
+  ledger: ReconciledBooks,
   engine: OrphanEngine | ((container: string) => Promise<void>),
 ): Promise<RunRecord[]> {
   const e: OrphanEngine =

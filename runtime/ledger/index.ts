@@ -3,13 +3,26 @@
  * `node:sqlite`, WAL mode, schema versioned), and the meter that holds the budget's cap with it: admission in one
  * write transaction under what the cap leaves (an agent's cap and concurrency the same way), running work stopped
  * when the spend would reach the cap ({@link Ledger.stopTime}), charges never past it, and alerts at 80, 90 and
- * 100 % once per month and cap, each a row sent to the configured sinks (runtime/alerts.ts). Pricing is the model's
+ * 100 % once per month and cap, each a row sent to the configured sinks (runtime/ledger/alerts.ts). Pricing is the model's
  * one formula (`taskUsd`), the same the budget proof uses; docs/ledger.md says the rest.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { type AlertKind, taskUsd, usdFine } from "../components/model";
+import { type AlertKind, taskUsd, usdFine } from "../../components/model";
+import { thisProcess } from "../orphan-watch";
+import {
+  admissionRefusal,
+  type MonthView,
+  reachTime,
+  runsCap,
+  signalAlerts,
+  spendReport,
+  spentIn,
+  thresholdAlerts,
+  usedBy,
+} from "./meter";
+import { type OrphanEngine, reconcileDeadRuns } from "./reconcile";
 import {
   type AdmitRequest,
   type AlertInput,
@@ -26,24 +39,11 @@ import {
   type RunRecord,
   runFromRow,
   type SpendReport,
-} from "./ledger-records";
-import { migrateLedger } from "./ledger-schema";
-import {
-  admissionRefusal,
-  type MonthView,
-  reachTime,
-  runsCap,
-  signalAlerts,
-  spendReport,
-  spentIn,
-  thresholdAlerts,
-  usedBy,
-} from "./meter";
-import { thisProcess } from "./orphan-watch";
-import { type OrphanEngine, reconcileDeadRuns } from "./reconcile";
+} from "./records";
+import { migrateLedger } from "./schema";
 
-export * from "./ledger-records";
-export { LEDGER_SCHEMA_VERSION } from "./ledger-schema";
+export * from "./records";
+export { LEDGER_SCHEMA_VERSION } from "./schema";
 
 /** How long a call waits for another process's lock on the ledger before it fails (a blocking wait). */
 const BUSY_TIMEOUT_MS = 30_000;

@@ -2,9 +2,9 @@
  * Opening a project's ledger as every launcher must: in its place on this machine (beside the job root unless moved),
  * checked against the job root's witness (a ledger gone or replaced is refused; a second one is noticed).
  */
-import type { Meter } from "../components/model/metering";
-import { Ledger, type LedgerOptions } from "./ledger";
-import { checkAfterOpen, checkBeforeOpen } from "./ledger-witness";
+import type { Meter } from "../../components/model/metering";
+import { Ledger, type LedgerOptions } from "./index";
+import { checkAfterOpen, checkBeforeOpen } from "./witness";
 
 /** The default place of a project's ledger: beside its job root, one file per project per machine. */
 export function defaultLedgerFile(jobRoot: string): string {

@@ -2,9 +2,9 @@
  * The ledger's records: what the meter holds a project to, a run's and an alert's rows (and how they are read back
  * from SQLite), what a launch asks and how it ended, the month-to-date report, and the schema's migrations.
  */
-import type { AlertKind, TaskSize } from "../components/model";
+import type { AlertKind, TaskSize } from "../../components/model";
 
-export { type Meter, meterOf } from "../components/model/metering";
+export { type Meter, meterOf } from "../../components/model/metering";
 
 /** A launch the ledger refused: the budget, an agent's profile or limits. Nothing was created. */
 export class BudgetRefused extends Error {
@@ -68,7 +68,7 @@ export type AlertInput = Omit<AlertRecord, "id" | "at" | "month" | "project" | "
   readonly runId?: string | null;
 };
 
-/** Where alerts go once recorded (runtime/alerts.ts makes them from the config). */
+/** Where alerts go once recorded (runtime/ledger/alerts.ts makes them from the config). */
 export type AlertSink = (alert: AlertRecord) => void;
 
 /** What a launch asks the ledger to admit. */
