@@ -9,20 +9,15 @@ import { type LaunchSpec, type ResolvedProject, TASK_OUTPUT_MAX_BYTES, usdFine }
 import { removeJobFolder } from "../runtime/jobs";
 import { BudgetRefused } from "../runtime/ledger";
 import { copyOutputs, type NotCopied } from "../runtime/outputs";
-import type { TaskRequest, TaskResult } from "../runtime/task";
+import type { TaskLauncher, TaskResult } from "../runtime/task";
 import { liveOutput } from "./live-output";
 import { escapeControls, type Io, taskOutput } from "./output";
 import { type RunOptions, runExitCode } from "./run-options";
 
-/** What runs a task: the Docker launcher or the Kubernetes one. */
-export interface TaskRunner {
-  run(spec: LaunchSpec, request: TaskRequest): Promise<TaskResult>;
-}
-
 /** The backend's words for the last line: what the task ran in, and what became of it. */
 export interface RunBackend {
   readonly kind: "docker" | "kubernetes";
-  readonly runner: TaskRunner;
+  readonly runner: Pick<TaskLauncher, "run">;
 }
 
 /**

@@ -13,8 +13,7 @@ import {
   type ProxyDecision,
   parseBrokerLog,
   parseDecisionLog,
-  projectNetworkName,
-  proxySpec,
+  proxyListeners,
   type ResolvedProject,
   SpecError,
 } from "../components/model";
@@ -45,7 +44,7 @@ export interface UnitLog {
 
 /** Reads a unit's lines into entries; a proxy decision gets the reason its template's allowlist gives. */
 export function logEntries(project: ResolvedProject, unit: LogUnit, logs: readonly UnitLog[]): LogEntry[] {
-  const listeners = proxySpec(project, projectNetworkName(project.spec.name))?.listeners ?? [];
+  const listeners = proxyListeners(project);
   const out: LogEntry[] = [];
   for (const log of logs) {
     for (const line of log.text.split("\n")) {

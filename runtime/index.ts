@@ -1,6 +1,7 @@
 /**
  * The runtime's public entry: run tasks from a template's launch spec on the local Docker engine, one fresh hardened
- * container each, and switch a project off. An agent builds a {@link Launcher} with the policy preflight and calls
+ * container each ({@link Launcher}), or as Jobs on a Kubernetes cluster ({@link KubeLauncher}: both keep the task
+ * contract, runtime/task.ts), and switch a project off. An agent builds a {@link Launcher} with the policy preflight and calls
  * `run(spec, { command })`; the launch spec comes from the stack output `templates` or from `launchSpec()`.
  */
 
@@ -8,6 +9,8 @@ export type { Meter } from "../components/model/metering";
 export { type BrokerOptions, ensureBroker, findBroker } from "./broker";
 export { dockerClient } from "./docker/client";
 export type { JobSeed } from "./jobs";
+export { type KubeApis, type KubeTarget, kubeApis } from "./kubernetes/api";
+export { KubeLauncher, type KubeLauncherOptions } from "./kubernetes/launcher";
 export {
   ImageMissing,
   isImageMissing,
@@ -34,3 +37,4 @@ export {
 export { type PoolMember, type PoolRequest, poolMemberName, WarmPool, type WarmPoolOptions } from "./pool";
 export { policyPreflight, type RuleConfig } from "./preflight";
 export { ensureProxy, type ProxyOptions } from "./proxy";
+export type { TaskLauncher } from "./task";

@@ -13,7 +13,7 @@ import { dockerOrphans } from "./orphans";
 import type { WarmPool } from "./pool";
 import { findProxy, taskDecisions } from "./proxy";
 import { superviseTask } from "./supervise";
-import type { TaskRequest, TaskResult } from "./task";
+import type { TaskLauncher, TaskRequest, TaskResult } from "./task";
 import { closeTaskNetwork, openTaskNetwork, type TaskNetwork, withPeerHosts } from "./task-network";
 import { watchTask } from "./watchdog";
 
@@ -58,7 +58,7 @@ export interface LauncherOptions {
  * in-container `timeout` and the launcher's kill); the container is always removed, also when the launcher is
  * interrupted ({@link Launcher.shutdown}).
  */
-export class Launcher {
+export class Launcher implements TaskLauncher {
   /** One set of slots per project: the budget's concurrency is a per-project limit. */
   private readonly slots: Map<string, Slots> = new Map();
   private readonly live = new Map<string, Dockerode.Container>();

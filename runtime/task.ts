@@ -1,9 +1,11 @@
 /**
  * The task contract both backends keep: what one task asks (its command, files, input, agent) and what came of it
  * (exit code, the two streams apart, the limits it hit, the job folder, the egress and broker records, the charge).
- * The Docker launcher (runtime/launcher.ts) speaks it.
+ * Both launchers implement it ({@link TaskLauncher}): Docker's (runtime/launcher.ts) and Kubernetes'
+ * (runtime/kubernetes/launcher.ts); the verbs (cli/run-task.ts), the checks (runtime/walls.ts) and the ledger's meter,
+ * agents, audit and reconciliation (runtime/ledger/) see only this.
  */
-import type { BrokerCall, JobDiskState, ProxyDecision } from "../components/model";
+import type { BrokerCall, JobDiskState, LaunchSpec, ProxyDecision } from "../components/model";
 import type { OutputSink } from "./docker/follow";
 import type { JobSeed } from "./jobs";
 import type { NotCopied } from "./outputs";
@@ -81,4 +83,17 @@ export interface TaskResult {
   readonly removed?: boolean;
   /** What the ledger charged for the run (with a ledger), in US dollars. */
   readonly chargeUsd?: number;
+}
+
+/**
+ * A backend's launcher: runs one task of a template to its end (admitted by the project's ledger first when it has
+ * one, charged and recorded after), and stops every task it started on shutdown.
+ */
+export interface TaskLauncher {
+  /** Tasks running now. */
+  readonly running: number;
+  /** Runs one task to its end and removes what it made. Throws LaunchRefused or BudgetRefused when it may not run. */
+  run(spec: LaunchSpec, request?: TaskRequest): Promise<TaskResult>;
+  /** Stops and removes every task it started; new launches are refused from then on. Returns what it removed. */
+  shutdown(): Promise<string[]>;
 }

@@ -15,12 +15,10 @@ import {
   probeScript,
   type Template,
 } from "../components/model";
-import type { TaskRequest, TaskResult } from "./launcher";
+import type { TaskLauncher, TaskResult } from "./task";
 
-/** What runs a check: the Docker {@link Launcher} or the Kubernetes one (runtime/kubernetes/launcher.ts). */
-export interface TaskRunner {
-  run(spec: LaunchSpec, request?: TaskRequest): Promise<TaskResult>;
-}
+/** What runs a check: either backend's launcher (runtime/task.ts). */
+export type TaskRunner = Pick<TaskLauncher, "run">;
 
 /** Where a check's task ran: a Docker engine, or a cluster whose leftovers the Kubernetes launcher lists. */
 export type TaskPlace = Dockerode | { readonly leftovers: (taskId: string) => Promise<string[]> };

@@ -36,6 +36,15 @@ export const STDERR_FILE = `${STREAMS_PATH}/stderr`;
  */
 export const HOLDER = "results";
 
+/**
+ * Whether a template's task pods hold a {@link HOLDER}: on runc only. gVisor's runsc on the test node failed to start
+ * a second container beside a running task (`StartSubcontainer`: EOF, the sandbox gone), so gVisor and Kata task
+ * pods keep one container: their stderr stays in their log with their stdout, and their job folder goes with them.
+ */
+export function holdsResults(spec: Pick<LaunchSpec, "runtime">): boolean {
+  return spec.runtime === "runc";
+}
+
 /** The holder's limits: enough for `sh`, `cat` and `tar` reading the task's files out; its log stays empty. */
 export const HOLDER_RESOURCES = { vcpu: 0.1, memoryMb: 32, diskMb: 64 } as const;
 
@@ -113,14 +122,16 @@ export function restrictedContainer(uid: number, gid: number, drop: readonly str
 
 /**
  * The hardened pod spec of one task of a template: every wall the Docker backend builds, as Kubernetes has it. Without
- * `holds` the pod has no {@link HOLDER} and ends with its task (the stack's probe Job, whose result is its log).
+ * `hold` (the stack's probe Job, whose result is its log), or off runc ({@link holdsResults}), the pod has no
+ * {@link HOLDER} and ends with its task.
  */
 export function hardenedPodSpec(
   spec: LaunchSpec,
   serviceAccount: string,
   command?: readonly string[],
-  holds = true,
+  hold = true,
 ): k8s.types.input.core.v1.PodSpec {
+  const holds = hold && holdsResults(spec);
   const { uid, gid } = parseUser(spec.user);
   const limits = {
     cpu: cpuQuantity(spec.resources.vcpu),

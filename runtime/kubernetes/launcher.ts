@@ -8,16 +8,16 @@
  */
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { HOLDER, taskJob } from "../../components/kubernetes/pod";
+import { holdsResults, taskJob } from "../../components/kubernetes/pod";
 import { type LaunchSpec, taskJobName, taskServiceAccountName } from "../../components/model";
 import { LaunchRefused } from "../launch-errors";
 import type { Ledger } from "../ledger";
 import { Slots } from "../limits";
-import type { TaskRequest, TaskResult } from "../task";
+import type { TaskLauncher, TaskRequest, TaskResult } from "../task";
 import { apiMessage, apiStatus, type KubeApis } from "./api";
 import { podPidsHits } from "./pod-pids";
 import { type PodWatch, podWatch } from "./pod-watch";
-import { readOut } from "./readout";
+import { readOutPod, readyToRead } from "./readout";
 import { checkRuntimeClass, missingHandler } from "./runtime-class";
 import { collectTaskFiles, MAX_TASK_FILES_BYTES, seedTaskFiles, type TaskFile } from "./task-files";
 import {
@@ -29,11 +29,6 @@ import {
   taskLeftovers,
 } from "./task-objects";
 import { taskResult } from "./task-result";
-
-/** A pod's task container's status. */
-function taskContainer(pod: Obj | undefined): Obj | undefined {
-  return (pod?.status?.containerStatuses ?? []).find((s: Obj) => s.name === "task");
-}
 
 /** Seconds a pod may wait to be created and scheduled before the launch is given up (quota, no node, no image). */
 export const START_TIMEOUT_SECONDS = 60;
@@ -72,7 +67,7 @@ const _sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 type Obj = any;
 
 /** Runs tasks as Jobs in a project's namespace. */
-export class KubeLauncher {
+export class KubeLauncher implements TaskLauncher {
   private slots?: Slots;
   private readonly live = new Map<string, string>();
   private stopping = false;
@@ -99,6 +94,11 @@ export class KubeLauncher {
     if (request.collect === true && this.options.jobRoot === undefined) {
       throw new LaunchRefused(spec.template, [
         "the task's job folder was asked for, and this launcher has no jobRoot to bring it back to",
+      ]);
+    }
+    if (request.collect === true && !holdsResults(spec)) {
+      throw new LaunchRefused(spec.template, [
+        `the job folder comes back from a Kubernetes pod through its holder, which runs beside runc tasks only; template "${spec.template}" runs under ${spec.runtime}: print what you need, or write it where your own storage is`,
       ]);
     }
     if (request.agent !== undefined && ledger === undefined) {
@@ -235,8 +235,8 @@ export class KubeLauncher {
       if (pod?.metadata?.uid) pidsHits = Math.max(pidsHits, podPidsHits(pod.metadata.uid) ?? 0);
       const phase = pod?.status?.phase;
       if (phase === "Succeeded" || phase === "Failed") break;
-      // The task container ended; its pod's holder keeps the pod (and the task's stderr and files) to be read.
-      if (taskContainer(pod)?.state?.terminated !== undefined) break;
+      // The task container ended, and its pod's holder keeps the pod (the task's stderr and files) to be read.
+      if (readyToRead(pod)) break;
       // Deleted under the task (the Job's own deadline, the off switch): it ended there.
       if (pod === undefined && seen) break;
       if (pod === undefined) {
@@ -289,25 +289,19 @@ export class KubeLauncher {
       await watch.next(jobName, Math.min(wake, Math.max(10, deadline - Date.now())));
     }
     // Read out of the pod while its holder still holds it: the task's stderr, and its job folder when asked for.
-    const holding = (pod?.status?.containerStatuses ?? []).some(
-      (s: Obj) => s.name === HOLDER && s.state?.running !== undefined,
-    );
     const dest = collect ? join(this.options.jobRoot ?? "", id) : undefined;
-    const readout =
-      holding && taskContainer(pod)?.state?.terminated !== undefined
-        ? await readOut(
-            this.apis,
-            this.namespace,
-            pod.metadata.name,
-            dest === undefined
-              ? undefined
-              : {
-                  containerPath: spec.jobFolder.containerPath,
-                  dest,
-                  maxBytes: spec.resources.diskMb * 1024 * 1024,
-                },
-          )
-        : undefined;
+    const readout = await readOutPod(
+      this.apis,
+      this.namespace,
+      pod,
+      dest === undefined
+        ? undefined
+        : {
+            containerPath: spec.jobFolder.containerPath,
+            dest,
+            maxBytes: spec.resources.diskMb * 1024 * 1024,
+          },
+    );
     return taskResult(this.apis, this.namespace, spec, {
       readout,
       dest,

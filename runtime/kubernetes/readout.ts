@@ -92,7 +92,8 @@ export async function readOut(
       pod,
       HOLDER,
       ["sh", "-c", SCRIPT, "sh", tar === null ? "none" : "folder", folder?.containerPath ?? ""],
-      tar,
+      // Both streams attached, always: an exec without stdout is one the node's runtime may serve differently.
+      tar ?? new Bounded(0),
       stderr,
       null,
       false,
@@ -136,5 +137,45 @@ export async function readOut(
     stderrDropped: stderr.dropped,
     ...(tar === null ? {} : { notCopied: tar.notCopied }),
     ...(problem === undefined ? {} : { problem }),
+  };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: pod objects as the client returns them, read field by field
+type Obj = any;
+
+/** A pod's container status by name. */
+function status(pod: Obj | undefined, name: string): Obj | undefined {
+  return (pod?.status?.containerStatuses ?? []).find((s: Obj) => s.name === name);
+}
+
+/**
+ * True when the pod's task container has ended and its holder is no longer waiting to start (the node starts it
+ * after the task's, and a short task may end before it is up): the pod can be read out now, or never.
+ */
+export function readyToRead(pod: Obj | undefined): boolean {
+  return (
+    status(pod, "task")?.state?.terminated !== undefined && status(pod, HOLDER)?.state?.waiting === undefined
+  );
+}
+
+/**
+ * Reads a task out of its pod ({@link readOut}) when its task container ended and its holder runs; a problem when
+ * the holder does not run; nothing when the task never ended in the pod (the pod went first).
+ */
+export async function readOutPod(
+  apis: KubeApis,
+  namespace: string,
+  pod: Obj | undefined,
+  folder?: { readonly containerPath: string; readonly dest: string; readonly maxBytes: number },
+): Promise<Readout | undefined> {
+  if (status(pod, "task")?.state?.terminated === undefined) return undefined;
+  // A pod without a holder (gVisor, Kata) keeps its task's stderr in its log: nothing to read out.
+  if ((pod?.spec?.containers ?? []).every((c: Obj) => c.name !== HOLDER)) return undefined;
+  const holder = status(pod, HOLDER)?.state;
+  if (holder?.running !== undefined) return readOut(apis, namespace, pod.metadata.name, folder);
+  return {
+    stderr: "",
+    stderrDropped: 0,
+    problem: `the pod's ${HOLDER} container was not running (${JSON.stringify(holder ?? "absent")})`,
   };
 }

@@ -59,20 +59,24 @@ export async function removeTaskObjects(
   // Foreground deletion: the garbage collector removes the pods, then the Job itself; both are waited for, so that
   // nothing of the task is listed once the launcher returns.
   const until = Date.now() + 30_000;
+  // The pods are seen going on the launcher's watch when it has one; else they are listed.
   if (podGone !== undefined) await podGone(until);
+  const podsLeft = async (): Promise<boolean> => {
+    if (podGone !== undefined) return false;
+    const pods = await apis.core
+      .listNamespacedPod({ namespace, labelSelector: `batch.kubernetes.io/job-name=${jobName}` })
+      .catch(() => undefined);
+    return pods === undefined || pods.items.length > 0;
+  };
   while (Date.now() < until) {
     const [pods, job] = await Promise.all([
-      podGone !== undefined
-        ? { items: [] }
-        : apis.core
-            .listNamespacedPod({ namespace, labelSelector: `batch.kubernetes.io/job-name=${jobName}` })
-            .catch(() => undefined),
+      podsLeft(),
       orAbsent(() => apis.batch.readNamespacedJob({ name: jobName, namespace })).then(
         (j) => j !== undefined,
         () => true,
       ),
     ]);
-    if (pods !== undefined && pods.items.length === 0 && !job) return;
+    if (!pods && !job) return;
     await sleep(250);
   }
 }

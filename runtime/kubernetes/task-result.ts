@@ -71,7 +71,12 @@ export async function taskResult(
   const limits: LimitHit[] = [];
   if (timedOut && !stoppedByCap) limits.push("timeout");
   if (terminated?.reason === "OOMKilled") limits.push("oom");
-  const stderr = readout?.stderr ?? "";
+  // A pod that could not be read out says so where its stderr would be (with a job folder asked for, `jobProblem`).
+  const unread =
+    readout?.problem !== undefined && task.dest === undefined
+      ? `sandbox: the task's stderr could not be read from its pod: ${readout.problem}\n`
+      : "";
+  const stderr = `${readout?.stderr ?? ""}${unread}`;
   const forkFailed = /can't fork|Resource temporarily unavailable/;
   if (pidsHits > 0 || forkFailed.test(log) || forkFailed.test(stderr)) limits.push("pids");
   // The project's proxy and broker serve every template: the task's own lines are its pod's address's.
@@ -100,7 +105,8 @@ export async function taskResult(
     id,
     container: pod?.metadata?.name ?? jobName,
     exitCode,
-    // The task's log is its stdout; its stderr was written to a file of the pod (components/kubernetes/pod.ts).
+    // The task's log is its stdout; its stderr was written to a file of the pod and read out through the pod's
+    // holder (components/kubernetes/pod.ts). A pod without one (gVisor, Kata) keeps both streams in its log.
     stdout: log,
     stderr: gateFailed
       ? `${POLICY_GATE_FAILED} within ${POLICY_GATE_SECONDS} s (the cluster's API server still answered the pod); the task did not start\n`
