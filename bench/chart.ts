@@ -141,6 +141,17 @@ const SOURCES: readonly { file: string; bars: (d: Doc, f: string) => Omit<Bar, "
       { group: "launch with the ledger vs without", label: "Launcher.run", ratio: at(d, f, "launch.ratio") },
     ],
   },
+  {
+    file: "kube-launch.json",
+    bars: (d, f) => [
+      {
+        group: "Kubernetes launch to exit vs the bare client",
+        label: "KubeLauncher.run",
+        ratio: at(d, f, "ratio"),
+        goal: 1.2,
+      },
+    ],
+  },
 ];
 
 /** Every bar the result files in `dir` give. */

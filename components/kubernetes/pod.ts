@@ -189,7 +189,9 @@ export function hardenedPodSpec(
         holds ? { volume: "streams", folder: STREAMS_PATH, file: "stderr" } : undefined,
       ),
     ],
-    containers: holds ? [task, holder] : [task],
+    // The holder first: the node starts it before the task, so that a task using up the pod's process limit (a fork
+    // bomb) cannot keep it from starting; it keeps two processes (`sh`, `sleep`) under that limit.
+    containers: holds ? [holder, task] : [task],
     volumes: [
       { name: "tmp", emptyDir: { medium: "Memory", sizeLimit: mibQuantity(spec.tmpfs.sizeMb) } },
       { name: "job", emptyDir: { sizeLimit: mibQuantity(spec.resources.diskMb) } },
@@ -200,6 +202,9 @@ export function hardenedPodSpec(
   if (spec.runtime !== "runc") podSpec.runtimeClassName = RUNTIME_CLASSES[spec.runtime];
   return podSpec;
 }
+
+/** A task pod's annotations: `kubectl logs` and `kubectl exec` go to the task container, not the holder before it. */
+export const TASK_POD_ANNOTATIONS = { "kubectl.kubernetes.io/default-container": "task" } as const;
 
 /** Labels of a task pod: the project's labels plus, in proxy mode, the label the egress policy selects. */
 export function taskPodLabels(spec: LaunchSpec): Record<string, string> {
@@ -236,7 +241,10 @@ export function taskJob(
       completions: 1,
       activeDeadlineSeconds: spec.timeoutSeconds + DEADLINE_GRACE_SECONDS,
       ttlSecondsAfterFinished: JOB_TTL_SECONDS,
-      template: { metadata: { labels }, spec: hardenedPodSpec(spec, serviceAccount, command, holds) },
+      template: {
+        metadata: { labels, annotations: { ...TASK_POD_ANNOTATIONS } },
+        spec: hardenedPodSpec(spec, serviceAccount, command, holds),
+      },
     },
   };
 }

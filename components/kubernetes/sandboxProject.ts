@@ -43,7 +43,7 @@ import {
   proxyEgressSpec,
   proxyNetworkPolicySpec,
 } from "./network-policies";
-import { hardenedPodSpec, taskJob, taskPodLabels } from "./pod";
+import { hardenedPodSpec, TASK_POD_ANNOTATIONS, taskJob, taskPodLabels } from "./pod";
 import { proxyConfigMap, proxyDeploymentSpec, proxyServiceSpec } from "./proxy";
 import {
   brokerQuotaExtra,
@@ -311,7 +311,7 @@ export class SandboxProject extends pulumi.ComponentResource {
         {
           metadata: { ...meta(podTemplateName(ns, template), "task"), labels: launch.labels },
           template: {
-            metadata: { labels: taskPodLabels(launch) },
+            metadata: { labels: taskPodLabels(launch), annotations: { ...TASK_POD_ANNOTATIONS } },
             spec: hardenedPodSpec(launch, serviceAccount),
           },
         },

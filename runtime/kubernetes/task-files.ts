@@ -87,7 +87,8 @@ export async function seedTaskFiles(
   labels: Record<string, string>,
   files: readonly TaskFile[],
 ): Promise<void> {
-  const task = podSpec.containers[0];
+  // biome-ignore lint/suspicious/noExplicitAny: the pod spec's containers, as above
+  const task = podSpec.containers.find((c: any) => c.name === "task");
   podSpec.initContainers = [
     ...(podSpec.initContainers ?? []),
     {

@@ -272,8 +272,8 @@ describe("SandboxProject on Kubernetes", () => {
     });
     expect(spec.runtimeClassName).toBeUndefined();
     // The task, and the holder that keeps the pod for its stderr and job folder to be read (test/kubernetes/walls).
-    expect(spec.containers.map((c) => c.name)).toEqual(["task", "results"]);
-    expect(spec.containers[0]).toEqual({
+    expect(spec.containers.map((c) => c.name)).toEqual(["results", "task"]);
+    expect(spec.containers[1]).toEqual({
       name: "task",
       image: "runner:1",
       command: [
