@@ -160,8 +160,8 @@ describe("one spec, two backends, the same walls", () => {
     for (const template of ["default"]) {
       const spec = launchSpec(project, template, "none");
       const pod = hardenedPodSpec(spec, "parity-task");
-      // biome-ignore lint/suspicious/noExplicitAny: the pod spec's containers, read field by field
       // The holder first: the node starts it before the task, which cannot then use up its processes.
+      // biome-ignore lint/suspicious/noExplicitAny: the pod spec's containers, read field by field
       const [holder, task, ...more] = pod.containers as unknown as Record<string, any>[];
       expect(more).toEqual([]);
       expect(holder?.name).toBe(HOLDER);
