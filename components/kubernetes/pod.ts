@@ -37,9 +37,11 @@ export const STDERR_FILE = `${STREAMS_PATH}/stderr`;
 export const HOLDER = "results";
 
 /**
- * Whether a template's task pods hold a {@link HOLDER}: on runc only. gVisor's runsc on the test node failed to start
- * a second container beside a running task (`StartSubcontainer`: EOF, the sandbox gone), so gVisor and Kata task
- * pods keep one container: their stderr stays in their log with their stdout, and their job folder goes with them.
+ * Whether a template's task pods hold a {@link HOLDER}: on runc only. gVisor's runsc on the test node failed, every
+ * time, to start a second container beside a running task (`StartSubcontainer`: EOF, the sandbox gone); gVisor's own
+ * threads count against the pod's process limit (64 there), which a second container's gofer likely passes. So gVisor
+ * and Kata task pods keep one container: their stderr stays in their log with their stdout, and their job folder goes
+ * with them.
  */
 export function holdsResults(spec: Pick<LaunchSpec, "runtime">): boolean {
   return spec.runtime === "runc";
