@@ -74,7 +74,7 @@ describe("run: seeding the job folder, the task's exit code, the result folder",
     expect(r.code).toBe(7);
     expect(r.err).toMatch(
       new RegExp(
-        `task [a-z0-9-]+: exit 7; outputs copied to ${out}; job folder ${jobRoot}/[a-z0-9-]+ removed\\n$`,
+        `task [a-z0-9-]+: exit 7; outputs copied to ${out}; job folder ${jobRoot}/[a-z0-9-]+ removed; charged \\$[0-9.]+\\n$`,
       ),
     );
     expect(readFileSync(join(out, "out.txt"), "utf8")).toBe("result\n");
