@@ -1,7 +1,8 @@
 /**
  * The runtime's public entry: run tasks from a template's launch spec on the local Docker engine, one fresh hardened
- * container each ({@link Launcher}), or as Jobs on a Kubernetes cluster ({@link KubeLauncher}: both keep the task
- * contract, runtime/task.ts), and switch a project off. An agent builds a {@link Launcher} with the policy preflight and calls
+ * container each ({@link Launcher}, which keeps the task contract of runtime/task.ts, as the Kubernetes launcher
+ * does), and switch a project off. The Kubernetes launcher is not exported here: its client's types would ask every
+ * user of this entry for `@types/ws`. An agent builds a {@link Launcher} with the policy preflight and calls
  * `run(spec, { command })`; the launch spec comes from the stack output `templates` or from `launchSpec()`.
  */
 
@@ -9,8 +10,6 @@ export type { Meter } from "../components/model/metering";
 export { type BrokerOptions, ensureBroker, findBroker } from "./broker";
 export { dockerClient } from "./docker/client";
 export type { JobSeed } from "./jobs";
-export { type KubeApis, type KubeTarget, kubeApis } from "./kubernetes/api";
-export { KubeLauncher, type KubeLauncherOptions } from "./kubernetes/launcher";
 export {
   ImageMissing,
   isImageMissing,
