@@ -138,11 +138,15 @@ describe("the broker on Kubernetes", () => {
   it("gives the tasks the broker's address by its Service's cluster address, with service links on", () => {
     const t = one(registered, PODTEMPLATE, "team-agent").inputs as {
       template: {
-        spec: { enableServiceLinks: boolean; containers: { env: { name: string; value: string }[] }[] };
+        spec: {
+          enableServiceLinks: boolean;
+          containers: { name: string; env: { name: string; value: string }[] }[];
+        };
       };
     };
     expect(t.template.spec.enableServiceLinks).toBe(true);
-    expect(t.template.spec.containers[0]?.env).toContainEqual({
+    // The task container (the pod's holder, first, has no environment).
+    expect(t.template.spec.containers.find((c) => c.name === "task")?.env).toContainEqual({
       name: "SANDBOX_BROKER_URL",
       value: "http://$(TEAM_BROKER_SERVICE_HOST):8080",
     });
