@@ -80,7 +80,7 @@ function insidePath(name: string): string | undefined {
 export class TarIntoFolder extends Writable {
   readonly notCopied: NotCopied[] = [];
   private buffer: Buffer = Buffer.alloc(0);
-  private entry: (Entry & { left: number; fd?: number; written: number }) | undefined;
+  private entry: (Entry & { left: number; fd?: number }) | undefined;
   private meta: { kind: "L" | "K" | "x" | "g"; left: number; padded: number; data: Buffer[] } | undefined;
   private pad = 0;
   private pending: { path?: string; link?: string; size?: number } = {};
@@ -207,10 +207,9 @@ export class TarIntoFolder extends Writable {
     this.pending = {};
     const entry = { path: name, type, size, mode: number(header, 100, 8), link };
     const path = insidePath(name);
-    const state: Entry & { left: number; fd?: number; written: number } = {
+    const state: Entry & { left: number; fd?: number } = {
       ...entry,
       left: size,
-      written: 0,
     };
     this.entry = state;
     if (path === undefined) {
@@ -260,7 +259,6 @@ export class TarIntoFolder extends Writable {
     if (entry?.fd === undefined) return;
     let at = 0;
     while (at < data.length) at += writeSync(entry.fd, data, at, data.length - at);
-    entry.written += data.length;
   }
 
   private closeEntry(): void {
