@@ -37,14 +37,15 @@ export const STDERR_FILE = `${STREAMS_PATH}/stderr`;
 export const HOLDER = "results";
 
 /**
- * Whether a template's task pods hold a {@link HOLDER}: on runc only. gVisor's runsc on the test node failed, every
- * time, to start a second container beside a running task (`StartSubcontainer`: EOF, the sandbox gone); gVisor's own
- * threads count against the pod's process limit (64 there), which a second container's gofer likely passes. So gVisor
- * and Kata task pods keep one container: their stderr stays in their log with their stdout, and their job folder goes
- * with them.
+ * Whether a template's task pods hold a {@link HOLDER}: on runc and gVisor. gVisor's own threads count against the
+ * pod's process limit (the node's podPidsLimit): a pod with its task and the holder took 76 of them on the 2-core test
+ * node, and under 64 runsc could not start the second container (`StartSubcontainer`: EOF, the sandbox gone). So a
+ * runsc template on Kubernetes declares at least `RUNSC_POD_MIN_PIDS` (components/model/template.ts). Kata pods
+ * keep one container: no node here runs Kata, so a second container beside its task is unproven; their stderr stays in
+ * their log with their stdout, and their job folder goes with them.
  */
 export function holdsResults(spec: Pick<LaunchSpec, "runtime">): boolean {
-  return spec.runtime === "runc";
+  return spec.runtime === "runc" || spec.runtime === "runsc";
 }
 
 /** The holder's limits: enough for `sh`, `cat` and `tar` reading the task's files out; its log stays empty. */

@@ -6,7 +6,7 @@ import { joinKey, parseOrThrow, SpecError, type SpecProblem, strictObject } from
 import { AgentsSchema, AlertSinksSchema } from "./meter";
 import { NetworkSchema } from "./network";
 import { PROXY_RESOURCES } from "./proxy";
-import { type Template, TemplateSchema } from "./template";
+import { RUNSC_POD_MIN_PIDS, type Template, TemplateSchema } from "./template";
 
 const NAME_RULE =
   "lower-case letters, digits and -, starting with a letter and not ending with -, at most 32 characters";
@@ -116,6 +116,7 @@ export function resolveProject(input: unknown, keyPrefix = ""): ResolvedProject 
     ...budgetProblems,
     ...checkMeter(spec, concurrency, keyPrefix),
     ...checkBroker(spec, keyPrefix),
+    ...checkPodProcesses(spec, keyPrefix),
   ];
   if (problems.length > 0 || "refusal" in plan) throw new SpecError(problems);
   return {
@@ -152,6 +153,23 @@ export function alwaysOnCost(spec: ProjectSpec): FixedCost | undefined {
       memoryMb: proxies * PROXY_RESOURCES.memoryMb + brokers * BROKER_RESOURCES.memoryMb,
     },
   };
+}
+
+/**
+ * On Kubernetes a template's process limit is the pod's (the node's podPidsLimit, which the template declares), and
+ * under gVisor the sandbox's own threads for the task and its results holder count in it: a runsc template declares
+ * at least {@link RUNSC_POD_MIN_PIDS}.
+ */
+export function checkPodProcesses(spec: ProjectSpec, keyPrefix = ""): SpecProblem[] {
+  if (spec.backend !== "kubernetes") return [];
+  return Object.entries(spec.templates)
+    .filter(([, t]) => t.runtime === "runsc" && t.resources.pids < RUNSC_POD_MIN_PIDS)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([name, t]) => ({
+      key: joinKey(keyPrefix, `templates.${name}.resources.pids`),
+      value: String(t.resources.pids),
+      message: `on Kubernetes a runsc pod's process limit (the node's podPidsLimit, which pids declares) also holds gVisor's own threads for the task and its results holder (76 on a 2-core node): pids must be at least ${RUNSC_POD_MIN_PIDS}, and the node's podPidsLimit as large`,
+    }));
 }
 
 /**

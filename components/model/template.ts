@@ -189,6 +189,13 @@ export const TemplateSchema = strictObject({
 
 /** The smallest process limit a gVisor task gets: below it the sandbox cannot start or its task cannot fork. */
 export const RUNSC_MIN_PIDS = 64;
+
+/**
+ * The smallest process limit a gVisor template declares on Kubernetes, where the limit is the pod's (the node's
+ * podPidsLimit) and the pod holds the task and its results holder: gVisor's threads for both took 76 on a 2-core node,
+ * and under 64 the second container could not start.
+ */
+export const RUNSC_POD_MIN_PIDS = 128;
 export type TemplateInput = z.input<typeof TemplateSchema>;
 export type Template = z.output<typeof TemplateSchema>;
 

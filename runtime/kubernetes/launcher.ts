@@ -98,7 +98,7 @@ export class KubeLauncher implements TaskLauncher {
     }
     if (request.collect === true && !holdsResults(spec)) {
       throw new LaunchRefused(spec.template, [
-        `the job folder comes back from a Kubernetes pod through its holder, which runs beside runc tasks only; template "${spec.template}" runs under ${spec.runtime}: print what you need, or write it where your own storage is`,
+        `the job folder comes back from a Kubernetes pod through its holder, which runs beside runc and gVisor tasks only; template "${spec.template}" runs under ${spec.runtime}: print what you need, or write it where your own storage is`,
       ]);
     }
     if (request.agent !== undefined && ledger === undefined) {

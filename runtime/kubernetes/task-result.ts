@@ -1,8 +1,9 @@
 /**
- * What came of a Kubernetes task, read once it ended: its exit code and reason from the pod's status, its log (one
- * stream: the cluster keeps one log per container), the limits it hit, why its set-up steps failed, and the proxy's
- * and broker's records of it.
+ * What came of a Kubernetes task, read once it ended: its exit code and reason from the pod's status, its stdout (the
+ * task container's log) and its stderr (read out through the pod's holder), the limits it hit, why its set-up steps or
+ * its start failed, and the proxy's and broker's records of it.
  */
+import { HOLDER } from "../../components/kubernetes/pod";
 import {
   POLICY_GATE,
   POLICY_GATE_FAILED,
@@ -71,12 +72,21 @@ export async function taskResult(
   const limits: LimitHit[] = [];
   if (timedOut && !stoppedByCap) limits.push("timeout");
   if (terminated?.reason === "OOMKilled") limits.push("oom");
+  // A task container the node could not start (containerd's StartError; or under gVisor, the sandbox gone at once: the
+  // task and its holder, which never ends by itself, both with exit 128): say so, and under gVisor, whose own threads
+  // share the pod's process limit, what to look at.
+  const holder = (pod?.status?.containerStatuses ?? []).find((s: Obj) => s.name === HOLDER);
+  const neverStarted =
+    terminated?.reason === "StartError" || (exitCode === 128 && holder?.state?.terminated?.exitCode === 128);
+  const notStarted = neverStarted
+    ? `sandbox: the task's container never started (${[terminated.reason, `exit ${exitCode}`, terminated.message].filter(Boolean).join(", ")})${spec.runtime === "runsc" ? `; under gVisor the pod's process limit (the node's podPidsLimit) also holds gVisor's own threads for the task and its results holder${pidsHits > 0 ? ", and the pod reached it" : ""}: the template declares ${spec.resources.pids}, is the node's limit as large?` : ""}\n`
+    : "";
   // A pod that could not be read out says so where its stderr would be (with a job folder asked for, `jobProblem`).
   const unread =
-    readout?.problem !== undefined && task.dest === undefined
+    readout?.problem !== undefined && task.dest === undefined && !neverStarted
       ? `sandbox: the task's stderr could not be read from its pod: ${readout.problem}\n`
       : "";
-  const stderr = `${readout?.stderr ?? ""}${unread}`;
+  const stderr = `${readout?.stderr ?? ""}${unread}${notStarted}`;
   const forkFailed = /can't fork|Resource temporarily unavailable/;
   if (pidsHits > 0 || forkFailed.test(log) || forkFailed.test(stderr)) limits.push("pids");
   // The project's proxy and broker serve every template: the task's own lines are its pod's address's.
@@ -106,7 +116,7 @@ export async function taskResult(
     container: pod?.metadata?.name ?? jobName,
     exitCode,
     // The task's log is its stdout; its stderr was written to a file of the pod and read out through the pod's
-    // holder (components/kubernetes/pod.ts). A pod without one (gVisor, Kata) keeps both streams in its log.
+    // holder (components/kubernetes/pod.ts). A pod without one (Kata) keeps both streams in its log.
     stdout: log,
     stderr: gateFailed
       ? `${POLICY_GATE_FAILED} within ${POLICY_GATE_SECONDS} s (the cluster's API server still answered the pod); the task did not start\n`

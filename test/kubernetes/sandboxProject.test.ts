@@ -314,17 +314,18 @@ describe("SandboxProject on Kubernetes", () => {
         metadata: { labels: Record<string, string> };
         spec: {
           runtimeClassName?: string;
-          containers: { securityContext: { capabilities: unknown }; env: unknown }[];
+          containers: { name: string; securityContext: { capabilities: unknown }; env: unknown }[];
         };
       };
     };
+    const task = pt.template.spec.containers.find((c) => c.name === "task");
     expect(pt.template.spec.runtimeClassName).toBe("gvisor");
-    expect(pt.template.spec.containers[0]?.securityContext.capabilities).toEqual({
+    expect(task?.securityContext.capabilities).toEqual({
       drop: ["NET_RAW", "MKNOD", "SYS_CHROOT", "SETFCAP", "SETPCAP", "NET_ADMIN"],
     });
     expect(pt.template.metadata.labels["sandbox.egress"]).toBe("proxy");
     // No DNS for tasks: the proxy is named by its Service's cluster address, which kubelet sets (service links).
-    expect(pt.template.spec.containers[0]?.env).toContainEqual({
+    expect(task?.env).toContainEqual({
       name: "HTTPS_PROXY",
       value: "http://$(TEAM_PROXY_SERVICE_HOST):3128",
     });

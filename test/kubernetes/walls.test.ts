@@ -128,36 +128,26 @@ describe("one spec, two backends, the same walls", () => {
       const task = c0(pod);
       const [gate, ...more] = pod.initContainers as unknown as Record<string, unknown>[];
       expect(more).toEqual([]);
-      expect(gate).toEqual(
-        template === "default"
-          ? {
-              name: POLICY_GATE,
-              image: task.image,
-              // It first makes the task's stderr file, the one thing of its volume the task container mounts.
-              command: ["sh", "-c", `: > ${STREAMS_PATH}/stderr\n${policyGateScript()}`],
-              securityContext: task.securityContext,
-              resources: task.resources,
-              volumeMounts: [{ name: "streams", mountPath: STREAMS_PATH }],
-            }
-          : // gVisor's pod has no holder (components/kubernetes/pod.ts, holdsResults): no stderr file to make.
-            {
-              name: POLICY_GATE,
-              image: task.image,
-              command: ["sh", "-c", policyGateScript()],
-              securityContext: task.securityContext,
-              resources: task.resources,
-            },
-      );
+      expect(gate).toEqual({
+        name: POLICY_GATE,
+        image: task.image,
+        // It first makes the task's stderr file, the one thing of its volume the task container mounts.
+        command: ["sh", "-c", `: > ${STREAMS_PATH}/stderr\n${policyGateScript()}`],
+        securityContext: task.securityContext,
+        resources: task.resources,
+        volumeMounts: [{ name: "streams", mountPath: STREAMS_PATH }],
+      });
       expect(JSON.stringify(gate)).not.toContain(JSON.stringify(spec.command));
     }
   });
 
   it("the holder is hardened like the task, mounts read-only, runs no task code, and the task writes only its stderr file", () => {
-    // gVisor's pod holds none (the six template runs under runsc): its streams stay in its log.
-    const gvisor = hardenedPodSpec(launchSpec(project, "six", "none"), "parity-task");
-    expect((gvisor.containers as unknown[]).length).toBe(1);
-    expect(JSON.stringify(gvisor)).not.toContain(STREAMS_PATH);
-    for (const template of ["default"]) {
+    // A Kata pod holds none (no node here runs Kata): its streams stay in its log.
+    const kata = hardenedPodSpec({ ...launchSpec(project, "six", "none"), runtime: "kata" }, "parity-task");
+    expect((kata.containers as unknown[]).length).toBe(1);
+    expect(JSON.stringify(kata)).not.toContain(STREAMS_PATH);
+    // runc and gVisor (the six template runs under runsc) pods hold one.
+    for (const template of ["default", "six"]) {
       const spec = launchSpec(project, template, "none");
       const pod = hardenedPodSpec(spec, "parity-task");
       // The holder first: the node starts it before the task, which cannot then use up its processes.

@@ -149,6 +149,25 @@ describe("resolveProject", () => {
     }
   });
 
+  it("asks a gVisor template on Kubernetes for room for gVisor's threads in the pod's process limit, and only there", () => {
+    const gvisor = (pids: number) => ({ image: "sandbox-busybox:1", runtime: "runsc", resources: { pids } });
+    const templates = { a: gvisor(64), b: gvisor(127), c: gvisor(128), d: { image: "x:1", resources: { pids: 8 } } };
+    expect(messageOf({ ...base, backend: "kubernetes", templates }, "sandbox:")).toBe(
+      [
+        "invalid sandbox project:",
+        ...["a", "b"].map(
+          (t, i) =>
+            `  - sandbox:templates.${t}.resources.pids = ${[64, 127][i]}: on Kubernetes a runsc pod's process limit (the node's podPidsLimit, which pids declares) also holds gVisor's own threads for the task and its results holder (76 on a 2-core node): pids must be at least 128, and the node's podPidsLimit as large`,
+        ),
+      ].join("\n"),
+    );
+    // On Docker the limit is the sandbox's own cgroup, with one container: 64 is enough there.
+    expect(resolveProject({ ...base, templates }).spec.templates.a?.resources.pids).toBe(64);
+    expect(resolveProject({ ...base, backend: "kubernetes", templates: { c: gvisor(128) } }).spec.backend).toBe(
+      "kubernetes",
+    );
+  });
+
   it("refuses alert sinks it cannot deliver to", () => {
     expect(messageOf({ ...base, alerts: { file: "alerts.jsonl", webhook: "ftp://x/y", sms: true } })).toBe(
       [
