@@ -260,7 +260,11 @@ describe("a Kubernetes sandbox project on a real node", () => {
       // Its pod holds the results holder as a runc pod does: stderr apart, the job folder brought back.
       const jobRoot = join(scratch, "gvisor-jobs");
       const run = await new KubeLauncher(a, project, { jobRoot }).run(launchSpec(p, "gvisor", "none"), {
-        command: ["sh", "-c", "dmesg 2>/dev/null | head -n 1; uname -r; echo apart >&2; echo kept > made.txt; exit 3"],
+        command: [
+          "sh",
+          "-c",
+          "dmesg 2>/dev/null | head -n 1; uname -r; echo apart >&2; echo kept > made.txt; exit 3",
+        ],
         collect: true,
       });
       expect(run.exitCode, `${run.stdout}${run.stderr}`).toBe(3);

@@ -29,9 +29,12 @@ describe("a job folder asked of a Kubernetes launcher", () => {
   });
 
   it("is refused for a Kata template, whose pod holds no holder, naming the runtime", async () => {
-    const run = new KubeLauncher(apis, "collect", { jobRoot: "/nonexistent" }).run(launchSpec(project, "kata", "none"), {
-      collect: true,
-    });
+    const run = new KubeLauncher(apis, "collect", { jobRoot: "/nonexistent" }).run(
+      launchSpec(project, "kata", "none"),
+      {
+        collect: true,
+      },
+    );
     await expect(run).rejects.toThrow(LaunchRefused);
     await expect(run).rejects.toThrow(/template "kata" runs under kata/);
   });

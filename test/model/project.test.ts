@@ -151,7 +151,12 @@ describe("resolveProject", () => {
 
   it("asks a gVisor template on Kubernetes for room for gVisor's threads in the pod's process limit, and only there", () => {
     const gvisor = (pids: number) => ({ image: "sandbox-busybox:1", runtime: "runsc", resources: { pids } });
-    const templates = { a: gvisor(64), b: gvisor(127), c: gvisor(128), d: { image: "x:1", resources: { pids: 8 } } };
+    const templates = {
+      a: gvisor(64),
+      b: gvisor(127),
+      c: gvisor(128),
+      d: { image: "x:1", resources: { pids: 8 } },
+    };
     expect(messageOf({ ...base, backend: "kubernetes", templates }, "sandbox:")).toBe(
       [
         "invalid sandbox project:",
@@ -163,9 +168,9 @@ describe("resolveProject", () => {
     );
     // On Docker the limit is the sandbox's own cgroup, with one container: 64 is enough there.
     expect(resolveProject({ ...base, templates }).spec.templates.a?.resources.pids).toBe(64);
-    expect(resolveProject({ ...base, backend: "kubernetes", templates: { c: gvisor(128) } }).spec.backend).toBe(
-      "kubernetes",
-    );
+    expect(
+      resolveProject({ ...base, backend: "kubernetes", templates: { c: gvisor(128) } }).spec.backend,
+    ).toBe("kubernetes");
   });
 
   it("refuses alert sinks it cannot deliver to", () => {
