@@ -65,7 +65,7 @@ async function main(): Promise<void> {
   const alone: number[] = [];
   for (let i = 0; i < Math.max(50, runs * 20); i++) {
     const t = performance.now();
-    const run = ledger.admit({
+    const run = await ledger.admit({
       id: `alone-${i}`,
       template: "default",
       specHash: spec.specHash,
@@ -74,11 +74,11 @@ async function main(): Promise<void> {
       size: { vcpu: spec.resources.vcpu, memoryMb: spec.resources.memoryMb },
       maxSeconds: spec.timeoutSeconds,
     });
-    ledger.recordFiles(run.id, {});
-    ledger.complete(run.id, { exitCode: 0 });
+    await ledger.recordFiles(run.id, {});
+    await ledger.complete(run.id, { exitCode: 0 });
     alone.push(performance.now() - t);
   }
-  ledger.close();
+  await ledger.close();
   const result = {
     benchmark: "ledger",
     runs,

@@ -5,6 +5,7 @@
  */
 import { type ResolvedProject, SpecError } from "../components/model";
 import { AgentKeys } from "../runtime/agent-keys";
+import type { Ledger } from "../runtime/ledger";
 import { LedgerGone } from "../runtime/ledger/witness";
 import { openProjectLedger } from "./ledger";
 import { type Io, Reporter } from "./output";
@@ -45,9 +46,9 @@ export async function runAgentKeyCommand(
     );
   }
   const file = c.file(stack, project);
-  let ledger: ReturnType<typeof openProjectLedger>;
+  let ledger: Ledger;
   try {
-    ledger = openProjectLedger(file, project, {}, c.io.err);
+    ledger = await openProjectLedger(file, project, {}, c.io.err);
   } catch (e) {
     if (!(e instanceof LedgerGone)) throw e;
     return fail(e.message, 1, "ledger");
@@ -64,6 +65,6 @@ export async function runAgentKeyCommand(
     return rep.result({ ...head, key }, key);
   } finally {
     keys.close();
-    ledger.close();
+    await ledger.close();
   }
 }

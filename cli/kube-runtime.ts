@@ -180,6 +180,6 @@ export async function runKubeTaskVerb(
   } finally {
     process.removeListener("SIGINT", onInt);
     process.removeListener("SIGTERM", onTerm);
-    ledger?.close();
+    await ledger?.close();
   }
 }

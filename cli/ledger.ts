@@ -5,7 +5,14 @@
 import { existsSync } from "node:fs";
 import { type ResolvedProject, SpecError, usdFine } from "../components/model";
 import { deployedShape, lowersOnly, projectShape, recordDeployed } from "../runtime/deployed-shape";
-import { type AlertRecord, Ledger, type LedgerOptions, meterOf, type RunRecord } from "../runtime/ledger";
+import {
+  type AlertRecord,
+  Ledger,
+  type LedgerOptions,
+  meterOf,
+  type RunRecord,
+  type SpendReport,
+} from "../runtime/ledger";
 import { AlertOutbox, alertSinks } from "../runtime/ledger/alerts";
 import { openLedger as openWitnessed } from "../runtime/ledger/open";
 import { deadRuns } from "../runtime/ledger/reconcile";
@@ -25,7 +32,7 @@ export function openProjectLedger(
   project: ResolvedProject,
   options: LedgerOptions = {},
   warn: (text: string) => void = () => undefined,
-): Ledger {
+): Promise<Ledger> {
   return openWitnessed(meterOf(project), { ...options, jobRoot: project.jobRoot, file, reset: RESET, warn });
 }
 
@@ -39,7 +46,7 @@ export async function openLedger(
   err: (text: string) => void,
 ): Promise<{ ledger: Ledger; outbox: AlertOutbox }> {
   const outbox = new AlertOutbox();
-  const ledger = openProjectLedger(
+  const ledger = await openProjectLedger(
     file,
     project,
     { sinks: alertSinks(project.spec.alerts, outbox, err) },
@@ -60,7 +67,7 @@ export async function reconcileOnOpen(
   warn: (text: string) => void,
   note?: (text: string) => void,
 ): Promise<void> {
-  if (deadRuns(ledger).length === 0) return;
+  if ((await deadRuns(ledger)).length === 0) return;
   const { reconcileOrphans } = await import("../runtime/orphans.js");
   for (const r of await reconcileOrphans(ledger, project.jobRoot, warn)) {
     note?.(
@@ -82,7 +89,7 @@ export async function upRefusal(
   const ledger = Ledger.open(file, meterOf(project));
   try {
     await reconcileOnOpen(ledger, project, warn, warn);
-    const refusal = ledger.upRefusal();
+    const refusal = await ledger.upRefusal();
     if (refusal === undefined) return undefined;
     // At the cap, an `up` that only lowers what the project may spend or run deploys, like the hard stop.
     const before = deployedShape(file, project.spec.name);
@@ -94,14 +101,18 @@ export async function upRefusal(
     }
     return refusal;
   } finally {
-    ledger.close();
+    await ledger.close();
   }
 }
 
 /** After a successful `up`: what it deployed, for the next `up` at the cap to compare with. Never fails the verb. */
-export function recordUp(file: string, project: ResolvedProject, warn: (text: string) => void): void {
+export async function recordUp(
+  file: string,
+  project: ResolvedProject,
+  warn: (text: string) => void,
+): Promise<void> {
   try {
-    openProjectLedger(file, project, {}, warn).close();
+    await (await openProjectLedger(file, project, {}, warn)).close();
     recordDeployed(file, project);
   } catch (e) {
     warn(
@@ -114,10 +125,10 @@ export function recordUp(file: string, project: ResolvedProject, warn: (text: st
  * `sandbox ledger reset <stack>`: the ledger at `file` (made when missing) becomes the one the project is metered
  * with, and the one before is no longer; its history is not deleted. Returns what to print.
  */
-export function resetLedger(file: string, project: ResolvedProject): string {
+export async function resetLedger(file: string, project: ResolvedProject): Promise<string> {
   const ledger = Ledger.open(file, meterOf(project));
   try {
-    const id = ledger.id();
+    const id = await ledger.id();
     const before = resetWitness(project.jobRoot, project.spec.name, file, id);
     const was =
       before === undefined
@@ -125,9 +136,9 @@ export function resetLedger(file: string, project: ResolvedProject): string {
         : before.ledgerId === id
           ? "it already was"
           : `the one before (${before.file}, since ${before.since}) is no longer metered; its file, if any, is left as it is`;
-    return `project ${project.spec.name}: the ledger ${file} (${ledger.runs().length} runs) is the one it is metered with from now on; ${was}\n`;
+    return `project ${project.spec.name}: the ledger ${file} (${(await ledger.runs()).length} runs) is the one it is metered with from now on; ${was}\n`;
   } finally {
-    ledger.close();
+    await ledger.close();
   }
 }
 
@@ -177,7 +188,7 @@ function options(verb: LedgerVerb, rest: readonly string[]): { since?: number; a
 
 const pct = (f: number) => `${Math.round(f * 1000) / 10} %`;
 
-function spendText(s: ReturnType<Ledger["spend"]>): string {
+function spendText(s: SpendReport): string {
   const lines = [
     `project ${s.project}, ${s.month} (UTC), budget ${s.enforce}: spent ${usdFine(s.spentUsd)} of ${usdFine(s.runsCapUsd)} for runs (${pct(s.fraction)}), ${usdFine(s.leftUsd)} left; forecast for the month at this rate ${usdFine(s.forecastUsd)}`,
     `  cap ${usdFine(s.capUsd)}${s.fixedUsd > 0 ? `, of which ${usdFine(s.fixedUsd)} for what runs all month (the proxy)` : ""}; ${s.runs} run(s), ${s.open} running`,
@@ -266,7 +277,7 @@ export async function runLedgerVerb(
   }
   let ledger: Ledger;
   try {
-    ledger = openProjectLedger(file, project, {}, io.err);
+    ledger = await openProjectLedger(file, project, {}, io.err);
   } catch (e) {
     if (!(e instanceof LedgerGone)) throw e;
     if (json)
@@ -280,20 +291,20 @@ export async function runLedgerVerb(
     await reconcileOnOpen(ledger, project, io.err, io.err);
     const head = { verb, stack, ok: true, exitCode: 0, project: project.spec.name, ledger: file };
     if (verb === "spend") {
-      const s = ledger.spend();
+      const s = await ledger.spend();
       io.out(json ? `${JSON.stringify({ ...head, spend: s })}\n` : spendText(s));
     } else if (verb === "audit") {
-      const runs = ledger.runs(opts);
+      const runs = await ledger.runs(opts);
       io.out(json ? `${JSON.stringify({ ...head, runs })}\n` : runs.map(runText).join("") || "no runs\n");
     } else {
-      const alerts = ledger.alerts(opts.since === undefined ? {} : { since: opts.since });
+      const alerts = await ledger.alerts(opts.since === undefined ? {} : { since: opts.since });
       io.out(
         json ? `${JSON.stringify({ ...head, alerts })}\n` : alerts.map(alertText).join("") || "no alerts\n",
       );
     }
     return 0;
   } finally {
-    ledger.close();
+    await ledger.close();
   }
 }
 
@@ -340,7 +351,7 @@ export async function runLedgerCommand(
     }
   }
   const file = c.file(stack, project);
-  const text = resetLedger(file, project);
+  const text = await resetLedger(file, project);
   return rep.result(
     { verb: "ledger", stack, ok: true, exitCode: 0, project: project.spec.name, ledger: file },
     text,

@@ -348,7 +348,7 @@ export async function main(
     const { runStackVerb } = await import("./engine.js");
     const code = await runStackVerb(verb as StackVerb, stack, root, toolchain, options);
     if (verb === "up" && code === EXIT.ok && project !== undefined)
-      (await import("./ledger.js")).recordUp(file(stack, project), project, io.err);
+      await (await import("./ledger.js")).recordUp(file(stack, project), project, io.err);
     return code;
   } finally {
     stateOnly?.cleanup();

@@ -279,7 +279,7 @@ async function taskVerbOnce(
     process.removeListener("SIGTERM", onTerm);
     // Webhooks in flight are delivered before the verb returns; the ledger closes after them.
     await metered?.outbox.flush();
-    ledger?.close();
+    await ledger?.close();
   }
   return { kind: "engine", message: `${verb}: not a task verb`, started };
 }

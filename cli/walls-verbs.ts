@@ -36,7 +36,7 @@ export async function escapeVerb(
   attempt: (template: string, check: EscapeCheck) => Promise<EscapeResult>,
   io: Io,
   json: boolean,
-  seen: (template: string, result: EscapeResult) => void = () => undefined,
+  seen: (template: string, result: EscapeResult) => Promise<void> | undefined = () => undefined,
 ): Promise<number> {
   let ok = true;
   const results: Record<string, EscapeResult[]> = {};
@@ -47,7 +47,7 @@ export async function escapeVerb(
       io.err(`escape ${check} from template ${template}...\n`);
       const r = await attempt(template, check);
       mine.push(r);
-      seen(template, r);
+      await seen(template, r);
       ok &&= r.blocked && r.leftovers.length === 0;
       if (!json) {
         io.out(

@@ -21,7 +21,15 @@ export {
   type TaskRequest,
   type TaskResult,
 } from "./launcher";
-export { Ledger, type LedgerOptions } from "./ledger";
+export {
+  Ledger,
+  type LedgerOptions,
+  type LedgerQueries,
+  type LedgerStore,
+  SqliteLedgerStore,
+  type SqlValue,
+  type WriteOptions,
+} from "./ledger";
 export { defaultLedgerFile, type OpenLedgerOptions, openLedger } from "./ledger/open";
 export { LedgerGone } from "./ledger/witness";
 export {

@@ -120,7 +120,7 @@ export class Launcher implements TaskLauncher {
     const ledger = this.ledger;
     if (violations.length > 0) {
       const refused = new LaunchRefused(spec.template, violations);
-      ledger?.alert({
+      await ledger?.alert({
         kind: "launch-refused",
         message: refused.message,
         agent: request.agent ?? null,
@@ -154,7 +154,7 @@ export class Launcher implements TaskLauncher {
         this.live.set(task.name, container);
       }
       // The run's row, written before its container is created (or, pooled, started).
-      ledger?.admit({
+      await ledger?.admit({
         id: task.id,
         template: spec.template,
         specHash: spec.specHash,
@@ -177,7 +177,7 @@ export class Launcher implements TaskLauncher {
         { template: spec.template, diskMb: spec.resources.diskMb },
       );
       const jobDisk = jobDiskState(spec.jobFolder.hostRoot, task.id);
-      if (ledger !== undefined) ledger.recordFiles(task.id, hashTree(task.jobDir));
+      if (ledger !== undefined) await ledger.recordFiles(task.id, hashTree(task.jobDir));
       if (container === undefined) {
         const created =
           taskNet === undefined ? body : withPeerHosts(body, spec, taskNet, this.options.preflight);
@@ -230,7 +230,7 @@ export class Launcher implements TaskLauncher {
       }
       if (ledger !== undefined && this.openRuns.delete(task.id)) {
         // Charged to now, not to when another process lets go of the ledger.
-        const closed = ledger.complete(
+        const closed = await ledger.complete(
           task.id,
           {
             exitCode: result.exitCode,
@@ -249,7 +249,7 @@ export class Launcher implements TaskLauncher {
       return result;
     } catch (e) {
       if (ledger !== undefined && this.openRuns.delete(task.id)) {
-        ledger.complete(task.id, { exitCode: null, error: e instanceof Error ? e.message : String(e) });
+        await ledger.complete(task.id, { exitCode: null, error: e instanceof Error ? e.message : String(e) });
       }
       throw e;
     } finally {
@@ -337,7 +337,7 @@ export class Launcher implements TaskLauncher {
     // Runs whose containers were just removed: charged to now, recorded as interrupted.
     for (const id of [...this.openRuns]) {
       this.openRuns.delete(id);
-      this.ledger?.complete(id, {
+      await this.ledger?.complete(id, {
         exitCode: null,
         stoppedBy: "interrupted",
         error: "the launcher was shut down",

@@ -104,7 +104,7 @@ export async function reconcileOrphans(
   warn: (text: string) => void,
   docker?: Dockerode,
 ): Promise<RunRecord[]> {
-  const dead = deadRuns(ledger);
+  const dead = await deadRuns(ledger);
   if (dead.length === 0) return [];
   const what = `${dead.length} run(s) a launcher that died left open (${dead.map((d) => d.run.id).join(", ")})`;
   let engine: Dockerode;

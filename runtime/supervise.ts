@@ -39,21 +39,27 @@ export async function superviseTask(
     deadlineKill = kill();
   }, deadlineMs);
   let ticks = 0;
-  const poll = setInterval(() => {
-    const hits = pidsLimitHits(container.id);
-    if (hits !== undefined) pidsHits = Math.max(pidsHits, hits);
-    if (ledger === undefined || capKill !== undefined) return;
+  // One reading of the ledger at a time: a slow one is not overtaken by the next.
+  let metering = false;
+  const meter = async (l: Ledger): Promise<void> => {
     try {
       // The meter: stop the run when the month's spend reaches the cap; the thresholds each second. Never waiting
       // for another process's lock, which would stop every timer of this launcher.
-      ledger.withoutWaiting(() => {
-        const stopAt = ledger.stopTime(id);
-        if (stopAt !== undefined && ledger.now() >= stopAt) capKill = kill();
-        if (++ticks % 5 === 0) ledger.tick();
-      });
+      const stopAt = await l.stopTime(id);
+      if (stopAt !== undefined && l.now() >= stopAt && capKill === undefined) capKill = kill();
+      if (++ticks % 5 === 0) await l.tick({ wait: false });
     } catch {
       // A busy ledger this tick: the next one reads it again.
+    } finally {
+      metering = false;
     }
+  };
+  const poll = setInterval(() => {
+    const hits = pidsLimitHits(container.id);
+    if (hits !== undefined) pidsHits = Math.max(pidsHits, hits);
+    if (ledger === undefined || capKill !== undefined || metering) return;
+    metering = true;
+    void meter(ledger);
   }, 200);
   const live =
     options.onOutput === undefined

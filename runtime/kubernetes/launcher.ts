@@ -136,7 +136,7 @@ export class KubeLauncher implements TaskLauncher {
       // The watch is open before the Job exists: its pod's first state is not missed.
       await watch.use();
       // The run's row, written before its Job is created: a refusal (BudgetRefused) creates nothing.
-      ledger?.admit({
+      await ledger?.admit({
         id,
         template: spec.template,
         specHash: spec.specHash,
@@ -152,11 +152,11 @@ export class KubeLauncher implements TaskLauncher {
         const result = await this.runAdmitted(spec, request, id, files, (p) => {
           pod = p;
         });
-        return this.charge(result, pod);
+        return await this.charge(result, pod);
       } catch (e) {
         if (ledger !== undefined && this.openRuns.delete(id)) {
           const error = e instanceof Error ? e.message : String(e);
-          ledger.complete(id, { exitCode: null, error, usedSeconds: ranSeconds(pod, ledger.now()) });
+          await ledger.complete(id, { exitCode: null, error, usedSeconds: ranSeconds(pod, ledger.now()) });
         }
         throw e;
       }
@@ -269,13 +269,12 @@ export class KubeLauncher implements TaskLauncher {
       let wake = this.options.pollMs ?? 1000;
       if (ledger !== undefined) {
         try {
-          const stopAt = ledger.withoutWaiting(() => {
-            if (Date.now() - lastTick >= 1000) {
-              lastTick = Date.now();
-              ledger.tick();
-            }
-            return ledger.stopTime(id);
-          });
+          // Never waiting for another process's lock on the ledger, which would stop every timer of this launcher.
+          if (Date.now() - lastTick >= 1000) {
+            lastTick = Date.now();
+            await ledger.tick({ wait: false });
+          }
+          const stopAt = await ledger.stopTime(id);
           if (stopAt !== undefined && ledger.now() >= stopAt) {
             stoppedByCap = true;
             await this.remove(jobName, false);
@@ -360,10 +359,10 @@ export class KubeLauncher implements TaskLauncher {
   }
 
   /** Closes the run in the ledger: charged what its task container ran on the node, by the kubelet's clock. */
-  private charge(result: TaskResult, pod: Obj | undefined): TaskResult {
+  private async charge(result: TaskResult, pod: Obj | undefined): Promise<TaskResult> {
     const ledger = this.options.ledger;
     if (ledger === undefined || !this.openRuns.delete(result.id)) return result;
-    const closed = ledger.complete(
+    const closed = await ledger.complete(
       result.id,
       {
         exitCode: result.exitCode,
@@ -388,7 +387,7 @@ export class KubeLauncher implements TaskLauncher {
     // Runs whose Jobs were just deleted: charged to now, recorded as interrupted.
     for (const id of [...this.openRuns]) {
       this.openRuns.delete(id);
-      this.options.ledger?.complete(id, {
+      await this.options.ledger?.complete(id, {
         exitCode: null,
         stoppedBy: "interrupted",
         error: "the launcher was shut down",

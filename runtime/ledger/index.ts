@@ -1,14 +1,11 @@
 /**
- * The ledger: every run a launcher makes, charged and recorded in one SQLite file per project (Node's built-in
- * `node:sqlite`, WAL mode, schema versioned), and the meter that holds the budget's cap with it: admission in one
- * write transaction under what the cap leaves (an agent's cap and concurrency the same way), running work stopped
+ * The ledger: every run a launcher makes, charged and recorded in its store (runtime/ledger/store.ts: one SQLite file
+ * per project per machine by default, schema versioned), and the meter that holds the budget's cap with it: admission
+ * in one write transaction under what the cap leaves (an agent's cap and concurrency the same way), running work stopped
  * when the spend would reach the cap ({@link Ledger.stopTime}), charges never past it, and alerts at 80, 90 and
  * 100 % once per month and cap, each a row sent to the configured sinks (runtime/ledger/alerts.ts). Pricing is the model's
  * one formula (`taskUsd`), the same the budget proof uses; docs/ledger.md says the rest.
  */
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
-import { DatabaseSync } from "node:sqlite";
 import { type AlertKind, taskUsd, usdFine } from "../../components/model";
 import { thisProcess } from "../orphan-watch";
 import {
@@ -34,19 +31,17 @@ import {
   monthOf,
   nextMonthStart,
   ownerFromRow,
-  type Row,
   type RunOutcome,
   type RunRecord,
   runFromRow,
   type SpendReport,
 } from "./records";
-import { migrateLedger } from "./schema";
+import { type LedgerQueries, type LedgerStore, SqliteLedgerStore, type WriteOptions } from "./store";
 
 export * from "./records";
 export { LEDGER_SCHEMA_VERSION } from "./schema";
-
-/** How long a call waits for another process's lock on the ledger before it fails (a blocking wait). */
-const BUSY_TIMEOUT_MS = 30_000;
+export type { LedgerQueries, LedgerStore, SqlValue, WriteOptions } from "./store";
+export { SqliteLedgerStore } from "./store";
 
 /** Options of {@link Ledger.open}. */
 export interface LedgerOptions {
@@ -56,34 +51,33 @@ export interface LedgerOptions {
   readonly sinks?: readonly AlertSink[];
 }
 
-/** One project's ledger file. Several processes may open it at once; every write is one transaction. */
+/** One project's ledger. Several processes may open its store at once; every write is one transaction. */
 export class Ledger {
   private readonly clock: () => number;
   private readonly sinks: readonly AlertSink[];
 
-  private constructor(
-    private readonly db: DatabaseSync,
-    readonly file: string,
+  constructor(
+    private readonly store: LedgerStore,
     private meter: Meter,
-    options: LedgerOptions,
+    options: LedgerOptions = {},
   ) {
     this.clock = options.clock ?? Date.now;
     this.sinks = options.sinks ?? [];
   }
 
-  /** Opens (creating and migrating when needed) the ledger file of `meter.project`. */
+  /** Opens (creating and migrating when needed) the SQLite ledger file of `meter.project`. */
   static open(file: string, meter: Meter, options: LedgerOptions = {}): Ledger {
-    mkdirSync(dirname(file), { recursive: true });
-    const db = new DatabaseSync(file, { timeout: BUSY_TIMEOUT_MS });
-    db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
-    const ledger = new Ledger(db, file, meter, options);
-    ledger.write(() => migrateLedger(db, file));
-    return ledger;
+    return new Ledger(SqliteLedgerStore.open(file), meter, options);
+  }
+
+  /** Where the ledger is kept (its file, or its server), for messages. */
+  get file(): string {
+    return this.store.place;
   }
 
   /** The ledger's identity, made with it: a file replaced or created anew has another. */
-  id(): string {
-    return String((this.db.prepare("SELECT value FROM meta WHERE key = 'ledger_id'").get() as Row).value);
+  async id(): Promise<string> {
+    return String((await this.store.get("SELECT value FROM meta WHERE key = 'ledger_id'"))?.value);
   }
 
   /** The ledger's clock (the launcher stops runs by it). */
@@ -96,39 +90,27 @@ export class Ledger {
     this.meter = meter;
   }
 
-  close(): void {
-    if (this.db.isOpen) this.db.close();
-  }
-
-  /** Runs `fn` in one write transaction (BEGIN IMMEDIATE: writers on the same file take turns). */
-  private write<T>(fn: () => T): T {
-    this.db.exec("BEGIN IMMEDIATE");
-    try {
-      const out = fn();
-      this.db.exec("COMMIT");
-      return out;
-    } catch (e) {
-      if (this.db.isTransaction) this.db.exec("ROLLBACK");
-      throw e;
-    }
+  /** Closes the store once its pending writes have settled. */
+  close(): Promise<void> {
+    return this.store.close();
   }
 
   /** The runs of a month (default: this one). */
-  private monthRuns(month: string): RunRecord[] {
+  private async monthRuns(month: string): Promise<RunRecord[]> {
     return (
-      this.db
-        .prepare("SELECT * FROM runs WHERE project = ? AND month = ? ORDER BY admitted_at")
-        .all(this.meter.project, month) as Row[]
+      await this.store.all("SELECT * FROM runs WHERE project = ? AND month = ? ORDER BY admitted_at", [
+        this.meter.project,
+        month,
+      ])
     ).map(runFromRow);
   }
 
   /** The month's closed charges (summed by the database) and its open runs, without `except`. */
-  private view(month: string, except?: string): MonthView {
-    const sums = this.db
-      .prepare(
-        "SELECT agent, SUM(charge_usd) AS usd FROM runs WHERE project = ? AND month = ? AND status != 'open' GROUP BY agent",
-      )
-      .all(this.meter.project, month) as Row[];
+  private async view(month: string, except?: string, q: LedgerQueries = this.store): Promise<MonthView> {
+    const sums = await q.all(
+      "SELECT agent, SUM(charge_usd) AS usd FROM runs WHERE project = ? AND month = ? AND status != 'open' GROUP BY agent",
+      [this.meter.project, month],
+    );
     const byAgent = new Map<string | null, number>();
     let closed = 0;
     for (const r of sums) {
@@ -137,9 +119,11 @@ export class Ledger {
       closed += v;
     }
     const open = (
-      this.db
-        .prepare("SELECT * FROM runs WHERE project = ? AND month = ? AND status = 'open' AND id != ?")
-        .all(this.meter.project, month, except ?? "") as Row[]
+      await q.all("SELECT * FROM runs WHERE project = ? AND month = ? AND status = 'open' AND id != ?", [
+        this.meter.project,
+        month,
+        except ?? "",
+      ])
     ).map(runFromRow);
     return { closedUsd: closed, closedByAgent: byAgent, open };
   }
@@ -149,31 +133,33 @@ export class Ledger {
    * known and may use the template, the project's and the agent's concurrency and caps hold with
    * this run's maximum charge. Writes the run's row (open) in the same transaction.
    */
-  admit(req: AdmitRequest): RunRecord {
+  async admit(req: AdmitRequest): Promise<RunRecord> {
     let refused: BudgetRefused | undefined;
-    const admitted = this.write(() => {
+    const admitted = await this.store.write(async (q) => {
       const now = this.clock();
       const month = monthOf(now);
       const m = this.meter;
       const agent = req.agent ?? null;
       // Open runs of any month hold a slot (one admitted before midnight on the last day still runs).
-      const open = this.db
-        .prepare("SELECT COUNT(*) AS n FROM runs WHERE project = ? AND status = 'open'")
-        .get(m.project) as Row;
-      refused = admissionRefusal(m, this.view(month), Number(open.n), req, now);
+      const open = await q.get("SELECT COUNT(*) AS n FROM runs WHERE project = ? AND status = 'open'", [
+        m.project,
+      ]);
+      refused = admissionRefusal(m, await this.view(month, undefined, q), Number(open?.n ?? 0), req, now);
       // A refusal is an alert, but for a full house: every slot busy is news to no one (a launch may wait for one).
       if (refused !== undefined) {
         if (refused.reason !== "concurrency")
-          this.insertAlert({ kind: "launch-refused", message: refused.message, agent, runId: req.id }, now);
+          await this.insertAlert(
+            q,
+            { kind: "launch-refused", message: refused.message, agent, runId: req.id },
+            now,
+          );
         return undefined;
       }
-      this.db
-        .prepare(
-          `INSERT INTO runs (id, project, template, spec_hash, agent, command, container, vcpu, memory_mb, max_seconds,
-             max_charge_usd, month, admitted_at, status, owner_host, owner_pid, owner_start)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?)`,
-        )
-        .run(
+      await q.run(
+        `INSERT INTO runs (id, project, template, spec_hash, agent, command, container, vcpu, memory_mb, max_seconds,
+           max_charge_usd, month, admitted_at, status, owner_host, owner_pid, owner_start)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?)`,
+        [
           req.id,
           m.project,
           req.template,
@@ -190,8 +176,9 @@ export class Ledger {
           thisProcess().host,
           thisProcess().pid,
           thisProcess().start,
-        );
-      return this.run(req.id);
+        ],
+      );
+      return this.run(req.id, q);
     });
     this.deliverPending();
     if (refused !== undefined) throw refused;
@@ -200,24 +187,24 @@ export class Ledger {
   }
 
   /** Records the files put in a run's job folder (path → SHA-256). */
-  recordFiles(id: string, files: Readonly<Record<string, string>>): void {
-    this.write(() => {
-      this.db.prepare("UPDATE runs SET files = ? WHERE id = ?").run(JSON.stringify(files), id);
-    });
+  async recordFiles(id: string, files: Readonly<Record<string, string>>): Promise<void> {
+    await this.store.write((q) =>
+      q.run("UPDATE runs SET files = ? WHERE id = ?", [JSON.stringify(files), id]),
+    );
   }
 
   /** One run's row. */
-  run(id: string): RunRecord | undefined {
-    const r = this.db.prepare("SELECT * FROM runs WHERE id = ?").get(id) as Row | undefined;
+  async run(id: string, q: LedgerQueries = this.store): Promise<RunRecord | undefined> {
+    const r = await q.get("SELECT * FROM runs WHERE id = ?", [id]);
     return r === undefined ? undefined : runFromRow(r);
   }
 
   /** When an open run must stop: the month's spend reaching the cap for runs or its agent's, or undefined. */
-  stopTime(id: string): number | undefined {
-    const run = this.run(id);
+  async stopTime(id: string): Promise<number | undefined> {
+    const run = await this.run(id);
     if (run === undefined || run.status !== "open") return undefined;
     const now = this.clock();
-    const view = this.view(run.month);
+    const view = await this.view(run.month);
     const times = [reachTime(view, this.meter.rates, runsCap(this.meter), now)];
     const agentCap = run.agent === null ? undefined : this.meter.agents[run.agent]?.monthlyCapUsd;
     if (agentCap !== undefined) times.push(reachTime(view, this.meter.rates, agentCap, now, run.agent));
@@ -230,24 +217,22 @@ export class Ledger {
    * more than what is left under the project's and its agent's caps), records how it ended, and raises the alerts it
    * calls for: escape signals (proxy refusals, limits hit, a launcher kill, a stop at the cap) and the thresholds.
    */
-  complete(
+  async complete(
     id: string,
     outcome: RunOutcome,
     status: "done" | "reconciled" = "done",
     endedAt?: number,
-  ): RunRecord {
-    const done = this.write(() => {
-      const run = this.run(id);
+  ): Promise<RunRecord> {
+    const done = await this.store.write(async (q) => {
+      const run = await this.run(id, q);
       if (run === undefined) throw new Error(`no run ${id} in the ledger ${this.file}`);
       if (run.status !== "open") return run;
       const now = endedAt ?? this.clock();
-      const charge = this.chargeFor(run, now, outcome.usedSeconds);
-      this.db
-        .prepare(
-          `UPDATE runs SET status = ?, ended_at = ?, exit_code = ?, limits = ?, killed_by_launcher = ?, stopped_by = ?,
-             error = ?, charge_usd = ?, egress = ?, broker = ? WHERE id = ?`,
-        )
-        .run(
+      const charge = await this.chargeFor(q, run, now, outcome.usedSeconds);
+      await q.run(
+        `UPDATE runs SET status = ?, ended_at = ?, exit_code = ?, limits = ?, killed_by_launcher = ?, stopped_by = ?,
+           error = ?, charge_usd = ?, egress = ?, broker = ? WHERE id = ?`,
+        [
           status,
           now,
           outcome.exitCode,
@@ -259,10 +244,11 @@ export class Ledger {
           JSON.stringify(outcome.egress ?? []),
           JSON.stringify(outcome.broker ?? []),
           id,
-        );
-      const closed = this.run(id) as RunRecord;
-      for (const a of signalAlerts(closed)) this.insertAlert(a, now);
-      this.thresholdAlerts(now);
+        ],
+      );
+      const closed = (await this.run(id, q)) as RunRecord;
+      for (const a of signalAlerts(closed)) await this.insertAlert(q, a, now);
+      await this.thresholdAlerts(q, now);
       return closed;
     });
     this.deliverPending();
@@ -270,9 +256,9 @@ export class Ledger {
   }
 
   /** What a run is charged when it ends at `t`: its use, clipped to what the caps leave besides every other run. */
-  private chargeFor(run: RunRecord, t: number, seconds?: number): number {
+  private async chargeFor(q: LedgerQueries, run: RunRecord, t: number, seconds?: number): Promise<number> {
     const used = usedBy(run, this.meter.rates, t, seconds);
-    const others = this.view(run.month, run.id);
+    const others = await this.view(run.month, run.id, q);
     let limit = runsCap(this.meter) - spentIn(others, this.meter.rates, t);
     const agentCap = run.agent === null ? undefined : this.meter.agents[run.agent]?.monthlyCapUsd;
     if (agentCap !== undefined)
@@ -281,28 +267,33 @@ export class Ledger {
   }
 
   /** Budget alerts at 80, 90 and 100 % of the cap for runs (and agents at theirs), once per month and cap. */
-  private thresholdAlerts(now: number): void {
+  private async thresholdAlerts(q: LedgerQueries, now: number): Promise<void> {
     const month = monthOf(now);
-    for (const { alert, onceKey } of thresholdAlerts(this.meter, month, this.view(month), now)) {
-      this.insertAlert(alert, now, onceKey);
+    for (const { alert, onceKey } of thresholdAlerts(
+      this.meter,
+      month,
+      await this.view(month, undefined, q),
+      now,
+    )) {
+      await this.insertAlert(q, alert, now, onceKey);
     }
   }
 
   /** Raises an alert: recorded, then sent to the sinks unless `page` is false (a self-test that held). */
-  alert(a: AlertInput, page = true): void {
-    this.write(() => this.insertAlert(a, this.clock()));
+  async alert(a: AlertInput, page = true): Promise<void> {
+    await this.store.write((q) => this.insertAlert(q, a, this.clock()));
     if (page) this.deliverPending();
     else this.pending = [];
   }
 
   private pending: AlertRecord[] = [];
 
-  private insertAlert(a: AlertInput, at: number, onceKey?: string): void {
-    const r = this.db
-      .prepare(
-        "INSERT OR IGNORE INTO alerts (at, month, kind, project, agent, run_id, message, once_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      )
-      .run(
+  /** Records an alert (once per `onceKey`); it is sent after the transaction commits. */
+  private async insertAlert(q: LedgerQueries, a: AlertInput, at: number, onceKey?: string): Promise<void> {
+    const row = await q.get(
+      `INSERT INTO alerts (at, month, kind, project, agent, run_id, message, once_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT DO NOTHING RETURNING *`,
+      [
         at,
         monthOf(at),
         a.kind,
@@ -311,11 +302,9 @@ export class Ledger {
         a.runId ?? null,
         a.message,
         onceKey ?? null,
-      );
-    if (Number(r.changes) === 1) {
-      const row = this.db.prepare("SELECT * FROM alerts WHERE id = ?").get(Number(r.lastInsertRowid)) as Row;
-      this.pending.push(alertFromRow(row));
-    }
+      ],
+    );
+    if (row !== undefined) this.pending.push(alertFromRow(row));
   }
 
   /** Sends the alerts recorded by the last transaction to the sinks (after it committed). */
@@ -326,60 +315,48 @@ export class Ledger {
   }
 
   /**
-   * Runs `fn` without waiting for another process's lock (a locked ledger throws at once): `node:sqlite` waits by
-   * blocking the event loop, which would stop a running launcher's deadline and meter timers.
+   * Checks the thresholds now (a launcher calls it while runs are open, so alerts fire as spend accrues). A meter
+   * passes `{ wait: false }`: a ledger another process holds throws at once rather than stopping its timers.
    */
-  withoutWaiting<T>(fn: () => T): T {
-    this.db.exec("PRAGMA busy_timeout = 0");
-    try {
-      return fn();
-    } finally {
-      this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    }
-  }
-
-  /** Checks the thresholds now (a launcher calls it while runs are open, so alerts fire as spend accrues). */
-  tick(): void {
-    this.write(() => this.thresholdAlerts(this.clock()));
+  async tick(options: WriteOptions = {}): Promise<void> {
+    await this.store.write((q) => this.thresholdAlerts(q, this.clock()), options);
     this.deliverPending();
   }
 
   /** Month to date (or `month`): spend, what is left, by template and agent, and the forecast. */
-  spend(month = monthOf(this.clock())): SpendReport {
-    return spendReport(this.meter, month, this.monthRuns(month), this.clock());
+  async spend(month = monthOf(this.clock())): Promise<SpendReport> {
+    return spendReport(this.meter, month, await this.monthRuns(month), this.clock());
   }
 
   /** The refusal `up` gets while the month's spend is at the cap, else undefined. */
-  upRefusal(): string | undefined {
-    const s = this.spend();
+  async upRefusal(): Promise<string | undefined> {
+    const s = await this.spend();
     if (!s.blocked) return undefined;
     return `project "${s.project}" has reached its monthly cap: ${usdFine(s.spentUsd)} spent of ${usdFine(s.runsCapUsd)} for runs in ${s.month}; \`up\` is refused until budget.monthlyCapUsd is raised or the month turns (${new Date(nextMonthStart(s.month)).toISOString()})`;
   }
 
   /** The audit log: runs, newest first, since a time and of an agent when given. */
-  runs(filter: { since?: number; agent?: string; limit?: number } = {}): RunRecord[] {
-    const rows = this.db
-      .prepare(
-        `SELECT * FROM runs WHERE project = ? AND admitted_at >= ? AND (? IS NULL OR agent = ?)
-         ORDER BY admitted_at DESC, id LIMIT ?`,
-      )
-      .all(
+  async runs(filter: { since?: number; agent?: string; limit?: number } = {}): Promise<RunRecord[]> {
+    const rows = await this.store.all(
+      `SELECT * FROM runs WHERE project = ? AND admitted_at >= ? AND (CAST(? AS TEXT) IS NULL OR agent = ?)
+       ORDER BY admitted_at DESC, id LIMIT ?`,
+      [
         this.meter.project,
         filter.since ?? 0,
         filter.agent ?? null,
         filter.agent ?? null,
         filter.limit ?? 1_000_000,
-      ) as Row[];
+      ],
+    );
     return rows.map(runFromRow);
   }
 
   /** The alerts, newest first, since a time when given. */
-  alerts(filter: { since?: number; kind?: AlertKind } = {}): AlertRecord[] {
-    const rows = this.db
-      .prepare(
-        "SELECT * FROM alerts WHERE project = ? AND at >= ? AND (? IS NULL OR kind = ?) ORDER BY at DESC, id DESC",
-      )
-      .all(this.meter.project, filter.since ?? 0, filter.kind ?? null, filter.kind ?? null) as Row[];
+  async alerts(filter: { since?: number; kind?: AlertKind } = {}): Promise<AlertRecord[]> {
+    const rows = await this.store.all(
+      "SELECT * FROM alerts WHERE project = ? AND at >= ? AND (CAST(? AS TEXT) IS NULL OR kind = ?) ORDER BY at DESC, id DESC",
+      [this.meter.project, filter.since ?? 0, filter.kind ?? null, filter.kind ?? null],
+    );
     return rows.map(alertFromRow);
   }
 
@@ -389,11 +366,9 @@ export class Ledger {
   }
 
   /** The project's open runs, each with the host, process id and process start of the launcher that admitted it. */
-  openRuns(): { run: RunRecord; host: string; pid: number; start: string | null }[] {
+  async openRuns(): Promise<{ run: RunRecord; host: string; pid: number; start: string | null }[]> {
     return (
-      this.db
-        .prepare("SELECT * FROM runs WHERE project = ? AND status = 'open'")
-        .all(this.meter.project) as Row[]
+      await this.store.all("SELECT * FROM runs WHERE project = ? AND status = 'open'", [this.meter.project])
     ).map((row) => ({ run: runFromRow(row), ...ownerFromRow(row) }));
   }
 }

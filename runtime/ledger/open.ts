@@ -26,17 +26,17 @@ export interface OpenLedgerOptions extends LedgerOptions {
  * Opens (creating and migrating when needed) the ledger of `meter.project`: a ledger gone, emptied or replaced
  * behind the project's back is refused (LedgerGone) rather than started over from zero.
  */
-export function openLedger(meter: Meter, options: OpenLedgerOptions): Ledger {
+export async function openLedger(meter: Meter, options: OpenLedgerOptions): Promise<Ledger> {
   const file = options.file ?? defaultLedgerFile(options.jobRoot);
   const reset = options.reset ?? "sandbox ledger reset <stack>";
   const warn = options.warn ?? ((t: string) => process.stderr.write(t));
   checkBeforeOpen(options.jobRoot, file, reset);
   const ledger = Ledger.open(file, meter, options);
   try {
-    const second = checkAfterOpen(options.jobRoot, meter.project, file, ledger.id(), reset);
+    const second = checkAfterOpen(options.jobRoot, meter.project, file, await ledger.id(), reset);
     if (second !== undefined) warn(`warning: ${second}\n`);
   } catch (e) {
-    ledger.close();
+    await ledger.close();
     throw e;
   }
   return ledger;

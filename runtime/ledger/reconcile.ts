@@ -69,19 +69,24 @@ export function reconciledUse(run: RunRecord, times: EngineTimes | undefined, no
 
 /** What reconciliation asks of the ledger (runtime/ledger/index.ts keeps it). */
 export interface ReconciledBooks {
-  openRuns(): { run: RunRecord; host: string; pid: number; start: string | null }[];
-  run(id: string): RunRecord | undefined;
+  openRuns(): Promise<{ run: RunRecord; host: string; pid: number; start: string | null }[]>;
+  run(id: string): Promise<RunRecord | undefined>;
   now(): number;
-  complete(id: string, outcome: RunOutcome, status: "done" | "reconciled", endedAt?: number): RunRecord;
-  alert(a: AlertInput, page?: boolean): void;
+  complete(
+    id: string,
+    outcome: RunOutcome,
+    status: "done" | "reconciled",
+    endedAt?: number,
+  ): Promise<RunRecord>;
+  alert(a: AlertInput, page?: boolean): Promise<void>;
 }
 
 /** The project's open runs whose launcher on this machine is dead (its process gone, or its id reused). */
-export function deadRuns(ledger: ReconciledBooks): { run: RunRecord; pid: number }[] {
+export async function deadRuns(ledger: ReconciledBooks): Promise<{ run: RunRecord; pid: number }[]> {
   const here = hostname();
-  return ledger
-    .openRuns()
-    .filter((o) => o.host === here && !ownerAlive({ host: o.host, pid: o.pid, start: o.start }));
+  return (await ledger.openRuns()).filter(
+    (o) => o.host === here && !ownerAlive({ host: o.host, pid: o.pid, start: o.start }),
+  );
 }
 
 /** A text of an amount of seconds. */
@@ -97,18 +102,18 @@ export async function reconcileDeadRuns(
       ? { stop: async () => undefined, remove: engine, cleanup: async () => undefined }
       : engine;
   const out: RunRecord[] = [];
-  for (const { run, pid } of deadRuns(ledger)) {
-    if (ledger.run(run.id)?.status !== "open") continue;
+  for (const { run, pid } of await deadRuns(ledger)) {
+    if ((await ledger.run(run.id))?.status !== "open") continue;
     const times = await e.stop(run.container);
     const use = reconciledUse(run, times, ledger.now());
-    if (ledger.run(run.id)?.status !== "open") continue;
+    if ((await ledger.run(run.id))?.status !== "open") continue;
     const how =
       use.basis === "engine"
         ? `the engine says it ran ${secs(use.usedSeconds ?? 0)}${times?.stoppedNow ? " (it was still running and was stopped now)" : ""}`
         : use.basis === "never-started"
           ? "its container never started"
           : "the engine no longer knows its container, so it was charged up to its deadline, its maximum, as no more is known";
-    const closed = ledger.complete(
+    const closed = await ledger.complete(
       run.id,
       {
         exitCode: times?.exitCode ?? null,
@@ -137,7 +142,7 @@ export async function reconcileDeadRuns(
       left.length === 0
         ? "its container, job folder and task network were removed"
         : `could not remove ${left.join(" and ")}; \`sandbox off\` removes them`;
-    ledger.alert({
+    await ledger.alert({
       kind: "reconciled",
       message: `run ${run.id} (template ${run.template}) was left open by a launcher that died (pid ${String(pid)}); ${how}; it was charged ${usdFine(charge)}${clipped}; ${removed}`,
       agent: run.agent,

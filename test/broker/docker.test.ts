@@ -182,7 +182,7 @@ describe("the broker container", () => {
     expect(info.Config.Labels?.[LABELS.role]).toBe("broker");
   });
 
-  it("passes every mandatory rule of the pack, its credentials included (it is the genuine broker)", () => {
+  it("passes every mandatory rule of the pack, its credentials included (it is the genuine broker)", async () => {
     const unit = brokerUnit(broker, "web");
     if (unit === undefined) throw new Error("no broker for web");
     // Web's own broker holds only the credentials of web's routes.
@@ -250,7 +250,7 @@ describe("a task that calls the broker", () => {
     ).stdout;
   }, 120_000);
 
-  it("gets the keyed upstream's answer without ever holding the credential (the broker adds it, replacing the task's own)", () => {
+  it("gets the keyed upstream's answer without ever holding the credential (the broker adds it, replacing the task's own)", async () => {
     expect(answer(result, "answer")).toMatch(/^HTTP\/1\.[01] 200/);
     expect(answer(result, "answer")).toContain(BODY);
     expect(answer(result, "ownCredential")).toMatch(/^HTTP\/1\.[01] 200/);
@@ -258,7 +258,7 @@ describe("a task that calls the broker", () => {
     expect(answer(result, "env")).not.toContain("SANDBOX_BROKER_CRED");
   });
 
-  it("is refused a method, a path outside the route, dot segments in any spelling, and an absolute URL", () => {
+  it("is refused a method, a path outside the route, dot segments in any spelling, and an absolute URL", async () => {
     expect(answer(result, "method"), "method").toMatch(/^HTTP\/1\.[01] 405/);
     expect(answer(result, "outside"), "outside").toMatch(/^HTTP\/1\.[01] 403/);
     expect(answer(result, "dotdot"), "dotdot").toMatch(/^HTTP\/1\.[01] 400/);
@@ -268,12 +268,12 @@ describe("a task that calls the broker", () => {
       expect(answer(result, id)).not.toContain("admin\n");
   });
 
-  it("reaches only its own template's routes: an unknown route and another template's are not found", () => {
+  it("reaches only its own template's routes: an unknown route and another template's are not found", async () => {
     expect(answer(result, "noRoute")).toMatch(/^HTTP\/1\.[01] 404/);
     expect(answer(result, "otherTemplate")).toMatch(/^HTTP\/1\.[01] 404/);
   });
 
-  it("is refused a response above the route's size cap, and calls past the route's rate", () => {
+  it("is refused a response above the route's size cap, and calls past the route's rate", async () => {
     expect(answer(result, "cap")).toMatch(/^HTTP\/1\.[01] 502/);
     expect(answer(result, "limited1")).toMatch(/^HTTP\/1\.[01] 200/);
     expect(answer(result, "limited2")).toMatch(/^HTTP\/1\.[01] 200/);
@@ -286,12 +286,12 @@ describe("a task that calls the broker", () => {
     expect(`${logs.stdout}${logs.stderr}`).not.toMatch(/GET|url:/);
   });
 
-  it("cannot reach the upstream directly: its network holds only the broker", () => {
+  it("cannot reach the upstream directly: its network holds only the broker", async () => {
     expect(answer(result, "direct")).toMatch(/rc=[1-9]/);
     expect(answer(result, "direct")).not.toContain(BODY);
   });
 
-  it("has every call in its result and the broker's log, and the credential in neither, nor in its output", () => {
+  it("has every call in its result and the broker's log, and the credential in neither, nor in its output", async () => {
     const calls = result.broker?.calls ?? [];
     expect(calls.map((c) => `${c.route} ${c.method} ${c.path} ${c.status}`)).toEqual(
       expect.arrayContaining([
@@ -372,7 +372,7 @@ describe("the run's record in the ledger", () => {
         ],
         removeJobDir: true,
       });
-      const run = ledger.run(r.id);
+      const run = await ledger.run(r.id);
       expect(
         (run?.broker ?? []).map((c) => {
           const call = c as { route: string; method: string; path: string; status: number };
@@ -382,12 +382,12 @@ describe("the run's record in the ledger", () => {
       expect(run?.broker.map((c) => (c as { refused: boolean }).refused)).toEqual([false, true]);
       expect(JSON.stringify(run)).not.toContain(CREDENTIAL);
       // The broker's refusal is an escape signal: an alert names the call.
-      const alerts = ledger.alerts({ kind: "broker-refused" }).filter((a) => a.runId === r.id);
+      const alerts = (await ledger.alerts({ kind: "broker-refused" })).filter((a) => a.runId === r.id);
       expect(alerts.map((a) => a.message)).toEqual([
         `run ${r.id} (template web): the broker refused GET /api/admin/ (403)`,
       ]);
     } finally {
-      ledger.close();
+      await ledger.close();
     }
   }, 60_000);
 });

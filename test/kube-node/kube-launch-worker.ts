@@ -42,7 +42,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 500));
     }
   }
-  ledger.close();
+  await ledger.close();
 }
 
 main().catch((e: unknown) => {

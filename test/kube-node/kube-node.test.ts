@@ -459,7 +459,7 @@ describe("a Kubernetes sandbox project on a real node", () => {
         const ran = await launcher.run(spec, { agent: "ci", command: ["sh", "-c", "sleep 2; echo metered"] });
         expect(ran.exitCode).toBe(0);
         expect(ran.stdout).toContain("metered");
-        const [row] = ledger.runs();
+        const [row] = await ledger.runs();
         expect(row).toMatchObject({
           id: ran.id,
           template: "default",
@@ -487,11 +487,11 @@ describe("a Kubernetes sandbox project on a real node", () => {
         }
         // Never past the cap. The meter counts a run from its admission; the charge, what its container ran on the
         // node: the seconds its pod took to start (a few, each) are stopped for but not charged.
-        const charged = ledger.runs().reduce((n, r) => n + (r.chargeUsd ?? 0), 0);
+        const charged = (await ledger.runs()).reduce((n, r) => n + (r.chargeUsd ?? 0), 0);
         expect(charged).toBeLessThanOrEqual(10 + 1e-9);
         expect(charged).toBeGreaterThan(7);
         for (const r of both) expect(r.chargeUsd ?? 0).toBeGreaterThan(2);
-        expect(ledger.alerts().filter((x) => x.kind === "stopped-by-cap")).toHaveLength(2);
+        expect((await ledger.alerts()).filter((x) => x.kind === "stopped-by-cap")).toHaveLength(2);
 
         // What is left cannot hold another run's maximum: refused with the arithmetic, before any object is made.
         const refused = await launcher.run(spec, { id: "over-cap", command: ["true"] }).catch((e) => e);
@@ -504,7 +504,7 @@ describe("a Kubernetes sandbox project on a real node", () => {
         });
         expect(tasks.items).toEqual([]);
       } finally {
-        ledger.close();
+        await ledger.close();
       }
     },
     TIMEOUT,
@@ -552,7 +552,7 @@ describe("a Kubernetes sandbox project on a real node", () => {
       }
       const ledger = Ledger.open(file, meter);
       try {
-        expect(ledger.run(id)?.status).toBe("open");
+        expect((await ledger.run(id))?.status).toBe("open");
         // The task still runs on the node: its launcher is gone, its Job is not.
         const jobs = await a.batch.listNamespacedJob({
           namespace: project,
@@ -564,17 +564,17 @@ describe("a Kubernetes sandbox project on a real node", () => {
           command: ["true"],
         });
         expect(next.exitCode).toBe(0);
-        const run = ledger.run(id);
+        const run = await ledger.run(id);
         expect(run?.status).toBe("reconciled");
         expect(run?.chargeUsd ?? 0).toBeGreaterThan(0);
-        expect(ledger.alerts().some((x) => x.message.includes(id))).toBe(true);
+        expect((await ledger.alerts()).some((x) => x.message.includes(id))).toBe(true);
         const left = await a.batch.listNamespacedJob({
           namespace: project,
           labelSelector: `sandbox.task=${id}`,
         });
         expect(left.items).toEqual([]);
       } finally {
-        ledger.close();
+        await ledger.close();
       }
     },
     TIMEOUT,
@@ -649,17 +649,17 @@ describe("a Kubernetes sandbox project on a real node", () => {
         expect(r.message).toMatch(/refused: .*(> the cap for runs|has reached the cap)/);
       const ledger = Ledger.open(file, meter);
       try {
-        const runs = ledger.runs();
+        const runs = await ledger.runs();
         const charged = runs.reduce((n, r) => n + (r.chargeUsd ?? 0), 0);
         expect(charged).toBeLessThanOrEqual(meter.capUsd + 1e-12);
         // Every admitted launch has its row, closed and charged; a refused one has none, and never had a Job.
         for (const l of all.filter((x) => x.admitted === true)) {
-          const run = ledger.run(String(l.id));
+          const run = await ledger.run(String(l.id));
           expect(run?.status).toBe("done");
           expect(run?.chargeUsd ?? 0).toBeGreaterThan(0);
         }
         for (const l of all.filter((x) => x.admitted === false)) {
-          expect(ledger.run(String(l.id))).toBeUndefined();
+          expect(await ledger.run(String(l.id))).toBeUndefined();
           const jobs = await a.batch.listNamespacedJob({
             namespace: project,
             labelSelector: `sandbox.task=${String(l.id)}`,
@@ -667,7 +667,7 @@ describe("a Kubernetes sandbox project on a real node", () => {
           expect(jobs.items).toEqual([]);
         }
       } finally {
-        ledger.close();
+        await ledger.close();
       }
     },
     TIMEOUT,

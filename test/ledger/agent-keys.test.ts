@@ -22,9 +22,9 @@ const meter: Meter = {
   enabled: true,
 };
 
-let open: { close(): void }[] = [];
-afterEach(() => {
-  for (const o of open) o.close();
+let open: { close(): unknown }[] = [];
+afterEach(async () => {
+  for (const o of open) await o.close();
   open = [];
 });
 
@@ -47,7 +47,7 @@ const refusal = (fn: () => unknown) => {
 };
 
 describe("agent keys", () => {
-  it("makes the key's holder the agent, with or without naming it; no key and no name is the operator", () => {
+  it("makes the key's holder the agent, with or without naming it; no key and no name is the operator", async () => {
     const { keys } = keysAt();
     const key = keys.mint("alice");
     expect(key).toMatch(/^sbx_agent_[A-Za-z0-9_-]{43}$/);
@@ -57,7 +57,7 @@ describe("agent keys", () => {
     expect(keys.identify(undefined, "")).toBeUndefined();
   });
 
-  it("refuses a claimed agent without a key, an unknown key, another agent's key and a revoked key", () => {
+  it("refuses a claimed agent without a key, an unknown key, another agent's key and a revoked key", async () => {
     const { keys } = keysAt();
     const alice = keys.mint("alice");
     const bob = keys.mint("bob");
@@ -76,7 +76,7 @@ describe("agent keys", () => {
     expect(keys.counts()).toEqual({ bob: 1 });
   });
 
-  it("keeps a second key valid beside the first, and only hashes in the ledger file", () => {
+  it("keeps a second key valid beside the first, and only hashes in the ledger file", async () => {
     const { keys, file } = keysAt();
     const first = keys.mint("alice");
     const second = keys.mint("alice");
@@ -87,7 +87,7 @@ describe("agent keys", () => {
     for (const k of [first, second]) expect(bytes).not.toContain(k.slice("sbx_agent_".length));
   });
 
-  it("never takes another project's key in the same ledger file", () => {
+  it("never takes another project's key in the same ledger file", async () => {
     const { keys, file } = keysAt("one");
     const key = keys.mint("alice");
     const other = new AgentKeys(file, "two");

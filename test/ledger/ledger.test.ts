@@ -75,9 +75,9 @@ const req = (over: Partial<AdmitRequest> = {}): AdmitRequest => ({
   ...over,
 });
 
-const refusalOf = (f: () => unknown): string => {
+const refusalOf = async (f: () => Promise<unknown>): Promise<string> => {
   try {
-    f();
+    await f();
   } catch (e) {
     if (e instanceof BudgetRefused) return e.message;
     throw e;
@@ -86,37 +86,37 @@ const refusalOf = (f: () => unknown): string => {
 };
 
 describe("the ledger's charge", () => {
-  it("charges a run for the time it took, by the budget's own pricing formula", () => {
+  it("charges a run for the time it took, by the budget's own pricing formula", async () => {
     const t = ledgerAt();
-    const run = t.ledger.admit(req());
+    const run = await t.ledger.admit(req());
     expect(run).toMatchObject({ status: "open", month: "2026-12", admittedAt: T0 });
     expect(run.maxChargeUsd).toBeCloseTo(0.1, 12);
     t.advance(12.5);
-    const done = t.ledger.complete(run.id, { exitCode: 0, limits: [] });
+    const done = await t.ledger.complete(run.id, { exitCode: 0, limits: [] });
     expect(done.chargeUsd).toBeCloseTo(taskUsd(SIZE, RATES, 12.5), 12);
     expect(done.chargeUsd).toBeCloseTo(0.0125, 12);
-    expect(t.ledger.spend()).toMatchObject({ runs: 1, open: 0, blocked: false });
-    expect(t.ledger.spend().spentUsd).toBeCloseTo(0.0125, 12);
+    expect(await t.ledger.spend()).toMatchObject({ runs: 1, open: 0, blocked: false });
+    expect((await t.ledger.spend()).spentUsd).toBeCloseTo(0.0125, 12);
   });
 
-  it("never charges more than the run's maximum, however late it is closed", () => {
+  it("never charges more than the run's maximum, however late it is closed", async () => {
     const t = ledgerAt();
-    const run = t.ledger.admit(req({ maxSeconds: 10 }));
+    const run = await t.ledger.admit(req({ maxSeconds: 10 }));
     t.advance(500);
-    expect(t.ledger.complete(run.id, { exitCode: 137 }).chargeUsd).toBeCloseTo(0.01, 12);
+    expect((await t.ledger.complete(run.id, { exitCode: 137 })).chargeUsd).toBeCloseTo(0.01, 12);
   });
 
-  it("counts what open runs have used so far in the month's spend", () => {
+  it("counts what open runs have used so far in the month's spend", async () => {
     const t = ledgerAt();
-    t.ledger.admit(req());
+    await t.ledger.admit(req());
     t.advance(30);
-    expect(t.ledger.spend()).toMatchObject({ open: 1 });
-    expect(t.ledger.spend().spentUsd).toBeCloseTo(0.03, 12);
+    expect(await t.ledger.spend()).toMatchObject({ open: 1 });
+    expect((await t.ledger.spend()).spentUsd).toBeCloseTo(0.03, 12);
   });
 
-  it("pays the always-on part first: the cap for runs is the cap less it", () => {
+  it("pays the always-on part first: the cap for runs is the cap less it", async () => {
     const t = ledgerAt({ capUsd: 1, fixedUsd: 0.95 });
-    const message = refusalOf(() => t.ledger.admit(req()));
+    const message = await refusalOf(() => t.ledger.admit(req()));
     expect(message).toBe(
       'launch of template "default" refused: month-to-date spend $0 + this run\'s maximum (1 vCPU × $3.6/h + 1 GB × $0/h) × 100 s = $0.1 = $0.1 > the cap for runs $0.05 (cap $1.00 less $0.95 for what runs all month)',
     );
@@ -124,41 +124,41 @@ describe("the ledger's charge", () => {
 });
 
 describe("admission under the cap", () => {
-  it("refuses a launch whose maximum charge does not fit, with the arithmetic, and records the refusal as an alert", () => {
+  it("refuses a launch whose maximum charge does not fit, with the arithmetic, and records the refusal as an alert", async () => {
     const t = ledgerAt({ capUsd: 0.15 });
-    const a = t.ledger.admit(req());
+    const a = await t.ledger.admit(req());
     t.advance(100);
-    t.ledger.complete(a.id, { exitCode: 0 });
-    const message = refusalOf(() => t.ledger.admit(req()));
+    await t.ledger.complete(a.id, { exitCode: 0 });
+    const message = await refusalOf(() => t.ledger.admit(req()));
     expect(message).toBe(
       'launch of template "default" refused: month-to-date spend $0.1 + this run\'s maximum (1 vCPU × $3.6/h + 1 GB × $0/h) × 100 s = $0.1 = $0.2 > the cap for runs $0.15',
     );
     expect(t.alerts.map((x) => [x.kind, x.message])).toEqual([["launch-refused", message]]);
     // Nothing was written for the refused run.
-    expect(t.ledger.runs().length).toBe(1);
+    expect((await t.ledger.runs()).length).toBe(1);
   });
 
-  it("refuses everything in a disabled project", () => {
+  it("refuses everything in a disabled project", async () => {
     const t = ledgerAt({ enabled: false });
-    expect(refusalOf(() => t.ledger.admit(req()))).toBe(
+    expect(await refusalOf(() => t.ledger.admit(req()))).toBe(
       'launch of template "default" refused: project "meter-test" is disabled (the hard stop)',
     );
   });
 
-  it("holds the project's concurrency across every process's open runs; a full house is no alert", () => {
+  it("holds the project's concurrency across every process's open runs; a full house is no alert", async () => {
     const t = ledgerAt({ concurrency: 2 });
-    t.ledger.admit(req());
-    t.ledger.admit(req());
-    expect(refusalOf(() => t.ledger.admit(req()))).toBe(
+    await t.ledger.admit(req());
+    await t.ledger.admit(req());
+    expect(await refusalOf(() => t.ledger.admit(req()))).toBe(
       'launch of template "default" refused: 2 tasks of project "meter-test" are running, its limit is 2',
     );
     expect(t.alerts).toEqual([]);
-    expect(t.ledger.alerts({ kind: "launch-refused" })).toEqual([]);
+    expect(await t.ledger.alerts({ kind: "launch-refused" })).toEqual([]);
   });
 });
 
 describe("alerts at 80 and 90 %, the stop at the cap, and what lifts it", () => {
-  it("fires each threshold once, stops running work at the cap, refuses launches and up, and lifts on a raised cap or a new month", () => {
+  it("fires each threshold once, stops running work at the cap, refuses launches and up, and lifts on a raised cap or a new month", async () => {
     const t = ledgerAt({ capUsd: 0.25 });
     // $0.2125 spent in finished runs (85 %): the 80 % alert once, at $0.20.
     for (const [s, max] of [
@@ -166,29 +166,29 @@ describe("alerts at 80 and 90 %, the stop at the cap, and what lifts it", () => 
       [100, 100],
       [12.5, 20],
     ] as const) {
-      const r = t.ledger.admit(req({ maxSeconds: max }));
+      const r = await t.ledger.admit(req({ maxSeconds: max }));
       t.advance(s);
-      t.ledger.complete(r.id, { exitCode: 0 });
+      await t.ledger.complete(r.id, { exitCode: 0 });
     }
     expect(t.alerts.map((a) => a.kind)).toEqual(["budget-80"]);
     expect(t.alerts[0]?.message).toBe('project "meter-test" spent $0.2 of $0.25 for runs this month (80 %)');
     // Two runs at once, each fitting alone ($0.2125 + at most $0.03): together they would cross the cap.
-    const a = t.ledger.admit(req({ maxSeconds: 30 }));
-    const b = t.ledger.admit(req({ maxSeconds: 30, agent: "x" }));
+    const a = await t.ledger.admit(req({ maxSeconds: 30 }));
+    const b = await t.ledger.admit(req({ maxSeconds: 30, agent: "x" }));
     // Both burn $0.002 a second: the $0.0375 left lasts 18.75 s.
     const start = t.now;
-    expect(t.ledger.stopTime(a.id)).toBe(start + 18_750);
-    expect(t.ledger.stopTime(b.id)).toBe(start + 18_750);
+    expect(await t.ledger.stopTime(a.id)).toBe(start + 18_750);
+    expect(await t.ledger.stopTime(b.id)).toBe(start + 18_750);
     t.advance(10); // $0.2325: 93 %
-    t.ledger.tick();
+    await t.ledger.tick();
     expect(t.alerts.map((x) => x.kind)).toEqual(["budget-80", "budget-90"]);
-    t.ledger.tick();
+    await t.ledger.tick();
     expect(t.alerts.filter((x) => x.kind === "budget-90").length).toBe(1);
     t.advance(8.95); // the launcher saw the stop time 200 ms late
-    const ca = t.ledger.complete(a.id, { exitCode: 137, stoppedBy: "cap", killedByLauncher: true });
-    const cb = t.ledger.complete(b.id, { exitCode: 137, stoppedBy: "cap", killedByLauncher: true });
+    const ca = await t.ledger.complete(a.id, { exitCode: 137, stoppedBy: "cap", killedByLauncher: true });
+    const cb = await t.ledger.complete(b.id, { exitCode: 137, stoppedBy: "cap", killedByLauncher: true });
     expect((ca.chargeUsd ?? 0) + (cb.chargeUsd ?? 0)).toBeCloseTo(0.0375, 9);
-    const spend = t.ledger.spend();
+    const spend = await t.ledger.spend();
     expect(spend.spentUsd).toBeCloseTo(0.25, 9);
     expect(spend.blocked).toBe(true);
     expect(t.alerts.map((x) => x.kind)).toEqual([
@@ -198,29 +198,29 @@ describe("alerts at 80 and 90 %, the stop at the cap, and what lifts it", () => 
       "budget-100",
       "stopped-by-cap",
     ]);
-    expect(refusalOf(() => t.ledger.admit(req({ maxSeconds: 1 })))).toBe(
+    expect(await refusalOf(() => t.ledger.admit(req({ maxSeconds: 1 })))).toBe(
       'launch of template "default" refused: the month\'s spend $0.25 has reached the cap for runs $0.25; new launches and `up` are refused until the cap is raised or the month turns (2027-01-01T00:00:00.000Z)',
     );
-    expect(t.ledger.upRefusal()).toBe(
+    expect(await t.ledger.upRefusal()).toBe(
       'project "meter-test" has reached its monthly cap: $0.25 spent of $0.25 for runs in 2026-12; `up` is refused until budget.monthlyCapUsd is raised or the month turns (2027-01-01T00:00:00.000Z)',
     );
     // Nothing restarts by itself: the stopped runs stay closed.
-    expect(t.ledger.runs().filter((r) => r.status === "open")).toEqual([]);
+    expect((await t.ledger.runs()).filter((r) => r.status === "open")).toEqual([]);
     // A raised cap lifts the block.
     t.ledger.reconfigure(meter({ capUsd: 2 }));
-    expect(t.ledger.upRefusal()).toBeUndefined();
-    expect(t.ledger.admit(req()).status).toBe("open");
+    expect(await t.ledger.upRefusal()).toBeUndefined();
+    expect((await t.ledger.admit(req())).status).toBe("open");
     // Back at the old cap, a new month (UTC) lifts it too.
     const u = ledgerAt({ capUsd: 0.25 }, t.file);
     u.at(t.now);
-    expect(u.ledger.upRefusal()).toBeDefined();
+    expect(await u.ledger.upRefusal()).toBeDefined();
     u.at(Date.UTC(2027, 0, 1, 0, 0, 1));
-    expect(u.ledger.upRefusal()).toBeUndefined();
-    expect(u.ledger.spend()).toMatchObject({ month: "2027-01", runs: 0, blocked: false });
-    expect(u.ledger.admit(req()).month).toBe("2027-01");
+    expect(await u.ledger.upRefusal()).toBeUndefined();
+    expect(await u.ledger.spend()).toMatchObject({ month: "2027-01", runs: 0, blocked: false });
+    expect((await u.ledger.admit(req())).month).toBe("2027-01");
   });
 
-  it("never lets the month's charges cross the cap, whatever runs at once and however late each is closed", () => {
+  it("never lets the month's charges cross the cap, whatever runs at once and however late each is closed", async () => {
     const op = fc.record({
       gap: fc.integer({ min: 0, max: 60_000 }),
       vcpu: fc.constantFrom(0.25, 0.5, 1, 2),
@@ -228,37 +228,41 @@ describe("alerts at 80 and 90 %, the stop at the cap, and what lifts it", () => 
       close: fc.nat(5),
       lateMs: fc.integer({ min: 0, max: 120_000 }),
     });
-    fc.assert(
-      fc.property(
+    await fc.assert(
+      fc.asyncProperty(
         fc.array(op, { minLength: 1, maxLength: 40 }),
         fc.constantFrom(0.05, 0.3, 1),
-        (ops, cap) => {
+        async (ops, cap) => {
           const t = ledgerAt({ capUsd: cap, concurrency: 1000 });
           const open: string[] = [];
           for (const o of ops) {
             t.advance(o.gap / 1000);
             try {
               open.push(
-                t.ledger.admit(req({ size: { vcpu: o.vcpu, memoryMb: 512 }, maxSeconds: o.maxSeconds })).id,
+                (
+                  await t.ledger.admit(
+                    req({ size: { vcpu: o.vcpu, memoryMb: 512 }, maxSeconds: o.maxSeconds }),
+                  )
+                ).id,
               );
             } catch (e) {
               if (!(e instanceof BudgetRefused)) throw e;
             }
             for (let i = 0; i < o.close && open.length > 0; i++) {
               const id = open.shift() as string;
-              const stop = t.ledger.stopTime(id);
+              const stop = await t.ledger.stopTime(id);
               const save = t.now;
               // Closed at the stop (plus the launcher's lateness) when the cap comes first, else now.
               if (stop !== undefined && stop < t.now) t.at(stop + o.lateMs);
-              t.ledger.complete(id, { exitCode: 0 });
+              await t.ledger.complete(id, { exitCode: 0 });
               t.at(Math.max(save, t.now));
             }
           }
           for (const id of open) {
             t.advance(1000);
-            t.ledger.complete(id, { exitCode: 0 });
+            await t.ledger.complete(id, { exitCode: 0 });
           }
-          const runs = t.ledger.runs();
+          const runs = await t.ledger.runs();
           const charged = runs.reduce((s, r) => s + (r.chargeUsd ?? 0), 0);
           expect(charged).toBeLessThanOrEqual(cap + 1e-9);
           for (const r of runs) expect(r.chargeUsd ?? 0).toBeLessThanOrEqual(r.maxChargeUsd + 1e-12);
@@ -275,53 +279,53 @@ describe("agents and their profiles", () => {
     bob: {},
   };
 
-  it("admits the operator's own run (no agent) under the project's cap, refuses an unknown agent and a template outside the agent's profile", () => {
+  it("admits the operator's own run (no agent) under the project's cap, refuses an unknown agent and a template outside the agent's profile", async () => {
     const t = ledgerAt({ agents });
     // The operator's run: no agent's profile applies, and it is recorded as no agent's.
-    expect(t.ledger.admit(req({ template: "big" })).agent).toBeNull();
-    expect(refusalOf(() => t.ledger.admit(req({ agent: "mallory" })))).toBe(
+    expect((await t.ledger.admit(req({ template: "big" }))).agent).toBeNull();
+    expect(await refusalOf(() => t.ledger.admit(req({ agent: "mallory" })))).toBe(
       'launch of template "default" refused: agent "mallory" is not one of the project\'s agents (alice, bob)',
     );
-    expect(refusalOf(() => t.ledger.admit(req({ agent: "alice", template: "big" })))).toBe(
+    expect(await refusalOf(() => t.ledger.admit(req({ agent: "alice", template: "big" })))).toBe(
       'launch of template "big" refused: agent "alice" may use only the templates default',
     );
-    expect(t.ledger.admit(req({ agent: "bob", template: "big" })).agent).toBe("bob");
+    expect((await t.ledger.admit(req({ agent: "bob", template: "big" }))).agent).toBe("bob");
   });
 
-  it("holds an agent's concurrency and monthly cap, and stops its runs at its cap", () => {
+  it("holds an agent's concurrency and monthly cap, and stops its runs at its cap", async () => {
     const t = ledgerAt({ agents });
-    const a = t.ledger.admit(req({ agent: "alice" }));
-    expect(refusalOf(() => t.ledger.admit(req({ agent: "alice" })))).toBe(
+    const a = await t.ledger.admit(req({ agent: "alice" }));
+    expect(await refusalOf(() => t.ledger.admit(req({ agent: "alice" })))).toBe(
       'launch of template "default" refused: agent "alice" has 1 tasks running, its limit is 1',
     );
     t.advance(60);
-    t.ledger.complete(a.id, { exitCode: 0 });
-    expect(refusalOf(() => t.ledger.admit(req({ agent: "alice" })))).toBe(
+    await t.ledger.complete(a.id, { exitCode: 0 });
+    expect(await refusalOf(() => t.ledger.admit(req({ agent: "alice" })))).toBe(
       'launch of template "default" refused: agent "alice": month-to-date spend $0.06 + this run\'s maximum (1 vCPU × $3.6/h + 1 GB × $0/h) × 100 s = $0.1 = $0.16 > its cap $0.15',
     );
-    const b = t.ledger.admit(req({ agent: "alice", maxSeconds: 80 }));
+    const b = await t.ledger.admit(req({ agent: "alice", maxSeconds: 80 }));
     // Alice's $0.09 left lasts 90 s, before the project's cap and after the run's own end: no stop.
-    expect(t.ledger.stopTime(b.id)).toBeUndefined();
+    expect(await t.ledger.stopTime(b.id)).toBeUndefined();
     // Bob is held only by the project.
-    expect(t.ledger.admit(req({ agent: "bob" })).status).toBe("open");
+    expect((await t.ledger.admit(req({ agent: "bob" }))).status).toBe("open");
   });
 });
 
 describe("the ledger file", () => {
-  it("is SQLite in WAL mode with its schema version recorded", () => {
+  it("is SQLite in WAL mode with its schema version recorded", async () => {
     const t = ledgerAt();
-    t.ledger.close();
+    await t.ledger.close();
     const db = new DatabaseSync(t.file);
     expect(db.prepare("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
     expect(db.prepare("PRAGMA user_version").get()).toEqual({ user_version: LEDGER_SCHEMA_VERSION });
     db.close();
     // Opening again migrates nothing and keeps every row.
     const again = Ledger.open(t.file, meter());
-    expect(again.runs()).toEqual([]);
-    again.close();
+    expect(await again.runs()).toEqual([]);
+    await again.close();
   });
 
-  it("refuses a ledger written by a newer toolkit, naming the versions", () => {
+  it("refuses a ledger written by a newer toolkit, naming the versions", async () => {
     const file = freshFile();
     const db = new DatabaseSync(file);
     db.exec("PRAGMA user_version = 99");
@@ -355,6 +359,43 @@ function worker(args: string[]): {
   };
 }
 
+describe("one process, many launches at once", () => {
+  it("admits one at a time through its store: 20 admissions at once hold the concurrency and never cross the cap", async () => {
+    // Three slots; $0.25 for runs, each run's maximum $0.10.
+    const t = ledgerAt({ capUsd: 0.25, concurrency: 3 });
+    const settled = await Promise.allSettled(Array.from({ length: 20 }, () => t.ledger.admit(req())));
+    const admitted = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+    const refused = settled.flatMap((s) => (s.status === "rejected" ? [s.reason] : []));
+    expect(admitted).toHaveLength(3);
+    for (const r of refused) expect(r).toBeInstanceOf(BudgetRefused);
+    expect((await t.ledger.runs()).filter((r) => r.status === "open")).toHaveLength(3);
+    // Closed all together, long after their deadlines: each is charged at most its maximum, the three together no
+    // more than the cap ($0.30 of maxima, $0.25 charged).
+    t.advance(1000);
+    const closed = await Promise.all(admitted.map((a) => t.ledger.complete(a.id, { exitCode: 0 })));
+    expect(closed.map((c) => c.status)).toEqual(["done", "done", "done"]);
+    expect((await t.ledger.spend()).spentUsd).toBeCloseTo(0.25, 12);
+    await t.ledger.close();
+  });
+
+  it("a meter's tick does not wait for another process's lock: it fails at once, and waits when asked to", async () => {
+    const t = ledgerAt();
+    const other = new DatabaseSync(t.file);
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      await expect(t.ledger.tick({ wait: false })).rejects.toThrow(/locked|busy/i);
+      // The ledger is usable afterwards (no transaction was left open on its connection).
+      other.exec("COMMIT");
+      await t.ledger.tick({ wait: false });
+      expect((await t.ledger.admit(req())).status).toBe("open");
+    } finally {
+      if (other.isTransaction) other.exec("ROLLBACK");
+      other.close();
+      await t.ledger.close();
+    }
+  });
+});
+
 describe("two launcher processes on one ledger", () => {
   it("never exceed the cap together: 20 launches at once, each charged its full maximum", async () => {
     const file = freshFile();
@@ -365,14 +406,14 @@ describe("two launcher processes on one ledger", () => {
     const results = await Promise.all(runs.map((r) => r.done));
     for (const r of results) expect(r).toMatchObject({ code: 0 });
     const ledger = Ledger.open(file, meter());
-    const all = ledger.runs();
+    const all = await ledger.runs();
     const charged = all.reduce((s, r) => s + (r.chargeUsd ?? 0), 0);
     expect(charged).toBeLessThanOrEqual(1 + 1e-9);
     expect(charged).toBeCloseTo(1, 9);
     // Both processes launched; the rest were refused with the arithmetic.
     expect(new Set(all.map((r) => r.id.split("-")[0]))).toEqual(new Set(["a", "b"]));
-    expect(ledger.alerts({ kind: "launch-refused" }).length).toBe(20 - all.length);
-    ledger.close();
+    expect((await ledger.alerts({ kind: "launch-refused" })).length).toBe(20 - all.length);
+    await ledger.close();
   }, 60_000);
 
   it("reconciles a run a killed launcher left open: its container removed, charged at most to its deadline", async () => {
@@ -381,8 +422,9 @@ describe("two launcher processes on one ledger", () => {
     const w = worker([file, "hold"]);
     const ledger = Ledger.open(file, meter());
     const deadline = Date.now() + 30_000;
-    while (ledger.runs().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(ledger.runs().map((r) => r.status)).toEqual(["open"]);
+    while ((await ledger.runs()).length === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
+    expect((await ledger.runs()).map((r) => r.status)).toEqual(["open"]);
     // A live launcher's run is left alone.
     expect(await ledger.reconcile(async () => undefined)).toEqual([]);
     w.kill();
@@ -394,10 +436,10 @@ describe("two launcher processes on one ledger", () => {
     expect(removed).toEqual(["held-container"]);
     expect(closed.map((r) => [r.id, r.status])).toEqual([["held", "reconciled"]]);
     expect(closed[0]?.chargeUsd).toBeLessThanOrEqual(closed[0]?.maxChargeUsd ?? 0);
-    expect(ledger.alerts({ kind: "reconciled" }).length).toBe(1);
+    expect((await ledger.alerts({ kind: "reconciled" })).length).toBe(1);
     // Twice reconciles nothing more.
     expect(await ledger.reconcile(async () => undefined)).toEqual([]);
-    ledger.close();
+    await ledger.close();
   }, 60_000);
 });
 
@@ -428,7 +470,7 @@ describe("alert sinks", () => {
     const sinks = alertSinks({ stderr: true, webhook: url, file }, outbox, (l) => lines.push(l));
     const t = ledgerAt({ capUsd: 0.05 });
     const ledger = Ledger.open(t.file, meter({ capUsd: 0.05 }), { sinks, clock: () => T0 });
-    expect(() => ledger.admit(req())).toThrow(BudgetRefused);
+    await expect(ledger.admit(req())).rejects.toThrow(BudgetRefused);
     await outbox.flush();
     server.close();
     expect(calls).toBe(2);

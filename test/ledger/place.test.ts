@@ -48,7 +48,7 @@ async function front(root: string, env: NodeJS.ProcessEnv, ...argv: string[]) {
 }
 
 describe("the ledger's place", () => {
-  it("is beside the job root by default, the config's file when set, and SANDBOX_LEDGER over both", () => {
+  it("is beside the job root by default, the config's file when set, and SANDBOX_LEDGER over both", async () => {
     expect(ledgerFile({ jobRoot: "/var/lib/sandbox-projects/p" }, {})).toBe(
       "/var/lib/sandbox-projects/p.ledger.sqlite",
     );
@@ -79,8 +79,8 @@ describe("the ledger's place", () => {
       },
       "p",
     );
-    const ledger = openLedger(meterOf(project), { jobRoot: jobs, warn: () => undefined });
-    ledger.admit({
+    const ledger = await openLedger(meterOf(project), { jobRoot: jobs, warn: () => undefined });
+    await ledger.admit({
       id: "r1",
       template: "default",
       specHash: "h",
@@ -89,8 +89,8 @@ describe("the ledger's place", () => {
       size: { vcpu: 0.5, memoryMb: 256 },
       maxSeconds: 60,
     });
-    ledger.complete("r1", { exitCode: 0 });
-    ledger.close();
+    await ledger.complete("r1", { exitCode: 0 });
+    await ledger.close();
     // ...is what the second checkout reports, with no warning of a second ledger.
     const second = await front(b, {}, "audit", "p", "--json");
     expect(second.code, second.err).toBe(0);
@@ -150,7 +150,7 @@ describe("the ledger's place", () => {
 });
 
 describe("a library launcher", () => {
-  it("is refused without a ledger, and runs unmetered only when `ledger: false` is written", () => {
+  it("is refused without a ledger, and runs unmetered only when `ledger: false` is written", async () => {
     const docker = dockerClient();
     expect(() => new Launcher(docker, { preflight: policyPreflight() } as never)).toThrow(
       /options\.ledger is missing.*ledger: false/,
@@ -169,9 +169,9 @@ describe("a library launcher", () => {
       },
       "p",
     );
-    const ledger = openLedger(meterOf(project), { jobRoot: jobs });
+    const ledger = await openLedger(meterOf(project), { jobRoot: jobs });
     expect(ledger).toBeInstanceOf(Ledger);
     expect(() => new Launcher(docker, { preflight: policyPreflight(), ledger })).not.toThrow();
-    ledger.close();
+    await ledger.close();
   });
 });

@@ -110,7 +110,7 @@ function fakeEngine(t: EngineTimes | undefined, fail?: string) {
 }
 
 describe("what a run a dead launcher left is charged for", () => {
-  it("is what its container ran by the engine's clock, from its start to its end", () => {
+  it("is what its container ran by the engine's clock, from its start to its end", async () => {
     expect(reconciledUse(run(), times(), T0 + 999_000)).toEqual({
       endedAt: T0 + 60_500,
       usedSeconds: 60,
@@ -118,13 +118,13 @@ describe("what a run a dead launcher left is charged for", () => {
     });
   });
 
-  it("is not limited to the run's maximum: a task that outran its deadline is charged all it ran", () => {
+  it("is not limited to the run's maximum: a task that outran its deadline is charged all it ran", async () => {
     const u = reconciledUse(run(), times({ finishedAt: T0 + 500 + 3_600_000 }), T0 + 4_000_000);
     expect(u.usedSeconds).toBe(3600);
     expect(u.endedAt).toBe(T0 + 3_600_500);
   });
 
-  it("runs to now when the container has not ended (it was stopped as it was reconciled)", () => {
+  it("runs to now when the container has not ended (it was stopped as it was reconciled)", async () => {
     expect(reconciledUse(run(), times({ finishedAt: undefined }), T0 + 10_500)).toMatchObject({
       endedAt: T0 + 10_500,
       usedSeconds: 10,
@@ -133,7 +133,7 @@ describe("what a run a dead launcher left is charged for", () => {
     expect(reconciledUse(run(), times({ finishedAt: T0 }), T0 + 2_500).usedSeconds).toBe(2);
   });
 
-  it("is nothing when the container never started", () => {
+  it("is nothing when the container never started", async () => {
     expect(reconciledUse(run(), times({ startedAt: undefined }), T0 + 5_000)).toEqual({
       endedAt: T0 + 5_000,
       usedSeconds: 0,
@@ -141,7 +141,7 @@ describe("what a run a dead launcher left is charged for", () => {
     });
   });
 
-  it("is up to its deadline, its maximum, when the engine no longer knows the container", () => {
+  it("is up to its deadline, its maximum, when the engine no longer knows the container", async () => {
     expect(reconciledUse(run(), undefined, T0 + 999_000)).toEqual({
       endedAt: T0 + 100_000,
       usedSeconds: undefined,
@@ -155,7 +155,7 @@ describe("what a run a dead launcher left is charged for", () => {
 describe("reconciling a ledger", () => {
   it("charges the engine's duration beyond the maximum, stops and removes what was left, and says so", async () => {
     const t = ledgerAt();
-    const r = t.ledger.admit(req());
+    const r = await t.ledger.admit(req());
     t.owner(r.id, deadPid(), null);
     t.at(T0 + 900_000);
     const { engine, calls } = fakeEngine(times({ finishedAt: T0 + 500 + 300_000, stoppedNow: true }));
@@ -165,7 +165,7 @@ describe("reconciling a ledger", () => {
     // 300 s at $0.001 a second: three times its $0.10 maximum, what it really used.
     expect(closed?.chargeUsd).toBeCloseTo(taskUsd(SIZE, RATES, 300), 12);
     expect(closed?.chargeUsd).toBeGreaterThan(r.maxChargeUsd);
-    const [alert] = t.ledger.alerts({ kind: "reconciled" });
+    const [alert] = await t.ledger.alerts({ kind: "reconciled" });
     expect(
       alert?.message.startsWith(`run ${r.id} (template default) was left open by a launcher that died (pid `),
     ).toBe(true);
@@ -176,39 +176,39 @@ describe("reconciling a ledger", () => {
 
   it("clips the charge to what the cap leaves, and says what was used", async () => {
     const t = ledgerAt({ capUsd: 0.5 });
-    const r = t.ledger.admit(req());
+    const r = await t.ledger.admit(req());
     t.owner(r.id, deadPid(), null);
     t.at(T0 + 3_600_000);
     const { engine } = fakeEngine(times({ finishedAt: T0 + 500 + 2_000_000 }));
     const [closed] = await t.ledger.reconcile(engine);
     expect(closed?.chargeUsd).toBeCloseTo(0.5, 12);
-    expect(t.ledger.alerts({ kind: "reconciled" })[0]?.message).toMatch(
+    expect((await t.ledger.alerts({ kind: "reconciled" }))[0]?.message).toMatch(
       /it was charged \$0\.5 \(it used \$2\.00; the charge is clipped to what the caps leave\)/,
     );
   });
 
   it("charges up to the deadline when the engine no longer knows the container, and says so", async () => {
     const t = ledgerAt();
-    const r = t.ledger.admit(req());
+    const r = await t.ledger.admit(req());
     t.owner(r.id, deadPid(), null);
     t.at(T0 + 900_000);
     const { engine } = fakeEngine(undefined);
     const [closed] = await t.ledger.reconcile(engine);
     expect(closed?.chargeUsd).toBeCloseTo(r.maxChargeUsd, 12);
     expect(closed?.endedAt).toBe(T0 + 100_000);
-    expect(t.ledger.alerts({ kind: "reconciled" })[0]?.message).toMatch(
+    expect((await t.ledger.alerts({ kind: "reconciled" }))[0]?.message).toMatch(
       /the engine no longer knows its container, so it was charged up to its deadline, its maximum, as no more is known; it was charged \$0\.1;/,
     );
   });
 
   it("closes the books even when what was left cannot be removed, and names what is left", async () => {
     const t = ledgerAt();
-    const r = t.ledger.admit(req());
+    const r = await t.ledger.admit(req());
     t.owner(r.id, deadPid(), null);
     const { engine } = fakeEngine(times({ startedAt: undefined, finishedAt: undefined }), "engine busy");
     const [closed] = await t.ledger.reconcile(engine);
     expect(closed).toMatchObject({ status: "reconciled", chargeUsd: 0 });
-    expect(t.ledger.alerts({ kind: "reconciled" })[0]?.message).toMatch(
+    expect((await t.ledger.alerts({ kind: "reconciled" }))[0]?.message).toMatch(
       /its container never started; it was charged \$0; could not remove its container \(Error: engine busy\); `sandbox off` removes them$/,
     );
     expect(await t.ledger.reconcile(engine)).toEqual([]);
@@ -218,16 +218,16 @@ describe("reconciling a ledger", () => {
     const t = ledgerAt();
     const me = thisProcess();
     expect(me.start).toMatch(/^[0-9a-f-]+:\d+$/);
-    const live = t.ledger.admit(req());
-    const legacy = t.ledger.admit(req());
-    const reused = t.ledger.admit(req());
-    const gone = t.ledger.admit(req());
+    const live = await t.ledger.admit(req());
+    const legacy = await t.ledger.admit(req());
+    const reused = await t.ledger.admit(req());
+    const gone = await t.ledger.admit(req());
     // This process, recorded with its start: it lives. A row from before the start was recorded: by its id only.
     t.owner(legacy.id, process.pid, null);
     // This process's id, recorded with another start: the launcher was another process that had the same id.
     t.owner(reused.id, process.pid, `${me.start ?? ""}0`);
     t.owner(gone.id, deadPid(), me.start);
-    expect(t.ledger.openRuns().find((o) => o.run.id === live.id)).toMatchObject({
+    expect((await t.ledger.openRuns()).find((o) => o.run.id === live.id)).toMatchObject({
       host: hostname(),
       pid: process.pid,
       start: me.start,
@@ -235,17 +235,12 @@ describe("reconciling a ledger", () => {
     const { engine } = fakeEngine(times());
     const closed = await t.ledger.reconcile(engine);
     expect(closed.map((c) => c.id).sort()).toEqual([gone.id, reused.id].sort());
-    expect(
-      t.ledger
-        .openRuns()
-        .map((o) => o.run.id)
-        .sort(),
-    ).toEqual([live.id, legacy.id].sort());
+    expect((await t.ledger.openRuns()).map((o) => o.run.id).sort()).toEqual([live.id, legacy.id].sort());
   });
 });
 
 describe("the launcher's identity", () => {
-  it("is its process's start as the kernel knows it, and another process's differs", () => {
+  it("is its process's start as the kernel knows it, and another process's differs", async () => {
     const me = processStart(process.pid);
     expect(me).toBeDefined();
     expect(processStart(process.pid)).toBe(me);
@@ -272,14 +267,14 @@ const entry = (over: Partial<WatchEntry> = {}): WatchEntry => ({
 });
 
 describe("when the watchdog kills", () => {
-  it("never before the entry's deadline, nor before the template's deadline from the container's start", () => {
+  it("never before the entry's deadline, nor before the template's deadline from the container's start", async () => {
     expect(killTime(entry(), undefined, false)).toBe(T0 + 10_000);
     expect(killTime(entry(), T0 + 1_000, false)).toBe(T0 + 10_000);
     // A start that came late: the template's deadline from the start.
     expect(killTime(entry(), T0 + 5_000, false)).toBe(T0 + 13_000);
   });
 
-  it("only after the launcher's own kill and a margin while the launcher lives: its own deadline acts first", () => {
+  it("only after the launcher's own kill and a margin while the launcher lives: its own deadline acts first", async () => {
     expect(killTime(entry(), T0 + 1_000, true)).toBe(T0 + 10_000 + LIVE_LAUNCHER_MARGIN_MS);
     expect(killTime(entry(), T0 + 5_000, true)).toBe(T0 + 14_000 + LIVE_LAUNCHER_MARGIN_MS);
     expect(killTime(entry(), undefined, true)).toBe(T0 + 10_000 + LIVE_LAUNCHER_MARGIN_MS);

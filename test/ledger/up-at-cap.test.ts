@@ -72,11 +72,11 @@ describe("upRefusal at the cap", () => {
     const notes: string[] = [];
     const note = (t: string) => notes.push(t);
     expect(await upRefusal(file, deployed, note)).toBeUndefined(); // no ledger yet
-    recordUp(file, deployed, note);
+    await recordUp(file, deployed, note);
     // The month's cap spent: one run of 20 vCPU-seconds.
     const at = Date.now();
     const ledger = Ledger.open(file, meterOf(deployed), { clock: () => at });
-    const run = ledger.admit({
+    const run = await ledger.admit({
       id: "r1",
       template: "a",
       specHash: "x",
@@ -85,8 +85,8 @@ describe("upRefusal at the cap", () => {
       size: { vcpu: 1, memoryMb: 512 },
       maxSeconds: 20,
     });
-    ledger.complete(run.id, { exitCode: 0 }, "done", at + 20_000);
-    ledger.close();
+    await ledger.complete(run.id, { exitCode: 0 }, "done", at + 20_000);
+    await ledger.close();
 
     expect(await upRefusal(file, deployed, note)).toMatch(/has reached its monthly cap/);
     const more = base({ templates: { a: { image: "x:1" }, b: { image: "x:1" }, c: { image: "x:1" } } });

@@ -44,10 +44,10 @@ async function front(...argv: string[]) {
 }
 
 /** The project's ledger with one finished run in it, opened as the task verbs open it. */
-function meteredOnce(): string {
-  const ledger = openProjectLedger(file, project);
+async function meteredOnce(): Promise<string> {
+  const ledger = await openProjectLedger(file, project);
   try {
-    ledger.admit({
+    await ledger.admit({
       id: "r1",
       template: "default",
       specHash: "h",
@@ -56,21 +56,21 @@ function meteredOnce(): string {
       size: { vcpu: 1, memoryMb: 512 },
       maxSeconds: 600,
     });
-    ledger.complete("r1", { exitCode: 0 });
-    return ledger.id();
+    await ledger.complete("r1", { exitCode: 0 });
+    return await ledger.id();
   } finally {
-    ledger.close();
+    await ledger.close();
   }
 }
 
 describe("the ledger's witness", () => {
-  it("the first ledger a project meets is witnessed outside its file, and opens again", () => {
-    const id = meteredOnce();
+  it("the first ledger a project meets is witnessed outside its file, and opens again", async () => {
+    const id = await meteredOnce();
     expect(existsSync(witnessPath(project.jobRoot))).toBe(true);
-    const again = openProjectLedger(file, project);
-    expect(again.id()).toBe(id);
-    expect(again.runs()).toHaveLength(1);
-    again.close();
+    const again = await openProjectLedger(file, project);
+    expect(await again.id()).toBe(id);
+    expect(await again.runs()).toHaveLength(1);
+    await again.close();
   });
 
   it.each([
@@ -88,48 +88,48 @@ describe("the ledger's witness", () => {
     ],
   ])(
     "a ledger %s is refused, never metered from zero, and nothing is made in its place",
-    (_what, attack, says) => {
-      meteredOnce();
+    async (_what, attack, says) => {
+      await meteredOnce();
       attack();
       const before = existsSync(file);
-      expect(() => openProjectLedger(file, project)).toThrow(LedgerGone);
-      expect(() => openProjectLedger(file, project)).toThrow(says);
+      await expect(openProjectLedger(file, project)).rejects.toThrow(LedgerGone);
+      await expect(openProjectLedger(file, project)).rejects.toThrow(says);
       expect(existsSync(file)).toBe(before);
     },
   );
 
-  it("a second checkout's ledger of the same project is noticed; the first stays the witnessed one", () => {
-    meteredOnce();
+  it("a second checkout's ledger of the same project is noticed; the first stays the witnessed one", async () => {
+    await meteredOnce();
     const elsewhere = mkdtempSync(join(tmpdir(), "sandbox-second-"));
     const second = join(elsewhere, "ledger.sqlite");
     const warned: string[] = [];
-    openProjectLedger(second, project, {}, (t) => warned.push(t)).close();
+    await (await openProjectLedger(second, project, {}, (t) => warned.push(t))).close();
     expect(warned).toEqual([
       expect.stringMatching(
         /^warning: project witnessed is also metered by the ledger at .* keeps books of its own, so each holds the cap for its own runs only/,
       ),
     ]);
     rmSync(file);
-    expect(() => openProjectLedger(file, project)).toThrow(/is gone/);
+    await expect(openProjectLedger(file, project)).rejects.toThrow(/is gone/);
   });
 
-  it("a ledger moved with its checkout is the same ledger: the witness follows it", () => {
-    meteredOnce();
+  it("a ledger moved with its checkout is the same ledger: the witness follows it", async () => {
+    await meteredOnce();
     const moved = join(mkdtempSync(join(tmpdir(), "sandbox-moved-")), "moved.sqlite");
     copyFileSync(file, moved);
     rmSync(file);
     const warned: string[] = [];
-    const m = openProjectLedger(moved, project, {}, (t) => warned.push(t));
-    expect(m.runs()).toHaveLength(1);
-    m.close();
+    const m = await openProjectLedger(moved, project, {}, (t) => warned.push(t));
+    expect(await m.runs()).toHaveLength(1);
+    await m.close();
     expect(warned).toEqual([]);
     // The witness names the moved file now: deleting it is refused.
     rmSync(moved);
-    expect(() => openProjectLedger(moved, project)).toThrow(/is gone/);
+    await expect(openProjectLedger(moved, project)).rejects.toThrow(/is gone/);
   });
 
   it("through the front: spend refuses a deleted ledger (exit 1); ledger reset starts a new one on purpose", async () => {
-    meteredOnce();
+    await meteredOnce();
     expect((await front("spend", "w", "--json")).code).toBe(0);
     rmSync(file);
     const refused = await front("spend", "w");

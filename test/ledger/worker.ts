@@ -26,22 +26,29 @@ const request = (id: string) => ({
   maxSeconds: 100,
 });
 
-/** Sleeps the thread (the ledger is synchronous: a launcher's work between two launches). */
+/** Sleeps the thread (a launcher's work between two launches). */
 const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
-if (mode === "launch") {
-  while (Date.now() < Number(startAt)) pause(5);
-  for (let i = 0; i < Number(count); i++) {
-    pause(20);
-    try {
-      const run = ledger.admit(request(`${tag}-${i}`));
-      ledger.complete(run.id, { exitCode: 0 }, "done", run.admittedAt + run.maxSeconds * 1000);
-    } catch (e) {
-      if (!(e instanceof BudgetRefused)) throw e;
+async function main(): Promise<void> {
+  if (mode === "launch") {
+    while (Date.now() < Number(startAt)) pause(5);
+    for (let i = 0; i < Number(count); i++) {
+      pause(20);
+      try {
+        const run = await ledger.admit(request(`${tag}-${i}`));
+        await ledger.complete(run.id, { exitCode: 0 }, "done", run.admittedAt + run.maxSeconds * 1000);
+      } catch (e) {
+        if (!(e instanceof BudgetRefused)) throw e;
+      }
     }
+    await ledger.close();
+  } else if (mode === "hold") {
+    await ledger.admit(request("held"));
+    setInterval(() => undefined, 1000);
   }
-  ledger.close();
-} else if (mode === "hold") {
-  ledger.admit(request("held"));
-  setInterval(() => undefined, 1000);
 }
+
+main().catch((e: unknown) => {
+  process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});

@@ -95,17 +95,17 @@ describe("the meter on a real engine", () => {
     try {
       // Short tasks until the spend is between 80 % and 86 %: the room two `long` runs need to cross the cap.
       for (let i = 0; i < 60; i++) {
-        const spent = ledger.spend().spentUsd;
+        const spent = (await ledger.spend()).spentUsd;
         if (spent >= 0.8) break;
         const template = spent + 0.134 <= 0.86 ? "quick" : "tick";
         const r = await launcher.run(specOf(project, template), { command: ["sleep", "1"] });
         expect(r.exitCode).toBe(0);
         expect(r.chargeUsd).toBeGreaterThan(0);
       }
-      const before = ledger.spend();
+      const before = await ledger.spend();
       expect(before.fraction).toBeGreaterThanOrEqual(0.8);
       expect(before.fraction).toBeLessThanOrEqual(0.88);
-      expect(ledger.alerts().map((a) => a.kind)).toEqual(["budget-80"]);
+      expect((await ledger.alerts()).map((a) => a.kind)).toEqual(["budget-80"]);
 
       // Two long tasks at once: each fits alone, together they reach the cap before their deadlines.
       const long = await Promise.all([
@@ -116,12 +116,12 @@ describe("the meter on a real engine", () => {
         expect(r).toMatchObject({ stoppedByCap: true, exitCode: 137 });
         expect(r.durationMs).toBeLessThan(14_000);
       }
-      const after = ledger.spend();
+      const after = await ledger.spend();
       expect(after.blocked).toBe(true);
-      const charged = ledger.runs().reduce((s, r) => s + (r.chargeUsd ?? 0), 0);
+      const charged = (await ledger.runs()).reduce((s, r) => s + (r.chargeUsd ?? 0), 0);
       expect(charged).toBeLessThanOrEqual(1 + 1e-9);
       expect(charged).toBeGreaterThan(0.999);
-      const kinds = ledger.alerts().map((a) => a.kind);
+      const kinds = (await ledger.alerts()).map((a) => a.kind);
       for (const k of ["budget-80", "budget-90", "budget-100"])
         expect(kinds.filter((x) => x === k)).toEqual([k]);
       expect(kinds.filter((x) => x === "stopped-by-cap").length).toBe(2);
@@ -174,7 +174,7 @@ describe("the meter on a real engine", () => {
         expect(received.map((x) => x.kind)).toContain(k);
     } finally {
       await launcher.shutdown();
-      ledger.close();
+      await ledger.close();
       server.close();
     }
   }, 240_000);
@@ -200,7 +200,7 @@ describe("the audit log of real runs", () => {
       expect(r.exitCode).toBe(3);
       const t = await launcher.run(specOf(own, "tick"), { command: ["sleep", "30"] });
       expect(t.limits).toEqual(["timeout"]);
-      const [late, first] = ledger.runs();
+      const [late, first] = await ledger.runs();
       expect(first).toMatchObject({
         id: r.id,
         template: "quick",
@@ -217,9 +217,9 @@ describe("the audit log of real runs", () => {
       });
       expect(first?.chargeUsd).toBeCloseTo(r.chargeUsd ?? -1, 12);
       expect(late).toMatchObject({ id: t.id, command: ["sleep", "30"], limits: ["timeout"], status: "done" });
-      expect(ledger.alerts({ kind: "limit-hit" }).map((a) => a.runId)).toEqual([t.id]);
+      expect((await ledger.alerts({ kind: "limit-hit" })).map((a) => a.runId)).toEqual([t.id]);
     } finally {
-      ledger.close();
+      await ledger.close();
       await offSwitch(docker, own.spec.name, { jobRoot: own.jobRoot });
     }
   }, 120_000);
@@ -234,7 +234,7 @@ describe("the audit log of real runs", () => {
     expect(c.err.join("")).not.toContain("alert escape-check");
     const ledger = Ledger.open(f, meterOf(own));
     try {
-      const escapes = ledger.alerts({ kind: "escape-check" }).map((a) => a.message.split(":")[0]);
+      const escapes = (await ledger.alerts({ kind: "escape-check" })).map((a) => a.message.split(":")[0]);
       expect(escapes.sort()).toEqual(
         [
           "escape check exfiltrate-env from template quick",
@@ -243,7 +243,7 @@ describe("the audit log of real runs", () => {
           "escape check write-outside-job from template quick",
         ].sort(),
       );
-      expect(ledger.runs().length).toBe(4);
+      expect((await ledger.runs()).length).toBe(4);
       // The verbs that read the ledger back.
       const spend = capture();
       expect(await runLedgerVerb("spend", "s", own, [], f, spend.io, true)).toBe(0);
@@ -253,7 +253,7 @@ describe("the audit log of real runs", () => {
       expect(sdoc.spend.runs).toBe(4);
       expect(Object.keys(sdoc.spend.byTemplate)).toEqual(["quick"]);
       expect(sdoc.spend.spentUsd).toBeCloseTo(
-        ledger.runs().reduce((x, r) => x + (r.chargeUsd ?? 0), 0),
+        (await ledger.runs()).reduce((x, r) => x + (r.chargeUsd ?? 0), 0),
         9,
       );
       const audit = capture();
@@ -268,7 +268,7 @@ describe("the audit log of real runs", () => {
         '--since "yesterday": expected an ISO date or time (2026-12-01, 2026-12-01T10:00:00Z) or a span back from now (30m, 12h, 7d)\n',
       );
     } finally {
-      ledger.close();
+      await ledger.close();
       await offSwitch(docker, own.spec.name, { jobRoot: own.jobRoot });
     }
   }, 180_000);
@@ -303,18 +303,18 @@ describe("a launcher killed mid-task", () => {
     });
     expect(left.length).toBe(1);
     const ledger = Ledger.open(f, meterOf(own));
-    expect(ledger.runs().map((r) => r.status)).toEqual(["open"]);
+    expect((await ledger.runs()).map((r) => r.status)).toEqual(["open"]);
     const launcher = new Launcher(docker, { preflight: policyPreflight(), ledger, graceSeconds: 1 });
     try {
       const r = await launcher.run(specOf(own, "tick"), { command: ["true"] });
       expect(r.exitCode).toBe(0);
-      const [, held] = ledger.runs();
+      const [, held] = await ledger.runs();
       expect(held).toMatchObject({ status: "reconciled", template: "long" });
       expect(held?.chargeUsd).toBeLessThanOrEqual(held?.maxChargeUsd ?? 0);
       expect(await projectLeftovers(docker, own.spec.name)).toEqual([]);
-      expect(ledger.alerts({ kind: "reconciled" }).length).toBe(1);
+      expect((await ledger.alerts({ kind: "reconciled" })).length).toBe(1);
     } finally {
-      ledger.close();
+      await ledger.close();
       await offSwitch(docker, own.spec.name, { jobRoot: own.jobRoot });
     }
   }, 120_000);
@@ -364,7 +364,7 @@ describe("a ledger another process holds", () => {
       expect(r.killedByLauncher).toBe(false);
       expect(r.limits).toEqual([]);
       expect(r.durationMs).toBeLessThan(3000);
-      const [held] = ledger.runs();
+      const [held] = await ledger.runs();
       expect(held).toMatchObject({ status: "done", exitCode: 0, killedByLauncher: false });
       // The event loop kept turning while the task ran under the held ledger.
       expect(ticks - atLock).toBeGreaterThan(3);
@@ -372,7 +372,7 @@ describe("a ledger another process holds", () => {
       clearInterval(loop);
       holder.kill("SIGKILL");
       await exited;
-      ledger.close();
+      await ledger.close();
       await offSwitch(docker, own.spec.name, { jobRoot: own.jobRoot });
     }
   }, 120_000);

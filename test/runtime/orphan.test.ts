@@ -134,8 +134,8 @@ describe("a task that kills its in-container timer, whose launcher is SIGKILLed"
     expect((await slow.inspect()).State.Running).toBe(true);
     expect(readdirSync(dir)).toEqual([`slow-${tag}.json`]);
     const before = Ledger.open(file, meterOf(project));
-    expect(before.runs().map((r) => r.status)).toEqual(["open", "open"]);
-    before.close();
+    expect((await before.runs()).map((r) => r.status)).toEqual(["open", "open"]);
+    await before.close();
 
     // The next verb, of any kind that opens the ledger: it reconciles first.
     const err: string[] = [];
@@ -169,7 +169,7 @@ describe("a task that kills its in-container timer, whose launcher is SIGKILLed"
 
     const ledger = Ledger.open(file, meterOf(project));
     try {
-      const alerts = ledger.alerts({ kind: "reconciled" }).map((a) => a.message);
+      const alerts = (await ledger.alerts({ kind: "reconciled" })).map((a) => a.message);
       expect(alerts.find((m) => m.startsWith(`run short-${tag}`))).toMatch(
         /the engine says it ran \d+\.\d s; it was charged \$0\.\d+; its container, job folder and task network were removed$/,
       );
@@ -177,7 +177,7 @@ describe("a task that kills its in-container timer, whose launcher is SIGKILLed"
         /\(it was still running and was stopped now\)/,
       );
     } finally {
-      ledger.close();
+      await ledger.close();
     }
     // Nothing is left: no container, no job folder, no watch folder; the watchdog has nothing to watch and exits.
     expect(await projectLeftovers(docker, name)).toEqual([]);
