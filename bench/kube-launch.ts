@@ -3,8 +3,8 @@
  * (`KubeLauncher.run`: the PodTemplate's hash checked, the Job created, its pod followed by the shared watch, its
  * stderr read out of the pod, its log read, the Job deleted and its pod waited out), against the bare client doing
  * the least a user would for the same task: the same hardened Job created (without the holder, which only the
- * launcher reads), its pod watched until it ends, its log read, the Job deleted in the foreground and its pod waited
- * out. Interleaved, `runs` rounds after one warm-up round; median of each, the ratio, and the API requests per task
+ * launcher reads), its pods listed and then watched from the list's version until it ends, its log read, the Job
+ * deleted in the foreground and its pod waited out. Interleaved, `runs` rounds after one warm-up round; median of each, the ratio, and the API requests per task
  * the launcher's clients counted. Not a test: it prints and writes JSON, and asserts nothing.
  *   node --import tsx bench/kube-launch.ts [runs=9] [--out bench/results/kube-launch.json]
  * Builds and starts the test node as the node tests do (toolchain/node.sh; minutes the first time).
@@ -49,9 +49,13 @@ async function bare(k8s: typeof K8s, apis: KubeApis, job: Obj): Promise<string> 
     gone = r;
   });
   let podName = "";
+  // List, then watch from the list's version (a watch from no version asks the server for the newest one, which its
+  // watch cache may not have yet: "Too large resource version", and the watch ends at once).
+  const selector = `batch.kubernetes.io/job-name=${name}`;
+  const listed = await apis.core.listNamespacedPod({ namespace: project, labelSelector: selector });
   const req = await watch.watch(
     `/api/v1/namespaces/${project}/pods`,
-    { labelSelector: `batch.kubernetes.io/job-name=${name}` },
+    { labelSelector: selector, resourceVersion: listed.metadata?.resourceVersion },
     (type, pod: Obj) => {
       podName = pod.metadata?.name ?? podName;
       if (type === "DELETED") gone();

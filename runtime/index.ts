@@ -1,8 +1,9 @@
 /**
  * The runtime's public entry: run tasks from a template's launch spec on the local Docker engine, one fresh hardened
  * container each ({@link Launcher}, which keeps the task contract of runtime/task.ts, as the Kubernetes launcher
- * does), and switch a project off. The Kubernetes launcher is not exported here: its client's types would ask every
- * user of this entry for `@types/ws`. An agent builds a {@link Launcher} with the policy preflight and calls
+ * does), and switch a project off. The Kubernetes launcher has an entry of its own (`/runtime/kubernetes`,
+ * runtime/kubernetes/index.ts), so that a Docker-only user never needs the Kubernetes client's types. An agent
+ * builds a {@link Launcher} with the policy preflight and calls
  * `run(spec, { command })`; the launch spec comes from the stack output `templates` or from `launchSpec()`.
  */
 

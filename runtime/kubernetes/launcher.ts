@@ -74,6 +74,8 @@ export class KubeLauncher implements TaskLauncher {
   private readonly runtimesSeen = new Set<string>();
   /** Runs this launcher opened in the ledger and has not closed. */
   private readonly openRuns = new Set<string>();
+  /** Jobs whose task container ended on its own (and is read out): their pod goes at once (removeTaskObjects). */
+  private readonly ended = new Map<string, string>();
   private reconciled: Promise<unknown> | undefined;
 
   constructor(
@@ -287,6 +289,11 @@ export class KubeLauncher implements TaskLauncher {
       }
       await watch.next(jobName, Math.min(wake, Math.max(10, deadline - Date.now())));
     }
+    const phase = pod?.status?.phase;
+    const podName: string | undefined = pod?.metadata?.name;
+    if (!killedByLauncher && !stoppedByCap && podName !== undefined) {
+      if (phase === "Succeeded" || phase === "Failed" || readyToRead(pod)) this.ended.set(jobName, podName);
+    }
     // Read out of the pod while its holder still holds it: the task's stderr, and its job folder when asked for.
     const dest = collect ? join(this.options.jobRoot ?? "", id) : undefined;
     const readout = await readOutPod(
@@ -316,6 +323,8 @@ export class KubeLauncher implements TaskLauncher {
 
   private remove(jobName: string, configMap: boolean): Promise<void> {
     const watch = this.watch();
+    const endedPod = this.ended.get(jobName);
+    this.ended.delete(jobName);
     const podGone = async (until: number) => {
       while (watch.pod(jobName) !== undefined && Date.now() < until)
         await watch.next(jobName, until - Date.now());
@@ -326,6 +335,7 @@ export class KubeLauncher implements TaskLauncher {
       jobName,
       configMap,
       watch.active ? podGone : undefined,
+      endedPod,
     );
   }
 

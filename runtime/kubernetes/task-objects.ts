@@ -35,7 +35,8 @@ export async function creationRefusal(
 
 /**
  * Deletes the Job (its pod first) and the task's ConfigMap; waits until the pod and the Job are gone. With
- * `podGone` (the namespace's watch) the pod's end is awaited there, and only the Job is read until it goes.
+ * `podGone` (the namespace's watch) the pod's end is awaited there, and only the Job is read until it goes. With
+ * `endedPod`, the pod of a task that ended and was read out, that pod is deleted at once (see below).
  */
 export async function removeTaskObjects(
   apis: KubeApis,
@@ -43,15 +44,29 @@ export async function removeTaskObjects(
   jobName: string,
   configMap: boolean,
   podGone?: (untilMs: number) => Promise<void>,
+  endedPod?: string,
 ): Promise<void> {
-  await orAbsent(() =>
-    apis.batch.deleteNamespacedJob({
-      name: jobName,
-      namespace,
-      propagationPolicy: "Foreground",
-      gracePeriodSeconds: 0,
-    }),
-  ).catch(() => undefined);
+  if (endedPod !== undefined) {
+    // A pod whose task container has ended and been read out runs no task code (only its holder waits): it goes at
+    // once, without the kubelet's confirmation that its containers stopped, and its Job with it. Every other pod is
+    // deleted gracefully below: it is gone from the API only once the node has stopped its containers.
+    // The Job first: a Job being deleted makes no pod in place of the one that goes.
+    await orAbsent(() =>
+      apis.batch.deleteNamespacedJob({ name: jobName, namespace, propagationPolicy: "Background" }),
+    ).catch(() => undefined);
+    await orAbsent(() =>
+      apis.core.deleteNamespacedPod({ name: endedPod, namespace, gracePeriodSeconds: 0 }),
+    ).catch(() => undefined);
+  } else {
+    await orAbsent(() =>
+      apis.batch.deleteNamespacedJob({
+        name: jobName,
+        namespace,
+        propagationPolicy: "Foreground",
+        gracePeriodSeconds: 0,
+      }),
+    ).catch(() => undefined);
+  }
   if (configMap)
     await orAbsent(() => apis.core.deleteNamespacedConfigMap({ name: jobName, namespace })).catch(
       () => undefined,

@@ -14,6 +14,7 @@ import { REPOSITORY_URL, rulesHelpUri } from "../../policy/report/links";
 import { ALL_RULES } from "../../policy/rules/registry";
 import { ALL_STACK_RULES } from "../../policy/stack/registry";
 import * as runtime from "../../runtime";
+import * as kubeRuntime from "../../runtime/kubernetes";
 import { quickstart } from "./quickstarts";
 import { ROOT } from "./tarball";
 
@@ -191,6 +192,12 @@ describe("the public entry points", () => {
     expect(functions(runtime, runtimeNames)).toEqual(
       Object.fromEntries(runtimeNames.map((n) => [n, "function"])),
     );
+    const kubeNames = ["KubeLauncher", "kubeApis", "kubeOffSwitch"];
+    expect(functions(kubeRuntime, kubeNames)).toEqual(
+      Object.fromEntries(kubeNames.map((n) => [n, "function"])),
+    );
+    // The Docker entry does not carry the Kubernetes launcher: it is the Kubernetes entry's alone.
+    expect(Object.keys(runtime)).not.toContain("KubeLauncher");
     const policyNames = ["judge", "selectRules", "adaptResources", "adaptLaunchSpec", "packArgs"];
     expect(functions(policy, policyNames)).toEqual(
       Object.fromEntries(policyNames.map((n) => [n, "function"])),
