@@ -14,6 +14,8 @@ run_suite() {
   status=0
   echo "== Docker engine and the offline test image"
   bash toolchain/docker.sh || exit 3
+  echo "== PostgreSQL's server for the shared ledger's tests (Debian's package, installed when missing)"
+  bash toolchain/postgres.sh >/dev/null || status=1
   echo "== gVisor (runsc) registered with the engine (built from Go modules once, then cached)"
   bash toolchain/runsc.sh || status=1
   echo "== Pulumi engine and the local Kubernetes control plane (built from Go modules once, then cached)"

@@ -228,6 +228,7 @@ export class KubeLauncher implements TaskLauncher {
     let seen = false;
     let checked: string | undefined;
     let refusalCheck = started + 2000;
+    let handlerCheck = started + 2000;
     for (;;) {
       pod = watch.pod(jobName);
       if (pod !== undefined) {
@@ -252,8 +253,13 @@ export class KubeLauncher implements TaskLauncher {
             `the cluster made no pod for Job ${jobName} in ${START_TIMEOUT_SECONDS} s`,
           ]);
       } else if (phase === "Pending") {
-        if (pod.metadata?.resourceVersion !== checked) {
+        // Checked on every change of the pod; and under a runtime other than runc, once on the node, every 2 s as
+        // well: a handler the node lacks is said in an event, which changes nothing of the pod.
+        const handlerDue =
+          spec.runtime !== "runc" && pod.spec?.nodeName !== undefined && Date.now() >= handlerCheck;
+        if (pod.metadata?.resourceVersion !== checked || handlerDue) {
           checked = pod.metadata?.resourceVersion;
+          handlerCheck = Date.now() + 2000;
           await this.checkPending(spec, pod);
         }
         if (Date.now() > startBy && pod.spec?.nodeName === undefined) {

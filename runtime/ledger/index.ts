@@ -41,7 +41,7 @@ import { type LedgerQueries, type LedgerStore, SqliteLedgerStore, type WriteOpti
 export * from "./records";
 export { LEDGER_SCHEMA_VERSION } from "./schema";
 export type { LedgerQueries, LedgerStore, SqlValue, WriteOptions } from "./store";
-export { SqliteLedgerStore } from "./store";
+export { LedgerUnavailable, SqliteLedgerStore } from "./store";
 
 /** Options of {@link Ledger.open}. */
 export interface LedgerOptions {
@@ -68,6 +68,15 @@ export class Ledger {
   /** Opens (creating and migrating when needed) the SQLite ledger file of `meter.project`. */
   static open(file: string, meter: Meter, options: LedgerOptions = {}): Ledger {
     return new Ledger(SqliteLedgerStore.open(file), meter, options);
+  }
+
+  /**
+   * Connects to a shared ledger in PostgreSQL (runtime/ledger/postgres.ts), migrating its schema: the same ledger for
+   * every launcher of the project, on every machine.
+   */
+  static async connect(url: string, meter: Meter, options: LedgerOptions = {}): Promise<Ledger> {
+    const { PostgresLedgerStore } = await import("./postgres.js");
+    return new Ledger(await PostgresLedgerStore.connect(url), meter, options);
   }
 
   /** Where the ledger is kept (its file, or its server), for messages. */

@@ -1,6 +1,8 @@
-// A launcher process of its own on a shared ledger file, for test/ledger/ledger.test.ts:
+// A launcher process of its own on a shared ledger (a SQLite file, or a PostgreSQL URL), for test/ledger/ledger.test.ts
+// and test/postgres/stores.test.ts:
 //   worker.ts <file> launch <n> <tag> <t>   from time t, admits n runs, each closed at once at its full maximum
 //   worker.ts <file> hold               admits one run ("held") and waits to be killed
+//   worker.ts <file> burst <n> <tag> <t>    at time t, asks for n admissions all at once (5 slots), leaves them open
 import { BudgetRefused, Ledger, type Meter } from "../../runtime/ledger";
 
 const [file = "", mode = "", count = "0", tag = "w", startAt = "0"] = process.argv.slice(2);
@@ -15,7 +17,6 @@ const meter: Meter = {
   templates: ["default"],
   enabled: true,
 };
-const ledger = Ledger.open(file, meter);
 const request = (id: string) => ({
   id,
   template: "default",
@@ -30,6 +31,8 @@ const request = (id: string) => ({
 const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 async function main(): Promise<void> {
+  const m = mode === "burst" ? { ...meter, concurrency: 5 } : meter;
+  const ledger = file.startsWith("postgresql:") ? await Ledger.connect(file, m) : Ledger.open(file, m);
   if (mode === "launch") {
     while (Date.now() < Number(startAt)) pause(5);
     for (let i = 0; i < Number(count); i++) {
@@ -41,6 +44,13 @@ async function main(): Promise<void> {
         if (!(e instanceof BudgetRefused)) throw e;
       }
     }
+    await ledger.close();
+  } else if (mode === "burst") {
+    while (Date.now() < Number(startAt)) pause(5);
+    const all = await Promise.allSettled(
+      Array.from({ length: Number(count) }, (_, i) => ledger.admit(request(`${tag}-${i}`))),
+    );
+    for (const r of all) if (r.status === "rejected" && !(r.reason instanceof BudgetRefused)) throw r.reason;
     await ledger.close();
   } else if (mode === "hold") {
     await ledger.admit(request("held"));
