@@ -53,18 +53,17 @@ export async function runAgentKeyCommand(
     if (!(e instanceof LedgerGone)) throw e;
     return fail(e.message, 1, "ledger");
   }
-  const keys = new AgentKeys(file, project.spec.name);
+  const keys = new AgentKeys(ledger.store, project.spec.name);
   try {
     const head = { verb: "agent-key", stack, ok: true, exitCode: 0, project: project.spec.name, agent };
     if (revoke) {
-      const revoked = keys.revoke(agent);
+      const revoked = await keys.revoke(agent);
       return rep.result({ ...head, revoked }, `agent ${agent}: ${revoked} key(s) revoked`);
     }
-    const key = keys.mint(agent);
+    const key = await keys.mint(agent);
     rep.note(`agent ${agent}: a new key (shown once; give it to the agent as SANDBOX_AGENT_KEY)`);
     return rep.result({ ...head, key }, key);
   } finally {
-    keys.close();
     await ledger.close();
   }
 }

@@ -177,18 +177,25 @@ examples:
 
 exit codes: 0 shown, 1 the engine or the cluster could not be read, 2 bad input`,
   ledger: `usage: sandbox ledger reset <stack> [--yes] [--json]
+       sandbox ledger copy <stack> [--to <url>] [--from <file>] [--json]
 
 The project's ledger is witnessed outside its file (in the job root): a ledger deleted, emptied or replaced is
 refused by every verb that meters, so the month's spend never starts over from zero by accident, and a second
-ledger for the same project is noticed. \`ledger reset\` starts a new one on purpose: the project's ledger file
-on this machine (beside the job root, or sandbox:ledger.file, or SANDBOX_LEDGER; made when missing) becomes the one
-the project is metered with. Nothing is deleted. On a terminal it asks
-first unless --yes.
+ledger for the same project is noticed. \`ledger reset\` starts a new one on purpose: the project's ledger
+on this machine (beside the job root, or sandbox:ledger.file or .url, or SANDBOX_LEDGER; made when missing) becomes
+the one the project is metered with. Nothing is deleted. On a terminal it asks first unless --yes.
+
+\`ledger copy\` moves the project's history (runs, alerts, agents' keys, what its last up deployed) from its SQLite
+file on this machine (--from, else SANDBOX_LEDGER or sandbox:ledger.file or beside the job root) into a shared
+ledger on PostgreSQL (--to, else sandbox:ledger.url), in one transaction, and makes that ledger the project's. It
+is refused while runs are open in the file, or when the shared ledger already holds history of the project. The
+URL holds no password: give it in PGPASSWORD or ~/.pgpass. The file is left as it is.
 
 examples:
   sandbox ledger reset dev
+  sandbox ledger copy dev --to 'postgresql://sandbox@db.internal/ledger'
 
-exit codes: 0 done, 2 bad input or not confirmed`,
+exit codes: 0 done, 1 refused or the shared ledger did not answer, 2 bad input or not confirmed`,
   config: `usage: sandbox config set <stack> <key> [--secret] [--json]
 
 Sets one key of the stack's config (stacks/Pulumi.<stack>.yaml) with the toolkit's own Pulumi CLI and the stack's
@@ -342,6 +349,8 @@ the ledger (every run the task verbs make, charged and recorded; no engine neede
   spend <stack>                            month to date: spent, left, by template and agent, the forecast
   audit <stack> [--since t] [--agent a]    each run: command, file hashes, exit, limits, egress, charge
   alerts <stack> [--since t]               budget 80/90/100 %, refused launches, escape signals
+  ledger copy <stack> --to <url>           move the project's history into a shared ledger on PostgreSQL
+  ledger reset <stack>                     start a new ledger on purpose (a ledger lost or replaced is refused)
 
 files, no stack:
   scan [--format text|json|sarif] [--config f] <file|folder|->...

@@ -151,7 +151,7 @@ export async function runKubeTaskVerb(
       const spec = runSpec(launchSpec(project, template, "none"), run);
       const id = `${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
       // An agent is whoever holds one of its keys (runtime/agent-keys.ts); no key and no agent: the operator's run.
-      const agent = ledger === undefined ? run.agent : identifyAgent(ledger.file, namespace, run.agent);
+      const agent = ledger === undefined ? run.agent : await identifyAgent(ledger, namespace, run.agent);
       const { agent: _claimed, ...unclaimed } = run;
       const identified = agent === undefined ? unclaimed : { ...unclaimed, agent };
       return await runOne({ kind: "kubernetes", runner: launcher }, project, spec, identified, id, io, json);

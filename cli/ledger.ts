@@ -3,10 +3,12 @@
  * sinks, and the verbs that read it: `spend`, `audit` and `alerts`.
  */
 import { existsSync } from "node:fs";
+import { isAbsolute } from "node:path";
 import { type ResolvedProject, SpecError, usdFine } from "../components/model";
 import { deployedShape, lowersOnly, projectShape, recordDeployed } from "../runtime/deployed-shape";
 import {
   type AlertRecord,
+  isLedgerUrl,
   Ledger,
   type LedgerOptions,
   meterOf,
@@ -14,9 +16,11 @@ import {
   type SpendReport,
 } from "../runtime/ledger";
 import { AlertOutbox, alertSinks } from "../runtime/ledger/alerts";
+import { type CopyCount, CopyRefused, copyLedger } from "../runtime/ledger/copy";
 import { openLedger as openWitnessed } from "../runtime/ledger/open";
 import { deadRuns } from "../runtime/ledger/reconcile";
 import { LedgerGone, resetWitness } from "../runtime/ledger/witness";
+import { ledgerUrlProblem } from "../stacks/config";
 import type { LedgerVerb } from "./ledger-file";
 import { type Io as FrontIo, Reporter } from "./output";
 
@@ -85,14 +89,14 @@ export async function upRefusal(
   project: ResolvedProject,
   warn: (text: string) => void,
 ): Promise<string | undefined> {
-  if (!existsSync(file)) return undefined;
-  const ledger = Ledger.open(file, meterOf(project));
+  if (!isLedgerUrl(file) && !existsSync(file)) return undefined;
+  const ledger = await Ledger.at(file, meterOf(project));
   try {
     await reconcileOnOpen(ledger, project, warn, warn);
     const refusal = await ledger.upRefusal();
     if (refusal === undefined) return undefined;
     // At the cap, an `up` that only lowers what the project may spend or run deploys, like the hard stop.
-    const before = deployedShape(file, project.spec.name);
+    const before = await deployedShape(ledger, project.spec.name);
     if (before !== undefined && lowersOnly(projectShape(project), before)) {
       warn(
         `note: project "${project.spec.name}" is at its monthly cap; this up only lowers what it may spend or run, so it deploys\n`,
@@ -112,8 +116,12 @@ export async function recordUp(
   warn: (text: string) => void,
 ): Promise<void> {
   try {
-    await (await openProjectLedger(file, project, {}, warn)).close();
-    recordDeployed(file, project);
+    const ledger = await openProjectLedger(file, project, {}, warn);
+    try {
+      await recordDeployed(ledger, project);
+    } finally {
+      await ledger.close();
+    }
   } catch (e) {
     warn(
       `warning: what this up deployed was not recorded in the ledger ${file}: ${e instanceof Error ? e.message : String(e)}\n`,
@@ -126,7 +134,7 @@ export async function recordUp(
  * with, and the one before is no longer; its history is not deleted. Returns what to print.
  */
 export async function resetLedger(file: string, project: ResolvedProject): Promise<string> {
-  const ledger = Ledger.open(file, meterOf(project));
+  const ledger = await Ledger.at(file, meterOf(project));
   try {
     const id = await ledger.id();
     const before = resetWitness(project.jobRoot, project.spec.name, file, id);
@@ -308,7 +316,45 @@ export async function runLedgerVerb(
   }
 }
 
-/** `sandbox ledger reset <stack>`: a new ledger, started on purpose (asks on a terminal unless --yes). */
+/**
+ * `sandbox ledger copy <stack> --to <url>`: the project's history in its SQLite file at `from` copied into the shared
+ * ledger at `to` (runtime/ledger/copy.ts), which then becomes the one the project is metered with. The file is left as
+ * it is. Returns what to print.
+ */
+export async function copyProjectLedger(
+  from: string,
+  to: string,
+  project: ResolvedProject,
+): Promise<{ text: string; count: CopyCount }> {
+  if (!existsSync(from))
+    throw new CopyRefused(`there is no ledger file at ${from} to copy from (--from names another)`);
+  const meter = meterOf(project);
+  const source = await Ledger.open(from, meter);
+  try {
+    const target = await Ledger.at(to, meter);
+    try {
+      const count = await copyLedger(source.store, target.store, project.spec.name);
+      const before = resetWitness(project.jobRoot, project.spec.name, to, await target.id());
+      const spend = await target.spend();
+      return {
+        count,
+        text:
+          `project ${project.spec.name}: copied ${count.runs} runs, ${count.alerts} alerts, ${count.agentKeys} agent keys and ${count.deployed === 0 ? "no" : "the last"} deployed shape from ${from} to ${target.file}; ` +
+          `month to date there: ${usdFine(spend.spentUsd)} spent. It is the ledger the project is metered with from now on` +
+          `${before === undefined || before.file === from ? "" : ` (until now: ${before.file})`}; ${from} is left as it is.
+` +
+          `Set sandbox:ledger: { url: ${to} } in the stack's config so that every launcher meters there.
+`,
+      };
+    } finally {
+      await target.close();
+    }
+  } finally {
+    await source.close();
+  }
+}
+
+/** `sandbox ledger reset|copy <stack>`: a new ledger, started on purpose (asks on a terminal unless --yes), or a move. */
 export async function runLedgerCommand(
   sub: string | undefined,
   rest: readonly string[],
@@ -320,8 +366,11 @@ export async function runLedgerCommand(
     readonly load: (stack: string) => ResolvedProject;
     /** The ledger file of a project. */
     readonly file: (stack: string, project: ResolvedProject) => string;
+    /** The project's SQLite file on this machine, whatever URL is configured (what `copy` copies by default). */
+    readonly localFile: (stack: string, project: ResolvedProject) => string;
   },
 ): Promise<number> {
+  if (sub === "copy") return ledgerCopyVerb(rest, c);
   const rep = new Reporter(c.io, c.json, false);
   const [stack, ...extra] = rest;
   const fail = (message: string) =>
@@ -333,7 +382,9 @@ export async function runLedgerCommand(
       error: { kind: "bad-input", message },
     });
   if (sub !== "reset" || stack === undefined || extra.length > 0)
-    return fail("usage: sandbox ledger reset <stack> [--yes] (`sandbox ledger --help`)");
+    return fail(
+      "usage: sandbox ledger reset <stack> [--yes], or sandbox ledger copy <stack> [--to <url>] [--from <file>] (`sandbox ledger --help`)",
+    );
   let project: ResolvedProject;
   try {
     project = c.load(stack);
@@ -356,4 +407,68 @@ export async function runLedgerCommand(
     { verb: "ledger", stack, ok: true, exitCode: 0, project: project.spec.name, ledger: file },
     text,
   );
+}
+
+/** `sandbox ledger copy <stack> [--to <url>] [--from <file>]`. */
+async function ledgerCopyVerb(
+  rest: readonly string[],
+  c: Parameters<typeof runLedgerCommand>[2],
+): Promise<number> {
+  const rep = new Reporter(c.io, c.json, false);
+  const args = [...rest];
+  const stack = args[0] !== undefined && !args[0].startsWith("-") ? args.shift() : undefined;
+  const fail = (message: string, exitCode = 2, kind = "bad-input") =>
+    rep.failure({ verb: "ledger", stack: stack ?? "", ok: false, exitCode, error: { kind, message } });
+  const options: { to?: string; from?: string } = {};
+  while (args.length > 0) {
+    const a = args.shift() ?? "";
+    const eq = a.indexOf("=");
+    const [name, inline] = a.startsWith("--") && eq > 0 ? [a.slice(0, eq), a.slice(eq + 1)] : [a, undefined];
+    if (name !== "--to" && name !== "--from")
+      return fail(
+        `ledger copy: unexpected argument ${JSON.stringify(a)} (allowed: <stack>, --to <url>, --from <file>)`,
+      );
+    const value = inline ?? args.shift();
+    if (value === undefined || value === "") return fail(`ledger copy: ${name} needs a value`);
+    options[name === "--to" ? "to" : "from"] = value;
+  }
+  if (stack === undefined) return fail("usage: sandbox ledger copy <stack> [--to <url>] [--from <file>]");
+  let project: ResolvedProject;
+  try {
+    project = c.load(stack);
+  } catch (e) {
+    if (!(e instanceof SpecError)) throw e;
+    return fail(e.message);
+  }
+  const configured = c.file(stack, project);
+  const to = options.to ?? (isLedgerUrl(configured) ? configured : undefined);
+  if (to === undefined)
+    return fail(
+      "ledger copy: --to <url> names the shared ledger (postgresql://user@host/db; its password in PGPASSWORD or ~/.pgpass), or set sandbox:ledger: { url } in the stack's config",
+    );
+  const problem = isLedgerUrl(to) ? ledgerUrlProblem(to) : "must be a PostgreSQL URL (postgresql://…)";
+  if (problem !== undefined) return fail(`ledger copy: --to: ${problem}`);
+  const from = options.from ?? c.localFile(stack, project);
+  if (!isAbsolute(from) || isLedgerUrl(from))
+    return fail(`ledger copy: --from ${JSON.stringify(from)}: must be the absolute path of a ledger file`);
+  try {
+    const { text, count } = await copyProjectLedger(from, to, project);
+    return rep.result(
+      {
+        verb: "ledger",
+        stack,
+        ok: true,
+        exitCode: 0,
+        project: project.spec.name,
+        from,
+        ledger: to,
+        copied: count,
+      },
+      text,
+    );
+  } catch (e) {
+    if (e instanceof CopyRefused) return fail(e.message, 1, "ledger");
+    if (e instanceof Error && /^the ledger at /.test(e.message)) return fail(e.message, 1, "ledger");
+    throw e;
+  }
 }

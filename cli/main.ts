@@ -15,7 +15,7 @@ import type { StackVerb } from "./engine-run";
 import { setFrontCommand } from "./front-command";
 import { asksForHelp, completionVerb, USAGE, unknownVerb, VERB_HELP } from "./help";
 import { leanDockerClient } from "./lean-docker";
-import { LEDGER_VERBS, type LedgerVerb, ledgerEnvProblem, ledgerFile } from "./ledger-file";
+import { LEDGER_VERBS, type LedgerVerb, ledgerEnvProblem, ledgerFile, localLedgerFile } from "./ledger-file";
 import { type Io, processIo, Reporter } from "./output";
 import { describePlan } from "./plan";
 import { kubeTarget, offTarget, rawConfig } from "./targets";
@@ -166,7 +166,7 @@ export async function main(
   // Verbs of their own arguments: a stack's config key, an agent's key, the ledger itself.
   const load = (s: string) => loadStack(root, s);
   const file = (s: string, p: ResolvedProject) =>
-    ledgerFile({ jobRoot: p.jobRoot, file: ledgerTargetFromConfig(rawConfig(root, s) ?? {}).file }, env);
+    ledgerFile({ jobRoot: p.jobRoot, ...ledgerTargetFromConfig(rawConfig(root, s) ?? {}) }, env);
   if (verb === "config")
     return (await import("./config-set.js")).runConfigCommand(args.slice(1), { io, json, root, env });
   if (verb === "agent-key")
@@ -175,8 +175,18 @@ export async function main(
     const { logsCommand } = await import("./service-logs.js");
     return logsCommand(named, rest, { io, json, load, kube: (s) => kubeTarget(root, s) });
   }
-  if (verb === "ledger")
-    return (await import("./ledger.js")).runLedgerCommand(named, rest, { io, json, yes, load, file });
+  if (verb === "ledger") {
+    const localFile = (s: string, p: ResolvedProject) =>
+      localLedgerFile({ jobRoot: p.jobRoot, ...ledgerTargetFromConfig(rawConfig(root, s) ?? {}) }, env);
+    return (await import("./ledger.js")).runLedgerCommand(named, rest, {
+      io,
+      json,
+      yes,
+      load,
+      file,
+      localFile,
+    });
+  }
   const taskVerb = (TASK_VERBS as readonly string[]).includes(verb);
   const ledgerVerb = (LEDGER_VERBS as readonly string[]).includes(verb);
   if (!((STACK_VERBS as readonly string[]).includes(verb) && rest.length === 0) && !taskVerb && !ledgerVerb) {

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type Dockerode from "dockerode";
 import {
@@ -15,6 +15,7 @@ import { deployedSpecs, specDifference } from "../runtime/deployed-shape";
 import { dockerClient } from "../runtime/docker/client";
 import { removeJobFolder } from "../runtime/jobs";
 import { Launcher } from "../runtime/launcher";
+import { isLedgerUrl, Ledger, meterOf } from "../runtime/ledger";
 import { offSwitch } from "../runtime/offSwitch";
 import { policyPreflight } from "../runtime/preflight";
 import { currentProxy } from "../runtime/proxy";
@@ -157,8 +158,13 @@ export async function runTaskVerb(
   } catch (e) {
     return report(verb, failureOf(verb, e), io, json);
   }
-  const stale =
-    run === undefined || ledgerFile === undefined ? undefined : notDeployed(ledgerFile, project, run);
+  let stale: string | undefined;
+  try {
+    stale =
+      run === undefined || ledgerFile === undefined ? undefined : await notDeployed(ledgerFile, project, run);
+  } catch (e) {
+    return report(verb, failureOf(verb, e), io, json);
+  }
   if (stale !== undefined) return report(verb, { kind: "not-deployed", message: stale }, io, json);
   return withSetUp(verb, io, json, setUp, () => taskVerbOnce(verb, project, rest, run, io, json, ledgerFile));
 }
@@ -167,8 +173,20 @@ export async function runTaskVerb(
  * Why `run` must not launch the template as the config on disk says: the last `up` deployed it otherwise (or not at
  * all), so the task would not be what the pack judged. Undefined when it matches, or when nothing was deployed yet.
  */
-function notDeployed(ledgerFile: string, project: ResolvedProject, run: RunOptions): string | undefined {
-  const deployed = deployedSpecs(ledgerFile, project.spec.name);
+async function notDeployed(
+  ledgerFile: string,
+  project: ResolvedProject,
+  run: RunOptions,
+): Promise<string | undefined> {
+  // No ledger file yet: nothing was deployed through this front.
+  if (!isLedgerUrl(ledgerFile) && !existsSync(ledgerFile)) return undefined;
+  const ledger = await Ledger.at(ledgerFile, meterOf(project));
+  let deployed: Record<string, LaunchSpec> | undefined;
+  try {
+    deployed = await deployedSpecs(ledger, project.spec.name);
+  } finally {
+    await ledger.close();
+  }
   if (deployed === undefined || project.spec.templates[run.template] === undefined) return undefined;
   const was = deployed[run.template];
   const names = Object.keys(deployed).sort().join(", ") || "none";
@@ -228,7 +246,7 @@ async function taskVerbOnce(
       case "run": {
         const options = run ?? parseRunArgs(rest, process.cwd());
         // An agent is whoever holds one of its keys (runtime/agent-keys.ts); no key and no agent: the operator's run.
-        const agent = ledger === undefined ? options.agent : identifyAgent(ledger.file, name, options.agent);
+        const agent = ledger === undefined ? options.agent : await identifyAgent(ledger, name, options.agent);
         const { agent: _claimed, ...unclaimed } = options;
         const identified: RunOptions = agent === undefined ? unclaimed : { ...unclaimed, agent };
         const [template = ""] = templatesOf(project, [identified.template]);

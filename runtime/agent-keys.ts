@@ -4,7 +4,8 @@
  * is one of the agent's and not revoked. Without a key a launch is the operator's own.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { DatabaseSync } from "node:sqlite";
+import type { Ledger } from "./ledger";
+import type { LedgerStore } from "./ledger/store";
 
 /** The variable a caller presents its agent key in. */
 export const AGENT_KEY_ENV = "SANDBOX_AGENT_KEY";
@@ -25,56 +26,56 @@ export class AgentKeyRefused extends Error {
   }
 }
 
-/** The agent keys of one project, kept in its ledger file (opened and migrated by the ledger first). */
+/** The agent keys of one project, kept in its ledger's store (opened and migrated by the ledger first). */
 export class AgentKeys {
-  private readonly db: DatabaseSync;
-
   constructor(
-    ledgerFile: string,
+    private readonly store: LedgerStore,
     private readonly project: string,
     private readonly clock: () => number = Date.now,
-  ) {
-    this.db = new DatabaseSync(ledgerFile, { timeout: 5000 });
-  }
-
-  close(): void {
-    if (this.db.isOpen) this.db.close();
-  }
+  ) {}
 
   /** Mints a new key for `agent` and returns it: the only time it is seen. Earlier keys stay valid. */
-  mint(agent: string): string {
+  async mint(agent: string): Promise<string> {
     const key = `${KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
-    this.db
-      .prepare("INSERT INTO agent_keys (key_hash, project, agent, made_at) VALUES (?, ?, ?, ?)")
-      .run(keyHash(key), this.project, agent, this.clock());
+    await this.store.write((q) =>
+      q.run("INSERT INTO agent_keys (key_hash, project, agent, made_at) VALUES (?, ?, ?, ?)", [
+        keyHash(key),
+        this.project,
+        agent,
+        this.clock(),
+      ]),
+    );
     return key;
   }
 
   /** Revokes every key of `agent`; returns how many were valid. */
-  revoke(agent: string): number {
-    const r = this.db
-      .prepare("UPDATE agent_keys SET revoked_at = ? WHERE project = ? AND agent = ? AND revoked_at IS NULL")
-      .run(this.clock(), this.project, agent);
-    return Number(r.changes);
+  revoke(agent: string): Promise<number> {
+    return this.store.write((q) =>
+      q.run("UPDATE agent_keys SET revoked_at = ? WHERE project = ? AND agent = ? AND revoked_at IS NULL", [
+        this.clock(),
+        this.project,
+        agent,
+      ]),
+    );
   }
 
   /** How many valid keys each agent has. */
-  counts(): Record<string, number> {
-    const rows = this.db
-      .prepare(
-        "SELECT agent, COUNT(*) AS n FROM agent_keys WHERE project = ? AND revoked_at IS NULL GROUP BY agent ORDER BY agent",
-      )
-      .all(this.project) as { agent: string; n: number }[];
-    return Object.fromEntries(rows.map((r) => [r.agent, Number(r.n)]));
+  async counts(): Promise<Record<string, number>> {
+    const rows = await this.store.all(
+      "SELECT agent, COUNT(*) AS n FROM agent_keys WHERE project = ? AND revoked_at IS NULL GROUP BY agent ORDER BY agent",
+      [this.project],
+    );
+    return Object.fromEntries(rows.map((r) => [String(r.agent), Number(r.n)]));
   }
 
   /** The agent whose valid key `key` is, or undefined. */
-  agentOf(key: string): string | undefined {
+  async agentOf(key: string): Promise<string | undefined> {
     if (!key.startsWith(KEY_PREFIX)) return undefined;
-    const row = this.db
-      .prepare("SELECT agent FROM agent_keys WHERE key_hash = ? AND project = ? AND revoked_at IS NULL")
-      .get(keyHash(key), this.project) as { agent?: string } | undefined;
-    return row?.agent;
+    const row = await this.store.get(
+      "SELECT agent FROM agent_keys WHERE key_hash = ? AND project = ? AND revoked_at IS NULL",
+      [keyHash(key), this.project],
+    );
+    return row?.agent === undefined ? undefined : String(row.agent);
   }
 
   /**
@@ -82,7 +83,7 @@ export class AgentKeys {
    * operator (undefined) when neither a key nor an agent is given. A claimed agent without its key, a key that is
    * not valid, or a key of another agent is refused.
    */
-  identify(claimed: string | undefined, key: string | undefined): string | undefined {
+  async identify(claimed: string | undefined, key: string | undefined): Promise<string | undefined> {
     const presented = key === undefined || key === "" ? undefined : key;
     if (presented === undefined) {
       if (claimed === undefined) return undefined;
@@ -90,7 +91,7 @@ export class AgentKeys {
         `agent "${claimed}" is claimed without its key: present it in ${AGENT_KEY_ENV} (the operator mints one with \`sandbox agent-key <stack> ${claimed}\`)`,
       );
     }
-    const holder = this.agentOf(presented);
+    const holder = await this.agentOf(presented);
     if (holder === undefined) {
       throw new AgentKeyRefused(
         `the key in ${AGENT_KEY_ENV} is not a valid agent key of project "${this.project}" (unknown or revoked)`,
@@ -107,15 +108,10 @@ export class AgentKeys {
 
 /** Who a run is for, from the claimed agent and the key in the caller's environment (see {@link AgentKeys.identify}). */
 export function identifyAgent(
-  ledgerFile: string,
+  ledger: Ledger,
   project: string,
   claimed: string | undefined,
   env: NodeJS.ProcessEnv = process.env,
-): string | undefined {
-  const keys = new AgentKeys(ledgerFile, project);
-  try {
-    return keys.identify(claimed, env[AGENT_KEY_ENV]);
-  } finally {
-    keys.close();
-  }
+): Promise<string | undefined> {
+  return new AgentKeys(ledger.store, project).identify(claimed, env[AGENT_KEY_ENV]);
 }

@@ -3,8 +3,6 @@
  * cap, an `up` is refused unless it only lowers what the project may spend or run (a smaller cap, fewer or smaller
  * slots, fewer templates or agents, smaller agent caps), which deploys like the hard stop does.
  */
-import { existsSync } from "node:fs";
-import { DatabaseSync } from "node:sqlite";
 import {
   budgetFacts,
   type LaunchSpec,
@@ -12,6 +10,7 @@ import {
   projectNetworkName,
   type ResolvedProject,
 } from "../components/model";
+import type { Ledger } from "./ledger";
 
 /** The cost-relevant facts of a project. */
 export interface ProjectShape {
@@ -96,47 +95,38 @@ export function projectSpecs(p: ResolvedProject): Record<string, LaunchSpec> {
   return Object.fromEntries(Object.keys(p.spec.templates).map((t) => [t, launchSpec(p, t, network)]));
 }
 
-/** Records what an `up` of `project` deployed in the ledger at `file` (opened and migrated before). */
-export function recordDeployed(file: string, project: ResolvedProject): void {
-  const db = new DatabaseSync(file, { timeout: 5000 });
+/** Records what an `up` of `project` deployed, in its ledger. */
+export async function recordDeployed(ledger: Ledger, project: ResolvedProject): Promise<void> {
+  const put =
+    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+  await ledger.store.write(async (q) => {
+    await q.run(put, [key(project.spec.name), JSON.stringify(projectShape(project))]);
+    await q.run(put, [specsKey(project.spec.name), JSON.stringify(projectSpecs(project))]);
+  });
+}
+
+/** A recorded value of the ledger's `meta`, parsed, or undefined when none (or not JSON). */
+async function recorded<T>(ledger: Ledger, name: string): Promise<T | undefined> {
+  const row = await ledger.store.get("SELECT value FROM meta WHERE key = ?", [name]);
+  if (typeof row?.value !== "string") return undefined;
   try {
-    const put = db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
-    put.run(key(project.spec.name), JSON.stringify(projectShape(project)));
-    put.run(specsKey(project.spec.name), JSON.stringify(projectSpecs(project)));
-  } finally {
-    db.close();
+    return JSON.parse(row.value) as T;
+  } catch {
+    return undefined;
   }
 }
 
 /** What the last successful `up` of the project deployed, or undefined when none was recorded. */
-export function deployedShape(file: string, project: string): ProjectShape | undefined {
-  const db = new DatabaseSync(file, { timeout: 5000 });
-  try {
-    const row = db.prepare("SELECT value FROM meta WHERE key = ?").get(key(project)) as
-      | { value?: string }
-      | undefined;
-    return row?.value === undefined ? undefined : (JSON.parse(row.value) as ProjectShape);
-  } catch {
-    return undefined;
-  } finally {
-    db.close();
-  }
+export function deployedShape(ledger: Ledger, project: string): Promise<ProjectShape | undefined> {
+  return recorded<ProjectShape>(ledger, key(project));
 }
 
 /** The launch specs the last successful `up` of the project deployed, or undefined when none were recorded. */
-export function deployedSpecs(file: string, project: string): Record<string, LaunchSpec> | undefined {
-  if (!existsSync(file)) return undefined;
-  const db = new DatabaseSync(file, { timeout: 5000, readOnly: true });
-  try {
-    const row = db.prepare("SELECT value FROM meta WHERE key = ?").get(specsKey(project)) as
-      | { value?: string }
-      | undefined;
-    return row?.value === undefined ? undefined : (JSON.parse(row.value) as Record<string, LaunchSpec>);
-  } catch {
-    return undefined;
-  } finally {
-    db.close();
-  }
+export function deployedSpecs(
+  ledger: Ledger,
+  project: string,
+): Promise<Record<string, LaunchSpec> | undefined> {
+  return recorded<Record<string, LaunchSpec>>(ledger, specsKey(project));
 }
 
 /** What differs between a deployed launch spec and the one the config gives now: `key: before → now`, per key. */

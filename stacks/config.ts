@@ -8,6 +8,7 @@ import {
   brokerSpec,
   joinKey,
   parseOrThrow,
+  REDACT,
   type ResolvedProject,
   resolveProject,
   SpecError,
@@ -52,9 +53,10 @@ export const KubernetesTargetSchema = strictObject({
 export type KubernetesTarget = z.output<typeof KubernetesTargetSchema>;
 
 /**
- * Where the project's ledger is kept on this machine. Defaults to beside the project's job root
+ * Where the project's ledger is kept. Defaults to a SQLite file beside the project's job root on this machine
  * (`<jobRoot>.ledger.sqlite`), so every checkout and every launcher of the project on the machine keeps one book;
- * `SANDBOX_LEDGER` in the environment overrides both.
+ * `url` names a shared ledger on a PostgreSQL server instead, one book for launchers on every machine (its password
+ * never in the config: in `PGPASSWORD`, or a `.pgpass` file). `SANDBOX_LEDGER` in the environment overrides both.
  */
 export const LedgerTargetSchema = strictObject({
   /** The ledger's file: an absolute path without `..`. */
@@ -63,7 +65,34 @@ export const LedgerTargetSchema = strictObject({
     .regex(/^\/[^\0]*[^/]$/, { error: "file must be an absolute path of the ledger's file (not a folder)" })
     .refine((p) => !p.split("/").includes(".."), { error: "file must not contain .. segments" })
     .optional(),
+  /** A shared ledger's PostgreSQL URL (`postgresql://user@host:5432/db`), without a password. */
+  url: z
+    .string({ error: "url must be a PostgreSQL URL (postgresql://user@host/database)" })
+    .superRefine((u, ctx) => {
+      const problem = ledgerUrlProblem(u);
+      // A URL that may hold a password is never printed.
+      if (problem !== undefined)
+        ctx.addIssue({ code: "custom", params: REDACT, message: `${problem} (the value is not shown)` });
+    })
+    .optional(),
+}).refine((t) => t.file === undefined || t.url === undefined, {
+  error: "give the ledger a file or a url, not both",
 });
+
+/** What is wrong with a shared ledger's URL, or undefined when it is usable. */
+export function ledgerUrlProblem(url: string): string | undefined {
+  if (!/^postgres(ql)?:\/\//.test(url))
+    return "url must be a PostgreSQL URL (postgresql://user@host/database)";
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "url must be a PostgreSQL URL (postgresql://user@host/database); this one does not parse";
+  }
+  if (parsed.password !== "" || parsed.searchParams.has("password"))
+    return "url must not hold the password: give it in PGPASSWORD (or a .pgpass file), never in the config";
+  return undefined;
+}
 export type LedgerTarget = z.output<typeof LedgerTargetSchema>;
 
 /** The schema of each backend key's value. */

@@ -43,6 +43,11 @@ export { LEDGER_SCHEMA_VERSION } from "./schema";
 export type { LedgerQueries, LedgerStore, SqlValue, WriteOptions } from "./store";
 export { LedgerUnavailable, SqliteLedgerStore } from "./store";
 
+/** Whether a ledger's place is a PostgreSQL server's URL (else it is a SQLite file). */
+export function isLedgerUrl(place: string): boolean {
+  return /^postgres(ql)?:\/\//.test(place);
+}
+
 /** Options of {@link Ledger.open}. */
 export interface LedgerOptions {
   /** The clock, in ms since the epoch. Defaults to `Date.now` (tests inject months). */
@@ -57,7 +62,8 @@ export class Ledger {
   private readonly sinks: readonly AlertSink[];
 
   constructor(
-    private readonly store: LedgerStore,
+    /** Where its rows are kept (agent keys and the deployed shape keep theirs there too). */
+    readonly store: LedgerStore,
     private meter: Meter,
     options: LedgerOptions = {},
   ) {
@@ -77,6 +83,11 @@ export class Ledger {
   static async connect(url: string, meter: Meter, options: LedgerOptions = {}): Promise<Ledger> {
     const { PostgresLedgerStore } = await import("./postgres.js");
     return new Ledger(await PostgresLedgerStore.connect(url), meter, options);
+  }
+
+  /** Opens the ledger at `place`: a PostgreSQL URL ({@link Ledger.connect}), else a SQLite file ({@link Ledger.open}). */
+  static async at(place: string, meter: Meter, options: LedgerOptions = {}): Promise<Ledger> {
+    return isLedgerUrl(place) ? Ledger.connect(place, meter, options) : Ledger.open(place, meter, options);
   }
 
   /** Where the ledger is kept (its file, or its server), for messages. */

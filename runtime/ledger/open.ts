@@ -3,7 +3,7 @@
  * checked against the job root's witness (a ledger gone or replaced is refused; a second one is noticed).
  */
 import type { Meter } from "../../components/model/metering";
-import { Ledger, type LedgerOptions } from "./index";
+import { isLedgerUrl, Ledger, type LedgerOptions } from "./index";
 import { checkAfterOpen, checkBeforeOpen } from "./witness";
 
 /** The default place of a project's ledger: beside its job root, one file per project per machine. */
@@ -14,7 +14,7 @@ export function defaultLedgerFile(jobRoot: string): string {
 export interface OpenLedgerOptions extends LedgerOptions {
   /** The project's job root on this machine (the launch spec's `jobFolder.hostRoot`): its witness is kept there. */
   readonly jobRoot: string;
-  /** The ledger's file; defaults to {@link defaultLedgerFile} (where the front keeps it too). */
+  /** The ledger's file, or a PostgreSQL URL; defaults to {@link defaultLedgerFile} (where the front keeps it too). */
   readonly file?: string;
   /** How to start a new ledger on purpose, named in a refusal. Defaults to the front's verb. */
   readonly reset?: string;
@@ -30,8 +30,9 @@ export async function openLedger(meter: Meter, options: OpenLedgerOptions): Prom
   const file = options.file ?? defaultLedgerFile(options.jobRoot);
   const reset = options.reset ?? "sandbox ledger reset <stack>";
   const warn = options.warn ?? ((t: string) => process.stderr.write(t));
-  checkBeforeOpen(options.jobRoot, file, reset);
-  const ledger = Ledger.open(file, meter, options);
+  // A file gone or emptied is seen before opening it would make it anew; a server's database replaced, after.
+  if (!isLedgerUrl(file)) checkBeforeOpen(options.jobRoot, file, reset);
+  const ledger = await Ledger.at(file, meter, options);
   try {
     const second = checkAfterOpen(options.jobRoot, meter.project, file, await ledger.id(), reset);
     if (second !== undefined) warn(`warning: ${second}\n`);

@@ -98,6 +98,37 @@ export function shownUrl(url: string): string {
   }
 }
 
+/** The SQLSTATE classes of a server that does not answer as a ledger: connection, shutdown, resources, login, database. */
+const UNAVAILABLE_CLASSES = new Set(["08", "57", "53", "28", "3D"]);
+
+/**
+ * Whether `e` is the server's refusal of one statement (a SQLSTATE outside {@link UNAVAILABLE_CLASSES}, e.g. a
+ * unique key): the server answered, so it is not "unavailable".
+ */
+function refusedStatement(e: unknown): boolean {
+  // The server's own errors carry a severity beside their SQLSTATE; a socket's (EPIPE, ECONNRESET) carry neither.
+  const { code, severity } = (e ?? {}) as { code?: unknown; severity?: unknown };
+  return (
+    typeof severity === "string" &&
+    typeof code === "string" &&
+    /^[0-9A-Z]{5}$/.test(code) &&
+    !UNAVAILABLE_CLASSES.has(code.slice(0, 2))
+  );
+}
+
+/** A statement the server answered with an error (the ledger is there; this write was refused and rolled back). */
+export class LedgerStatementFailed extends Error {
+  constructor(place: string, cause: unknown) {
+    super(
+      `the ledger at ${place} refused a statement: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        cause,
+      },
+    );
+    this.name = "LedgerStatementFailed";
+  }
+}
+
 /** A ledger in a PostgreSQL database. */
 export class PostgresLedgerStore implements LedgerStore {
   private constructor(
@@ -161,7 +192,9 @@ export class PostgresLedgerStore implements LedgerStore {
     try {
       return await client.query(postgresSql(sql), [...params]);
     } catch (e) {
-      throw new LedgerUnavailable(this.place, e);
+      throw refusedStatement(e)
+        ? new LedgerStatementFailed(this.place, e)
+        : new LedgerUnavailable(this.place, e);
     }
   }
 

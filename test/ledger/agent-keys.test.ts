@@ -28,17 +28,17 @@ afterEach(async () => {
   open = [];
 });
 
-function keysAt(project = meter.project): { keys: AgentKeys; file: string } {
+function keysAt(project = meter.project): { keys: AgentKeys; file: string; ledger: Ledger } {
   const file = join(mkdtempSync(join(tmpdir(), "agent-keys-")), "p.sqlite");
   const ledger = Ledger.open(file, { ...meter, project });
-  const keys = new AgentKeys(file, project);
-  open.push(ledger, keys);
-  return { keys, file };
+  const keys = new AgentKeys(ledger.store, project);
+  open.push(ledger);
+  return { keys, file, ledger };
 }
 
-const refusal = (fn: () => unknown) => {
+const refusal = async (fn: () => Promise<unknown>) => {
   try {
-    fn();
+    await fn();
   } catch (e) {
     if (e instanceof AgentKeyRefused) return e.message;
     throw e;
@@ -49,49 +49,52 @@ const refusal = (fn: () => unknown) => {
 describe("agent keys", () => {
   it("makes the key's holder the agent, with or without naming it; no key and no name is the operator", async () => {
     const { keys } = keysAt();
-    const key = keys.mint("alice");
+    const key = await keys.mint("alice");
     expect(key).toMatch(/^sbx_agent_[A-Za-z0-9_-]{43}$/);
-    expect(keys.identify(undefined, key)).toBe("alice");
-    expect(keys.identify("alice", key)).toBe("alice");
-    expect(keys.identify(undefined, undefined)).toBeUndefined();
-    expect(keys.identify(undefined, "")).toBeUndefined();
+    expect(await keys.identify(undefined, key)).toBe("alice");
+    expect(await keys.identify("alice", key)).toBe("alice");
+    expect(await keys.identify(undefined, undefined)).toBeUndefined();
+    expect(await keys.identify(undefined, "")).toBeUndefined();
   });
 
   it("refuses a claimed agent without a key, an unknown key, another agent's key and a revoked key", async () => {
     const { keys } = keysAt();
-    const alice = keys.mint("alice");
-    const bob = keys.mint("bob");
-    expect(refusal(() => keys.identify("alice", undefined))).toBe(
+    const alice = await keys.mint("alice");
+    const bob = await keys.mint("bob");
+    expect(await refusal(() => keys.identify("alice", undefined))).toBe(
       `agent "alice" is claimed without its key: present it in ${AGENT_KEY_ENV} (the operator mints one with \`sandbox agent-key <stack> alice\`)`,
     );
-    expect(refusal(() => keys.identify("alice", `${alice.slice(0, -1)}x`))).toMatch(/not a valid agent key/);
-    expect(refusal(() => keys.identify("alice", "alice"))).toMatch(/not a valid agent key/);
-    expect(refusal(() => keys.identify("alice", bob))).toBe(
+    expect(await refusal(() => keys.identify("alice", `${alice.slice(0, -1)}x`))).toMatch(
+      /not a valid agent key/,
+    );
+    expect(await refusal(() => keys.identify("alice", "alice"))).toMatch(/not a valid agent key/);
+    expect(await refusal(() => keys.identify("alice", bob))).toBe(
       'agent "alice" is claimed with a key of another agent; a key names its own agent',
     );
-    expect(keys.counts()).toEqual({ alice: 1, bob: 1 });
-    expect(keys.revoke("alice")).toBe(1);
-    expect(refusal(() => keys.identify(undefined, alice))).toMatch(/unknown or revoked/);
-    expect(keys.identify(undefined, bob)).toBe("bob");
-    expect(keys.counts()).toEqual({ bob: 1 });
+    expect(await keys.counts()).toEqual({ alice: 1, bob: 1 });
+    expect(await keys.revoke("alice")).toBe(1);
+    expect(await refusal(() => keys.identify(undefined, alice))).toMatch(/unknown or revoked/);
+    expect(await keys.identify(undefined, bob)).toBe("bob");
+    expect(await keys.counts()).toEqual({ bob: 1 });
   });
 
   it("keeps a second key valid beside the first, and only hashes in the ledger file", async () => {
     const { keys, file } = keysAt();
-    const first = keys.mint("alice");
-    const second = keys.mint("alice");
+    const first = await keys.mint("alice");
+    const second = await keys.mint("alice");
     expect(second).not.toBe(first);
-    expect(keys.identify(undefined, first)).toBe("alice");
-    expect(keys.identify(undefined, second)).toBe("alice");
+    expect(await keys.identify(undefined, first)).toBe("alice");
+    expect(await keys.identify(undefined, second)).toBe("alice");
     const bytes = readFileSync(file).toString("latin1");
     for (const k of [first, second]) expect(bytes).not.toContain(k.slice("sbx_agent_".length));
   });
 
   it("never takes another project's key in the same ledger file", async () => {
-    const { keys, file } = keysAt("one");
-    const key = keys.mint("alice");
-    const other = new AgentKeys(file, "two");
-    open.push(other);
-    expect(refusal(() => other.identify(undefined, key))).toMatch(/not a valid agent key of project "two"/);
+    const { keys, ledger } = keysAt("one");
+    const key = await keys.mint("alice");
+    const other = new AgentKeys(ledger.store, "two");
+    expect(await refusal(() => other.identify(undefined, key))).toMatch(
+      /not a valid agent key of project "two"/,
+    );
   });
 });

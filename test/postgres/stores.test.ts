@@ -8,6 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openProjectLedger, recordUp, runLedgerCommand, runLedgerVerb, upRefusal } from "../../cli/ledger";
+import { ledgerFile } from "../../cli/ledger-file";
+import { resolveProject } from "../../components/model";
+import { AgentKeys, identifyAgent } from "../../runtime/agent-keys";
+import { deployedShape } from "../../runtime/deployed-shape";
 import {
   type AdmitRequest,
   BudgetRefused,
@@ -18,7 +23,8 @@ import {
   SqliteLedgerStore,
 } from "../../runtime/ledger";
 import { type LocalPostgres, startLocalPostgres } from "../../runtime/ledger/local-postgres";
-import { PG_MIGRATIONS, PostgresLedgerStore } from "../../runtime/ledger/postgres";
+import { LedgerStatementFailed, PG_MIGRATIONS, PostgresLedgerStore } from "../../runtime/ledger/postgres";
+import { LedgerGone } from "../../runtime/ledger/witness";
 
 const TIMEOUT = 120_000;
 const T0 = Date.UTC(2026, 11, 1, 12, 0, 0);
@@ -315,6 +321,14 @@ describe("a shared ledger on PostgreSQL", () => {
       const url = await freshDatabase();
       const store = await PostgresLedgerStore.connect(url);
       expect(await store.get("SELECT version FROM ledger_schema")).toEqual({ version: PG_MIGRATIONS.length });
+      // A statement the server refuses is not a server that does not answer: the write is rolled back, the pool kept.
+      const dup = await store
+        .write((q) => q.run("INSERT INTO meta (key, value) VALUES ('ledger_id', 'again')"))
+        .catch((e: unknown) => e);
+      expect(dup).toBeInstanceOf(LedgerStatementFailed);
+      expect(dup).not.toBeInstanceOf(LedgerUnavailable);
+      expect(String((dup as Error).message)).toMatch(/refused a statement: duplicate key value/);
+      expect((await store.get("SELECT COUNT(*) AS n FROM meta"))?.n).toBe(1);
       await store.run("UPDATE ledger_schema SET version = ?", [PG_MIGRATIONS.length + 1]);
       await store.close();
       await expect(PostgresLedgerStore.connect(url)).rejects.toThrow(
@@ -325,6 +339,183 @@ describe("a shared ledger on PostgreSQL", () => {
     },
     TIMEOUT,
   );
+});
+
+describe("a project metered on a shared ledger (sandbox:ledger: { url })", () => {
+  it(
+    "is the place every verb uses: runs, audit, spend, agent keys, the deployed shape and the stop at the cap",
+    async () => {
+      const url = await freshDatabase();
+      const jobRoot = mkdtempSync(join(scratch, "jobs-"));
+      const project = resolveProject({
+        name: "shared",
+        budget: { monthlyCapUsd: 0.3, enforce: "metered", usdPerVcpuHour: 3.6, usdPerGbHour: 0 },
+        jobRoot,
+        agents: { ci: {} },
+        templates: { default: { image: "runner:1", timeoutSeconds: 60, resources: { vcpu: 1 } } },
+      });
+      const place = ledgerFile({ jobRoot, url }, {});
+      expect(place).toBe(url);
+      // The front's own opening: witnessed by the ledger's identity, beside the job root.
+      const ledger = await openProjectLedger(place, project);
+      const key = await new AgentKeys(ledger.store, "shared").mint("ci");
+      expect(await identifyAgent(ledger, "shared", undefined, { SANDBOX_AGENT_KEY: key })).toBe("ci");
+      const run = await ledger.admit({ ...req({ agent: "ci" }), maxSeconds: 300 });
+      await ledger.complete(run.id, { exitCode: 0 }, "done", run.admittedAt + 300_000);
+      await ledger.close();
+      // `up` recorded what it deployed there; at the cap, an `up` that raises nothing is refused, by the same ledger.
+      const notes: string[] = [];
+      await recordUp(place, project, (t) => notes.push(t));
+      const again = await Ledger.at(place, meter({ project: "shared" }));
+      expect((await deployedShape(again, "shared"))?.capUsd).toBe(0.3);
+      await again.close();
+      expect(await upRefusal(place, project, (t) => notes.push(t))).toMatch(
+        /has reached its monthly cap: \$0\.3 spent/,
+      );
+      // The report verbs read it.
+      const out: string[] = [];
+      const io = { out: (t: string) => out.push(t), err: (t: string) => out.push(t) };
+      expect(await runLedgerVerb("audit", "dev", project, [], place, io, true)).toBe(0);
+      const audit = JSON.parse(out.join("")) as { runs: { agent: string; chargeUsd: number }[] };
+      expect(audit.runs.map((r) => [r.agent, r.chargeUsd])).toEqual([["ci", 0.3]]);
+      // The witness names the URL; a database made anew at the same URL is another ledger, refused.
+      const pg = await import("pg");
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      await admin.query("DROP TABLE runs, alerts, meta, agent_keys, ledger_schema");
+      await admin.end();
+      await expect(openProjectLedger(place, project)).rejects.toThrow(LedgerGone);
+      await expect(openProjectLedger(place, project)).rejects.toThrow(
+        /was replaced: .* holds another ledger, made anew/,
+      );
+    },
+    TIMEOUT,
+  );
+});
+
+describe("sandbox ledger copy: a project's SQLite history moved into the shared ledger", () => {
+  /** What a ledger answers about project "stores" (ids of alerts aside: the target numbers them anew). */
+  async function answers(store: LedgerStore) {
+    const ledger = new Ledger(store, meter({ capUsd: 0.5 }), { clock: () => T0 + 3_600_000 });
+    return {
+      spend: await ledger.spend(),
+      runs: await ledger.runs(),
+      alerts: (await ledger.alerts()).map(({ id: _id, ...rest }) => rest),
+      ci: await new AgentKeys(store, "stores").counts(),
+      deployed: await deployedShape(ledger, "stores"),
+    };
+  }
+
+  it(
+    "gives the same answers from both stores, moves the witness, and a second copy is refused with nothing written",
+    async () => {
+      const dir = mkdtempSync(join(scratch, "copy-"));
+      const file = join(dir, "ledger.sqlite");
+      await history(async () => SqliteLedgerStore.open(file));
+      const source = SqliteLedgerStore.open(file);
+      await new AgentKeys(source, "stores").mint("bob");
+      await source.run("INSERT INTO meta (key, value) VALUES ('deployed:stores', ?)", [
+        JSON.stringify({ capUsd: 0.5 }),
+      ]);
+      // Another project's rows in the same file stay behind.
+      await source.run(
+        "INSERT INTO alerts (at, month, kind, project, message) VALUES (1, '2026-12', 'budget-80', 'other', 'x')",
+      );
+      const want = await answers(source);
+      expect(want.runs.length).toBeGreaterThan(2);
+      expect(want.alerts.length).toBeGreaterThan(2);
+      await source.close();
+
+      const url = await freshDatabase();
+      const jobRoot = mkdtempSync(join(scratch, "jobs-"));
+      const project = resolveProject({
+        name: "stores",
+        budget: { monthlyCapUsd: 0.5, enforce: "metered", usdPerVcpuHour: 3.6, usdPerGbHour: 0 },
+        jobRoot,
+        agents: { alice: { monthlyCapUsd: 0.3, templates: ["default"] }, bob: {} },
+        templates: {
+          default: { image: "runner:1", timeoutSeconds: 60, resources: { vcpu: 1 } },
+          big: { image: "runner:1", timeoutSeconds: 60, resources: { vcpu: 2 } },
+        },
+      });
+      // The file was the project's ledger until now.
+      await (await openProjectLedger(file, project)).close();
+      const out: string[] = [];
+      const err: string[] = [];
+      const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t) };
+      const verb = (args: string[], configured = file) =>
+        runLedgerCommand("copy", args, {
+          io,
+          json: true,
+          yes: false,
+          load: () => project,
+          file: () => configured,
+          localFile: () => file,
+        });
+      expect(await verb(["dev", "--to", url])).toBe(0);
+      const done = JSON.parse(out.join("")) as {
+        copied: { runs: number; alerts: number; agentKeys: number };
+      };
+      expect(done.copied).toEqual({
+        runs: want.runs.length,
+        alerts: want.alerts.length,
+        agentKeys: 1,
+        deployed: 1,
+      });
+      const target = await PostgresLedgerStore.connect(url);
+      expect(await answers(target)).toEqual(want);
+      await target.close();
+
+      // The shared ledger is the project's now: opening it says nothing; the old file is a second ledger, noticed.
+      const warnings: string[] = [];
+      await (await openProjectLedger(url, project, {}, (t) => warnings.push(t))).close();
+      expect(warnings).toEqual([]);
+      await (await openProjectLedger(file, project, {}, (t) => warnings.push(t))).close();
+      expect(warnings.join("")).toMatch(/also metered by the ledger at postgresql:/);
+
+      // Again, from the configured URL: refused, the target unchanged.
+      out.length = 0;
+      expect(await verb(["dev"], url)).toBe(1);
+      expect(out.join("")).toMatch(/already holds history of project stores .*nothing was copied/);
+      const after = await PostgresLedgerStore.connect(url);
+      expect((await after.get("SELECT COUNT(*) AS n FROM runs"))?.n).toBe(want.runs.length);
+      await after.close();
+    },
+    TIMEOUT,
+  );
+
+  it("is refused while a run is open in the file, and for a URL that holds a password (never shown)", async () => {
+    const file = join(mkdtempSync(join(scratch, "copy-")), "ledger.sqlite");
+    const ledger = new Ledger(SqliteLedgerStore.open(file), meter(), { clock: () => T0 });
+    await ledger.admit(req());
+    await ledger.close();
+    const project = resolveProject({
+      name: "stores",
+      budget: { monthlyCapUsd: 1, enforce: "metered" },
+      jobRoot: mkdtempSync(join(scratch, "jobs-")),
+      templates: { default: { image: "runner:1", timeoutSeconds: 60 } },
+    });
+    const out: string[] = [];
+    const io = { out: (t: string) => out.push(t), err: (t: string) => out.push(t) };
+    const c = { io, json: false, yes: false, load: () => project, file: () => file, localFile: () => file };
+    const url = await freshDatabase();
+    expect(await runLedgerCommand("copy", ["dev", `--to=${url}`], c)).toBe(1);
+    expect(out.join("")).toMatch(/1 run\(s\) of project stores are still open in .*ledger\.sqlite/);
+    const target = await PostgresLedgerStore.connect(url);
+    expect((await target.get("SELECT COUNT(*) AS n FROM runs"))?.n).toBe(0);
+    await target.close();
+    out.length = 0;
+    const secret = "postgresql://sandbox:hunter2@db.example/ledger";
+    expect(await runLedgerCommand("copy", ["dev", "--to", secret], c)).toBe(2);
+    expect(out.join("")).toMatch(/must not hold the password: give it in PGPASSWORD/);
+    expect(out.join("")).not.toContain("hunter2");
+    out.length = 0;
+    // No URL given and none configured: the verb says where one goes.
+    expect(await runLedgerCommand("copy", ["dev"], c)).toBe(2);
+    expect(out.join("")).toMatch(/--to <url> names the shared ledger/);
+    expect(await runLedgerCommand("copy", ["dev", "--into", url], c)).toBe(2);
+    expect(out.join("")).toMatch(/unexpected argument "--into"/);
+  });
 });
 
 /** A launcher process of its own (test/ledger/worker.ts) on the ledger at `url`. */

@@ -7,6 +7,7 @@ import {
   configMapFromStackYaml,
   decodeConfigValue,
   defaultProjectName,
+  ledgerTargetFromConfig,
   projectFromConfig,
 } from "../../stacks/config";
 import { sandboxProgram } from "../../stacks/program";
@@ -234,5 +235,42 @@ describe("config plumbing", () => {
     expect(() => configMapFromStackYaml("config:\n  a: b\n   c: d\n", "stacks/Pulumi.bad.yaml")).toThrow(
       "invalid stack config file:\n  - stacks/Pulumi.bad.yaml: not valid YAML: Nested mappings are not allowed in compact mappings at line 2, column 6",
     );
+  });
+});
+
+describe("sandbox:ledger", () => {
+  const read = (value: unknown) => () => ledgerTargetFromConfig({ "sandbox:ledger": JSON.stringify(value) });
+  it("takes a file, or a shared ledger's PostgreSQL URL without a password", () => {
+    expect(read({ file: "/var/lib/p.sqlite" })()).toEqual({ file: "/var/lib/p.sqlite" });
+    expect(read({ url: "postgresql://ledger@db.internal:5432/sandbox" })()).toEqual({
+      url: "postgresql://ledger@db.internal:5432/sandbox",
+    });
+    expect(read({ url: "postgresql:///sandbox?host=/run/pg&user=ledger" })()).toEqual({
+      url: "postgresql:///sandbox?host=/run/pg&user=ledger",
+    });
+  });
+
+  it.each([
+    [
+      { url: "postgresql://ledger:hunter2@db/sandbox" },
+      /ledger\.url: url must not hold the password: give it in PGPASSWORD/,
+    ],
+    [
+      { url: "postgresql://ledger@db/sandbox?password=hunter2" },
+      /ledger\.url: url must not hold the password/,
+    ],
+    [{ url: "mysql://ledger@db/sandbox" }, /ledger\.url: url must be a PostgreSQL URL/],
+    [{ url: "/var/lib/p.sqlite" }, /ledger\.url: url must be a PostgreSQL URL/],
+    [
+      { url: "postgresql://ledger@db/x", file: "/var/lib/p.sqlite" },
+      /give the ledger a file or a url, not both/,
+    ],
+  ])("refuses %j, naming the key and never echoing a password", (value, says) => {
+    expect(read(value)).toThrow(says);
+    try {
+      read(value)();
+    } catch (e) {
+      expect(String((e as Error).message)).not.toContain("hunter2");
+    }
   });
 });
