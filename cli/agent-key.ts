@@ -6,6 +6,7 @@
 import { type ResolvedProject, SpecError } from "../components/model";
 import { AgentKeys } from "../runtime/agent-keys";
 import type { Ledger } from "../runtime/ledger";
+import { isLedgerProblem } from "../runtime/ledger/errors";
 import { LedgerGone } from "../runtime/ledger/witness";
 import { openProjectLedger } from "./ledger";
 import { type Io, Reporter } from "./output";
@@ -50,7 +51,7 @@ export async function runAgentKeyCommand(
   try {
     ledger = await openProjectLedger(file, project, {}, c.io.err);
   } catch (e) {
-    if (!(e instanceof LedgerGone)) throw e;
+    if (!(e instanceof LedgerGone) && !isLedgerProblem(e)) throw e;
     return fail(e.message, 1, "ledger");
   }
   const keys = new AgentKeys(ledger.store, project.spec.name);
@@ -63,6 +64,9 @@ export async function runAgentKeyCommand(
     const key = await keys.mint(agent);
     rep.note(`agent ${agent}: a new key (shown once; give it to the agent as SANDBOX_AGENT_KEY)`);
     return rep.result({ ...head, key }, key);
+  } catch (e) {
+    if (!isLedgerProblem(e)) throw e;
+    return fail(e.message, 1, "ledger");
   } finally {
     await ledger.close();
   }

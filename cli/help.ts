@@ -178,6 +178,7 @@ examples:
 exit codes: 0 shown, 1 the engine or the cluster could not be read, 2 bad input`,
   ledger: `usage: sandbox ledger reset <stack> [--yes] [--json]
        sandbox ledger copy <stack> [--to <url>] [--from <file>] [--json]
+       sandbox ledger local <stack> [--stop] [--json]
 
 The project's ledger is witnessed outside its file (in the job root): a ledger deleted, emptied or replaced is
 refused by every verb that meters, so the month's spend never starts over from zero by accident, and a second
@@ -191,9 +192,14 @@ ledger on PostgreSQL (--to, else sandbox:ledger.url), in one transaction, and ma
 is refused while runs are open in the file, or when the shared ledger already holds history of the project. The
 URL holds no password: give it in PGPASSWORD or ~/.pgpass. The file is left as it is.
 
+\`ledger local\` starts this checkout's own PostgreSQL server for a shared ledger (Debian's postgresql package; its
+data in .sandbox/postgres, a unix socket there and no TCP port) and prints its URL; --stop stops it, and so does the
+off switch of a stack whose ledger is kept there. Its data is kept; asked again, it starts on it.
+
 examples:
   sandbox ledger reset dev
   sandbox ledger copy dev --to 'postgresql://sandbox@db.internal/ledger'
+  sandbox ledger local dev
 
 exit codes: 0 done, 1 refused or the shared ledger did not answer, 2 bad input or not confirmed`,
   config: `usage: sandbox config set <stack> <key> [--secret] [--json]
@@ -351,6 +357,7 @@ the ledger (every run the task verbs make, charged and recorded; no engine neede
   alerts <stack> [--since t]               budget 80/90/100 %, refused launches, escape signals
   ledger copy <stack> --to <url>           move the project's history into a shared ledger on PostgreSQL
   ledger reset <stack>                     start a new ledger on purpose (a ledger lost or replaced is refused)
+  ledger local <stack> [--stop]            this checkout's own PostgreSQL for a shared ledger (a unix socket)
 
 files, no stack:
   scan [--format text|json|sarif] [--config f] <file|folder|->...

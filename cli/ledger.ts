@@ -3,11 +3,12 @@
  * sinks, and the verbs that read it: `spend`, `audit` and `alerts`.
  */
 import { existsSync } from "node:fs";
-import { isAbsolute } from "node:path";
+import { isAbsolute, join } from "node:path";
 import { type ResolvedProject, SpecError, usdFine } from "../components/model";
 import { deployedShape, lowersOnly, projectShape, recordDeployed } from "../runtime/deployed-shape";
 import {
   type AlertRecord,
+  isLedgerProblem,
   isLedgerUrl,
   Ledger,
   type LedgerOptions,
@@ -283,17 +284,20 @@ export async function runLedgerVerb(
     } else io.err(`${message}\n`);
     return 2;
   }
-  let ledger: Ledger;
-  try {
-    ledger = await openProjectLedger(file, project, {}, io.err);
-  } catch (e) {
-    if (!(e instanceof LedgerGone)) throw e;
+  const failed = (e: unknown) => {
+    if (!(e instanceof LedgerGone) && !isLedgerProblem(e)) throw e;
     if (json)
       io.out(
         `${JSON.stringify({ verb, stack, ok: false, exitCode: 1, error: { kind: "ledger", message: e.message } })}\n`,
       );
     else io.err(`${e.message}\n`);
     return 1;
+  };
+  let ledger: Ledger;
+  try {
+    ledger = await openProjectLedger(file, project, {}, io.err);
+  } catch (e) {
+    return failed(e);
   }
   try {
     await reconcileOnOpen(ledger, project, io.err, io.err);
@@ -311,6 +315,8 @@ export async function runLedgerVerb(
       );
     }
     return 0;
+  } catch (e) {
+    return failed(e);
   } finally {
     await ledger.close();
   }
@@ -368,9 +374,12 @@ export async function runLedgerCommand(
     readonly file: (stack: string, project: ResolvedProject) => string;
     /** The project's SQLite file on this machine, whatever URL is configured (what `copy` copies by default). */
     readonly localFile: (stack: string, project: ResolvedProject) => string;
+    /** The checkout's folder (the local server's data is under its `.sandbox/`). */
+    readonly root: string;
   },
 ): Promise<number> {
   if (sub === "copy") return ledgerCopyVerb(rest, c);
+  if (sub === "local") return ledgerLocalVerb(rest, c);
   const rep = new Reporter(c.io, c.json, false);
   const [stack, ...extra] = rest;
   const fail = (message: string) =>
@@ -383,7 +392,7 @@ export async function runLedgerCommand(
     });
   if (sub !== "reset" || stack === undefined || extra.length > 0)
     return fail(
-      "usage: sandbox ledger reset <stack> [--yes], or sandbox ledger copy <stack> [--to <url>] [--from <file>] (`sandbox ledger --help`)",
+      "usage: sandbox ledger reset <stack> [--yes], sandbox ledger copy <stack> [--to <url>] [--from <file>], or sandbox ledger local <stack> [--stop] (`sandbox ledger --help`)",
     );
   let project: ResolvedProject;
   try {
@@ -468,7 +477,98 @@ async function ledgerCopyVerb(
     );
   } catch (e) {
     if (e instanceof CopyRefused) return fail(e.message, 1, "ledger");
-    if (e instanceof Error && /^the ledger at /.test(e.message)) return fail(e.message, 1, "ledger");
+    if (e instanceof LedgerGone || isLedgerProblem(e)) return fail(e.message, 1, "ledger");
     throw e;
   }
+}
+
+/** The folder of the checkout's local PostgreSQL server (`sandbox ledger local`). */
+export function localLedgerServerDir(root: string): string {
+  return join(root, ".sandbox", "postgres");
+}
+
+/** The database of the local server that holds the shared ledger. */
+const LOCAL_DATABASE = "ledger";
+
+/**
+ * `sandbox ledger local <stack> [--stop]`: starts (or finds running) the checkout's local PostgreSQL server for a
+ * shared ledger (Debian's package; its data in `.sandbox/postgres`, a unix socket there, no TCP port) and says its URL
+ * and how the project moves there; `--stop` stops it (the off switch does too, when the project's ledger is there).
+ */
+async function ledgerLocalVerb(
+  rest: readonly string[],
+  c: Parameters<typeof runLedgerCommand>[2],
+): Promise<number> {
+  const rep = new Reporter(c.io, c.json, false);
+  const [stack, ...flags] = rest;
+  const fail = (message: string, exitCode = 2, kind = "bad-input") =>
+    rep.failure({ verb: "ledger", stack: stack ?? "", ok: false, exitCode, error: { kind, message } });
+  const stop = flags.includes("--stop");
+  const unknown = flags.filter((f) => f !== "--stop");
+  if (stack === undefined || stack.startsWith("-") || unknown.length > 0)
+    return fail(
+      `usage: sandbox ledger local <stack> [--stop]${unknown.length > 0 ? ` (unexpected ${JSON.stringify(unknown[0])})` : ""}`,
+    );
+  let project: ResolvedProject;
+  try {
+    project = c.load(stack);
+  } catch (e) {
+    if (!(e instanceof SpecError)) throw e;
+    return fail(e.message);
+  }
+  const dir = localLedgerServerDir(c.root);
+  const local = await import("../runtime/ledger/local-postgres.js");
+  const url = local.localPostgresUrl(dir, LOCAL_DATABASE);
+  try {
+    if (stop) {
+      const stopped = local.stopLocalPostgres(dir);
+      return rep.result(
+        {
+          verb: "ledger",
+          stack,
+          ok: true,
+          exitCode: 0,
+          project: project.spec.name,
+          ledger: url,
+          running: false,
+        },
+        stopped
+          ? `the local PostgreSQL in ${dir} is stopped (its data is kept; \`sandbox ledger local ${stack}\` starts it again)\n`
+          : `no local PostgreSQL runs in ${dir}\n`,
+      );
+    }
+    const server = await local.startLocalPostgres(dir);
+    await local.ensureDatabase(server.url, LOCAL_DATABASE);
+    const configured = c.file(stack, project);
+    const next =
+      configured === url
+        ? `project ${project.spec.name} is metered there (sandbox:ledger.url).`
+        : `To meter project ${project.spec.name} there: \`sandbox ledger copy ${stack} --to '${url}'\` (moves its history), then set sandbox:ledger: { url: '${url}' } in the stack's config.`;
+    return rep.result(
+      {
+        verb: "ledger",
+        stack,
+        ok: true,
+        exitCode: 0,
+        project: project.spec.name,
+        ledger: url,
+        running: true,
+      },
+      `the local PostgreSQL runs in ${dir} (a unix socket there, no TCP port; \`sandbox ledger local ${stack} --stop\` or the off switch stops it): ${url}\n${next}\n`,
+    );
+  } catch (e) {
+    return fail(e instanceof Error ? e.message : String(e), 1, "ledger");
+  }
+}
+
+/**
+ * After the off switch: the checkout's local PostgreSQL stops when the project's ledger is kept there (nothing of
+ * the project runs, so nothing meters). Returns what to print, or undefined when there was nothing to stop.
+ */
+export async function stopLocalLedgerServer(root: string, ledgerAt: string): Promise<string | undefined> {
+  const dir = localLedgerServerDir(root);
+  if (!isLedgerUrl(ledgerAt)) return undefined;
+  const local = await import("../runtime/ledger/local-postgres.js");
+  if (local.localPostgresDirOf(ledgerAt) !== dir || !local.stopLocalPostgres(dir)) return undefined;
+  return `the local PostgreSQL that keeps the project's ledger (${dir}) is stopped; \`sandbox ledger local <stack>\` starts it again\n`;
 }

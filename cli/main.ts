@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { admissionWarnings, type ResolvedProject, SpecError } from "../components/model";
+import { isLedgerProblem } from "../runtime/ledger/errors";
 import {
   checkBrokerCredentialKeys,
   configMapFromStackYaml,
@@ -111,6 +112,38 @@ export async function main(
   root = projectRoot(),
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
+  const code = await mainOnce(argv, io, root, env);
+  const { args } = parseFlags(argv);
+  if (code === EXIT.ok && args[0] === "off" && args[1] !== undefined && !asksForHelp(args))
+    await afterOff(root, args[1], env, io);
+  return code;
+}
+
+/**
+ * After a successful off switch: the checkout's local PostgreSQL stops when the stack's ledger is kept there. A
+ * config that cannot be read names no such server, and a server that will not stop is said, never an error.
+ */
+async function afterOff(root: string, stack: string, env: NodeJS.ProcessEnv, io: Io): Promise<void> {
+  let place: string;
+  try {
+    place = ledgerFile({ jobRoot: root, ...ledgerTargetFromConfig(rawConfig(root, stack) ?? {}) }, env);
+  } catch {
+    return;
+  }
+  try {
+    const said = await (await import("./ledger.js")).stopLocalLedgerServer(root, place);
+    if (said !== undefined) io.err(said);
+  } catch (e) {
+    io.err(`warning: the local PostgreSQL did not stop: ${e instanceof Error ? e.message : String(e)}\n`);
+  }
+}
+
+async function mainOnce(
+  argv: readonly string[],
+  io: Io,
+  root: string,
+  env: NodeJS.ProcessEnv,
+): Promise<number> {
   // `scan` takes files and folders, not a stack: it has its own arguments and never loads a stack config.
   if (argv[0] === "scan") {
     const { runScan } = await import("./scan.js");
@@ -185,6 +218,7 @@ export async function main(
       load,
       file,
       localFile,
+      root,
     });
   }
   const taskVerb = (TASK_VERBS as readonly string[]).includes(verb);
@@ -300,7 +334,20 @@ export async function main(
     // At the cap, `up` is refused until the cap is raised or the month turns (a metered project's hard stop). The
     // hard stop itself (`enabled: false`) always deploys: it starts nothing and spends nothing.
     const { upRefusal } = await import("./ledger.js");
-    const refusal = await upRefusal(file(stack, project), project, io.err);
+    let refusal: string | undefined;
+    try {
+      refusal = await upRefusal(file(stack, project), project, io.err);
+    } catch (e) {
+      // A ledger that does not answer cannot say the project is under its cap: nothing is deployed.
+      if (!isLedgerProblem(e)) throw e;
+      return rep.failure({
+        verb,
+        stack,
+        ok: false,
+        exitCode: EXIT.failed,
+        error: { kind: "ledger", message: `${e.message}. Nothing was deployed.` },
+      });
+    }
     if (refusal !== undefined) {
       return rep.failure({
         verb,

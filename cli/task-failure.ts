@@ -6,6 +6,7 @@ import type { ResolvedProject } from "../components/model";
 import { AgentKeyRefused } from "../runtime/agent-keys";
 import { ImageMissing, isImageMissing, LaunchRefused, RuntimeMissing } from "../runtime/launcher";
 import { BudgetRefused } from "../runtime/ledger";
+import { isLedgerProblem } from "../runtime/ledger/errors";
 import { LedgerGone } from "../runtime/ledger/witness";
 import type { Io } from "./output";
 import { RunUsageError } from "./run-options";
@@ -61,7 +62,7 @@ export function failureOf(verb: string, e: unknown): Failure {
   if (e instanceof RunUsageError) return { kind: "bad-input", message: e.message };
   if (e instanceof LaunchRefused) return { kind: "refused", message: e.message };
   if (e instanceof BudgetRefused) return { kind: "refused", message: e.message };
-  if (e instanceof LedgerGone) return { kind: "ledger", message: e.message };
+  if (e instanceof LedgerGone || isLedgerProblem(e)) return { kind: "ledger", message: e.message };
   if (e instanceof AgentKeyRefused) return { kind: "refused", message: e.message };
   if (e instanceof ImageMissing) return { kind: "image-missing", message: e.message };
   if (e instanceof RuntimeMissing) return { kind: "runtime-missing", message: e.message, runtime: e.runtime };

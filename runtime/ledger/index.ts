@@ -38,10 +38,11 @@ import {
 } from "./records";
 import { type LedgerQueries, type LedgerStore, SqliteLedgerStore, type WriteOptions } from "./store";
 
+export { isLedgerProblem, LedgerStatementFailed, LedgerTooNew, LedgerUnavailable } from "./errors";
 export * from "./records";
 export { LEDGER_SCHEMA_VERSION } from "./schema";
 export type { LedgerQueries, LedgerStore, SqlValue, WriteOptions } from "./store";
-export { LedgerUnavailable, SqliteLedgerStore } from "./store";
+export { SqliteLedgerStore } from "./store";
 
 /** Whether a ledger's place is a PostgreSQL server's URL (else it is a SQLite file). */
 export function isLedgerUrl(place: string): boolean {

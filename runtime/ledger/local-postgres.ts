@@ -6,7 +6,51 @@
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+
+/** The URL of database `database` on the local server whose folder is `dir`. */
+export function localPostgresUrl(dir: string, database = "postgres"): string {
+  return `postgresql:///${database}?host=${encodeURIComponent(dir)}&user=sandbox`;
+}
+
+/** The folder of the local server a ledger URL names (its socket's folder), or undefined when it names another. */
+export function localPostgresDirOf(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    return u.hostname === "" ? (u.searchParams.get("host") ?? undefined) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the local server of folder `dir` runs. */
+export function localPostgresRunning(dir: string): boolean {
+  return running(join(dir, "data"));
+}
+
+/** Stops the local server of folder `dir` if it runs; true when it did. */
+export function stopLocalPostgres(dir: string): boolean {
+  const bin = postgresBin();
+  const data = join(dir, "data");
+  if (bin === undefined || !running(data)) return false;
+  run(bin, "pg_ctl", ["-D", data, "-w", "-t", "60", "-m", "fast", "stop"], process.getuid?.() === 0);
+  return true;
+}
+
+/** Makes database `name` (letters, digits, `_`) on the server at `url` when it has none of that name. */
+export async function ensureDatabase(url: string, name: string): Promise<void> {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name))
+    throw new Error(`local PostgreSQL: ${JSON.stringify(name)} is not a database name this toolkit makes`);
+  const pg = await import("pg");
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const there = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+    if (there.rowCount === 0) await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+}
 
 /** A running local server. */
 export interface LocalPostgres {
@@ -81,7 +125,10 @@ export async function startLocalPostgres(
       `local PostgreSQL: the folder ${dir} is too long for a unix socket (at most ${SOCKET_DIR_MAX} characters); choose a shorter one`,
     );
   }
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // Only the server's own folder is closed (0700): the folders above it stay as the umask makes them, for the server's
+  // user to reach it.
+  mkdirSync(dirname(dir), { recursive: true });
+  if (!existsSync(dir)) mkdirSync(dir, { mode: 0o700 });
   const asPostgres = process.getuid?.() === 0;
   if (asPostgres) {
     const uid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim());
@@ -118,10 +165,10 @@ export async function startLocalPostgres(
     );
   }
   return {
-    url: `postgresql:///postgres?host=${encodeURIComponent(dir)}&user=sandbox`,
+    url: localPostgresUrl(dir),
     dir,
     stop: async () => {
-      if (running(data)) run(bin, "pg_ctl", ["-D", data, "-w", "-t", "60", "-m", "fast", "stop"], asPostgres);
+      stopLocalPostgres(dir);
     },
   };
 }

@@ -7,14 +7,9 @@
  * {@link LedgerUnavailable}, naming where it is: launches are refused, never let through unmetered.
  */
 import type { Pool, PoolClient } from "pg";
+import { LedgerStatementFailed, LedgerTooNew, LedgerUnavailable } from "./errors";
 import type { Row } from "./records";
-import {
-  type LedgerQueries,
-  type LedgerStore,
-  LedgerUnavailable,
-  type SqlValue,
-  type WriteOptions,
-} from "./store";
+import type { LedgerQueries, LedgerStore, SqlValue, WriteOptions } from "./store";
 
 /** The advisory lock every write of a PostgreSQL ledger takes (one number for the whole database). */
 const WRITE_LOCK = 7_310_442_001;
@@ -116,19 +111,6 @@ function refusedStatement(e: unknown): boolean {
   );
 }
 
-/** A statement the server answered with an error (the ledger is there; this write was refused and rolled back). */
-export class LedgerStatementFailed extends Error {
-  constructor(place: string, cause: unknown) {
-    super(
-      `the ledger at ${place} refused a statement: ${cause instanceof Error ? cause.message : String(cause)}`,
-      {
-        cause,
-      },
-    );
-    this.name = "LedgerStatementFailed";
-  }
-}
-
 /** A ledger in a PostgreSQL database. */
 export class PostgresLedgerStore implements LedgerStore {
   private constructor(
@@ -177,7 +159,7 @@ export class PostgresLedgerStore implements LedgerStore {
       const version = row === undefined ? 0 : Number(row.version);
       if (row === undefined) await q.run("INSERT INTO ledger_schema (version) VALUES (0)");
       if (version > PG_MIGRATIONS.length) {
-        throw new Error(
+        throw new LedgerTooNew(
           `the ledger at ${this.place} has schema version ${version}, newer than this toolkit's ${PG_MIGRATIONS.length}; use the newer toolkit`,
         );
       }

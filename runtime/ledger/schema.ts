@@ -3,6 +3,7 @@
  * brings a ledger file to this code's version (a file from a newer toolkit is refused by name).
  */
 import type { DatabaseSync } from "node:sqlite";
+import { LedgerTooNew } from "./errors";
 
 /** The schema, one migration per version; `PRAGMA user_version` says how many ran. */
 export const MIGRATIONS: readonly string[] = [
@@ -72,7 +73,7 @@ export const LEDGER_SCHEMA_VERSION = MIGRATIONS.length;
 export function migrateLedger(db: DatabaseSync, file: string): void {
   const version = Number((db.prepare("PRAGMA user_version").get() as { user_version: unknown }).user_version);
   if (version > MIGRATIONS.length) {
-    throw new Error(
+    throw new LedgerTooNew(
       `the ledger ${file} has schema version ${version}, newer than this toolkit's ${MIGRATIONS.length}; use the newer toolkit`,
     );
   }

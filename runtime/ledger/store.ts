@@ -10,19 +10,7 @@ import { DatabaseSync } from "node:sqlite";
 import type { Row } from "./records";
 import { migrateLedger } from "./schema";
 
-/** A ledger's store that does not answer (a server down, a connection lost): launches are refused until it does. */
-export class LedgerUnavailable extends Error {
-  constructor(
-    readonly place: string,
-    cause: unknown,
-  ) {
-    super(
-      `the ledger at ${place} did not answer (${cause instanceof Error ? cause.message : String(cause)}); nothing is launched or recorded until it does`,
-      { cause },
-    );
-    this.name = "LedgerUnavailable";
-  }
-}
+export { LedgerStatementFailed, LedgerTooNew, LedgerUnavailable } from "./errors";
 
 /** A value a query takes. */
 export type SqlValue = string | number | null;

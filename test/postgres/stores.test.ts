@@ -3,7 +3,7 @@
 // against both and the same history gives the same answers; then what only a shared store must do: launcher
 // processes on separate connections hold one cap together, and a server that stops answering fails closed.
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, chmodSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -17,14 +17,22 @@ import {
   type AdmitRequest,
   BudgetRefused,
   Ledger,
+  LedgerStatementFailed,
   type LedgerStore,
   LedgerUnavailable,
   type Meter,
   SqliteLedgerStore,
 } from "../../runtime/ledger";
-import { type LocalPostgres, startLocalPostgres } from "../../runtime/ledger/local-postgres";
-import { LedgerStatementFailed, PG_MIGRATIONS, PostgresLedgerStore } from "../../runtime/ledger/postgres";
+import {
+  type LocalPostgres,
+  localPostgresRunning,
+  startLocalPostgres,
+  stopLocalPostgres,
+} from "../../runtime/ledger/local-postgres";
+import { PG_MIGRATIONS, PostgresLedgerStore } from "../../runtime/ledger/postgres";
 import { LedgerGone } from "../../runtime/ledger/witness";
+import { requireDocker } from "../helpers/docker";
+import { frontStack, oneTemplate } from "../helpers/front-stack";
 
 const TIMEOUT = 120_000;
 const T0 = Date.UTC(2026, 11, 1, 12, 0, 0);
@@ -451,6 +459,7 @@ describe("sandbox ledger copy: a project's SQLite history moved into the shared 
           load: () => project,
           file: () => configured,
           localFile: () => file,
+          root: scratch,
         });
       expect(await verb(["dev", "--to", url])).toBe(0);
       const done = JSON.parse(out.join("")) as {
@@ -497,7 +506,15 @@ describe("sandbox ledger copy: a project's SQLite history moved into the shared 
     });
     const out: string[] = [];
     const io = { out: (t: string) => out.push(t), err: (t: string) => out.push(t) };
-    const c = { io, json: false, yes: false, load: () => project, file: () => file, localFile: () => file };
+    const c = {
+      io,
+      json: false,
+      yes: false,
+      load: () => project,
+      file: () => file,
+      localFile: () => file,
+      root: scratch,
+    };
     const url = await freshDatabase();
     expect(await runLedgerCommand("copy", ["dev", `--to=${url}`], c)).toBe(1);
     expect(out.join("")).toMatch(/1 run\(s\) of project stores are still open in .*ledger\.sqlite/);
@@ -516,6 +533,61 @@ describe("sandbox ledger copy: a project's SQLite history moved into the shared 
     expect(await runLedgerCommand("copy", ["dev", "--into", url], c)).toBe(2);
     expect(out.join("")).toMatch(/unexpected argument "--into"/);
   });
+});
+
+describe("sandbox ledger local: the checkout's own server, started when asked and stopped by the off switch", () => {
+  it(
+    "starts in .sandbox/postgres, takes the project's history, meters it once configured, and stops at off",
+    async () => {
+      await requireDocker();
+      const stack = frontStack("pgl", "dev", oneTemplate({ budget: ["    enforce: metered"] }));
+      // Run as root, the server runs as the postgres user, which must reach the checkout's folder.
+      chmodSync(stack.root, 0o755);
+      const dir = join(stack.root, ".sandbox", "postgres");
+      try {
+        // The project's SQLite ledger first (a report opens it), then the server, asked for.
+        expect((await stack.front("spend", "dev")).code).toBe(0);
+        const started = await stack.front("ledger", "local", "dev", "--json");
+        expect(started.err).toBe("");
+        expect(started.code).toBe(0);
+        const url = (JSON.parse(started.out) as { ledger: string }).ledger;
+        expect(url).toBe(`postgresql:///ledger?host=${encodeURIComponent(dir)}&user=sandbox`);
+        expect(localPostgresRunning(dir)).toBe(true);
+        expect(statSync(dir).mode & 0o777).toBe(0o700);
+        // Asked again, it is found running.
+        expect((await stack.front("ledger", "local", "dev")).out).toMatch(/sandbox ledger copy dev --to/);
+        const copied = await stack.front("ledger", "copy", "dev", "--to", url);
+        expect(copied.err).toBe("");
+        expect(copied.out).toMatch(/copied 0 runs, 0 alerts, 0 agent keys and no deployed shape/);
+        appendFileSync(
+          join(stack.root, "stacks", "Pulumi.dev.yaml"),
+          `  sandbox:ledger:\n    url: '${url}'\n`,
+        );
+        const spend = await stack.front("spend", "dev", "--json");
+        expect(spend.code).toBe(0);
+        expect((JSON.parse(spend.out) as { ledger: string }).ledger).toBe(url);
+        // The off switch stops it: nothing of the project runs, so nothing meters.
+        const off = await stack.front("off", "dev", "--yes");
+        expect(off.code).toBe(0);
+        expect(off.err).toMatch(/the local PostgreSQL that keeps the project's ledger .* is stopped/);
+        expect(localPostgresRunning(dir)).toBe(false);
+        const down = await stack.front("spend", "dev");
+        expect(down.code).toBe(1);
+        expect(down.err).toMatch(/the ledger at PostgreSQL postgresql:\/\/\/ledger\?host=.* did not answer/);
+        // Started again, it keeps what it held.
+        expect((await stack.front("ledger", "local", "dev")).code).toBe(0);
+        expect((await stack.front("spend", "dev")).code).toBe(0);
+        expect((await stack.front("ledger", "local", "dev", "--stop")).out).toMatch(
+          /is stopped \(its data is kept/,
+        );
+        expect((await stack.front("ledger", "local", "dev", "--bogus")).code).toBe(2);
+      } finally {
+        stopLocalPostgres(dir);
+        await stack.cleanup(undefined);
+      }
+    },
+    TIMEOUT,
+  );
 });
 
 /** A launcher process of its own (test/ledger/worker.ts) on the ledger at `url`. */
