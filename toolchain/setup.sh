@@ -6,7 +6,8 @@
 #
 #   toolchain/setup.sh                 everything: pulumi, the kubernetes plugin, etcd, the kube binaries, the node's
 #                                      host pieces (containerd, runc, CNI plugins, pause), kube-router
-#   toolchain/setup.sh pulumi ...      only the named parts (pulumi, kubernetes-plugin, etcd, kube, node, netpol, runsc)
+#   toolchain/setup.sh pulumi ...      only the named parts (pulumi, kubernetes-plugin, etcd, kube, node, netpol, runsc,
+#                                      kwok: the scale benchmark's simulated nodes)
 #   toolchain/setup.sh --print-path    print the PATH entries of the cached tools (one per line) and exit
 #
 # It downloads nothing but Go modules (through `go`, so GOPROXY applies) and Debian packages (apt-get).
@@ -43,6 +44,8 @@ here="$root/toolchain"
 . "$here/setup/netpol.sh"
 # shellcheck source=toolchain/setup/runsc.sh
 . "$here/setup/runsc.sh"
+# shellcheck source=toolchain/setup/kwok.sh
+. "$here/setup/kwok.sh"
 
 main() {
   if [ "${1:-}" = "--print-path" ]; then
@@ -50,7 +53,7 @@ main() {
     return 0
   fi
   local parts=("$@") part started m
-  [ "${#parts[@]}" -eq 0 ] && parts=(pulumi kubernetes-plugin etcd kube node netpol)
+  [ "${#parts[@]}" -eq 0 ] && parts=(pulumi kubernetes-plugin etcd kube node netpol kwok)
   started="$(now)"
   # No set-up-wide lock: each build holds only its own tool's lock (with_lock), so a cached tool never waits.
   mkdir -p "$cache"
@@ -63,8 +66,9 @@ main() {
       node) ensure_node ;;
       netpol) ensure_netpol ;;
       runsc) ensure_runsc ;;
+      kwok) ensure_kwok ;;
       *)
-        say "unknown part '$part' (expected: pulumi, kubernetes-plugin, etcd, kube, node, netpol, runsc)"
+        say "unknown part '$part' (expected: pulumi, kubernetes-plugin, etcd, kube, node, netpol, runsc, kwok)"
         return 2
         ;;
     esac

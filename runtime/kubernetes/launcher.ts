@@ -46,7 +46,11 @@ export interface KubeLauncherOptions {
    * (from the namespace's watch) wakes it at once. Defaults to 1000. No API request is made on this timer.
    */
   readonly pollMs?: number;
-  readonly onEvent?: (e: { type: "start" | "exit"; id: string; running: number }) => void;
+  /**
+   * Each task's steps: `start` once its Job is created, `running` when its pod is first seen running, `exit` once it
+   * is removed. `running` counts the tasks whose Jobs exist.
+   */
+  readonly onEvent?: (e: { type: "start" | "running" | "exit"; id: string; running: number }) => void;
   /**
    * The project's ledger: every launch admitted under the cap and the agents' limits before its Job is created,
    * stopped when the month's spend reaches the cap, and charged what its task container ran on the node. Runs a dead
@@ -185,7 +189,7 @@ export class KubeLauncher implements TaskLauncher {
     this.live.set(jobName, id);
     try {
       try {
-        await this.apis.batch.createNamespacedJob({ namespace: this.namespace, body: job as Obj });
+        await createJob(this.apis, this.namespace, job as Obj);
       } catch (e) {
         // The Job quota holds the budget's concurrency too (a Job counts from creation to deletion).
         const message = apiMessage(e);
@@ -226,6 +230,7 @@ export class KubeLauncher implements TaskLauncher {
     // The pod's changes come from the namespace's watch; the launcher asks the API server only what a change calls
     // for (why no pod came, a runtime's handler), never on a timer.
     let seen = false;
+    let ran = false;
     let checked: string | undefined;
     let refusalCheck = started + 2000;
     let handlerCheck = started + 2000;
@@ -237,6 +242,10 @@ export class KubeLauncher implements TaskLauncher {
       }
       if (pod?.metadata?.uid) pidsHits = Math.max(pidsHits, podPidsHits(pod.metadata.uid) ?? 0);
       const phase = pod?.status?.phase;
+      if (!ran && phase !== undefined && phase !== "Pending") {
+        ran = true;
+        this.options.onEvent?.({ type: "running", id, running: this.live.size });
+      }
       if (phase === "Succeeded" || phase === "Failed") break;
       // The task container ended, and its pod's holder keeps the pod (the task's stderr and files) to be read.
       if (readyToRead(pod)) break;
@@ -410,5 +419,35 @@ export class KubeLauncher implements TaskLauncher {
       });
     }
     return names;
+  }
+}
+
+/** How many times a Job's creation is tried when the namespace's ResourceQuota was changed under it. */
+const QUOTA_CONFLICT_TRIES = 8;
+
+/** How long a Job's creation waits for the ResourceQuota's count of Jobs to catch up with the Jobs deleted. */
+const QUOTA_LAG_MS = 10_000;
+
+/**
+ * Creates the task's Job. Launches at once in one namespace update its ResourceQuota's usage together, and the API
+ * server answers one that lost the race 409 ("the object has been modified") after its own retries: nothing was
+ * created, so the creation is tried again. And the quota counts a Job at once when it is created but frees it only
+ * when its controller has seen it deleted: when tasks end and start quickly, a launch the ledger and the launcher's
+ * own slots admitted may find the count still full for a moment, so an "exceeded quota" refusal is tried again for
+ * up to {@link QUOTA_LAG_MS} before it stands.
+ */
+async function createJob(apis: KubeApis, namespace: string, job: Obj): Promise<void> {
+  const until = Date.now() + QUOTA_LAG_MS;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await apis.batch.createNamespacedJob({ namespace, body: job });
+      return;
+    } catch (e) {
+      const message = apiMessage(e);
+      const conflict = apiStatus(e) === 409 && /resourcequotas/.test(message);
+      const lag = apiStatus(e) === 403 && /exceeded quota/.test(message) && Date.now() < until;
+      if (!(conflict && attempt < QUOTA_CONFLICT_TRIES) && !lag) throw e;
+      await new Promise((r) => setTimeout(r, Math.min(500, attempt * 25) + Math.floor(Math.random() * 25)));
+    }
   }
 }

@@ -210,6 +210,7 @@ describe("the toolchain page's prose agrees with the manifest", () => {
     [/kube-apiserver and kube-controller-manager v(\d\S*)/g, TOOLCHAIN.KUBE_VERSION],
     [/need Go (\S+) or later/g, TOOLCHAIN.MIN_GO_VERSION],
     [/kube-router v(\d[\d.]*\d)/g, TOOLCHAIN.KUBE_ROUTER_VERSION],
+    [/kwok v(\d[\d.]*\d)/g, TOOLCHAIN.KWOK_VERSION],
     [/^\| Pulumi CLI v(\S+) \|/gm, TOOLCHAIN.PULUMI_VERSION],
     [/^\| kube-apiserver \+ kube-controller-manager v(\S+) \|/gm, TOOLCHAIN.KUBE_VERSION],
     [/^\| pulumi-resource-kubernetes (\S+) \|/gm, TOOLCHAIN.K8S_PLUGIN_VERSION],

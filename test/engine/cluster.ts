@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type SimulatedNodes, type SimulatedNodesOptions, startSimulatedNodes } from "./kwok";
 import { NODE_NAME, type NodeOptions, POD_CIDR, type RunningNode, startNode } from "./node";
 import { freePort, type Proc, sleep, startProcess, stopProcess, tail } from "./processes";
 import type { EngineToolchain } from "./toolchain";
@@ -41,11 +42,18 @@ export interface Cluster {
   stop(): Promise<void>;
   /** The node, when one was asked for. */
   readonly node?: RunningNode;
+  /** The simulated nodes, when they were asked for. */
+  readonly simulated?: SimulatedNodes;
 }
 
 export interface ClusterOptions {
   /** Runs a scheduler and a real node beside the control plane. */
   readonly node?: NodeOptions;
+  /**
+   * Runs a scheduler and kwok beside the control plane, with `nodes` simulated nodes whose pods live without
+   * containers (test/engine/kwok.ts). Not with `node`.
+   */
+  readonly simulated?: SimulatedNodesOptions;
 }
 
 /** The controllers every cluster runs: without them no service account, quota status or namespace deletion. */
@@ -73,6 +81,9 @@ const NODE_CONTROLLERS = [
   "node-ipam-controller",
   "pod-garbage-collector-controller",
 ];
+
+/** The controllers a cluster of simulated nodes adds: the nodes' lifecycle (it lifts the not-ready taint). */
+const SIMULATED_CONTROLLERS = ["node-lifecycle-controller", "pod-garbage-collector-controller"];
 
 /** A kubeconfig (JSON) for one identity of the cluster. */
 function kubeconfigFor(server: string, ca: string, user: string, token: string): string {
@@ -299,6 +310,9 @@ export async function startCluster(tools: EngineToolchain, options: ClusterOptio
           // The `kubernetes` Service's endpoints would name a loopback address, which validation refuses.
           "--endpoint-reconciler-type=none",
           "--profiling=false",
+          // Debian's etcd 3.4 has no watch progress requests: with the watch-list feature on, kwok's informers stall.
+          ...(options.simulated === undefined ? [] : ["--feature-gates=WatchList=false"]),
+          ...(options.simulated === undefined ? [] : ["--kubelet-preferred-address-types=InternalIP"]),
           ...(client === undefined
             ? []
             : [
@@ -335,7 +349,11 @@ export async function startCluster(tools: EngineToolchain, options: ClusterOptio
         tools.kubeControllerManager,
         [
           `--kubeconfig=${join(dir, "kubeconfig")}`,
-          `--controllers=${[...CONTROLLERS, ...(client === undefined ? [] : NODE_CONTROLLERS)].join(",")}`,
+          `--controllers=${[...CONTROLLERS, ...(client === undefined ? [] : NODE_CONTROLLERS), ...(options.simulated === undefined ? [] : SIMULATED_CONTROLLERS)].join(",")}`,
+          // Thousands of Jobs and pods: the controllers' own client limits, not the API server, would set the pace.
+          ...(options.simulated === undefined
+            ? []
+            : ["--kube-api-qps=500", "--kube-api-burst=1000", "--concurrent-job-syncs=50"]),
           ...(client === undefined
             ? []
             : ["--allocate-node-cidrs=true", `--cluster-cidr=${POD_CIDR}`, "--node-cidr-mask-size=24"]),
@@ -385,6 +403,29 @@ export async function startCluster(tools: EngineToolchain, options: ClusterOptio
       );
     }
 
+    let simulated: SimulatedNodes | undefined;
+    if (options.simulated !== undefined) {
+      procs.push(
+        startProcess(
+          "kube-scheduler",
+          options.simulated.scheduler,
+          [
+            `--kubeconfig=${join(dir, "kubeconfig")}`,
+            "--leader-elect=false",
+            "--secure-port=0",
+            "--kube-api-qps=500",
+            "--kube-api-burst=1000",
+            "--v=1",
+          ],
+          dir,
+        ),
+      );
+      simulated = await startSimulatedNodes(
+        { dir, api, waitFor, procs, admin: join(dir, "kubeconfig") },
+        options.simulated,
+      );
+    }
+
     return {
       server,
       token,
@@ -395,6 +436,7 @@ export async function startCluster(tools: EngineToolchain, options: ClusterOptio
       waitFor,
       stop,
       ...(node === undefined ? {} : { node }),
+      ...(simulated === undefined ? {} : { simulated }),
     };
   } catch (e) {
     await stop();

@@ -177,3 +177,26 @@ export function requireNodeToolchain(): NodeToolchain {
     },
   };
 }
+
+/** The simulated nodes' tools: kwok and the scheduler. */
+export interface KwokToolchain {
+  readonly kwok: string;
+  readonly kubeScheduler: string;
+}
+
+/** Finds kwok and kube-scheduler, or throws one error naming what is missing and the command that provides it. */
+export function requireKwokToolchain(): KwokToolchain {
+  const kwok = firstExisting(cachedToolPath(TOOLCHAIN.KWOK_CACHE_FOLDER, TOOLCHAIN.KWOK_VERSION, "kwok"));
+  const kubeScheduler = firstExisting(
+    cachedToolPath(TOOLCHAIN.KUBE_CACHE_FOLDER, TOOLCHAIN.KUBE_VERSION, "kube-scheduler"),
+  );
+  const missing = [
+    ...(kwok === undefined ? [`kwok v${TOOLCHAIN.KWOK_VERSION} (bash toolchain/setup.sh kwok)`] : []),
+    ...(kubeScheduler === undefined
+      ? [`kube-scheduler v${TOOLCHAIN.KUBE_VERSION} (bash toolchain/setup.sh kube)`]
+      : []),
+  ];
+  if (kwok === undefined || kubeScheduler === undefined)
+    throw new Error(`the simulated nodes need what is missing: ${missing.join("; ")}`);
+  return { kwok, kubeScheduler };
+}
