@@ -24,6 +24,7 @@ import {
   checkDeployed,
   creationRefusal,
   kubeOrphans,
+  QUOTA_LAG_MS,
   ranSeconds,
   removeTaskObjects,
   taskLeftovers,
@@ -254,7 +255,7 @@ export class KubeLauncher implements TaskLauncher {
       if (pod === undefined) {
         if (Date.now() >= refusalCheck) {
           refusalCheck = Date.now() + 5000;
-          const refusal = await creationRefusal(this.apis, this.namespace, jobName);
+          const refusal = await creationRefusal(this.apis, this.namespace, jobName, Date.now() - started);
           if (refusal !== undefined) throw new LaunchRefused(spec.template, [refusal]);
         }
         if (Date.now() > startBy)
@@ -424,9 +425,6 @@ export class KubeLauncher implements TaskLauncher {
 
 /** How many times a Job's creation is tried when the namespace's ResourceQuota was changed under it. */
 const QUOTA_CONFLICT_TRIES = 8;
-
-/** How long a Job's creation waits for the ResourceQuota's count of Jobs to catch up with the Jobs deleted. */
-const QUOTA_LAG_MS = 10_000;
 
 /**
  * Creates the task's Job. Launches at once in one namespace update its ResourceQuota's usage together, and the API

@@ -18,6 +18,7 @@ export async function creationRefusal(
   apis: KubeApis,
   namespace: string,
   jobName: string,
+  waitedMs = Number.POSITIVE_INFINITY,
 ): Promise<string | undefined> {
   const events = await apis.core
     .listNamespacedEvent({
@@ -25,13 +26,23 @@ export async function creationRefusal(
       fieldSelector: `involvedObject.kind=Job,involvedObject.name=${jobName}`,
     })
     .catch(() => undefined);
-  const failed = (events?.items ?? []).find((e: Obj) => e.reason === "FailedCreate");
+  // What the Job controller tries again by itself is no refusal: a pod that lost a race for the namespace's quota
+  // ("the object has been modified"), and, for a while, a quota whose count of pods lags the pods deleted.
+  const failed = (events?.items ?? []).find((e: Obj) => {
+    if (e.reason !== "FailedCreate") return false;
+    const message = String(e.message ?? "");
+    if (/the object has been modified/.test(message)) return false;
+    return !/exceeded quota/.test(message) || waitedMs >= QUOTA_LAG_MS;
+  });
   if (failed === undefined) return undefined;
   const message = String(failed.message ?? "");
   return /exceeded quota/.test(message)
     ? `the namespace's ResourceQuota refused the task's pod (the budget's concurrency is used up): ${message}`
     : `the cluster refused the task's pod: ${message}`;
 }
+
+/** How long a launch waits for a ResourceQuota's count to catch up with the objects deleted before it is refused. */
+export const QUOTA_LAG_MS = 10_000;
 
 /**
  * Deletes the Job (its pod first) and the task's ConfigMap; waits until the pod and the Job are gone. With

@@ -28,6 +28,8 @@ export interface WorkerReport {
   readonly launched: number;
   readonly admitted: number;
   readonly completed: number;
+  /** Tasks the meter stopped when the month's spend reached the cap. */
+  readonly stoppedAtCap: number;
   /** Refused launches by the ledger's reason (`cap`, `concurrency`, …), and one message of each. */
   readonly refused: Record<string, { count: number; example: string }>;
   readonly failed: { count: number; example?: string };
@@ -95,6 +97,7 @@ async function main(): Promise<void> {
   const refused: Record<string, { count: number; example: string }> = {};
   const failed: { count: number; example?: string } = { count: 0 };
   let completed = 0;
+  let stoppedAtCap = 0;
   const t0 = performance.now();
   let next = 0;
   const one = async (n: number) => {
@@ -102,6 +105,7 @@ async function main(): Promise<void> {
     try {
       const r = await launcher.run(spec, { id, command: ["true"] });
       if (r.exitCode === 0) completed++;
+      else if (r.stoppedByCap) stoppedAtCap++;
       else {
         failed.count++;
         failed.example ??= `${id}: exit ${r.exitCode} limits ${JSON.stringify(r.limits)} killed ${r.killedByLauncher} capStop ${r.stoppedByCap} ${r.durationMs} ms stdout ${JSON.stringify(r.stdout.slice(0, 200))} stderr ${JSON.stringify(r.stderr.slice(0, 300))}`;
@@ -130,6 +134,7 @@ async function main(): Promise<void> {
     launched: args.tasks,
     admitted: admissionMs.length,
     completed,
+    stoppedAtCap,
     refused,
     failed,
     admissionMs,

@@ -42,6 +42,8 @@ export interface ScaleReport {
   readonly refused: Record<string, { count: number; example: string }>;
   readonly failed: number;
   readonly failedExample?: string;
+  /** Tasks running when the month's spend reached the cap, stopped by the meter. */
+  readonly stoppedAtCap: number;
   readonly admittedPerSecond: number;
   readonly admissionMs: { p50: number; p99: number };
   readonly launchToRunningMs: { p50: number; p99: number };
@@ -151,18 +153,57 @@ export async function runScale(options: ScaleOptions): Promise<ScaleReport> {
 
     const apis = await kubeApis({ kubeconfig });
     const k8s = await import("@kubernetes/client-node");
-    // Every Job the API server holds, from the start: each run id and how many Jobs carried it.
-    const jobsByRun = new Map<string, number>();
-    const watch = new k8s.Watch(apis.config);
-    const jobWatch = await watch.watch(
-      `/apis/batch/v1/namespaces/${project}/jobs`,
-      {},
-      (type, job: { metadata?: { labels?: Record<string, string> } }) => {
-        const run = job.metadata?.labels?.[LABELS.task];
-        if (type === "ADDED" && run !== undefined) jobsByRun.set(run, (jobsByRun.get(run) ?? 0) + 1);
-      },
-      () => undefined,
-    );
+    // Every Job the API server holds, from the start: each run id and the Jobs (by uid) that carried it. A list,
+    // then a watch from its version, resumed from the last version seen when the server ends it (it does, every few
+    // minutes), listed again when that version is too old.
+    const jobsByRun = new Map<string, Set<string>>();
+    type JobObj = { metadata?: { uid?: string; resourceVersion?: string; labels?: Record<string, string> } };
+    const seeJob = (job: JobObj) => {
+      const run = job.metadata?.labels?.[LABELS.task];
+      const uid = job.metadata?.uid;
+      if (run === undefined || uid === undefined) return;
+      const set = jobsByRun.get(run) ?? new Set<string>();
+      set.add(uid);
+      jobsByRun.set(run, set);
+    };
+    let watching = true;
+    let current: { abort(): void } | undefined;
+    const follow = (async () => {
+      let version: string | undefined;
+      while (watching) {
+        if (version === undefined) {
+          const list = await apis.batch.listNamespacedJob({ namespace: project }).catch(() => undefined);
+          for (const j of list?.items ?? []) seeJob(j as JobObj);
+          version = list?.metadata?.resourceVersion;
+          if (version === undefined) {
+            await new Promise((r) => setTimeout(r, 200));
+            continue;
+          }
+        }
+        const ended = await new Promise<string | undefined>((resolve) => {
+          let last = version;
+          new k8s.Watch(apis.config)
+            .watch(
+              `/apis/batch/v1/namespaces/${project}/jobs`,
+              { resourceVersion: version, allowWatchBookmarks: true },
+              (type, job: JobObj & { code?: number }) => {
+                if (type === "ERROR") {
+                  last = undefined;
+                  return;
+                }
+                if (type === "ADDED" || type === "MODIFIED") seeJob(job);
+                last = job.metadata?.resourceVersion ?? last;
+              },
+              () => resolve(last),
+            )
+            .then((req) => {
+              current = req;
+            })
+            .catch(() => resolve(undefined));
+        });
+        version = ended;
+      }
+    })();
     // The month's charges, read as every launcher writes them.
     const watcher = await PostgresLedgerStore.connect(pg.url, { connections: 1 });
     let maxCharges = 0;
@@ -202,6 +243,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleReport> {
       const target = Math.max(1, Math.floor(per * options.killAt));
       for (;;) {
         const mine = [...jobsByRun.keys()].filter((r) => r.startsWith("w0-")).length;
+        if (workers[0]?.child.exitCode !== null) break;
         const ended = await Promise.race([
           workers[0]?.done.then(() => true),
           new Promise((r) => setTimeout(() => r(false), 100)),
@@ -220,7 +262,9 @@ export async function runScale(options: ScaleOptions): Promise<ScaleReport> {
     const wallSeconds = (performance.now() - t0) / 1000;
     sampling = false;
     await sampler;
-    jobWatch.abort();
+    watching = false;
+    current?.abort();
+    await follow;
     const reports = results.flatMap((r) => (r.report === undefined ? [] : [r.report]));
     const errors = results.flatMap((r, i) =>
       r.error === undefined || (i === 0 && options.killAt !== undefined) ? [] : [r.error],
@@ -231,7 +275,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleReport> {
     const open = rows.filter((r) => r.status === "open").length;
     reconciled = rows.filter((r) => r.status === "reconciled").length;
     const ids = new Set(rows.map((r) => String(r.id)));
-    const rowsWithManyJobs = [...ids].filter((id) => (jobsByRun.get(id) ?? 0) > 1);
+    const rowsWithManyJobs = [...ids].filter((id) => (jobsByRun.get(id)?.size ?? 0) > 1);
     const jobless = rows.filter((r) => !jobsByRun.has(String(r.id)));
     const reconciledWithoutJob = jobless.filter((r) => r.status === "reconciled").length;
     const rowsWithoutJob = jobless
@@ -286,6 +330,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleReport> {
       admitted,
       refused,
       failed: sum((r) => r.failed.count),
+      stoppedAtCap: sum((r) => r.stoppedAtCap),
       ...(reports.find((r) => r.failed.example !== undefined)?.failed.example === undefined
         ? {}
         : { failedExample: reports.find((r) => r.failed.example !== undefined)?.failed.example }),
@@ -324,7 +369,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleReport> {
         maxChargesUsd: maxCharges,
         capUsd: options.capUsd,
         ledgerRows: rows.length,
-        jobsCreated: [...jobsByRun.values()].reduce((a, b) => a + b, 0),
+        jobsCreated: [...jobsByRun.values()].reduce((a, b) => a + b.size, 0),
         rowsWithManyJobs,
         rowsWithoutJob,
         reconciledWithoutJob,
