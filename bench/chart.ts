@@ -152,6 +152,19 @@ const SOURCES: readonly { file: string; bars: (d: Doc, f: string) => Omit<Bar, "
       },
     ],
   },
+  {
+    // Absolute goals for this machine, each drawn as the share of its goal used (1× at the goal; lower is better).
+    file: "kube-scale.json",
+    bars: (d, f) => {
+      const group = "scale: 4 launchers, 1,000 simulated nodes (share of the goal)";
+      return [
+        { group, label: "50 / tasks admitted per s", ratio: 50 / at(d, f, "admittedPerSecond"), goal: 1 },
+        { group, label: "p99 admission / 250 ms", ratio: at(d, f, "admissionMs.p99") / 250, goal: 1 },
+        { group, label: "API requests per task / 5", ratio: at(d, f, "apiRequestsPerTask") / 5, goal: 1 },
+        { group, label: "launcher RSS / 200 MiB", ratio: at(d, f, "maxLauncherRssMiB") / 200, goal: 1 },
+      ];
+    },
+  },
 ];
 
 /** Every bar the result files in `dir` give. */

@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     `\n${r.options.launchers} launchers, ${r.options.tasks} tasks, ${r.options.nodes} nodes, ${fmt(r.wallSeconds, 1)} s`,
   );
   console.log(
-    `  admitted ${r.admitted}, refused ${JSON.stringify(Object.fromEntries(Object.entries(r.refused).map(([k, v]) => [k, v.count])))}, failed ${r.failed}`,
+    `  admitted ${r.admitted}, refused ${JSON.stringify(Object.fromEntries(Object.entries(r.refused).map(([k, v]) => [k, v.count])))}, stopped at the cap ${r.stoppedAtCap}, failed ${r.failed}${r.failedExample === undefined ? "" : ` (${r.failedExample})`}`,
   );
   console.log(
     `  admitted per second   ${fmt(r.admittedPerSecond, 1)}   (goal >= ${GOALS.admittedPerSecond}: ${met(r.admittedPerSecond >= GOALS.admittedPerSecond)})`,
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
     `  launch to running     ${fmt(r.launchToRunningMs.p50, 0)} / ${fmt(r.launchToRunningMs.p99, 0)} ms`,
   );
   console.log(
-    `  API requests per task ${fmt(r.apiRequestsPerTask, 1)}   (goal <= ${GOALS.apiRequestsPerTask}: ${met(r.apiRequestsPerTask <= GOALS.apiRequestsPerTask)})`,
+    `  API requests per task ${fmt(r.apiRequestsPerTask, 1)} (${fmt(r.apiRequestsPerLaunch, 1)} per launch asked for)   (goal <= ${GOALS.apiRequestsPerTask}: ${met(r.apiRequestsPerTask <= GOALS.apiRequestsPerTask)})`,
   );
   console.log(
     `  launcher memory       ${fmt(r.maxLauncherRssMiB, 0)} MiB RSS, ${fmt(r.maxLauncherHeapMiB, 0)} MiB heap   (goal <= ${GOALS.launcherMiB}: ${met(r.maxLauncherRssMiB <= GOALS.launcherMiB)})`,

@@ -29,7 +29,7 @@ export interface ScaleOptions {
   readonly concurrency: number;
   /** The month's cap; each task is charged about 1 to 3 s of 1 vCPU at $3.6/h ($0.001/s). */
   readonly capUsd: number;
-  /** SIGKILL the first launcher once this share of its tasks were launched, and start another for the rest. */
+  /** SIGKILL the first launcher once the charges reach this share of the cap, and start another for the rest. */
   readonly killAt?: number;
   readonly log?: (line: string) => void;
 }
@@ -47,7 +47,9 @@ export interface ScaleReport {
   readonly admittedPerSecond: number;
   readonly admissionMs: { p50: number; p99: number };
   readonly launchToRunningMs: { p50: number; p99: number };
+  /** API requests per admitted task, and per launch asked for (a refused launch reads the PodTemplate first). */
   readonly apiRequestsPerTask: number;
+  readonly apiRequestsPerLaunch: number;
   readonly ledgerWritesPerTask: number;
   readonly ledgerReadsPerTask: number;
   readonly maxLauncherRssMiB: number;
@@ -239,16 +241,11 @@ export async function runScale(options: ScaleOptions): Promise<ScaleReport> {
     let reconciled = 0;
     let killedAfter = 0;
     if (options.killAt !== undefined) {
-      // The first launcher SIGKILLed once about `killAt` of its tasks have Jobs; another takes the rest of its share.
-      const target = Math.max(1, Math.floor(per * options.killAt));
+      // The first launcher SIGKILLed once the month's charges reach `killAt` of the cap (its tasks running then are
+      // left open in the ledger); another launcher takes the rest of its share.
       for (;;) {
-        const mine = [...jobsByRun.keys()].filter((r) => r.startsWith("w0-")).length;
-        if (workers[0]?.child.exitCode !== null) break;
-        const ended = await Promise.race([
-          workers[0]?.done.then(() => true),
-          new Promise((r) => setTimeout(() => r(false), 100)),
-        ]);
-        if (mine >= target || ended === true) break;
+        if (maxCharges >= options.capUsd * options.killAt || workers[0]?.child.exitCode !== null) break;
+        await new Promise((r) => setTimeout(r, 50));
       }
       workers[0]?.child.kill("SIGKILL");
       await workers[0]?.done;
@@ -355,6 +352,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleReport> {
           0.99,
         ),
       },
+      apiRequestsPerLaunch: sum((r) => r.apiRequests) / Math.max(1, launched),
       apiRequestsPerTask:
         sum((r) => r.apiRequests) /
         Math.max(
