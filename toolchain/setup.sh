@@ -7,7 +7,7 @@
 #   toolchain/setup.sh                 everything: pulumi, the kubernetes plugin, etcd, the kube binaries, the node's
 #                                      host pieces (containerd, runc, CNI plugins, pause), kube-router
 #   toolchain/setup.sh pulumi ...      only the named parts (pulumi, kubernetes-plugin, etcd, kube, node, netpol, runsc,
-#                                      kwok: the scale benchmark's simulated nodes)
+#                                      kwok: the scale benchmark's simulated nodes, built only when asked for)
 #   toolchain/setup.sh --print-path    print the PATH entries of the cached tools (one per line) and exit
 #
 # It downloads nothing but Go modules (through `go`, so GOPROXY applies) and Debian packages (apt-get).
@@ -53,7 +53,7 @@ main() {
     return 0
   fi
   local parts=("$@") part started m
-  [ "${#parts[@]}" -eq 0 ] && parts=(pulumi kubernetes-plugin etcd kube node netpol kwok)
+  [ "${#parts[@]}" -eq 0 ] && parts=(pulumi kubernetes-plugin etcd kube node netpol)
   started="$(now)"
   # No set-up-wide lock: each build holds only its own tool's lock (with_lock), so a cached tool never waits.
   mkdir -p "$cache"

@@ -14,6 +14,9 @@ run_suite() {
   status=0
   echo "== Docker engine and the offline test image"
   bash toolchain/docker.sh || exit 3
+  # kwok, for the scale test's simulated nodes, builds beside the rest (a few minutes the first time, mostly the
+  # module download); the scale test runs `setup.sh kwok` itself, which waits for this build or finds it cached.
+  bash toolchain/setup.sh kwok >.sandbox/kwok-setup.log 2>&1 &
   echo "== PostgreSQL's server for the shared ledger's tests (Debian's package, installed when missing)"
   bash toolchain/postgres.sh >/dev/null || status=1
   echo "== gVisor (runsc) registered with the engine (built from Go modules once, then cached)"

@@ -117,7 +117,7 @@ function startWorker(args: WorkerArgs): {
 export async function runScale(options: ScaleOptions): Promise<ScaleReport> {
   const log = options.log ?? (() => undefined);
   const tools = requireEngineToolchain();
-  const kwok = requireKwokToolchain();
+  const kwok = await requireKwokToolchain();
   const scratch = mkdtempSync(join(tmpdir(), "sbx-scale-"));
   // Run as root, the server runs as the postgres user, which must reach its folder.
   chmodSync(scratch, 0o755);

@@ -1,6 +1,7 @@
 // Where the engine tests find the toolchain that `toolchain/setup.sh` provides: the Pulumi CLI (PATH or cache), the
 // kubernetes resource plugin, etcd, kube-apiserver and kube-controller-manager. A missing piece is an error that names
 // it and the command that provides it: the engine tests never skip silently.
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { delimiter, dirname, resolve } from "node:path";
 import { cachedToolPath, TOOLCHAIN, toolCacheDir } from "../../toolchain/manifest";
@@ -184,9 +185,20 @@ export interface KwokToolchain {
   readonly kubeScheduler: string;
 }
 
-/** Finds kwok and kube-scheduler, or throws one error naming what is missing and the command that provides it. */
-export function requireKwokToolchain(): KwokToolchain {
-  const kwok = firstExisting(cachedToolPath(TOOLCHAIN.KWOK_CACHE_FOLDER, TOOLCHAIN.KWOK_VERSION, "kwok"));
+/**
+ * Finds kwok and kube-scheduler; builds kwok with the project's own set-up when it is missing (`setup.sh kwok`, which
+ * waits for a build another run has started), or throws one error naming what is missing and how to get it.
+ */
+export async function requireKwokToolchain(): Promise<KwokToolchain> {
+  const cached = () =>
+    firstExisting(cachedToolPath(TOOLCHAIN.KWOK_CACHE_FOLDER, TOOLCHAIN.KWOK_VERSION, "kwok"));
+  if (cached() === undefined) {
+    const setUp = spawn("bash", [resolve(ROOT, "toolchain", "setup.sh"), "kwok"], {
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    await new Promise((done) => setUp.on("exit", done));
+  }
+  const kwok = cached();
   const kubeScheduler = firstExisting(
     cachedToolPath(TOOLCHAIN.KUBE_CACHE_FOLDER, TOOLCHAIN.KUBE_VERSION, "kube-scheduler"),
   );
