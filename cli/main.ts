@@ -131,7 +131,7 @@ async function afterOff(root: string, stack: string, env: NodeJS.ProcessEnv, io:
     return;
   }
   try {
-    const said = await (await import("./ledger.js")).stopLocalLedgerServer(root, place);
+    const said = await (await import("./ledger-shared.js")).stopLocalLedgerServer(root, place);
     if (said !== undefined) io.err(said);
   } catch (e) {
     io.err(`warning: the local PostgreSQL did not stop: ${e instanceof Error ? e.message : String(e)}\n`);

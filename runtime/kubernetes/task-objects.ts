@@ -6,7 +6,7 @@
 import { LABELS, type LaunchSpec, podTemplateName } from "../../components/model";
 import { LaunchRefused } from "../launch-errors";
 import type { EngineTimes, OrphanEngine } from "../ledger/reconcile";
-import { apiMessage, type KubeApis, orAbsent } from "./api";
+import { apiMessage, apiStatus, type KubeApis, orAbsent } from "./api";
 
 // biome-ignore lint/suspicious/noExplicitAny: pod and job objects as the client returns them, read field by field
 type Obj = any;
@@ -195,5 +195,32 @@ export async function checkDeployed(apis: KubeApis, namespace: string, spec: Lau
     throw new LaunchRefused(spec.template, [
       `PodTemplate ${namespace}/${name} holds spec ${hash ?? "(none)"}, the config says ${spec.specHash}: run \`up\` so the cluster has what the config says`,
     ]);
+  }
+}
+
+/** How many times a Job's creation is tried when the namespace's ResourceQuota was changed under it. */
+const QUOTA_CONFLICT_TRIES = 8;
+
+/**
+ * Creates the task's Job. Launches at once in one namespace update its ResourceQuota's usage together, and the API
+ * server answers one that lost the race 409 ("the object has been modified") after its own retries: nothing was
+ * created, so the creation is tried again. And the quota counts a Job at once when it is created but frees it only
+ * when its controller has seen it deleted: when tasks end and start quickly, a launch the ledger and the launcher's
+ * own slots admitted may find the count still full for a moment, so an "exceeded quota" refusal is tried again for
+ * up to {@link QUOTA_LAG_MS} before it stands.
+ */
+export async function createJob(apis: KubeApis, namespace: string, job: Obj): Promise<void> {
+  const until = Date.now() + QUOTA_LAG_MS;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await apis.batch.createNamespacedJob({ namespace, body: job });
+      return;
+    } catch (e) {
+      const message = apiMessage(e);
+      const conflict = apiStatus(e) === 409 && /resourcequotas/.test(message);
+      const lag = apiStatus(e) === 403 && /exceeded quota/.test(message) && Date.now() < until;
+      if (!(conflict && attempt < QUOTA_CONFLICT_TRIES) && !lag) throw e;
+      await new Promise((r) => setTimeout(r, Math.min(500, attempt * 25) + Math.floor(Math.random() * 25)));
+    }
   }
 }
