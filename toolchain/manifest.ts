@@ -34,6 +34,7 @@ export const MANIFEST_KEYS = [
   "COMPOSE_GO_VERSION",
   "MOBY_DAEMON_VERSION",
   "MOBY_SECCOMP_VERSION",
+  "KUBE_API_VERSION",
 ] as const;
 
 /** One key of the manifest. */

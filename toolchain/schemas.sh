@@ -3,7 +3,7 @@
 # pins their versions): policy/sources/docker/schema.generated.ts (the Engine API's types) and
 # policy/sources/compose/schema.generated.ts (compose-go's schema) and policy/sources/docker/daemon.generated.ts (the
 # daemon's default masked and read-only paths), policy/sources/docker/seccomp.generated.ts (Docker's default seccomp
-# profile). Needs Go (as toolchain/setup.sh finds it).
+# profile), policy/sources/kubernetes/schema.generated.ts (the built-in kinds and the pod spec of k8s.io/api). Needs Go (as toolchain/setup.sh finds it).
 # Usage: toolchain/schemas.sh [--check]   (--check: exit 1 when a committed table is not what the generator writes)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -31,4 +31,5 @@ table "$top/policy/sources/docker/schema.generated.ts"
 table "$top/policy/sources/compose/schema.generated.ts" compose
 table "$top/policy/sources/docker/daemon.generated.ts" daemon
 table "$top/policy/sources/docker/seccomp.generated.ts" seccomp
+table "$top/policy/sources/kubernetes/schema.generated.ts" kubernetes
 exit "$status"

@@ -1,7 +1,8 @@
 /** One entry point: a resource's type token and props -> the views the rules judge (none: nothing to judge). */
 
-import type { Subject } from "../workload";
+import { isUnknown, type Subject } from "../workload";
 import { adaptLaunchSpec, LAUNCH_TYPE } from "./docker/read";
+import { kindReason } from "./kubernetes/kinds";
 import { adaptIngress, adaptService, isEntryPoint, isServiceType } from "./kubernetes/service";
 import { parseKubeType } from "./kubernetes/sites";
 import { adaptKubernetesWorkloads } from "./kubernetes/workloads";
@@ -26,9 +27,14 @@ export function adaptResources(
   if (isEntryPoint(type, props)) out.push(adaptIngress(type, props, name));
   // An object that makes workloads the pack cannot see whole fails closed even where it shows pods too: a chart's
   // values, a patch's template or a kustomization may carry a hardened pod as a decoy for what is really deployed.
-  const reason = out.length > 0 ? opaqueReason(type, props) : unjudgedReason(type, props);
+  // A Kubernetes object fails closed by its kind too: a kind with no verdict (no pinned schema), one that changes
+  // pods after they were judged, or a setting its verdict names (kinds.ts).
+  const t = parseKubeType(type);
+  const reason =
+    (out.length > 0 ? opaqueReason(type, props) : unjudgedReason(type, props)) ??
+    (t === undefined || isUnknown(props) ? undefined : kindReason(t, props));
   if (reason === undefined) return out;
-  const kind = parseKubeType(type)?.kind ?? type.slice(type.lastIndexOf(":") + 1);
+  const kind = t?.kind ?? type.slice(type.lastIndexOf(":") + 1);
   const backend = type.startsWith("docker:") ? "docker" : "kubernetes";
   return [...out, { subject: "unjudged", origin: { backend, type, kind, name }, reason }];
 }

@@ -3,7 +3,7 @@
  * judged by `sandbox-disallow-unjudged-workloads`, which fails closed on it.
  */
 
-import { parseKubeType } from "./kubernetes/sites";
+import { type KubeType, parseKubeType } from "./kubernetes/sites";
 import { isObj, join } from "./lenient";
 import { refusedTypeReason } from "./pulumi/types";
 
@@ -113,15 +113,13 @@ export function opaqueReason(type: string, props: unknown): string | undefined {
   for (const [re, why] of OPAQUE_TYPES) if (re.test(type)) return withPrivileges(why, props);
   if (!type.startsWith("kubernetes:")) return undefined;
   const t = parseKubeType(type);
-  const opaque = t === undefined ? undefined : OPAQUE_KINDS[t.group];
-  if (
-    t !== undefined &&
-    opaque !== undefined &&
-    Object.hasOwn(OPAQUE_KINDS, t.group) &&
-    opaque[0].includes(t.kind)
-  )
-    return opaque[1];
-  return undefined;
+  return t === undefined ? undefined : opaqueKindReason(t);
+}
+
+/** Why a GitOps or packaging kind deploys what the scan does not see, or undefined for any other kind. */
+export function opaqueKindReason(t: KubeType): string | undefined {
+  const opaque = Object.hasOwn(OPAQUE_KINDS, t.group) ? OPAQUE_KINDS[t.group] : undefined;
+  return opaque !== undefined && opaque[0].includes(t.kind) ? opaque[1] : undefined;
 }
 
 /** Why an object no reader read may still create workloads, or undefined when it does not look like it. */

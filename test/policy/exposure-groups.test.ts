@@ -8,6 +8,7 @@ import { judge } from "../../policy/rules/registry";
 import { adaptResources } from "../../policy/sources/subject";
 
 const EXPOSED = "sandbox-disallow-exposed-ports";
+const UNJUDGED = "sandbox-disallow-unjudged-workloads";
 
 function ids(type: string, props: unknown): string[] {
   return adaptResources(type, props, "r").flatMap((s) =>
@@ -40,13 +41,13 @@ describe("exposure kinds by group", () => {
     expect(ids(`kubernetes:${gv}:${kind}`, props)).toEqual([EXPOSED]);
   });
 
-  it("the same Kind names in a group that is no ingress provider are not entry points", () => {
+  it("the same Kind names in a group that is no ingress provider are not entry points (they fail closed as kinds with no verdict)", () => {
     fc.assert(
       fc.property(
         fc.constantFrom(...ENTRY_POINTS),
         fc.stringMatching(/^[a-z]{3,8}\.example\.(com|io)$/),
         ([, kind, props], group) => {
-          expect(ids(`kubernetes:${group}/v1:${kind}`, props)).toEqual([]);
+          expect(ids(`kubernetes:${group}/v1:${kind}`, props)).toEqual([UNJUDGED]);
         },
       ),
       { numRuns: 100 },
@@ -72,7 +73,7 @@ describe("exposure kinds by group", () => {
   it("a Service outside the core group is no core Service (its type is not read)", () => {
     const props = { spec: { type: "LoadBalancer" } };
     expect(ids("kubernetes:core/v1:Service", props)).toEqual([EXPOSED]);
-    expect(ids("kubernetes:mesh.example.com/v1:Service", props)).toEqual([]);
+    expect(ids("kubernetes:mesh.example.com/v1:Service", props)).toEqual([UNJUDGED]);
   });
 });
 

@@ -95,7 +95,7 @@ describe("Kubernetes YAML", () => {
     expect(report.resources.map((r) => r.name)).toEqual(["task-1"]);
   });
 
-  it("unknown kinds, custom resources, scalars and documents without apiVersion are skipped, never a crash", async () => {
+  it("a kind with no verdict fails closed; scalars and documents without apiVersion are skipped, never a crash", async () => {
     const dir = tempFiles({
       "odd.yaml": [
         "apiVersion: example.com/v1",
@@ -113,10 +113,17 @@ describe("Kubernetes YAML", () => {
       ].join("\n"),
     });
     const { code, report } = await scanJson([join(dir, "odd.yaml")]);
-    expect(code).toBe(0);
+    // The Widget's kind has no verdict: it fails closed, named; the rest is skipped for what it is.
+    expect(code).toBe(1);
     expect(report.errors).toEqual([]);
-    expect(report.skipped.map((s) => s.kind)).toEqual(["Widget", "string", "Pod", "unknown"]);
-    expect(report.skipped[2]?.reason).toBe("no apiVersion");
+    expect(report.findings.map((f) => [f.ruleId, f.resource.kind])).toEqual([
+      ["sandbox-disallow-unjudged-workloads", "Widget"],
+    ]);
+    expect(report.skipped.map((s) => s.kind)).toEqual(["string", "Pod", "unknown"]);
+    expect(report.skipped[1]?.reason).toBe("no apiVersion");
+    // Named, the kind is accepted and reported as exempted.
+    const allowed = await scanJson([join(dir, "odd.yaml"), "--allow-unjudged", "Widget"]);
+    expect(allowed.code).toBe(0);
   });
 
   it("a missing path is bad input", async () => {

@@ -47,6 +47,9 @@ type gen struct {
 	defs  map[string]string // constant name -> TypeScript expression
 	busy  map[string]bool
 	roots []string
+	// jsonLeaves: a type with its own UnmarshalJSON (resource.Quantity, intstr.IntOrString, metav1.Time) is a leaf
+	// decoded by that type, as text(type) (the Kubernetes tables).
+	jsonLeaves bool
 }
 
 func constName(t reflect.Type) string {
@@ -71,6 +74,9 @@ func jsonName(f reflect.StructField) (string, bool) {
 func (g *gen) shape(t reflect.Type) string {
 	// encoding/json hands a JSON text to a type's own UnmarshalText (netip.Addr, HardwareAddr).
 	if t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return fmt.Sprintf("text(%q)", t.String())
+	}
+	if g.jsonLeaves && t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(jsonUnmarshaler) {
 		return fmt.Sprintf("text(%q)", t.String())
 	}
 	switch t.Kind() {
@@ -150,7 +156,8 @@ func (g *gen) structExpr(t reflect.Type) string {
 				continue
 			}
 			ft := f.Type
-			if f.Anonymous && f.Tag.Get("json") == "" {
+			// encoding/json (and sigs.k8s.io/json) promote an embedded struct whose tag gives no name (`json:",inline"`).
+			if f.Anonymous && (f.Tag.Get("json") == "" || (g.jsonLeaves && name == f.Name)) {
 				et := ft
 				if et.Kind() == reflect.Pointer {
 					et = et.Elem()
@@ -238,6 +245,10 @@ func main() {
 		g.roots = append(g.roots, rootExpr[r.name])
 	}
 	var b bytes.Buffer
+	if len(os.Args) > 1 && os.Args[1] == "kubernetes" {
+		os.Stdout.WriteString(kubeTable())
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "compose" {
 		os.Stdout.WriteString(composeTable(moduleVersion(composeModule)))
 		return

@@ -165,6 +165,12 @@ function carrierOf(t: KubeType): Carrier | undefined {
   );
 }
 
+/** True when the table reads the kind: a custom resource in its own group, a built-in kind in a built-in group. */
+export function readsCarrierKind(t: KubeType): boolean {
+  const c = carrierOf(t);
+  return c !== undefined && (c.groups !== undefined || isBuiltInGroup(t.group));
+}
+
 /** Follows a display path with list indexes (`spec.tasks[0].template.spec`); unknown stays unknown. */
 export function follow(o: unknown, path: string): unknown {
   let cur = o;

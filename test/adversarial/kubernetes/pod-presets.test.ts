@@ -232,7 +232,7 @@ describe("objects that deploy what the scan cannot read", () => {
     });
   }
 
-  it("a Flux GitRepository (it only fetches) is not unjudged", async () => {
+  it("a Flux GitRepository (it only fetches; its kind is inert) is not unjudged", async () => {
     const text =
       "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: x}\nspec: {url: https://example.com/x.git}\n";
     assertVerdict(await scanFiles({ "obj.yaml": text }, ["--ci"]), passes);

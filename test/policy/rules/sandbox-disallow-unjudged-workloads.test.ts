@@ -120,32 +120,93 @@ describe(RULE, () => {
 
   describe("false-deny controls", () => {
     it.each([
-      "kubernetes:example.com/v1:Kustomization",
-      "kubernetes:example.com/v1:Application",
-      "kubernetes:example.com/v1:HelmRelease",
       "kubernetes:core/v1:ConfigMap",
       "kubernetes:core/v1:Secret",
+      "kubernetes:core/v1:Namespace",
+      "kubernetes:rbac.authorization.k8s.io/v1:Role",
+      "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+      "kubernetes:cert-manager.io/v1:Certificate",
+      "kubernetes:monitoring.coreos.com/v1:ServiceMonitor",
+      "kubernetes:source.toolkit.fluxcd.io/v1:GitRepository",
+      "kubernetes:constraints.gatekeeper.sh/v1beta1:K8sRequiredLabels",
       "docker:index/remoteImage:RemoteImage",
       "docker:index/registryImage:RegistryImage",
       "docker:index/tag:Tag",
       "docker:index/network:Network",
       "docker:index/volume:Volume",
       "random:index/randomPassword:RandomPassword",
-    ])("passes %s, which runs nothing (a kind is judged in its own group)", (type) => {
+    ])("passes %s, which runs nothing (its kind's verdict is inert)", (type) => {
       expect(violated(validate(type, OPAQUE))).not.toContain(RULE);
+    });
+  });
+
+  describe("kinds with no verdict fail closed", () => {
+    it.each([
+      "kubernetes:example.com/v1:Kustomization",
+      "kubernetes:example.com/v1:Application",
+      "kubernetes:example.com/v1:HelmRelease",
+      "kubernetes:widgets.example.com/v1:Deployment",
+    ])("%s: a kind no verdict names (in its own group) fails closed", (type) => {
+      expect(violated(validate(type, OPAQUE))).toContain(RULE);
     });
 
     it.each([
       ["an image alone (a reference, not a container)", { spec: { base: { image: "x:1" } } }],
       ["an image in status, which controllers write", { status: { image: "x:1", command: ["sh"] } }],
-      ["an image in metadata", { metadata: { x: { image: "x:1", command: ["sh"] } } }],
-    ])("passes an unknown kind with %s", (_, props) => {
-      expect(violated(validate("kubernetes:example.com/v1:Runner", props))).not.toContain(RULE);
+      ["no image at all", { spec: { replicas: 1 } }],
+    ])("an unknown kind with %s fails closed by its kind", (_, props) => {
+      expect(violated(validate("kubernetes:example.com/v1:Runner", props))).toContain(RULE);
     });
 
-    it("passes an unknown kind with a pod template: its pod is judged by the other rules", () => {
+    it("an unknown kind with a pod template: its pod is judged by the other rules, and its kind fails closed", () => {
       const props = { spec: { template: { spec: safePodSpec() } } };
-      expect(violated(validate("kubernetes:example.com/v1:Runner", props))).not.toContain(RULE);
+      expect(violated(validate("kubernetes:example.com/v1:Runner", props))).toEqual([RULE]);
+    });
+
+    it("kinds that change pods after they were judged fail closed; their validating forms pass", () => {
+      for (const type of [
+        "kubernetes:admissionregistration.k8s.io/v1:MutatingWebhookConfiguration",
+        "kubernetes:admissionregistration.k8s.io/v1:MutatingAdmissionPolicy",
+        "kubernetes:admissionregistration.k8s.io/v1beta1:MutatingAdmissionPolicyBinding",
+        "kubernetes:mutations.gatekeeper.sh/v1:Assign",
+        "kubernetes:policies.kyverno.io/v1alpha1:MutatingPolicy",
+      ])
+        expect(violated(validate(type, OPAQUE)), type).toContain(RULE);
+      for (const type of [
+        "kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration",
+        "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy",
+        "kubernetes:policies.kyverno.io/v1alpha1:ValidatingPolicy",
+      ])
+        expect(violated(validate(type, OPAQUE)), type).not.toContain(RULE);
+    });
+
+    it("a policy engine's policy fails closed by what its rules do", () => {
+      const kyverno = (rule: object) => ({ spec: { rules: [{ name: "r", match: {}, ...rule }] } });
+      const t = "kubernetes:kyverno.io/v1:ClusterPolicy";
+      expect(violated(validate(t, kyverno({ validate: { message: "m" } })))).not.toContain(RULE);
+      expect(violated(validate(t, kyverno({ mutate: { patchStrategicMerge: {} } })))).toContain(RULE);
+      expect(violated(validate(t, kyverno({ generate: { kind: "Pod" } })))).toContain(RULE);
+      const kw = "kubernetes:policies.kubewarden.io/v1:ClusterAdmissionPolicy";
+      expect(violated(validate(kw, { spec: { mutating: false } }))).not.toContain(RULE);
+      expect(violated(validate(kw, { spec: { mutating: true } }))).toContain(RULE);
+      expect(violated(validate(kw, { spec: { mutating: "true" } }))).toContain(RULE);
+      const js = "kubernetes:policy.jspolicy.com/v1beta1:JsPolicy";
+      expect(violated(validate(js, { spec: { type: "Validating" } }))).not.toContain(RULE);
+      expect(violated(validate(js, { spec: { type: "Mutating" } }))).toContain(RULE);
+      expect(violated(validate(js, { spec: { type: "Controller" } }))).toContain(RULE);
+    });
+
+    it("a CRD with a conversion webhook, a host-path storage class, an ACME HTTP-01 issuer fail closed", () => {
+      const crd = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition";
+      expect(violated(validate(crd, { spec: { conversion: { strategy: "None" } } }))).not.toContain(RULE);
+      expect(violated(validate(crd, { spec: { conversion: { strategy: "Webhook" } } }))).toContain(RULE);
+      const sc = "kubernetes:storage.k8s.io/v1:StorageClass";
+      expect(violated(validate(sc, { provisioner: "ebs.csi.aws.com" }))).not.toContain(RULE);
+      expect(violated(validate(sc, { provisioner: "rancher.io/local-path" }))).toContain(RULE);
+      const issuer = "kubernetes:cert-manager.io/v1:ClusterIssuer";
+      const acme = (solver: object) => ({ spec: { acme: { server: "s", solvers: [solver] } } });
+      expect(violated(validate(issuer, acme({ dns01: { webhook: {} } })))).not.toContain(RULE);
+      expect(violated(validate(issuer, acme({ http01: { ingress: {} } })))).toContain(RULE);
     });
   });
 

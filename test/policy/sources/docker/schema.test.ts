@@ -11,6 +11,7 @@ import { COMPOSE_SPEC } from "../../../../policy/sources/compose/schema.generate
 import { DAEMON } from "../../../../policy/sources/docker/daemon.generated";
 import { ENGINE_API } from "../../../../policy/sources/docker/schema.generated";
 import { DEFAULT_SECCOMP } from "../../../../policy/sources/docker/seccomp.generated";
+import { KUBERNETES_API } from "../../../../policy/sources/kubernetes/schema.generated";
 import { TOOLCHAIN } from "../../../../toolchain/manifest";
 import { goEnvironment } from "../../../helpers/goOracle";
 
@@ -41,6 +42,10 @@ describe("the generated Engine API schema", () => {
       ),
     );
     expect(DEFAULT_SECCOMP.version).toBe(TOOLCHAIN.MOBY_SECCOMP_VERSION);
+    expect(goMod).toMatch(
+      new RegExp(`^\\s*k8s\\.io/api ${TOOLCHAIN.KUBE_API_VERSION.replace(/\./g, "\\.")}$`, "m"),
+    );
+    expect(KUBERNETES_API.version).toBe(TOOLCHAIN.KUBE_API_VERSION);
     const oracle = readFileSync(join(ROOT, "test", "oracles", "compose", "go.mod"), "utf8");
     expect(oracle).toMatch(
       new RegExp(`github\\.com/compose-spec/compose-go/v2 ${compose.replace(/\./g, "\\.")}$`, "m"),

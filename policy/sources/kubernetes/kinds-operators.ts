@@ -1,0 +1,192 @@
+/**
+ * Operators' kinds whose verdict is not "read by a pod carrier or entry-point reader" (those come from carriers.ts,
+ * crd-pods.ts and service.ts, see kinds.ts): policy engines and mutation (admission-time changes to pods, objects
+ * generated from rules), and operators' configuration kinds that start nothing. Each from its project's API types:
+ *
+ * - Kyverno v1.15 (kyverno/kyverno api/kyverno/v1 `Rule`: `mutate`, `generate`, `validate`, `verifyImages`;
+ *   api/policies.kyverno.io: MutatingPolicy, GeneratingPolicy, ValidatingPolicy, ImageValidatingPolicy,
+ *   DeletingPolicy and their Namespaced forms; api/kyverno/v2 PolicyException, CleanupPolicy);
+ * - OPA Gatekeeper v3.20 (apis/mutations: Assign, AssignMetadata, ModifySet, AssignImage; templates.gatekeeper.sh
+ *   ConstraintTemplate; constraints.gatekeeper.sh, one kind per template; expansion.gatekeeper.sh ExpansionTemplate);
+ * - Kubewarden v1.x (policies.kubewarden.io ClusterAdmissionPolicy, AdmissionPolicy and their Group forms:
+ *   `spec.mutating`; PolicyServer runs a Deployment from flattened settings);
+ * - jsPolicy (policy.jspolicy.com JsPolicy `spec.type`: Validating, Mutating, Controller);
+ * - cert-manager v1.18 (cert-manager.io Certificate, CertificateRequest, Issuer, ClusterIssuer: an ACME issuer's
+ *   `http01` solvers start solver pods and public routes; acme.cert-manager.io Order, Challenge);
+ * - Prometheus operator v0.85 (monitoring.coreos.com: scrape and alert configuration kinds are inert; Prometheus,
+ *   PrometheusAgent, Alertmanager, ThanosRuler run StatefulSets from flattened settings and `containers` overrides);
+ * - External Secrets v0.19 (external-secrets.io ExternalSecret, ClusterExternalSecret, SecretStore,
+ *   ClusterSecretStore, PushSecret: they write Secrets, judged where pods read them);
+ * - Flux v2.6 (source.toolkit.fluxcd.io sources only fetch artifacts, which the Kustomization and HelmRelease that
+ *   apply them are refused for; notification and image automation kinds start nothing in the cluster);
+ * - CSI snapshots (snapshot.storage.k8s.io VolumeSnapshot, VolumeSnapshotClass, VolumeSnapshotContent).
+ */
+import { isObj } from "../lenient";
+import type { KindTable, KindVerdict } from "./kind-verdict";
+
+const inert = (why: string, unless?: (props: unknown) => string | undefined): KindVerdict =>
+  unless === undefined ? { v: "inert", why } : { v: "inert", why, unless };
+const unjudged = (why: string): KindVerdict => ({ v: "unjudged", why });
+
+const MUTATES = "changes pods at admission, after the rules judged them: what runs is not what was judged";
+const GENERATES = "creates objects from its rules (pods, routes, bindings) that the input does not show";
+const FLATTENED =
+  "its operator runs pods from flattened settings and container overrides the project pins no schema for";
+
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+const spec = (props: unknown): unknown => (isObj(props) ? props.spec : undefined);
+
+/** A Kyverno policy's rules that change or create objects. */
+function kyvernoRules(props: unknown): string | undefined {
+  const s = spec(props);
+  const rules = isObj(s) ? s.rules : undefined;
+  if (rules !== undefined && !Array.isArray(rules)) return "its rules are not a list the rules can read";
+  for (const [i, r] of list(rules).entries()) {
+    if (!isObj(r)) return `rules[${i}] is not an object the rules can read`;
+    if (r.mutate !== undefined && r.mutate !== null) return `rules[${i}] mutates: it ${MUTATES}`;
+    if (r.generate !== undefined && r.generate !== null) return `rules[${i}] generates: it ${GENERATES}`;
+  }
+  return undefined;
+}
+
+/** A Kubewarden policy with `spec.mutating` (a flag; anything but false counts). */
+function kubewardenMutating(props: unknown): string | undefined {
+  const s = spec(props);
+  const m = isObj(s) ? s.mutating : undefined;
+  return m === undefined || m === false
+    ? undefined
+    : `spec.mutating is ${JSON.stringify(m)}: the policy ${MUTATES}`;
+}
+
+/** A jsPolicy of type Mutating or Controller (Validating is the default). */
+function jsPolicyType(props: unknown): string | undefined {
+  const s = spec(props);
+  const t = isObj(s) ? s.type : undefined;
+  if (t === undefined || t === "Validating") return undefined;
+  return t === "Mutating"
+    ? `spec.type is "Mutating": the policy ${MUTATES}`
+    : `spec.type is ${JSON.stringify(t)}: a controller policy runs code that creates and changes objects`;
+}
+
+/** An ACME issuer with HTTP-01 solvers: cert-manager starts a solver pod and a public route per challenge. */
+function acmeHttpSolvers(props: unknown): string | undefined {
+  const s = spec(props);
+  const acme = isObj(s) ? s.acme : undefined;
+  const solvers = isObj(acme) ? acme.solvers : undefined;
+  for (const [i, solver] of list(solvers).entries())
+    if (isObj(solver) && solver.http01 !== undefined && solver.http01 !== null)
+      return `spec.acme.solvers[${i}].http01 makes cert-manager start a solver pod and a public route for each challenge`;
+  return undefined;
+}
+
+const PROMETHEUS_CONFIG = "scrape or alerting configuration for a Prometheus; it starts nothing itself";
+const FLUX_SOURCE =
+  "a Flux source only fetches an artifact; what applies it (Kustomization, HelmRelease) fails closed itself";
+const EXTERNAL_SECRETS =
+  "it writes Secrets from a store; a Secret reaches a task only through the pod's references, judged there";
+
+export const OPERATOR_KINDS: KindTable = {
+  "kyverno.io": {
+    ClusterPolicy: inert("a policy that only validates or verifies images refuses objects", kyvernoRules),
+    Policy: inert("a policy that only validates or verifies images refuses objects", kyvernoRules),
+    PolicyException: inert("it exempts objects from Kyverno policies, not from these rules"),
+    CleanupPolicy: inert("it deletes objects; it creates and changes none"),
+    ClusterCleanupPolicy: inert("it deletes objects; it creates and changes none"),
+    UpdateRequest: unjudged(`Kyverno acts on it to apply mutate and generate rules: it ${GENERATES}`),
+  },
+  "policies.kyverno.io": {
+    MutatingPolicy: unjudged(`it ${MUTATES}`),
+    NamespacedMutatingPolicy: unjudged(`it ${MUTATES}`),
+    GeneratingPolicy: unjudged(`it ${GENERATES}`),
+    NamespacedGeneratingPolicy: unjudged(`it ${GENERATES}`),
+    ValidatingPolicy: inert("it can only refuse objects"),
+    NamespacedValidatingPolicy: inert("it can only refuse objects"),
+    ImageValidatingPolicy: inert("it verifies image signatures; at most it pins an image to its digest"),
+    NamespacedImageValidatingPolicy: inert(
+      "it verifies image signatures; at most it pins an image to its digest",
+    ),
+    DeletingPolicy: inert("it deletes objects; it creates and changes none"),
+    NamespacedDeletingPolicy: inert("it deletes objects; it creates and changes none"),
+    PolicyException: inert("it exempts objects from Kyverno policies, not from these rules"),
+  },
+  "mutations.gatekeeper.sh": {
+    Assign: unjudged(`it ${MUTATES}`),
+    AssignMetadata: unjudged(`it ${MUTATES}`),
+    ModifySet: unjudged(`it ${MUTATES}`),
+    AssignImage: unjudged(`it ${MUTATES}`),
+  },
+  "templates.gatekeeper.sh": { ConstraintTemplate: inert("it defines a validating constraint") },
+  "expansion.gatekeeper.sh": {
+    ExpansionTemplate: inert("it tells Gatekeeper's validation how a workload expands into pods"),
+  },
+  "policies.kubewarden.io": {
+    ClusterAdmissionPolicy: inert("a validating policy can only refuse objects", kubewardenMutating),
+    AdmissionPolicy: inert("a validating policy can only refuse objects", kubewardenMutating),
+    ClusterAdmissionPolicyGroup: inert("a policy group can only refuse objects"),
+    AdmissionPolicyGroup: inert("a policy group can only refuse objects"),
+    PolicyServer: unjudged(FLATTENED),
+  },
+  "policy.jspolicy.com": {
+    JsPolicy: inert("a validating policy can only refuse objects", jsPolicyType),
+    JsPolicyBundle: inert("the code of a JsPolicy; the policy's type says what it may do"),
+    JsPolicyViolations: inert("a report of refused requests"),
+  },
+  "cert-manager.io": {
+    Certificate: inert("it asks an issuer for a certificate stored in a Secret"),
+    CertificateRequest: inert("it asks an issuer to sign a request"),
+    Issuer: inert("a certificate authority's settings", acmeHttpSolvers),
+    ClusterIssuer: inert("a certificate authority's settings", acmeHttpSolvers),
+  },
+  "acme.cert-manager.io": {
+    Order: inert("cert-manager's record of an ACME order; its issuer says how challenges are solved"),
+    Challenge: unjudged("cert-manager solves it with a solver pod and a route the input does not show"),
+  },
+  "monitoring.coreos.com": {
+    ServiceMonitor: inert(PROMETHEUS_CONFIG),
+    PodMonitor: inert(PROMETHEUS_CONFIG),
+    Probe: inert(PROMETHEUS_CONFIG),
+    PrometheusRule: inert(PROMETHEUS_CONFIG),
+    ScrapeConfig: inert(PROMETHEUS_CONFIG),
+    AlertmanagerConfig: inert(PROMETHEUS_CONFIG),
+    Prometheus: unjudged(FLATTENED),
+    PrometheusAgent: unjudged(FLATTENED),
+    Alertmanager: unjudged(FLATTENED),
+    ThanosRuler: unjudged(FLATTENED),
+  },
+  "external-secrets.io": {
+    ExternalSecret: inert(EXTERNAL_SECRETS),
+    ClusterExternalSecret: inert(EXTERNAL_SECRETS),
+    SecretStore: inert(EXTERNAL_SECRETS),
+    ClusterSecretStore: inert(EXTERNAL_SECRETS),
+    PushSecret: inert("it copies a Secret to an outside store; it starts nothing in the cluster"),
+  },
+  "source.toolkit.fluxcd.io": Object.fromEntries(
+    ["GitRepository", "HelmRepository", "HelmChart", "OCIRepository", "Bucket", "ExternalArtifact"].map(
+      (k) => [k, inert(FLUX_SOURCE)],
+    ),
+  ),
+  "notification.toolkit.fluxcd.io": {
+    Alert: inert("it forwards Flux events to a provider"),
+    Provider: inert("where Flux sends its events"),
+    Receiver: inert("a webhook Flux's notification controller serves; it opens no route of its own"),
+  },
+  "image.toolkit.fluxcd.io": {
+    ImageRepository: inert("it lists an image repository's tags"),
+    ImagePolicy: inert("it picks an image tag"),
+    ImageUpdateAutomation: inert(
+      "it writes image tags to a Git repository, which a Kustomization (refused) applies",
+    ),
+  },
+  "snapshot.storage.k8s.io": {
+    VolumeSnapshot: inert("a snapshot of a claim; a pod mounting a restored claim is judged on the pod"),
+    VolumeSnapshotClass: inert("how snapshots are taken"),
+    VolumeSnapshotContent: inert("a snapshot's storage record"),
+  },
+};
+
+/**
+ * Groups whose every kind is inert: one kind per constraint template (Gatekeeper constraints validate only).
+ */
+export const INERT_GROUPS: Readonly<Record<string, string>> = {
+  "constraints.gatekeeper.sh": "a Gatekeeper constraint can only refuse objects",
+};

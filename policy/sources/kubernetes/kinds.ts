@@ -1,0 +1,57 @@
+/**
+ * The verdict of an object's kind (kind-verdict.ts): the built-in kinds of the claimed version
+ * (kinds-builtin.ts), the operators' kinds the readers rebuild pods from or read as entry points (carriers.ts,
+ * crd-pods.ts, service.ts), policy engines and operators' configuration (kinds-operators.ts). A kind none of them
+ * names has no verdict, and fails closed.
+ */
+import { opaqueKindReason } from "../unjudged";
+import { readsCarrierKind } from "./carriers";
+import {
+  conditionalReason,
+  isBuiltInKind,
+  type KindVerdict,
+  tableVerdict,
+  unknownKindReason,
+} from "./kind-verdict";
+import { BUILTIN_KIND_VERDICTS } from "./kinds-builtin";
+import { INERT_GROUPS, OPERATOR_KINDS } from "./kinds-operators";
+import { isIngressType } from "./service";
+import type { KubeType } from "./sites";
+
+/**
+ * The custom resources whose pods crd-pods.ts and crd-spark-kubevirt.ts rebuild (test/policy/sources/kubernetes
+ * kinds.test.ts holds the list to what they read).
+ */
+export const REBUILT: Readonly<Record<string, readonly string[]>> = {
+  "argoproj.io": ["Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"],
+  "tekton.dev": ["Task", "ClusterTask", "TaskRun", "Pipeline", "PipelineRun"],
+  "sparkoperator.k8s.io": ["SparkApplication", "ScheduledSparkApplication"],
+  "kubevirt.io": [
+    "VirtualMachine",
+    "VirtualMachineInstance",
+    "VirtualMachineInstanceReplicaSet",
+    "VirtualMachinePool",
+  ],
+  "pool.kubevirt.io": ["VirtualMachinePool"],
+};
+
+/** The verdict of a kind, or undefined when the project has none (the object then fails closed). */
+export function kindVerdict(t: KubeType): KindVerdict | undefined {
+  if (isBuiltInKind(t)) return tableVerdict(BUILTIN_KIND_VERDICTS, t);
+  const operator = tableVerdict(OPERATOR_KINDS, t);
+  if (operator !== undefined) return operator;
+  if (Object.hasOwn(INERT_GROUPS, t.group)) return { v: "inert", why: INERT_GROUPS[t.group] ?? "" };
+  const opaque = opaqueKindReason(t);
+  if (opaque !== undefined) return { v: "unjudged", why: opaque };
+  if (readsCarrierKind(t) || (Object.hasOwn(REBUILT, t.group) && (REBUILT[t.group] ?? []).includes(t.kind)))
+    return { v: "read", by: "the pod carriers' reader (policy/sources/kubernetes/carriers.ts, crd-pods.ts)" };
+  if (isIngressType(`kubernetes:${t.group}/${t.version}:${t.kind}`))
+    return { v: "read", by: "the entry points' reader (policy/sources/kubernetes/service.ts)" };
+  return undefined;
+}
+
+/** Why an object fails closed by its kind alone (no verdict, an unjudged one, or a setting its verdict names). */
+export function kindReason(t: KubeType, props: unknown): string | undefined {
+  const verdict = kindVerdict(t);
+  return verdict === undefined ? unknownKindReason(t) : conditionalReason(verdict, props);
+}
