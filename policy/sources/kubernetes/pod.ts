@@ -28,8 +28,10 @@ import {
 import { findUnreadable } from "../unreadable";
 import { follow } from "./carriers";
 import { adaptContainer, podVolumes, quantity } from "./container";
+import { podSpecFields } from "./fields";
+import { isBuiltInKind } from "./kind-verdict";
 import { podLevel, podSecurity } from "./security";
-import type { PodSite } from "./sites";
+import { type PodSite, parseKubeType } from "./sites";
 import { podResourceClaims, podVolumeSources } from "./volumes";
 
 function labelsOf(...sources: unknown[]): Record<string, string> {
@@ -168,7 +170,17 @@ export function adaptPod(
     podPath: specPath,
     unknownParts,
     unreadableParts,
+    // The claimed version's PodSpec and ObjectMeta hold a built-in kind's pod; an operator's pod template is its
+    // CRD's schema, which may add fields of its own.
+    ...(builtIn(type) && site.remap === undefined && site.vm !== true
+      ? { unjudgedFields: podSpecFields(spec, specPath, meta, site.metaPath) }
+      : {}),
   };
+}
+
+function builtIn(type: string): boolean {
+  const t = parseKubeType(type);
+  return t !== undefined && isBuiltInKind(t);
 }
 
 /**

@@ -1,0 +1,89 @@
+/**
+ * The fields of a pod spec and its template's metadata that no rule may pass in silence: keys outside the claimed
+ * Kubernetes version's PodSpec and ObjectMeta (schema.generated.ts; the API server decodes field names as written,
+ * case-sensitive, and a newer server may act on a field this version does not have) and fields whose verdict is
+ * refused (verdicts.ts), each where it is written. sandbox-disallow-unjudged-fields turns them into findings.
+ */
+import { isUnknown } from "../../workload";
+import type { Shape } from "../docker/shape";
+import { join } from "../lenient";
+import { isGoZero, type UnjudgedField, type VerdictTable, verdictFor } from "../verdict";
+import { KUBERNETES_API, OBJECT_META, POD_SPEC } from "./schema.generated";
+import { OBJECT_META_VERDICTS, POD_SPEC_VERDICTS } from "./verdicts";
+
+const isPlain = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+
+interface Walk {
+  readonly table: VerdictTable;
+  /** The schema's name for the root (`PodSpec`, `ObjectMeta`), prefixed to each field's schema path. */
+  readonly root: string;
+  readonly out: UnjudgedField[];
+}
+
+function walk(w: Walk, v: unknown, s: Shape, schema: string, path: string, depth: number): void {
+  if (v === undefined || v === null || isUnknown(v) || depth > 64) return;
+  switch (s.k) {
+    case "ptr":
+      walk(w, v, s.to, schema, path, depth);
+      return;
+    case "slice":
+    case "array":
+      if (Array.isArray(v))
+        v.forEach((x, i) => {
+          walk(w, x, s.of, `${schema}[]`, join(path, i), depth + 1);
+        });
+      return;
+    case "map":
+      if (isPlain(v))
+        for (const [k, x] of Object.entries(v)) walk(w, x, s.of, `${schema}{}`, join(path, k), depth + 1);
+      return;
+    case "struct":
+      if (!isPlain(v)) return;
+      for (const [k, x] of Object.entries(v)) {
+        const fieldSchema = schema === "" ? k : `${schema}.${k}`;
+        const at = join(path, k);
+        const f = Object.hasOwn(s.fields, k) ? s.fields[k] : undefined;
+        if (f === undefined) {
+          w.out.push({
+            path: at,
+            field: `${w.root}.${fieldSchema}`,
+            reason: `it is not a field of ${w.root} in Kubernetes ${KUBERNETES_API.kubernetes} (${KUBERNETES_API.module} ${KUBERNETES_API.version}), the version the project claims, which reads field names exactly as written: a server that knows it acts on what no rule judged`,
+          });
+          continue;
+        }
+        const verdict = verdictFor(w.table, fieldSchema);
+        if (verdict === undefined) {
+          w.out.push({
+            path: at,
+            field: `${w.root}.${fieldSchema}`,
+            reason: `the project has no verdict for ${w.root}.${fieldSchema}`,
+          });
+          continue;
+        }
+        if (verdict.v === "refused") {
+          if (!isGoZero(x) && !isUnknown(x) && verdict.allows?.(x) !== true)
+            w.out.push({ path: at, field: `${w.root}.${fieldSchema}`, reason: verdict.why });
+          continue;
+        }
+        walk(w, x, f, fieldSchema, at, depth + 1);
+      }
+      return;
+    default:
+      return;
+  }
+}
+
+/** Every field of a pod spec at `specPath` and of its template metadata at `metaPath` that fails closed. */
+export function podSpecFields(
+  spec: unknown,
+  specPath: string,
+  meta: unknown,
+  metaPath: string | undefined,
+): UnjudgedField[] {
+  const out: UnjudgedField[] = [];
+  walk({ table: POD_SPEC_VERDICTS, root: "PodSpec", out }, spec, POD_SPEC, "", specPath, 0);
+  if (metaPath !== undefined)
+    walk({ table: OBJECT_META_VERDICTS, root: "ObjectMeta", out }, meta, OBJECT_META, "", metaPath, 0);
+  return out;
+}
