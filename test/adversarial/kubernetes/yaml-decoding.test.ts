@@ -58,14 +58,14 @@ cases("class 2: keys written with tags and aliases", [
     want: blocked(undefined, "p"),
   },
   {
-    name: "an alias of an anchored << used as a key is the plain key '<<' (no merge): passes",
+    name: "an alias of an anchored << used as a key is the plain key '<<' (no merge): not privileged, and refused as a key outside SecurityContext",
     files: {
       "pod.yaml": pod("p", {
         top: "x-m: &m <<",
         securityContext: `${SAFE_CONTAINER_SECURITY}\n*m : {privileged: true}`,
       }).replace("metadata:", "metadata:"),
     },
-    want: passes,
+    want: blocked("sandbox-disallow-unjudged-fields", "p"),
   },
 ]);
 
