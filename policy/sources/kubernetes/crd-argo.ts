@@ -118,12 +118,14 @@ function applyPatches(
   for (const p of patches) {
     if (isUnknown(p.value)) {
       problems.push({ path: p.path, reason: "a podSpecPatch not known yet" });
+      mapper.add(p.path, p.path);
       continue;
     }
     const parsed = readPodSpecPatch(p.value, values);
     if (parsed === undefined) continue;
     if ("reason" in parsed) {
       problems.push({ path: p.path, reason: parsed.reason });
+      mapper.add(p.path, p.path); // a real path already: the map keeps it
       continue;
     }
     merged = strategicMerge(merged, parsed.value) as Obj;

@@ -211,7 +211,7 @@ export function sealPlaceholders<T>(pod: T, syntax: Syntax, who: string): T {
       if (kind === "text") return v;
       if (kind === "figure") return UNKNOWN;
       return new Unreadable(
-        `${JSON.stringify(v.length > 80 ? `${v.slice(0, 77)}...` : v)} at ${where(p)} is a ${who} placeholder that no declared value fills, so it is whatever the submitter passes; only names, images, command text and resource figures may be parameters`,
+        `${JSON.stringify(v.length > 80 ? `${v.slice(0, 77)}...` : v)} is a ${who} placeholder that no declared value fills, so it is whatever the submitter passes (only names, images, command text and resource figures may be left as parameters)`,
       );
     }
     if (Array.isArray(v)) return v.map((x, i) => walk(x, [...p, i]));
