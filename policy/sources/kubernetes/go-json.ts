@@ -12,7 +12,7 @@ import { isObj } from "../lenient";
 import { kubeYamlToJson } from "./yaml";
 import { splitKubeStream } from "./yaml-stream";
 
-/** Every JSON field name of k8s.io/api core/v1 types.go (k8s.io/api v0.36.3; DaemonEndpoint's status `Port` left out). */
+/** Every JSON field name of k8s.io/api core/v1 types.go and the pod metadata's (k8s.io/api v0.36.3; DaemonEndpoint's status `Port` left out). */
 const NAMES = `
   accessModes action active activeDeadlineSeconds add address addresses affinity allocatable
   allocateLoadBalancerNodePorts allocatedResourceStatuses allocatedResources allocatedResourcesStatus
@@ -77,7 +77,8 @@ const NAMES = `
   volumesInUse vsphereVolume waiting weight whenUnsatisfiable windowsOptions workingDir workloadRef wwids
 `
   .trim()
-  .split(/\s+/);
+  .split(/\s+/)
+  .concat(["labels", "annotations", "generateName", "finalizers", "ownerReferences"]); // metav1.ObjectMeta
 
 /** bytes.EqualFold's fold: ASCII letters by case, U+212A (Kelvin) as K, U+017F (long s) as S. */
 export function goFold(s: string): string {
