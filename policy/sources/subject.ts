@@ -2,6 +2,7 @@
 
 import { isUnknown, type Subject } from "../workload";
 import { adaptLaunchSpec, LAUNCH_TYPE } from "./docker/read";
+import { embeddedSubjects } from "./kubernetes/embedded-subjects";
 import { kindReason } from "./kubernetes/kinds";
 import { adaptIngress, adaptService, isEntryPoint, isServiceType } from "./kubernetes/service";
 import { parseKubeType } from "./kubernetes/sites";
@@ -25,6 +26,7 @@ export function adaptResources(
   if (isServiceType(type)) return [adaptService(type, props, name)];
   const out: Subject[] = [...(adaptKubernetesWorkloads(type, props, name, tainted) ?? [])];
   if (isEntryPoint(type, props)) out.push(adaptIngress(type, props, name));
+  out.push(...embeddedSubjects(type, props, name, tainted, adaptResources));
   // An object that makes workloads the pack cannot see whole fails closed even where it shows pods too: a chart's
   // values, a patch's template or a kustomization may carry a hardened pod as a decoy for what is really deployed.
   // A Kubernetes object fails closed by its kind too: a kind with no verdict (no pinned schema), one that changes

@@ -17,12 +17,11 @@
  */
 import { isUnknown, UNKNOWN } from "../../workload";
 import { at, field, isObj, items, join } from "../lenient";
+import { argoSites, withSource } from "./crd-argo";
 import { kubevirtSites, sparkSites } from "./crd-spark-kubevirt";
 import {
-  listPaths,
   type Part,
   PathMapper,
-  parsePatch,
   partsOf,
   putField,
   putList,
@@ -31,15 +30,17 @@ import {
   unknownSite,
 } from "./rebuild";
 import type { KubeType, PodSite } from "./sites";
+import { sealPlaceholders, substituteAll, tektonValues } from "./templating";
 
 type Obj = Record<string, unknown>;
 
 /** Rebuilt pods of a custom resource this module knows, or undefined for any other type. */
 export function synthesizedSites(t: KubeType, props: unknown): PodSite[] | undefined {
   if (t.group === "argoproj.io") {
-    if (["Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate"].includes(t.kind))
-      return argoSites(props, "spec");
-    if (t.kind === "CronWorkflow") return argoSites(props, "spec.workflowSpec");
+    if (t.kind === "Workflow") return argoSites(props, "spec", false);
+    if (t.kind === "WorkflowTemplate" || t.kind === "ClusterWorkflowTemplate")
+      return argoSites(props, "spec", true);
+    if (t.kind === "CronWorkflow") return argoSites(props, "spec.workflowSpec", false);
   }
   if (t.group === "tekton.dev") return tektonSites(t.kind, props);
   if (t.group === "sparkoperator.k8s.io") return sparkSites(t.kind, props);
@@ -47,128 +48,10 @@ export function synthesizedSites(t: KubeType, props: unknown): PodSite[] | undef
   return undefined;
 }
 
-/** Applies a string pod spec patch over a rebuilt pod; returns why it could not be read, if so. */
-function applyPatch(
-  spec: Obj,
-  raw: unknown,
-  patchPath: string,
-  mapper: PathMapper,
-  unreadable: { path: string; reason: string }[],
-): Obj {
-  if (isUnknown(raw)) {
-    unreadable.push({ path: patchPath, reason: "a podSpecPatch not known yet" });
-    return spec;
-  }
-  const parsed = parsePatch(raw);
-  if (parsed === undefined) return spec;
-  if ("reason" in parsed) {
-    unreadable.push({ path: patchPath, reason: parsed.reason });
-    return spec;
-  }
-  const merged = strategicMerge(spec, parsed.value) as Obj;
-  for (const key of Object.keys(parsed.value)) {
-    if (key === "containers" || key === "initContainers" || key === "volumes") {
-      const before = items(spec[key]).map((v, i) => ({
-        name: isObj(v) ? v.name : undefined,
-        path: mapper.map()(`spec.${key}[${i}]`),
-      }));
-      listPaths(merged[key], before, patchPath).forEach((p, i) => {
-        mapper.add(`spec.${key}[${i}]`, p);
-      });
-    } else mapper.add(`spec.${key}`, patchPath);
-  }
-  return merged;
-}
-
-function argoSites(props: unknown, wfPath: string): PodSite[] {
-  const wf = at(props, wfPath);
-  if (isUnknown(wf)) return unknownSite(props, wfPath);
-  const templatesPath = join(wfPath, "templates");
-  const templates = field(wf, "templates");
-  if (isUnknown(templates)) return unknownSite(props, templatesPath);
-  const out: PodSite[] = [];
-  items(templates).forEach((tpl, i) => {
-    const tPath = join(templatesPath, i);
-    const main: Part[] = [];
-    const container = field(tpl, "container");
-    const script = field(tpl, "script");
-    if (container !== undefined)
-      main.push({ value: named(container, "main"), path: join(tPath, "container") });
-    else if (script !== undefined) main.push({ value: named(script, "main"), path: join(tPath, "script") });
-    else main.push(...partsOf(at(tpl, "containerSet.containers"), join(tPath, "containerSet.containers")));
-    if (main.length === 0) return; // steps, dag, resource, suspend, http: no pod of the user's
-    const mapper = new PathMapper(wfPath);
-    const spec: Obj = { restartPolicy: "Never" }; // the executor never restarts a step's pod
-    putList(
-      spec,
-      "containers",
-      [...main, ...partsOf(field(tpl, "sidecars"), join(tPath, "sidecars"))],
-      mapper,
-    );
-    putList(
-      spec,
-      "initContainers",
-      partsOf(field(tpl, "initContainers"), join(tPath, "initContainers")),
-      mapper,
-    );
-    for (const key of ["securityContext", "automountServiceAccountToken"])
-      putField(
-        spec,
-        key,
-        [
-          { value: field(tpl, key), path: join(tPath, key) },
-          { value: field(wf, key), path: join(wfPath, key) },
-        ],
-        mapper,
-      );
-    putField(
-      spec,
-      "hostNetwork",
-      [{ value: field(wf, "hostNetwork"), path: join(wfPath, "hostNetwork") }],
-      mapper,
-    );
-    putList(
-      spec,
-      "volumes",
-      [
-        ...partsOf(field(wf, "volumes"), join(wfPath, "volumes")),
-        ...partsOf(field(tpl, "volumes"), join(tPath, "volumes")),
-      ],
-      mapper,
-    );
-    const unreadable: { path: string; reason: string }[] = [];
-    let patched = applyPatch(
-      spec,
-      field(wf, "podSpecPatch"),
-      join(wfPath, "podSpecPatch"),
-      mapper,
-      unreadable,
-    );
-    patched = applyPatch(
-      patched,
-      field(tpl, "podSpecPatch"),
-      join(tPath, "podSpecPatch"),
-      mapper,
-      unreadable,
-    );
-    const metadata = strategicMerge(field(wf, "podMetadata") ?? {}, field(tpl, "metadata") ?? {}) as Obj;
-    out.push(
-      rebuilt({ spec: patched, metadata }, tPath, mapper, unreadable.length > 0 ? { unreadable } : {}),
-    );
-  });
-  return out;
-}
-
-function named(c: unknown, name: string): unknown {
-  if (!isObj(c)) return c;
-  const { source: _source, ...rest } = c; // a script's source is what it runs, like args
-  return { name, ...rest };
-}
-
 /** Tekton's container for one step: the step template under it, `computeResources` as `resources`. */
 function tektonStep(step: unknown, template: unknown): unknown {
   if (!isObj(step)) return step;
-  const { script: _script, computeResources, ...rest } = step;
+  const { computeResources, ...rest } = step;
   const own = computeResources === undefined ? rest : { ...rest, resources: computeResources };
   if (!isObj(template)) return own;
   const { computeResources: tr, ...tRest } = template;
@@ -181,22 +64,31 @@ function tektonPod(
   taskPath: string | undefined,
   podTemplate: Part | undefined,
   where: string,
+  given?: { params: unknown; outer?: ReadonlyMap<string, string> },
 ): PodSite {
-  const task = taskPath === undefined ? undefined : at(props, taskPath);
+  const raw = taskPath === undefined ? undefined : at(props, taskPath);
+  // Tekton substitutes each param's value (the run's or pipeline task's, else the default) before the pod is made.
+  const task = substituteAll(raw, "tekton", tektonValues(field(raw, "params"), given?.params, given?.outer));
   const mapper = new PathMapper(taskPath ?? podTemplate?.path ?? "spec");
   const spec: Obj = { restartPolicy: "Never" };
   if (taskPath !== undefined) {
     const template = field(task, "stepTemplate");
-    const steps = partsOf(field(task, "steps"), join(taskPath, "steps")).map((p) => ({
-      ...p,
-      value: tektonStep(p.value, template),
-    }));
-    putList(
-      spec,
-      "containers",
-      [...steps, ...partsOf(field(task, "sidecars"), join(taskPath, "sidecars"))],
-      mapper,
+    const scripts: { index: number; path: string }[][] = [];
+    const scripted = (p: Part, value: unknown): Part => {
+      const s: { index: number; path: string }[] = [];
+      scripts.push(s);
+      return { ...p, value: withSource(value, undefined, p.path, "script", s) };
+    };
+    const steps = partsOf(field(task, "steps"), join(taskPath, "steps")).map((p) =>
+      scripted(p, tektonStep(p.value, template)),
     );
+    const sidecars = partsOf(field(task, "sidecars"), join(taskPath, "sidecars")).map((p) =>
+      scripted(p, p.value),
+    );
+    putList(spec, "containers", [...steps, ...sidecars], mapper);
+    scripts.forEach((s, i) => {
+      for (const x of s) mapper.add(`spec.containers[${i}].args[${x.index}]`, x.path);
+    });
   }
   const pt = podTemplate?.value;
   for (const key of ["securityContext", "hostNetwork", "automountServiceAccountToken", "runtimeClassName"])
@@ -214,7 +106,7 @@ function tektonPod(
   const env = field(pt, "env");
   if (env !== undefined) spec.containers = items(spec.containers).map((c) => strategicMerge(c, { env }));
   if (isUnknown(task) || isUnknown(field(task, "steps"))) spec.containers = UNKNOWN;
-  return rebuilt({ spec }, where, mapper);
+  return rebuilt(sealPlaceholders({ spec }, "tekton", "Tekton"), where, mapper);
 }
 
 function tektonSites(kind: string, props: unknown): PodSite[] | undefined {
@@ -225,7 +117,9 @@ function tektonSites(kind: string, props: unknown): PodSite[] | undefined {
     const task = at(props, "spec.taskSpec") === undefined ? undefined : "spec.taskSpec";
     if (task === undefined && pt === undefined) return undefined; // a taskRef: that Task is judged itself
     return [
-      tektonPod(props, task, pt === undefined ? undefined : { value: pt, path: "spec.podTemplate" }, "spec"),
+      tektonPod(props, task, pt === undefined ? undefined : { value: pt, path: "spec.podTemplate" }, "spec", {
+        params: at(props, "spec.params"),
+      }),
     ];
   }
   const pipelinePath =
@@ -249,12 +143,21 @@ function tektonSites(kind: string, props: unknown): PodSite[] | undefined {
       ? runTemplate
       : { value: strategicMerge(runTemplate?.value ?? {}, own), path: `${base}.${key}` };
   };
+  const pipelineValues = tektonValues(
+    at(props, join(pipelinePath, "params")),
+    kind === "PipelineRun" ? at(props, "spec.params") : undefined,
+  );
   const out: PodSite[] = [];
   for (const list of ["tasks", "finally"]) {
     items(at(props, join(pipelinePath, list))).forEach((task, i) => {
       const tPath = `${join(pipelinePath, list)}[${i}]`;
       if (field(task, "taskSpec") === undefined) return; // a taskRef: that Task is judged itself
-      out.push(tektonPod(props, join(tPath, "taskSpec"), perTask(field(task, "name")), tPath));
+      out.push(
+        tektonPod(props, join(tPath, "taskSpec"), perTask(field(task, "name")), tPath, {
+          params: field(task, "params"),
+          outer: pipelineValues,
+        }),
+      );
     });
   }
   if (out.length === 0 && runTemplate !== undefined)

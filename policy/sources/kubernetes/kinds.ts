@@ -35,6 +35,15 @@ export const REBUILT: Readonly<Record<string, readonly string[]>> = {
   "pool.kubevirt.io": ["VirtualMachinePool"],
 };
 
+/** Kinds whose objects hold other objects a controller creates (embedded.ts): each held object is judged. */
+export const EMBEDDING: Readonly<Record<string, readonly string[]>> = {
+  "argoproj.io": ["Sensor"],
+  "triggers.tekton.dev": ["TriggerTemplate"],
+};
+
+const listed = (table: Readonly<Record<string, readonly string[]>>, t: KubeType): boolean =>
+  Object.hasOwn(table, t.group) && (table[t.group] ?? []).includes(t.kind);
+
 /** The verdict of a kind, or undefined when the project has none (the object then fails closed). */
 export function kindVerdict(t: KubeType): KindVerdict | undefined {
   if (isBuiltInKind(t)) return tableVerdict(BUILTIN_KIND_VERDICTS, t);
@@ -43,8 +52,13 @@ export function kindVerdict(t: KubeType): KindVerdict | undefined {
   if (Object.hasOwn(INERT_GROUPS, t.group)) return { v: "inert", why: INERT_GROUPS[t.group] ?? "" };
   const opaque = opaqueKindReason(t);
   if (opaque !== undefined) return { v: "unjudged", why: opaque };
-  if (readsCarrierKind(t) || (Object.hasOwn(REBUILT, t.group) && (REBUILT[t.group] ?? []).includes(t.kind)))
+  if (readsCarrierKind(t) || listed(REBUILT, t))
     return { v: "read", by: "the pod carriers' reader (policy/sources/kubernetes/carriers.ts, crd-pods.ts)" };
+  if (listed(EMBEDDING, t))
+    return {
+      v: "read",
+      by: "the embedded objects' reader (policy/sources/kubernetes/embedded.ts): each object it holds",
+    };
   if (isIngressType(`kubernetes:${t.group}/${t.version}:${t.kind}`))
     return { v: "read", by: "the entry points' reader (policy/sources/kubernetes/service.ts)" };
   return undefined;

@@ -3,7 +3,6 @@
  * resource, and the strategic merge that Argo's `podSpecPatch`, Tekton's `stepTemplate` and Spark's pod
  * `template` use, for the keys a pod spec merges by name.
  */
-import { parse as parseYaml } from "yaml";
 import { isUnknown } from "../../workload";
 import { entries, isObj, items, join } from "../lenient";
 import type { PathMap, PodSite } from "./sites";
@@ -64,32 +63,6 @@ export function strategicMerge(base: unknown, patch: unknown, key?: string): unk
     return out;
   }
   return patch;
-}
-
-/** What a patch string holds: the object, or why the rules cannot read it (they then fail closed). */
-export type ParsedPatch = { readonly value: Record<string, unknown> } | { readonly reason: string };
-
-/**
- * A pod spec patch written as a string (JSON or YAML, as Argo accepts). A workflow parameter (`{{...}}`) is only
- * known when the workflow runs, and patch directives (`$patch`, `$retainKeys`...) change what merges: both make
- * the pod unreadable here rather than guessed.
- */
-export function parsePatch(raw: unknown): ParsedPatch | undefined {
-  if (raw === undefined) return undefined;
-  if (typeof raw !== "string")
-    return isObj(raw) ? { value: raw } : { reason: "a podSpecPatch that is not a string" };
-  if (raw.includes("{{"))
-    return { reason: "a podSpecPatch with workflow parameters, only known when it runs" };
-  let v: unknown;
-  try {
-    v = parseYaml(raw, { uniqueKeys: false });
-  } catch {
-    return { reason: "a podSpecPatch that does not parse" };
-  }
-  if (v === null || v === undefined) return undefined;
-  if (!isObj(v)) return { reason: "a podSpecPatch that is not an object" };
-  if (JSON.stringify(v).includes('"$')) return { reason: "a podSpecPatch with patch directives" };
-  return { value: v };
 }
 
 /** The containers of a merged list: where each one is written (its original path, or the patch's). */

@@ -1,0 +1,259 @@
+/**
+ * Argo Workflows pods, as the workflow controller builds them (argo-workflows pkg/apis/workflow/v1alpha1
+ * WorkflowSpec, Template; workflow/controller/workflowpod.go, operator.go `mergedTemplateDefaultsInto`;
+ * workflow/util/util.go `ApplyPodSpecPatch`):
+ * - one pod per template with `container`, `script` or `containerSet`, after `spec.templateDefaults` is merged under
+ *   it (strategic merge; the defaults' `container`/`script`/... only into a template of that type);
+ * - the main container is `main`; a script's `source` is what it runs, judged as its command line;
+ *   `initContainers` and `sidecars` join it; `securityContext` and `automountServiceAccountToken` come from the
+ *   template, else the workflow; `hostNetwork` and `volumes` from the workflow, template `volumes` added;
+ *   `podMetadata` under the template's `metadata`;
+ * - `{{...}}` parameters are substituted with the values declared in the object (./templating.ts), and what stays
+ *   one is judged by the field it is in;
+ * - `podSpecPatch` (the workflow's, then the template's) is text: parameters substituted first, then read as the
+ *   controller reads it (./go-json.ts: YAML 1.1 or JSON, then Go's case-insensitive decoding) and strategic-merged
+ *   over the pod.
+ */
+import { isUnknown } from "../../workload";
+import { at, field, isObj, items, join } from "../lenient";
+import { controllerText, goDecode } from "./go-json";
+import {
+  listPaths,
+  type Part,
+  PathMapper,
+  partsOf,
+  putField,
+  putList,
+  rebuilt,
+  strategicMerge,
+  unknownSite,
+} from "./rebuild";
+import type { PodSite } from "./sites";
+import { argoTemplateValues, sealPlaceholders, substitute, substituteAll } from "./templating";
+
+type Obj = Record<string, unknown>;
+type Problems = { path: string; reason: string }[];
+
+/** The template types (pkg/apis/workflow/v1alpha1 TemplateType): a default of one type applies to that type only. */
+const TYPES = [
+  "container",
+  "containerSet",
+  "steps",
+  "script",
+  "resource",
+  "dag",
+  "suspend",
+  "data",
+  "http",
+  "plugin",
+];
+
+/** A template with the workflow's `templateDefaults` merged under it. */
+export function withTemplateDefaults(tpl: unknown, defaults: unknown): unknown {
+  if (!isObj(defaults) || !isObj(tpl)) return tpl;
+  const own = TYPES.find((t) => tpl[t] !== undefined);
+  const applicable = Object.fromEntries(
+    Object.entries(defaults).filter(([k]) => !TYPES.includes(k) || k === own),
+  );
+  return strategicMerge(applicable, tpl);
+}
+
+const HOLE = /\{\{[^{}]*\}\}/g;
+const SENTINEL = /zzargoph(\d+)zz/g;
+
+/** A podSpecPatch's value, with the controller's reading of its text; or why it cannot be read. */
+export function readPodSpecPatch(
+  raw: unknown,
+  values: ReadonlyMap<string, string>,
+): { value: Obj } | { reason: string } | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== "string")
+    return isObj(raw) ? { value: { ...raw } } : { reason: "a podSpecPatch that is not a string" };
+  const holes: string[] = [];
+  // A parameter left is replaced by a plain word so the text parses; it is put back, and judged, afterwards.
+  const text = substitute(raw, "argo", values).replace(HOLE, (h) => `zzargoph${holes.push(h) - 1}zz`);
+  let v: unknown;
+  try {
+    v = controllerText(text);
+  } catch {
+    try {
+      v = controllerText(text.replace(/(^|[^"\w])(zzargoph\d+zz)(?=[^"\w]|$)/g, '$1"$2"'));
+    } catch (e) {
+      return { reason: `a podSpecPatch that does not parse (${e instanceof Error ? e.message : String(e)})` };
+    }
+  }
+  const back = (x: unknown): unknown => {
+    if (typeof x === "string") return x.replace(SENTINEL, (_, i: string) => holes[Number(i)] ?? "");
+    if (Array.isArray(x)) return x.map(back);
+    if (!isObj(x)) return x;
+    return Object.fromEntries(Object.entries(x).map(([k, y]) => [back(k) as string, back(y)]));
+  };
+  v = back(v);
+  if (v === null || v === undefined) return undefined;
+  if (!isObj(v))
+    return {
+      reason:
+        typeof v === "string" && holes.length > 0
+          ? `a podSpecPatch that is a workflow parameter (${v}) with no declared value: the patch is whatever the submitter passes`
+          : "a podSpecPatch that is not an object",
+    };
+  const directives = (x: unknown): boolean =>
+    Array.isArray(x)
+      ? x.some(directives)
+      : isObj(x) && Object.entries(x).some(([k, y]) => k.startsWith("$") || directives(y));
+  if (directives(v)) return { reason: "a podSpecPatch with patch directives ($patch, $retainKeys...)" };
+  return { value: v };
+}
+
+/** The pod after the workflow's and the template's patches, decoded as the controller decodes it. */
+function applyPatches(
+  spec: Obj,
+  patches: readonly Part[],
+  values: ReadonlyMap<string, string>,
+  mapper: PathMapper,
+  problems: Problems,
+): Obj {
+  let merged: Obj = spec;
+  const touched: [string, string][] = [];
+  for (const p of patches) {
+    if (isUnknown(p.value)) {
+      problems.push({ path: p.path, reason: "a podSpecPatch not known yet" });
+      mapper.add(p.path, p.path);
+      continue;
+    }
+    const parsed = readPodSpecPatch(p.value, values);
+    if (parsed === undefined) continue;
+    if ("reason" in parsed) {
+      problems.push({ path: p.path, reason: parsed.reason });
+      mapper.add(p.path, p.path); // a real path already: the map keeps it
+      continue;
+    }
+    merged = strategicMerge(merged, parsed.value) as Obj;
+    for (const k of Object.keys(goDecode(parsed.value) as Obj)) touched.push([k, p.path]);
+  }
+  if (touched.length === 0) return merged;
+  const decoded = goDecode(merged) as Obj;
+  for (const [key, patchPath] of touched) {
+    if (key === "containers" || key === "initContainers" || key === "volumes") {
+      const before = items(spec[key]).map((v, i) => ({
+        name: isObj(v) ? v.name : undefined,
+        path: mapper.map()(`spec.${key}[${i}]`),
+      }));
+      listPaths(decoded[key], before, patchPath).forEach((path, i) => {
+        mapper.add(`spec.${key}[${i}]`, path);
+      });
+    } else mapper.add(`spec.${key}`, patchPath);
+  }
+  return decoded;
+}
+
+/** A container with its name, and a script's source appended to its command line (mapped to `source`). */
+export function withSource(
+  c: unknown,
+  name: string | undefined,
+  part: string,
+  sourceKey: string,
+  at: { index: number; path: string }[],
+): unknown {
+  if (!isObj(c)) return c;
+  const { [sourceKey]: source, ...rest } = c;
+  const out: Obj = name === undefined ? rest : { name, ...rest };
+  if (typeof source === "string") {
+    const args = Array.isArray(rest.args) ? rest.args : rest.args === undefined ? [] : [rest.args];
+    out.args = [...args, source];
+    at.push({ index: args.length, path: join(part, sourceKey) });
+  }
+  return out;
+}
+
+/**
+ * Every pod of a workflow spec at `wfPath`; `callable` says its templates may be called from outside the object
+ * (a WorkflowTemplate), so only the values they declare are substituted.
+ */
+export function argoSites(props: unknown, wfPath: string, callable: boolean): PodSite[] {
+  const wf = at(props, wfPath);
+  if (isUnknown(wf)) return unknownSite(props, wfPath);
+  const templatesPath = join(wfPath, "templates");
+  const templates = field(wf, "templates");
+  if (isUnknown(templates)) return unknownSite(props, templatesPath);
+  const out: PodSite[] = [];
+  items(templates).forEach((raw, i) => {
+    const values = argoTemplateValues(wf, raw, callable);
+    const tpl = substituteAll(withTemplateDefaults(raw, field(wf, "templateDefaults")), "argo", values);
+    const wfv = substituteAll(wf, "argo", values);
+    const tPath = join(templatesPath, i);
+    const main: Part[] = [];
+    const sources: { index: number; path: string }[][] = [];
+    const container = field(tpl, "container");
+    const script = field(tpl, "script");
+    if (container !== undefined)
+      main.push({
+        value: isObj(container) ? { ...container, name: "main" } : container,
+        path: join(tPath, "container"),
+      });
+    else if (script !== undefined) {
+      const s: { index: number; path: string }[] = [];
+      main.push({
+        value: withSource(script, "main", join(tPath, "script"), "source", s),
+        path: join(tPath, "script"),
+      });
+      sources[0] = s;
+    } else main.push(...partsOf(at(tpl, "containerSet.containers"), join(tPath, "containerSet.containers")));
+    if (main.length === 0) return; // steps, dag, resource (read by ./embedded.ts), suspend, http: no pod of the user's
+    const mapper = new PathMapper(wfPath);
+    const spec: Obj = { restartPolicy: "Never" }; // the executor never restarts a step's pod
+    putList(
+      spec,
+      "containers",
+      [...main, ...partsOf(field(tpl, "sidecars"), join(tPath, "sidecars"))],
+      mapper,
+    );
+    for (const s of sources[0] ?? []) mapper.add(`spec.containers[0].args[${s.index}]`, s.path);
+    putList(
+      spec,
+      "initContainers",
+      partsOf(field(tpl, "initContainers"), join(tPath, "initContainers")),
+      mapper,
+    );
+    for (const key of ["securityContext", "automountServiceAccountToken"])
+      putField(
+        spec,
+        key,
+        [
+          { value: field(tpl, key), path: join(tPath, key) },
+          { value: field(wfv, key), path: join(wfPath, key) },
+        ],
+        mapper,
+      );
+    putField(
+      spec,
+      "hostNetwork",
+      [{ value: field(wfv, "hostNetwork"), path: join(wfPath, "hostNetwork") }],
+      mapper,
+    );
+    putList(
+      spec,
+      "volumes",
+      [
+        ...partsOf(field(wfv, "volumes"), join(wfPath, "volumes")),
+        ...partsOf(field(tpl, "volumes"), join(tPath, "volumes")),
+      ],
+      mapper,
+    );
+    const problems: Problems = [];
+    const patched = applyPatches(
+      spec,
+      [
+        { value: field(wf, "podSpecPatch"), path: join(wfPath, "podSpecPatch") },
+        { value: field(tpl, "podSpecPatch"), path: join(tPath, "podSpecPatch") },
+      ],
+      values,
+      mapper,
+      problems,
+    );
+    const metadata = strategicMerge(field(wfv, "podMetadata") ?? {}, field(tpl, "metadata") ?? {}) as Obj;
+    const pod = sealPlaceholders({ spec: patched, metadata }, "argo", "workflow");
+    out.push(rebuilt(pod, tPath, mapper, problems.length > 0 ? { unreadable: problems } : {}));
+  });
+  return out;
+}

@@ -1,0 +1,230 @@
+/**
+ * Controller templating in a rebuilt pod: the values a controller substitutes before it creates the pod, and what
+ * stays a placeholder. Argo Workflows replaces `{{ name }}` in a template's text (argo-workflows
+ * util/template/simple_template.go: the tag trimmed of spaces; `{{=expr}}` is an expression) with
+ * `workflow.parameters.<n>` (`spec.arguments.parameters[].value`) and `inputs.parameters.<n>` (what the caller
+ * passes, else the input's `value`, else its `default`: pkg/apis/workflow/v1alpha1 Inputs, Parameter). Tekton
+ * replaces `$(params.<n>)`, `$(params["<n>"])`, `$(params['<n>'])` and the old `$(inputs.params.<n>)` with the
+ * run's value, else the param's `default` (tektoncd/pipeline pkg/reconciler/taskrun/resources/apply.go).
+ *
+ * A placeholder that no declared value fills stays one when the pod is created: its value is whatever the submitter
+ * passes. In a field that cannot weaken a wall (a name, an image, a command line's text, a resource figure) it is
+ * left as text (a resource figure is read as not known); anywhere else it is unreadable, and the rules fail closed.
+ */
+import { UNKNOWN, Unreadable } from "../../workload";
+import { field, isObj, items, str } from "../lenient";
+
+export type Syntax = "argo" | "tekton";
+
+/** The placeholders of each syntax, with the name inside as group 1. */
+const PATTERN: Readonly<Record<Syntax, RegExp>> = {
+  argo: /\{\{\s*([^{}]*?)\s*\}\}/g,
+  tekton: /\$\(\s*([^()]*?)\s*\)/g,
+};
+
+/** True when `s` holds a placeholder of `syntax`. */
+export function hasPlaceholder(s: string, syntax: Syntax): boolean {
+  PATTERN[syntax].lastIndex = 0;
+  return PATTERN[syntax].test(s);
+}
+
+/** The name a Tekton placeholder names a param by (`params.x`, `params["x"]`, `inputs.params.x`), or undefined. */
+function tektonParam(tag: string): string | undefined {
+  const m = /^(?:inputs\.)?params(?:\.([^.[\]"']+)|\[\s*["']([^"']+)["']\s*\])$/.exec(tag);
+  return m === null ? undefined : (m[1] ?? m[2]);
+}
+
+/** Replaces every placeholder whose value is known; the others are left as written. */
+export function substitute(s: string, syntax: Syntax, values: ReadonlyMap<string, string>): string {
+  return s.replace(PATTERN[syntax], (whole, tag: string) => {
+    const key = syntax === "tekton" ? tektonParam(tag) : tag;
+    const v = key === undefined ? undefined : values.get(key);
+    return v === undefined ? whole : v;
+  });
+}
+
+/** Every string in `v` with its known placeholders replaced (keys too). */
+export function substituteAll(v: unknown, syntax: Syntax, values: ReadonlyMap<string, string>): unknown {
+  if (values.size === 0) return v;
+  if (typeof v === "string") return substitute(v, syntax, values);
+  if (Array.isArray(v)) return v.map((x) => substituteAll(x, syntax, values));
+  if (!isObj(v)) return v;
+  return Object.fromEntries(
+    Object.entries(v).map(([k, x]) => [substitute(k, syntax, values), substituteAll(x, syntax, values)]),
+  );
+}
+
+/** One value when every candidate agrees and holds no placeholder; otherwise none. */
+function single(candidates: readonly unknown[], syntax: Syntax): string | undefined {
+  const texts = candidates.map((c) => str(c));
+  const first = texts[0];
+  if (typeof first !== "string" || hasPlaceholder(first, syntax)) return undefined;
+  return texts.every((t) => t === first) ? first : undefined;
+}
+
+/** `workflow.parameters.<n>` from a workflow spec's arguments (a parameter with `valueFrom` has no value here). */
+export function argoWorkflowValues(wf: unknown): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const p of items(field(field(wf, "arguments"), "parameters"))) {
+    const name = str(field(p, "name"));
+    const value = single([field(p, "value")], "argo");
+    if (typeof name === "string" && value !== undefined && field(p, "valueFrom") === undefined)
+      out.set(`workflow.parameters.${name}`, value);
+  }
+  return out;
+}
+
+/** The steps and DAG tasks of a workflow spec that call the template named `name`. */
+function argoCallers(wf: unknown, name: unknown): unknown[] {
+  const out: unknown[] = [];
+  for (const t of items(field(wf, "templates"))) {
+    for (const group of items(field(t, "steps")))
+      for (const step of items(group)) if (field(step, "template") === name) out.push(step);
+    for (const task of items(field(field(t, "dag"), "tasks")))
+      if (field(task, "template") === name) out.push(task);
+  }
+  return out;
+}
+
+/**
+ * The values Argo gives a template's placeholders: the workflow's parameters, and each input parameter whose value
+ * is the same whoever calls it. `callable` says others may call the template (a WorkflowTemplate): then only what
+ * the template declares is taken, as the controller takes it when no value is passed.
+ */
+export function argoTemplateValues(wf: unknown, tpl: unknown, callable: boolean): Map<string, string> {
+  const out = argoWorkflowValues(wf);
+  const name = field(tpl, "name");
+  const callers = callable ? [] : argoCallers(wf, name);
+  const entry = !callable && name !== undefined && field(wf, "entrypoint") === name;
+  for (const p of items(field(field(tpl, "inputs"), "parameters"))) {
+    const pname = str(field(p, "name"));
+    if (typeof pname !== "string" || field(p, "valueFrom") !== undefined) continue;
+    const own = field(p, "value") ?? field(p, "default");
+    const candidates: unknown[] = [];
+    let someOmit = callers.length === 0 && !entry;
+    const passed = (args: unknown): void => {
+      const a = items(field(args, "parameters")).find((x) => field(x, "name") === pname);
+      if (a === undefined) someOmit = true;
+      else candidates.push(field(a, "valueFrom") !== undefined ? undefined : field(a, "value"));
+    };
+    for (const c of callers) passed(field(c, "arguments"));
+    if (entry) passed(field(wf, "arguments"));
+    if (someOmit) candidates.push(own);
+    const resolved = candidates.map((c) =>
+      typeof c === "string" ? substitute(c, "argo", argoWorkflowValues(wf)) : c,
+    );
+    const v = single(resolved, "argo");
+    if (v !== undefined) out.set(`inputs.parameters.${pname}`, v);
+  }
+  return out;
+}
+
+/** Tekton param values: each declared default, over which `given` (a run's or pipeline task's `params`) is laid. */
+export function tektonValues(
+  declared: unknown,
+  given: unknown,
+  outer?: ReadonlyMap<string, string>,
+): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const p of items(declared)) {
+    const name = str(field(p, "name"));
+    const d = single([field(p, "default")], "tekton");
+    if (typeof name === "string" && d !== undefined) out.set(name, d);
+  }
+  for (const p of items(given)) {
+    const name = str(field(p, "name"));
+    if (typeof name !== "string") continue;
+    const raw = field(p, "value");
+    const v = single(
+      [typeof raw === "string" && outer !== undefined ? substitute(raw, "tekton", outer) : raw],
+      "tekton",
+    );
+    if (v === undefined) out.delete(name);
+    else out.set(name, v);
+  }
+  return out;
+}
+
+/** Pod paths whose placeholders cannot weaken a wall: the text stays, the rules read it as text. */
+function harmless(p: readonly (string | number)[]): "text" | "figure" | undefined {
+  const [top, a, , f, g] = p.map(String);
+  if (top === "metadata")
+    return a === "labels" || (a === "annotations" && !/seccomp|apparmor/i.test(String(p[2])))
+      ? "text"
+      : undefined;
+  if (top !== "spec") return undefined;
+  if (a === "containers" || a === "initContainers" || a === "ephemeralContainers") {
+    if (f === "resources") return "figure";
+    if (CONTAINER_TEXT.has(f ?? "")) return "text";
+    if (f === "env" && (g === "name" || g === "value")) return "text";
+    if (f === "ports" && (g === "name" || g === "containerPort" || g === "protocol")) return "text";
+    return f === "volumeMounts" && g === "mountPath" ? "text" : undefined;
+  }
+  if (a === "resources") return "figure";
+  if (a === "volumes")
+    return p.length === 4 && f === "name" ? "text" : VOLUME_TEXT.has(`${f}.${g}`) ? "text" : undefined;
+  return POD_TEXT.has(a ?? "") ? "text" : undefined;
+}
+
+/** A container's fields whose text is judged as text (command lines by the credential checks) or not at all. */
+const CONTAINER_TEXT = new Set([
+  "name",
+  "image",
+  "imagePullPolicy",
+  "workingDir",
+  "terminationMessagePath",
+  "args",
+  "command",
+]);
+/** Volume sources that name another object. */
+const VOLUME_TEXT = new Set([
+  "persistentVolumeClaim.claimName",
+  "configMap.name",
+  "secret.secretName",
+  "emptyDir.sizeLimit",
+]);
+/** Pod fields about scheduling and naming. */
+const POD_TEXT = new Set([
+  "activeDeadlineSeconds",
+  "nodeSelector",
+  "tolerations",
+  "affinity",
+  "priorityClassName",
+  "schedulerName",
+  "serviceAccountName",
+  "terminationGracePeriodSeconds",
+  "imagePullSecrets",
+]);
+
+const where = (p: readonly (string | number)[]): string =>
+  p.map((s, i) => (typeof s === "number" ? `[${s}]` : i === 0 ? s : `.${s}`)).join("");
+
+/**
+ * The pod with what stays a placeholder judged by where it is: kept as text where it cannot weaken a wall, a value
+ * not known (a resource figure), or unreadable. `who` names the controller for the reason.
+ */
+export function sealPlaceholders<T>(pod: T, syntax: Syntax, who: string): T {
+  const walk = (v: unknown, p: (string | number)[]): unknown => {
+    if (typeof v === "string") {
+      if (!hasPlaceholder(v, syntax)) return v;
+      const kind = harmless(p);
+      if (kind === "text") return v;
+      if (kind === "figure") return UNKNOWN;
+      return new Unreadable(
+        `${JSON.stringify(v.length > 80 ? `${v.slice(0, 77)}...` : v)} is a ${who} placeholder that no declared value fills, so it is whatever the submitter passes (only names, images, command text and resource figures may be left as parameters)`,
+      );
+    }
+    if (Array.isArray(v)) return v.map((x, i) => walk(x, [...p, i]));
+    if (!isObj(v)) return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      if (hasPlaceholder(k, syntax) && harmless([...p, k]) !== "text") {
+        out[k] = new Unreadable(`the key ${JSON.stringify(k)} at ${where(p)} is a ${who} placeholder`);
+        continue;
+      }
+      out[k] = walk(x, [...p, k]);
+    }
+    return out;
+  };
+  return walk(pod, []) as T;
+}
