@@ -35,27 +35,41 @@ export const disallowExposedPorts = defineRule({
     if (s.subject === "ingress") {
       const where = s.hosts.length > 0 ? ` (${s.hosts.join(", ")})` : "";
       out.push(
-        violation(`${s.origin.kind} "${s.origin.name}" lets traffic in from outside the cluster${where}`),
+        violation(
+          `${s.origin.kind} "${s.origin.name}" lets traffic in from outside the cluster${where}`,
+          s.path,
+        ),
       );
       return out;
     }
     if (s.subject === "service") {
       const t = s.serviceType;
-      if (isUnknown(t)) out.push(unchecked("the Service type", "spec.type", t));
-      else if (typeof t === "string" && ["nodeport", "loadbalancer"].includes(t.trim().toLowerCase())) {
-        out.push(
-          violation(
-            `Service "${s.origin.name}" has type ${t.trim()}, which opens a port outside the cluster`,
-            "spec.type",
-          ),
-        );
+      const typePath = s.typePath ?? "spec.type";
+      if (isUnknown(t)) out.push(unchecked("the Service type", typePath, t));
+      else if (typeof t === "string") {
+        const v = t.trim().toLowerCase();
+        const closed = s.closedTypes;
+        const open =
+          closed === undefined
+            ? ["nodeport", "loadbalancer"].includes(v)
+            : !closed.some((c) => c.toLowerCase() === v);
+        if (open)
+          out.push(
+            violation(
+              closed === undefined
+                ? `Service "${s.origin.name}" has type ${t.trim()}, which opens a port outside the cluster`
+                : `${s.origin.kind} "${s.origin.name}" sets ${typePath} to ${JSON.stringify(t)}, which opens it outside the cluster (only ${closed.join(", ")} keep it inside; a value that cannot be read counts as open)`,
+              typePath,
+            ),
+          );
       }
       const ips = s.externalIPs;
-      if (isUnknown(ips)) out.push(unchecked("externalIPs", "spec.externalIPs", ips));
+      const ipsPath = s.externalIPsPath ?? "spec.externalIPs";
+      if (isUnknown(ips)) out.push(unchecked("externalIPs", ipsPath, ips));
       else if (ips !== undefined && ips.length > 0) {
         const shown = ips.filter((x): x is string => typeof x === "string");
         out.push(
-          violation(`Service "${s.origin.name}" sets externalIPs [${shown.join(", ")}]`, "spec.externalIPs"),
+          violation(`${s.origin.kind} "${s.origin.name}" sets externalIPs [${shown.join(", ")}]`, ipsPath),
         );
       }
       return out;

@@ -2,6 +2,7 @@
 
 import type { Subject } from "../workload";
 import { adaptLaunchSpec, LAUNCH_TYPE } from "./docker/read";
+import { adaptOperatorExposure } from "./kubernetes/operator-exposure";
 import { adaptIngress, adaptService, isEntryPoint, isServiceType } from "./kubernetes/service";
 import { parseKubeType } from "./kubernetes/sites";
 import { adaptKubernetesWorkloads } from "./kubernetes/workloads";
@@ -21,12 +22,14 @@ export function adaptResources(
 ): Subject[] {
   if (type === DOCKER_CONTAINER_TYPE) return [adaptDockerContainer(props, name, tainted)];
   if (type === LAUNCH_TYPE) return [adaptLaunchSpec(props, name, tainted)];
-  if (isServiceType(type)) return [adaptService(type, props, name)];
+  const exposure = adaptOperatorExposure(type, props, name) ?? [];
+  if (isServiceType(type)) return [adaptService(type, props, name), ...exposure];
   const out: Subject[] = [...(adaptKubernetesWorkloads(type, props, name, tainted) ?? [])];
   if (isEntryPoint(type, props)) out.push(adaptIngress(type, props, name));
   // An object that makes workloads the pack cannot see whole fails closed even where it shows pods too: a chart's
   // values, a patch's template or a kustomization may carry a hardened pod as a decoy for what is really deployed.
   const reason = out.length > 0 ? opaqueReason(type, props) : unjudgedReason(type, props);
+  out.push(...exposure);
   if (reason === undefined) return out;
   const kind = parseKubeType(type)?.kind ?? type.slice(type.lastIndexOf(":") + 1);
   const backend = type.startsWith("docker:") ? "docker" : "kubernetes";
