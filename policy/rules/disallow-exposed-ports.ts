@@ -1,4 +1,4 @@
-import { isUnknown } from "../workload";
+import { isUnknown, UNKNOWN } from "../workload";
 import { label, unchecked, violation } from "./helpers";
 import { defineRule, type Finding } from "./types";
 
@@ -93,6 +93,14 @@ export const disallowExposedPorts = defineRule({
           n.path,
         ),
       );
+    for (const n of w.secondaryNetworks ?? []) {
+      const what =
+        n.kind === "default"
+          ? `its default network replaced by "${n.name}" (v1.multus-cni.io/default-network), a network the rules cannot read`
+          : `an interface on secondary network "${n.name}" (k8s.v1.cni.cncf.io/networks), outside the pod network, its NetworkPolicies and the proxy; a macvlan, ipvlan, host-device, SR-IOV or bridge attachment is on the host's own network`;
+      if (n.unknown) out.push(unchecked(`the pod's Multus networks`, n.path, UNKNOWN));
+      else out.push(violation(`the pod gets ${what}`, n.path));
+    }
     if (w.publishAllPorts === true)
       out.push(
         violation("publishAllPorts publishes every exposed port of the image on the host", "publishAllPorts"),

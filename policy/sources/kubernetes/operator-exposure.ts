@@ -115,7 +115,10 @@ function percona(r: ExposureReader, v: unknown, path: string, depth = 0): void {
   if (depth > 6 || !isObj(v)) return;
   for (const [k, x] of Object.entries(v)) {
     const p = join(path, k);
-    if (Array.isArray(x)) x.forEach((e, i) => percona(r, e, join(p, i), depth + 1));
+    if (Array.isArray(x))
+      x.forEach((e, i) => {
+        percona(r, e, join(p, i), depth + 1);
+      });
     else if (/^expose/.test(k) && isObj(x)) {
       const enabled = x.enabled;
       // psmdb's replica sets default `enabled` to false: no Service of their own then (psmdb_types.go).

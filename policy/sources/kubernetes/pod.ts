@@ -28,6 +28,7 @@ import {
 import { findUnreadable } from "../unreadable";
 import { follow } from "./carriers";
 import { adaptContainer, podVolumes, quantity } from "./container";
+import { secondaryNetworks } from "./multus";
 import { podLevel, podSecurity } from "./security";
 import type { PodSite } from "./sites";
 import { podResourceClaims, podVolumeSources } from "./volumes";
@@ -132,6 +133,7 @@ export function adaptPod(
       joined: [],
     },
     publishAllPorts: undefined,
+    secondaryNetworks: secondaryNetworks(annotations, site.metaPath),
     sysctls: isUnknown(sysctlsRaw)
       ? []
       : (sysctlsRaw ?? []).map((s, i) => ({

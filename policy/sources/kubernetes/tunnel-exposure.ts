@@ -61,6 +61,8 @@ export const TUNNEL_KINDS: Readonly<Record<string, readonly string[]>> = {
   "networking.fleet.azure.com": ["ServiceExport", "MultiClusterService"],
   "skupper.io": ["Connector", "RouterAccess"],
   "consul.hashicorp.com": ["ExportedServices", "IngressGateway"],
+  // A NetworkAttachmentDefinition attaches nothing by itself: the pods that name it are judged (multus.ts).
+  "k8s.cni.cncf.io": ["NetworkAttachmentDefinition"],
 };
 
 /** Kinds of the table above that open no way in by themselves. */
@@ -76,6 +78,7 @@ const CLOSED_KINDS: ReadonlySet<string> = new Set([
   "DNSConfig",
   "IngressClassParams",
   "ServiceImport",
+  "NetworkAttachmentDefinition",
 ]);
 
 /** What each kind that opens a way in does, for the message. */
