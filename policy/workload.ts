@@ -1,3 +1,4 @@
+import type { SecondaryNetwork } from "./sources/kubernetes/multus";
 import type { UnjudgedField } from "./sources/verdict";
 import type { Origin, Val } from "./values";
 import type { IngressView, ServiceView, UnjudgedView } from "./workload-exposure";
@@ -268,6 +269,8 @@ export interface PodVolumeView {
   readonly name: Val<string>;
   readonly sources: Val<readonly string[]>;
   readonly path: string;
+  /** For a `csi` volume: its `csi.driver`. */
+  readonly csiDriver?: Val<string>;
 }
 
 /**
@@ -318,6 +321,11 @@ export interface WorkloadView {
     readonly driver: string;
     readonly path: string;
   }[];
+  /**
+   * Kubernetes: Multus attachments the pod's annotations ask for (`k8s.v1.cni.cncf.io/networks`, and
+   * `v1.multus-cni.io/default-network` replacing its default network), see sources/kubernetes/multus.ts.
+   */
+  readonly secondaryNetworks?: readonly SecondaryNetwork[];
   readonly sysctls: readonly { readonly name: Val<string>; readonly path: string }[];
   readonly sysctlsUnknown: boolean;
   /**

@@ -1,4 +1,4 @@
-import { isUnknown } from "../workload";
+import { isUnknown, UNKNOWN } from "../workload";
 import { label, unchecked, violation } from "./helpers";
 import { defineRule, type Finding } from "./types";
 
@@ -35,27 +35,41 @@ export const disallowExposedPorts = defineRule({
     if (s.subject === "ingress") {
       const where = s.hosts.length > 0 ? ` (${s.hosts.join(", ")})` : "";
       out.push(
-        violation(`${s.origin.kind} "${s.origin.name}" lets traffic in from outside the cluster${where}`),
+        violation(
+          `${s.origin.kind} "${s.origin.name}" lets traffic in from outside the cluster${where}`,
+          s.path,
+        ),
       );
       return out;
     }
     if (s.subject === "service") {
       const t = s.serviceType;
-      if (isUnknown(t)) out.push(unchecked("the Service type", "spec.type", t));
-      else if (typeof t === "string" && ["nodeport", "loadbalancer"].includes(t.trim().toLowerCase())) {
-        out.push(
-          violation(
-            `Service "${s.origin.name}" has type ${t.trim()}, which opens a port outside the cluster`,
-            "spec.type",
-          ),
-        );
+      const typePath = s.typePath ?? "spec.type";
+      if (isUnknown(t)) out.push(unchecked("the Service type", typePath, t));
+      else if (typeof t === "string") {
+        const v = t.trim().toLowerCase();
+        const closed = s.closedTypes;
+        const open =
+          closed === undefined
+            ? ["nodeport", "loadbalancer"].includes(v)
+            : !closed.some((c) => c.toLowerCase() === v);
+        if (open)
+          out.push(
+            violation(
+              closed === undefined
+                ? `Service "${s.origin.name}" has type ${t.trim()}, which opens a port outside the cluster`
+                : `${s.origin.kind} "${s.origin.name}" sets ${typePath} to ${JSON.stringify(t)}, which opens it outside the cluster (only ${closed.join(", ")} keep it inside; a value that cannot be read counts as open)`,
+              typePath,
+            ),
+          );
       }
       const ips = s.externalIPs;
-      if (isUnknown(ips)) out.push(unchecked("externalIPs", "spec.externalIPs", ips));
+      const ipsPath = s.externalIPsPath ?? "spec.externalIPs";
+      if (isUnknown(ips)) out.push(unchecked("externalIPs", ipsPath, ips));
       else if (ips !== undefined && ips.length > 0) {
         const shown = ips.filter((x): x is string => typeof x === "string");
         out.push(
-          violation(`Service "${s.origin.name}" sets externalIPs [${shown.join(", ")}]`, "spec.externalIPs"),
+          violation(`${s.origin.kind} "${s.origin.name}" sets externalIPs [${shown.join(", ")}]`, ipsPath),
         );
       }
       return out;
@@ -79,6 +93,14 @@ export const disallowExposedPorts = defineRule({
           n.path,
         ),
       );
+    for (const n of w.secondaryNetworks ?? []) {
+      const what =
+        n.kind === "default"
+          ? `its default network replaced by "${n.name}" (v1.multus-cni.io/default-network), a network the rules cannot read`
+          : `an interface on secondary network "${n.name}" (k8s.v1.cni.cncf.io/networks), outside the pod network, its NetworkPolicies and the proxy; a macvlan, ipvlan, host-device, SR-IOV or bridge attachment is on the host's own network`;
+      if (n.unknown) out.push(unchecked(`the pod's Multus networks`, n.path, UNKNOWN));
+      else out.push(violation(`the pod gets ${what}`, n.path));
+    }
     if (w.publishAllPorts === true)
       out.push(
         violation("publishAllPorts publishes every exposed port of the image on the host", "publishAllPorts"),

@@ -1,4 +1,5 @@
-import { isUnknown } from "../workload";
+import { csiDriverClass } from "../sources/kubernetes/csi-drivers";
+import { isUnknown, type Val } from "../workload";
 import { showList, unchecked, violation } from "./helpers";
 import { defineRule, type Finding } from "./types";
 
@@ -31,6 +32,34 @@ function why(source: string): string {
 }
 
 /**
+ * An inline CSI volume judged by its driver (sources/kubernetes/csi-drivers.ts): a network file system is refused like
+ * `nfs`, a host-path driver like `hostPath`, a driver no table knows fails closed; `allowedCsiDrivers` names
+ * exceptions.
+ */
+function csiFinding(
+  driver: Val<string> | undefined,
+  name: string,
+  path: string,
+  allowedDrivers: readonly string[],
+): Finding | undefined {
+  if (isUnknown(driver)) return unchecked(`the CSI driver of volume${name}`, path, driver);
+  const d = driver ?? "";
+  if (allowedDrivers.includes(d)) return undefined;
+  const kind = csiDriverClass(d);
+  if (kind === "safe") return undefined;
+  const why =
+    kind === "network"
+      ? "it mounts a network file system or object store on the node, over the node's network, outside the pod's network policy and egress walls (as an nfs volume)"
+      : kind === "host"
+        ? "it hands the pod a folder or disk of the node itself (as a hostPath volume)"
+        : "the policy does not know what this driver mounts, so it fails closed";
+  return violation(
+    `volume${name} is a csi volume of driver ${JSON.stringify(d)}: ${why}; name the driver in allowedCsiDrivers to allow it`,
+    path,
+  );
+}
+
+/**
  * Pod volumes are only of the kinds Pod Security restricted allows: configMap, csi, downwardAPI, emptyDir,
  * ephemeral, image, persistentVolumeClaim, projected, secret. A `hostPath` is left to the host-mount rules (one
  * job folder may be allowed) unless `allowHostPath` is false, as the baseline and restricted presets set it.
@@ -56,6 +85,13 @@ export const disallowVolumeTypes = defineRule({
           "Volume source kinds a pod may use (the key under spec.volumes[], exact). Default: Pod Security restricted's list.",
         default: [...PSA_RESTRICTED_VOLUMES],
       },
+      allowedCsiDrivers: {
+        type: "array",
+        items: { type: "string" },
+        description:
+          "CSI drivers an inline `csi` volume may name besides the known-safe ones (csi.cert-manager.io; secrets-store.csi.k8s.io, judged by the secret rules), exact. A network file-system or host-path driver, and any driver not known, is refused unless named here. Default: none.",
+        default: [],
+      },
       allowHostPath: {
         type: "boolean",
         description:
@@ -64,7 +100,11 @@ export const disallowVolumeTypes = defineRule({
       },
     },
   },
-  defaults: { allowed: [...PSA_RESTRICTED_VOLUMES] as string[], allowHostPath: true },
+  defaults: {
+    allowed: [...PSA_RESTRICTED_VOLUMES] as string[],
+    allowHostPath: true,
+    allowedCsiDrivers: [] as string[],
+  },
   remediationSteps:
     "Use an emptyDir, a configMap or secret, or a persistentVolumeClaim bound by the cluster's administrator instead of the inline volume source.",
   check(s, config) {
@@ -80,6 +120,10 @@ export const disallowVolumeTypes = defineRule({
       const bad = (v.sources ?? []).filter(
         (k) => !config.allowed.includes(k) && !(k === "hostPath" && config.allowHostPath),
       );
+      if ((v.sources ?? []).includes("csi") && !bad.includes("csi")) {
+        const f = csiFinding(v.csiDriver, name, `${v.path}.csi.driver`, config.allowedCsiDrivers);
+        if (f !== undefined) out.push(f);
+      }
       for (const k of bad)
         out.push(
           violation(

@@ -4,6 +4,7 @@ import { isUnknown, type Subject } from "../workload";
 import { adaptLaunchSpec, LAUNCH_TYPE } from "./docker/read";
 import { embeddedSubjects } from "./kubernetes/embedded-subjects";
 import { kindReason } from "./kubernetes/kinds";
+import { adaptOperatorExposure } from "./kubernetes/operator-exposure";
 import { adaptIngress, adaptService, isEntryPoint, isServiceType } from "./kubernetes/service";
 import { parseKubeType } from "./kubernetes/sites";
 import { adaptKubernetesWorkloads } from "./kubernetes/workloads";
@@ -23,7 +24,8 @@ export function adaptResources(
 ): Subject[] {
   if (type === DOCKER_CONTAINER_TYPE) return [adaptDockerContainer(props, name, tainted)];
   if (type === LAUNCH_TYPE) return [adaptLaunchSpec(props, name, tainted)];
-  if (isServiceType(type)) return [adaptService(type, props, name)];
+  const exposure = adaptOperatorExposure(type, props, name) ?? [];
+  if (isServiceType(type)) return [adaptService(type, props, name), ...exposure];
   const out: Subject[] = [...(adaptKubernetesWorkloads(type, props, name, tainted) ?? [])];
   if (isEntryPoint(type, props)) out.push(adaptIngress(type, props, name));
   out.push(...embeddedSubjects(type, props, name, tainted, adaptResources));
@@ -35,6 +37,7 @@ export function adaptResources(
   const reason =
     (out.length > 0 ? opaqueReason(type, props) : unjudgedReason(type, props)) ??
     (t === undefined || isUnknown(props) ? undefined : kindReason(t, props));
+  out.push(...exposure);
   if (reason === undefined) return out;
   const kind = t?.kind ?? type.slice(type.lastIndexOf(":") + 1);
   const backend = type.startsWith("docker:") ? "docker" : "kubernetes";

@@ -15,8 +15,10 @@ import {
 } from "./kind-verdict";
 import { BUILTIN_KIND_VERDICTS } from "./kinds-builtin";
 import { INERT_GROUPS, OPERATOR_KINDS } from "./kinds-operators";
+import { OPERATOR_EXPOSURE_KINDS } from "./operator-exposure";
 import { isIngressType } from "./service";
 import type { KubeType } from "./sites";
+import { TUNNEL_KINDS } from "./tunnel-exposure";
 
 /**
  * The custom resources whose pods crd-pods.ts and crd-spark-kubevirt.ts rebuild (test/policy/sources/kubernetes
@@ -58,6 +60,13 @@ export function kindVerdict(t: KubeType): KindVerdict | undefined {
     return {
       v: "read",
       by: "the embedded objects' reader (policy/sources/kubernetes/embedded.ts): each object it holds",
+    };
+  if (listed(TUNNEL_KINDS, t))
+    return { v: "read", by: "the exposure reader (policy/sources/kubernetes/tunnel-exposure.ts)" };
+  if (listed(OPERATOR_EXPOSURE_KINDS, t))
+    return {
+      v: "unjudged",
+      why: "its operator runs pods from flattened settings the project pins no schema for (its exposure settings are judged too)",
     };
   if (isIngressType(`kubernetes:${t.group}/${t.version}:${t.kind}`))
     return { v: "read", by: "the entry points' reader (policy/sources/kubernetes/service.ts)" };

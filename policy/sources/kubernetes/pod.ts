@@ -30,6 +30,7 @@ import { follow } from "./carriers";
 import { adaptContainer, podVolumes, quantity } from "./container";
 import { podSpecFields } from "./fields";
 import { isBuiltInKind } from "./kind-verdict";
+import { secondaryNetworks } from "./multus";
 import { podLevel, podSecurity } from "./security";
 import { type PodSite, parseKubeType } from "./sites";
 import { podResourceClaims, podVolumeSources } from "./volumes";
@@ -134,6 +135,7 @@ export function adaptPod(
       joined: [],
     },
     publishAllPorts: undefined,
+    secondaryNetworks: secondaryNetworks(annotations, site.metaPath),
     sysctls: isUnknown(sysctlsRaw)
       ? []
       : (sysctlsRaw ?? []).map((s, i) => ({

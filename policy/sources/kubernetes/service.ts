@@ -10,7 +10,8 @@ import { parseKubeType } from "./sites";
 /**
  * Entry-point Kinds by API group, from each project's API reference:
  * Ingress (networking.k8s.io, extensions; Knative's internal `networking.internal.knative.dev` Ingress); Gateway API
- * (gateway.networking.k8s.io, experimental ListenerSet in gateway.networking.x-k8s.io); Istio Gateway
+ * (gateway.networking.k8s.io, ListenerSet standard there since gateway-api v1.5 apis/v1/listenerset_types.go; the
+ * experimental XListenerSet/ListenerSet in gateway.networking.x-k8s.io); Istio Gateway
  * (networking.istio.io; a VirtualService only with `gateways` other than `mesh`, below); Contour HTTPProxy
  * (projectcontour.io; only a root proxy with `virtualhost` is served, below) and its older IngressRoute
  * (contour.heptio.com); Traefik IngressRoute/IngressRouteTCP/IngressRouteUDP (traefik.io, traefik.containo.us);
@@ -24,7 +25,15 @@ const ENTRY_POINTS: Readonly<Record<string, readonly string[]>> = {
   "networking.k8s.io": ["Ingress"],
   extensions: ["Ingress"],
   "networking.internal.knative.dev": ["Ingress"],
-  "gateway.networking.k8s.io": ["Gateway", "HTTPRoute", "TLSRoute", "TCPRoute", "UDPRoute", "GRPCRoute"],
+  "gateway.networking.k8s.io": [
+    "Gateway",
+    "ListenerSet",
+    "HTTPRoute",
+    "TLSRoute",
+    "TCPRoute",
+    "UDPRoute",
+    "GRPCRoute",
+  ],
   "gateway.networking.x-k8s.io": ["XListenerSet", "ListenerSet"],
   "networking.istio.io": ["Gateway", "VirtualService"],
   "projectcontour.io": ["HTTPProxy"],

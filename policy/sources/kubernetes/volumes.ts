@@ -22,7 +22,10 @@ export function podVolumeSources(spec: unknown, specPath: string): Val<readonly 
     const sources = Object.entries(v)
       .filter(([k, x]) => k !== "name" && x !== null && x !== undefined)
       .map(([k]) => k);
-    return { name, sources, path };
+    const csi = v.csi;
+    return csi === undefined || csi === null
+      ? { name, sources, path }
+      : { name, sources, path, csiDriver: str(field(csi, "driver")) };
   });
 }
 

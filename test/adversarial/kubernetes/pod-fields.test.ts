@@ -112,7 +112,7 @@ const ALLOWED: readonly [string, string][] = [
   ["emptyDir", "{}"],
   ["configMap", "{name: cm}"],
   ["downwardAPI", "{items: [{path: labels, fieldRef: {fieldPath: metadata.labels}}]}"],
-  ["csi", "{driver: ebs.csi.aws.com}"],
+  ["csi", "{driver: csi.cert-manager.io, volumeAttributes: {csi.cert-manager.io/issuer-name: ca}}"],
   [
     "ephemeral",
     "{volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}}",

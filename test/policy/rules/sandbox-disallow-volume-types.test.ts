@@ -90,7 +90,7 @@ describe(RULE, () => {
 
   it.each([
     ["configMap", { name: "cfg" }],
-    ["csi", { driver: "ebs.csi.aws.com" }],
+    ["csi", { driver: "csi.cert-manager.io", volumeAttributes: { "csi.cert-manager.io/issuer-name": "ca" } }],
     ["downwardAPI", { items: [{ path: "name", fieldRef: { fieldPath: "metadata.name" } }] }],
     ["emptyDir", { sizeLimit: "1Gi" }],
     [

@@ -1,0 +1,59 @@
+/**
+ * CSI drivers of inline volumes (`spec.volumes[].csi.driver`), by what the node does for them. Pod Security
+ * restricted allows every `csi` volume; what it mounts is the driver's choice, so the driver is judged: a network
+ * file system is mounted by the node over its network like an `nfs` volume, a host-path driver hands out a node
+ * folder like a `hostPath`. Names from each driver's own repository (kubernetes-csi csi-driver-nfs,
+ * csi-driver-smb, csi-driver-host-path; aws-efs-csi-driver, aws-fsx-csi-driver, mountpoint-s3-csi-driver;
+ * Azure azurefile/blob/lustre; GKE filestore, gcsfuse, parallelstore; ceph-csi (Rook registers
+ * `<namespace>.cephfs.csi.ceph.com`); JuiceFS, SeaweedFS, csi-s3, democratic-csi, OpenEBS, TopoLVM, KubeVirt).
+ */
+
+/** Drivers that mount a network file system or object store on the node. */
+const NETWORK_DRIVERS: readonly RegExp[] = [
+  /^nfs\.csi\.k8s\.io$/,
+  /^smb\.csi\.k8s\.io$/,
+  /^efs\.csi\.aws\.com$/,
+  /^fsx(\.openzfs)?\.csi\.aws\.com$/,
+  /^s3\.csi\.aws\.com$/,
+  /^(file|blob|azurelustre)\.csi\.azure\.com$/,
+  /^(filestore|gcsfuse|parallelstore|lustre)\.csi\.storage\.gke\.io$/,
+  /(^|\.)(cephfs|rbd|nfs|nvmeof)\.csi\.ceph\.com$/,
+  /^ru\.yandex\.s3\.csi$/,
+  /^ch\.ctrox\.csi\.s3-driver$/,
+  /^csi\.juicefs\.com$/,
+  /^seaweedfs-csi-driver$/,
+  /^org\.democratic-csi\./,
+  /^csi\.weka\.io$/,
+  /^beegfs\.csi\.netapp\.com$/,
+  /^csi\.trident\.netapp\.io$/,
+  /^cvmfs\.csi\.cern\.ch$/,
+  /^driver\.longhorn\.io$/,
+];
+
+/** Drivers that hand out a folder or disk of the node itself. */
+const HOST_DRIVERS: readonly RegExp[] = [
+  /^hostpath\.csi\.k8s\.io$/,
+  /^csi-hostpath/,
+  /^kubevirt\.io\.hostpath-provisioner$/,
+  /^hostpath\.csi\.kubevirt\.io$/,
+  /^(local|rawfile|zfs|lvm)\.csi\.openebs\.io$/,
+  /^topolvm\.(io|cybozu\.com)$/,
+  /^lvm\.csi\.metal-stack\.io$/,
+  /^local\.csi\.k8s\.io$/,
+];
+
+/**
+ * Drivers known to mount only what the pod's own objects say into a volume of the pod: cert-manager's csi-driver
+ * (a certificate and key issued for the pod, on a tmpfs). The Secrets Store CSI driver is judged as a Secret volume
+ * by the secret rules and passes here.
+ */
+export const SAFE_CSI_DRIVERS: readonly string[] = ["csi.cert-manager.io", "secrets-store.csi.k8s.io"];
+
+/** What the node does for a driver: a network mount, a host folder, safe, or not known (fails closed). */
+export function csiDriverClass(driver: string): "network" | "host" | "safe" | "unknown" {
+  if (SAFE_CSI_DRIVERS.includes(driver)) return "safe";
+  const d = driver.trim().toLowerCase();
+  if (NETWORK_DRIVERS.some((re) => re.test(d))) return "network";
+  if (HOST_DRIVERS.some((re) => re.test(d))) return "host";
+  return "unknown";
+}
