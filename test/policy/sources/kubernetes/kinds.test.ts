@@ -73,7 +73,9 @@ describe("kind verdicts", () => {
       ["agents.x-k8s.io", "Sandbox"],
     ] as const)
       expect(kindVerdict({ group, version: "v1", kind })?.v, `${group}/${kind}`).toBe("read");
-    expect(kindVerdict({ group: "argoproj.io", version: "v1alpha1", kind: "Sensor" })).toBeUndefined();
+    expect(kindVerdict({ group: "argoproj.io", version: "v1alpha1", kind: "EventSource" })).toBeUndefined();
+    expect(kindVerdict({ group: "kafka.strimzi.io", version: "v1beta2", kind: "Kafka" })?.v).toBe("unjudged");
+    expect(kindVerdict({ group: "tailscale.com", version: "v1alpha1", kind: "Connector" })?.v).toBe("read");
     expect(kindVerdict({ group: "example.com", version: "v1", kind: "Deployment" })).toBeUndefined();
   });
 
