@@ -181,11 +181,20 @@ export function scanItems(
   }
   // The documents' claims and volumes, judged together as the pack's stack rule judges a stack's.
   const byId = new Map(plain.map((m) => [m.resource.urn, m.item]));
-  for (const e of evaluate(
-    { stack: plain.map((m) => m.resource) },
-    [disallowHostPathClaims, disallowWeakRuntimeClass, disallowOpenBridge],
-    evaluation,
-  )) {
+  // The stack rules judge a set of Kubernetes documents as they judge a Pulumi stack's objects (proxy-only egress,
+  // secret flow, the budget bound...); the rules that join Docker objects judge every document together.
+  const joining: readonly AnyStackRule[] = [disallowHostPathClaims, disallowWeakRuntimeClass, disallowOpenBridge];
+  const kubePlain = plain.filter((m) => m.resource.type.startsWith("kubernetes:"));
+  for (const e of [
+    ...evaluate({ stack: plain.map((m) => m.resource) }, joining, evaluation),
+    ...(kubePlain.length === 0
+      ? []
+      : evaluate(
+          { stack: kubePlain.map((m) => m.resource) },
+          ALL_STACK_RULES.filter((r) => !joining.includes(r)),
+          evaluation,
+        )),
+  ]) {
     const item = e.resource === undefined ? undefined : byId.get(e.resource);
     if (item === undefined) continue;
     if (!resources.includes(item.resource)) resources.push(item.resource);
