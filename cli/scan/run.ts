@@ -111,7 +111,12 @@ export function scanItems(
   const findings: ReportFinding[] = [];
   const skipped: Skipped[] = [...input.skipped];
   const resources: ResourceRef[] = [];
+  // What each object's inputs were found to break, so that its live form (a state's outputs) adds only what is new.
+  const reported = new Set<string>();
+  const keyOf = (id: string, rule: string, f: Evaluation["finding"]) =>
+    JSON.stringify([id, rule, f.path ?? "", renderFinding(f)]);
   const add = ({ rule, finding: f, level, exemption }: Evaluation, item: ScanItem, ref: ResourceRef) => {
+    reported.add(keyOf(ref.id, rule.id, f));
     findings.push({
       ruleId: rule.id,
       level,
@@ -132,7 +137,7 @@ export function scanItems(
   const plain: { item: ScanItem; resource: StackResource }[] = [];
   // PersistentVolumes that are host folders are judged with the claims that mount them (all documents together).
   const judgedVolumes = new Set<unknown>(
-    hostVolumes(input.items.filter((i) => i.stack === undefined)).map((v) => v.resource),
+    hostVolumes(input.items.filter((i) => i.stack === undefined && i.live !== true)).map((v) => v.resource),
   );
   // docker.Volumes that bind a host folder are judged with the containers that mount them (sandbox-disallow-host-path-claims).
   for (const v of dockerHostVolumes(input.items)) judgedVolumes.add(v.resource);
@@ -143,6 +148,14 @@ export function scanItems(
     if (i.stack === undefined && i.type === DOCKER_NETWORK_TYPE) judgedVolumes.add(i);
   for (const item of input.items) {
     const subjects = adaptResources(item.type, item.props, item.name, item.taint);
+    if (item.live === true) {
+      for (const view of subjects) {
+        const ref = refFor(item, view.origin.name);
+        for (const e of evaluate({ view, resource: ref.id }, ALL_RULES, evaluation))
+          if (!reported.has(keyOf(ref.id, e.rule.id, e.finding))) add(e, item, ref);
+      }
+      continue;
+    }
     const subject = subjects[0];
     const resource: StackResource = {
       type: item.type,
@@ -183,7 +196,11 @@ export function scanItems(
   const byId = new Map(plain.map((m) => [m.resource.urn, m.item]));
   // The stack rules judge a set of Kubernetes documents as they judge a Pulumi stack's objects (proxy-only egress,
   // secret flow, the budget bound...); the rules that join Docker objects judge every document together.
-  const joining: readonly AnyStackRule[] = [disallowHostPathClaims, disallowWeakRuntimeClass, disallowOpenBridge];
+  const joining: readonly AnyStackRule[] = [
+    disallowHostPathClaims,
+    disallowWeakRuntimeClass,
+    disallowOpenBridge,
+  ];
   const kubePlain = plain.filter((m) => m.resource.type.startsWith("kubernetes:"));
   for (const e of [
     ...evaluate({ stack: plain.map((m) => m.resource) }, joining, evaluation),

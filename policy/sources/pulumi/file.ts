@@ -104,5 +104,20 @@ function readResources(
         ...(typeof r.custom === "boolean" ? { custom: r.custom } : {}),
       },
     });
+    // A Kubernetes object's outputs are what the API server returned: its defaults and every admission mutation.
+    if (format === "pulumi-state" && type.startsWith("kubernetes:") && isObj(r.outputs)) {
+      const liveSecrets: string[] = [...secretOutputs];
+      out.add({
+        format,
+        type,
+        props: pulumiValue(r.outputs, "", liveSecrets),
+        kind: type.slice(type.lastIndexOf(":") + 1),
+        name: parts.name,
+        id: urn,
+        locate: () => location,
+        taint: taintCheck(liveSecrets),
+        live: true,
+      });
+    }
   }
 }

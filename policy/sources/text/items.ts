@@ -28,6 +28,12 @@ export interface ScanItem {
   readonly stack?: StackInfo;
   /** Values the reading assumed (Compose: variables taken from the environment or `.env`, or unset). */
   readonly assumptions?: readonly string[];
+  /**
+   * The object as the engine recorded it after the API server answered (a Pulumi state's `outputs`: defaults and
+   * admission mutations included), judged by the per-object rules after its inputs (`stack` left out: the stack
+   * rules judge the inputs); a finding its inputs already got is not repeated.
+   */
+  readonly live?: boolean;
 }
 
 export interface Parsed {

@@ -29,6 +29,8 @@ export interface FoundResource {
   readonly taint?: TaintCheck;
   readonly stack?: StackInfo;
   readonly assumptions?: readonly string[];
+  /** The object as the API server returned it (ScanItem.live). */
+  readonly live?: boolean;
 }
 
 /** One file's `Parsed`, written by the readers of its documents. */
@@ -74,6 +76,7 @@ export class FileOutput {
       locate,
       ...(r.stack === undefined ? {} : { stack: r.stack }),
       ...(r.assumptions === undefined ? {} : { assumptions: r.assumptions }),
+      ...(r.live === true ? { live: true } : {}),
     });
   }
 
