@@ -129,6 +129,7 @@ export function scanItems(
       ...(exemption === undefined
         ? {}
         : { exemption: { reason: exemption.reason, resource: exemption.resource } }),
+      ...(item.live === true ? { live: true } : {}),
     });
   };
   // Each Pulumi stack's resources, for the stack rules; every other document goes in one set (a claim in one file

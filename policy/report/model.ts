@@ -71,6 +71,11 @@ export interface ReportFinding {
   readonly unchecked: boolean;
   /** Set when an exemption with its reason covers the finding. */
   readonly exemption?: { readonly reason: string; readonly resource: string };
+  /**
+   * Found in the object as the API server returned it (a stack export's `outputs`: defaults and admission
+   * mutations), not in what the program asked for; the pack, which sees inputs only, cannot report it.
+   */
+  readonly live?: boolean;
 }
 
 export interface Skipped {

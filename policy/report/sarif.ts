@@ -127,6 +127,7 @@ export function toSarif(report: ScanReport, options: SarifOptions = {}): Record<
         resourceType: f.resource.type,
         ...(f.path === undefined ? {} : { path: f.path }),
         ...(f.location.urn === undefined ? {} : { urn: f.location.urn }),
+        ...(f.live === true ? { live: true } : {}),
       },
     };
   });

@@ -15,7 +15,9 @@ function lineOf(f: ReportFinding): string {
       ? ` (line ${f.location.line})`
       : "";
   const exempt = f.exemption === undefined ? "" : `\n      exempted: ${f.exemption.reason}`;
-  return `  ${mark(f)}${f.ruleId} [${f.level}]: ${f.message}${at}${exempt}`;
+  const live =
+    f.live === true ? "\n      in the object the API server returned (its outputs), not in its inputs" : "";
+  return `  ${mark(f)}${f.ruleId} [${f.level}]: ${f.message}${at}${live}${exempt}`;
 }
 
 export function formatText(report: ScanReport): string {

@@ -9,7 +9,7 @@ import { defineRule, type Finding } from "./types";
 export const disallowUnjudgedWorkloads = defineRule({
   id: "sandbox-disallow-unjudged-workloads",
   description:
-    "No object that may create workloads the rules cannot read (Helm releases, charts, config groups, patches, unknown pod-like kinds).",
+    "No object that may create workloads the rules cannot read (Kubernetes kinds with no verdict, mutating admission, Helm releases, charts, config groups, patches).",
   mission: false,
   enforcementLevel: "mandatory",
   severity: "high",

@@ -70,6 +70,9 @@ describe("a stack export's Kubernetes outputs", () => {
     const r = await scanFiles(state(pod(), pod({ privileged: true })));
     expect(r.code).toBe(1);
     expect(hits(r)).toContain("sandbox-disallow-privileged@spec.containers[0]");
+    expect(
+      r.report.findings.filter((f) => f.ruleId === "sandbox-disallow-privileged").map((f) => f.live),
+    ).toEqual([true]);
   });
 
   it("a container an injector added to the live pod is judged", async () => {
