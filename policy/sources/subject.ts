@@ -36,7 +36,13 @@ export function adaptResources(
   const t = parseKubeType(type);
   const reason =
     (out.length > 0 ? opaqueReason(type, props) : unjudgedReason(type, props)) ??
-    (t === undefined || isUnknown(props) ? undefined : kindReason(t, props));
+    (isUnknown(props)
+      ? undefined
+      : t !== undefined
+        ? kindReason(t, props)
+        : type.startsWith("kubernetes:")
+          ? `${JSON.stringify(type.slice(type.lastIndexOf(":") + 1))} is not a kind name the API server matches (letters and digits): no kind has a verdict for it`
+          : undefined);
   out.push(...exposure);
   if (reason === undefined) return out;
   const kind = t?.kind ?? type.slice(type.lastIndexOf(":") + 1);

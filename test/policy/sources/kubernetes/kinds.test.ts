@@ -95,6 +95,20 @@ describe("kind verdicts", () => {
       expect(synthesizedSites({ group, version: "v1", kind }, {})).toBeUndefined();
   });
 
+  it("a kind name the API server cannot match (a space, punctuation) fails closed, never skipped", () => {
+    for (const kind of ["MutatingWebhookConfiguration ", "Pod.v1", "Mutating-Webhook"]) {
+      const views = adaptResources(
+        `kubernetes:admissionregistration.k8s.io/v1:${kind}`,
+        { metadata: {} },
+        "x",
+      );
+      expect(
+        views.map((v) => v.subject),
+        kind,
+      ).toEqual(["unjudged"]);
+    }
+  });
+
   it("a kind no verdict names fails closed, whatever it holds, and names the claimed version", () => {
     for (const props of [{}, { spec: {} }, { data: { a: "b" } }]) {
       const [view] = adaptResources("kubernetes:widgets.example.com/v1:Widget", props, "w");
