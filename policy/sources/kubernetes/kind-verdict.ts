@@ -12,7 +12,8 @@ import type { KubeType } from "./sites";
 /**
  * - **read**: a reader turns the object into the views the rules judge (`by` names it);
  * - **stack**: the stack rules named judge it with the rest of its set;
- * - **through**: it reaches a task only through a pod that names it, and is judged there;
+ * - **through**: it reaches a task only through a pod that names it, and is judged there (`unless`: settings that
+ *   reach every pod of a controller instead);
  * - **inert**: it cannot start a pod, open a route or reach the host (`unless` names the settings that make an
  *   object of the kind fail closed after all);
  * - **unjudged**: it fails closed, for the reason given.
@@ -20,7 +21,7 @@ import type { KubeType } from "./sites";
 export type KindVerdict =
   | { readonly v: "read"; readonly by: string }
   | { readonly v: "stack"; readonly rules: readonly string[] }
-  | { readonly v: "through"; readonly why: string }
+  | { readonly v: "through"; readonly why: string; readonly unless?: (props: unknown) => string | undefined }
   | { readonly v: "inert"; readonly why: string; readonly unless?: (props: unknown) => string | undefined }
   | { readonly v: "unjudged"; readonly why: string };
 
@@ -47,6 +48,7 @@ export function unknownKindReason(t: KubeType): string {
 /** Why an object of a kind whose verdict is conditional fails closed, or undefined. */
 export function conditionalReason(verdict: KindVerdict, props: unknown): string | undefined {
   if (verdict.v === "unjudged") return verdict.why;
-  if (verdict.v === "inert" && verdict.unless !== undefined) return verdict.unless(isObj(props) ? props : {});
+  if ((verdict.v === "inert" || verdict.v === "through") && verdict.unless !== undefined)
+    return verdict.unless(isObj(props) ? props : {});
   return undefined;
 }

@@ -5,6 +5,7 @@
  * a kind the version does not have.
  */
 import { isObj } from "../lenient";
+import { controllerDefaults } from "./controller-config";
 import type { KindVerdict } from "./kind-verdict";
 
 /**
@@ -114,9 +115,11 @@ export const BUILTIN_KIND_VERDICTS: Readonly<Record<string, Readonly<Record<stri
   core: {
     Binding: inert(REQUEST),
     ComponentStatus: inert(CLUSTER_STATE),
-    ConfigMap: through(
-      "its data reaches a pod only through the pod's references (env, envFrom, volumes), judged on the pod",
-    ),
+    ConfigMap: {
+      v: "through",
+      why: "its data reaches a pod only through the pod's references (env, envFrom, volumes), judged on the pod",
+      unless: controllerDefaults,
+    },
     Endpoints: inert(
       "it names where a Service sends traffic inside the cluster; what may leave a pod is judged on the pod's NetworkPolicies",
     ),
