@@ -24,6 +24,7 @@ import {
 import { crosswalkTags } from "../../policy/report/tags";
 import { disallowUnjudgedWorkloads } from "../../policy/rules/disallow-unjudged-workloads";
 import { ALL_RULES } from "../../policy/rules/registry";
+import { withJobRoots } from "../../policy/rules/require-single-job-mount";
 import { type AnyRule, PACK_NAME } from "../../policy/rules/types";
 import { hostVolumes } from "../../policy/sources/kubernetes/claims";
 import { dockerHostVolumes } from "../../policy/sources/pulumi/volumes";
@@ -176,7 +177,8 @@ export function scanItems(
     resources.push(item.resource);
     for (const view of subjects) {
       const ref = refFor(item, view.origin.name);
-      for (const e of evaluate({ view, resource: ref.id }, ALL_RULES, evaluation)) add(e, item, ref);
+      for (const e of evaluate({ view, resource: ref.id }, ALL_RULES, withDeclared(evaluation, item)))
+        add(e, item, ref);
     }
   }
   // The documents' claims and volumes, judged together as the pack's stack rule judges a stack's.
@@ -255,4 +257,11 @@ export function scanItems(
     summary,
     exitCode: errors.length > 0 ? 2 : summary.mandatory > 0 ? 1 : 0,
   };
+}
+
+/** The evaluation of an item with the job roots it declares itself (a launch spec), as the launcher's preflight has them. */
+function withDeclared(evaluation: EvaluationConfig, item: ScanItem): EvaluationConfig {
+  return item.jobRoots === undefined
+    ? evaluation
+    : { ...evaluation, rules: withJobRoots(evaluation.rules, item.jobRoots) };
 }

@@ -28,6 +28,8 @@ export interface ScanItem {
   readonly stack?: StackInfo;
   /** Values the reading assumed (Compose: variables taken from the environment or `.env`, or unset). */
   readonly assumptions?: readonly string[];
+  /** Job roots the input declares for its own job folders (the toolkit's launch spec: `jobFolder.hostRoot`). */
+  readonly jobRoots?: readonly string[];
 }
 
 export interface Parsed {

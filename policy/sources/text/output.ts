@@ -29,6 +29,8 @@ export interface FoundResource {
   readonly taint?: TaintCheck;
   readonly stack?: StackInfo;
   readonly assumptions?: readonly string[];
+  /** Job roots the input declares for its own job folders (the toolkit's launch spec: `jobFolder.hostRoot`). */
+  readonly jobRoots?: readonly string[];
 }
 
 /** One file's `Parsed`, written by the readers of its documents. */
@@ -74,6 +76,7 @@ export class FileOutput {
       locate,
       ...(r.stack === undefined ? {} : { stack: r.stack }),
       ...(r.assumptions === undefined ? {} : { assumptions: r.assumptions }),
+      ...(r.jobRoots === undefined ? {} : { jobRoots: r.jobRoots }),
     });
   }
 
