@@ -167,6 +167,8 @@ export interface ContainerView {
   readonly procMount: Val<string>;
   /** Kubernetes: the container's own `securityContext.windowsOptions.hostProcess` (a Windows host process). */
   readonly hostProcess?: Val<boolean>;
+  /** Kubernetes: `windowsOptions.runAsUserName` (the container's, else the pod's): its user on a Windows node. */
+  readonly windowsUserName?: Val<string>;
   /** CPU limit in cores. */
   readonly cpuLimit: Val<number>;
   /** Memory limit in bytes. */
@@ -281,6 +283,11 @@ export interface PodLevelView {
   readonly runAsNonRoot: Val<boolean>;
   /** `windowsOptions.hostProcess`: the pod runs as a process on the Windows host. */
   readonly hostProcess: Val<boolean>;
+  /**
+   * Set when the pod runs on Windows nodes (`os.name`, a node selector or required affinity on the OS label): the node
+   * ignores runAsUser and runAsGroup, and each container runs as its `windowsUserName`.
+   */
+  readonly windows?: { readonly reason: string; readonly path: string };
   readonly seccomp: Val<ProfileType>;
   readonly appArmor: Val<ProfileType>;
   readonly seLinux: Val<{
@@ -327,6 +334,11 @@ export interface WorkloadView {
   readonly podLabels?: Val<Readonly<Record<string, string>>>;
   /** Kubernetes: the namespace the pod runs in (the carrier's `metadata.namespace`, else its template's). */
   readonly podNamespace?: Val<string>;
+  /** Kubernetes: the pod's own annotations (its template's), which admission webhooks read, and where they are. */
+  readonly podAnnotations?: Val<Readonly<Record<string, string>>>;
+  readonly podMetaPath?: string;
+  /** Kubernetes: the pod's ServiceAccount (`serviceAccountName`, else the deprecated `serviceAccount`; `default`). */
+  readonly serviceAccountName?: Val<string>;
   /** Kubernetes only: undefined when absent (the default mounts a token). */
   readonly automountServiceAccountToken: Val<boolean>;
   /** Runtime class (Kubernetes `runtimeClassName`, Docker `runtime`). */
