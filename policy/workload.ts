@@ -52,8 +52,10 @@ export interface EnvView {
     | "fieldRef"
     | "host"
     | "other";
-  /** For `envFrom` and `secretKeyRef`: the object's name, for messages. */
+  /** For `envFrom`, `secretKeyRef` and `configMapKeyRef`: the object's name. */
   readonly ref?: Val<string>;
+  /** `configMapKeyRef`: the key read; `envFrom.configMapRef`: the `prefix` put before each key. */
+  readonly key?: Val<string>;
   /** True when the value is a Pulumi secret (or was redacted as one). */
   readonly tainted: boolean;
   /** Where it was written, e.g. `envs[2]` or `spec.containers[0].env[1]`. */
@@ -269,6 +271,15 @@ export interface LifecycleView {
 export interface PodVolumeView {
   readonly name: Val<string>;
   readonly sources: Val<readonly string[]>;
+  /** The ConfigMaps the volume holds (a `configMap` volume, projected `configMap` sources), with the keys it selects. */
+  readonly configMaps?: readonly ConfigMapUse[];
+  readonly path: string;
+}
+
+/** A ConfigMap a volume holds: its name, and the keys of `items` (undefined: every key). */
+export interface ConfigMapUse {
+  readonly name: Val<string>;
+  readonly keys: readonly Val<string>[] | undefined;
   readonly path: string;
 }
 

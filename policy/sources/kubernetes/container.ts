@@ -195,14 +195,19 @@ function containerEnv(
     let value = str(field(e, "value"));
     let from: EnvView["from"] = "literal";
     let ref: Val<string>;
+    let key: Val<string>;
     if (isUnknown(valueFrom)) from = "other";
     else if (valueFrom !== undefined) {
       const secretRef = field(valueFrom, "secretKeyRef");
       if (secretRef !== undefined) {
         from = "secretKeyRef";
         ref = str(field(secretRef, "name"));
-      } else if (field(valueFrom, "configMapKeyRef") !== undefined) from = "configMapKeyRef";
-      else if (field(valueFrom, "fieldRef") !== undefined) {
+      } else if (field(valueFrom, "configMapKeyRef") !== undefined) {
+        // Which ConfigMap key: judged with the ConfigMap where the input has it (policy/stack/linked-credentials.ts).
+        from = "configMapKeyRef";
+        ref = str(at(valueFrom, "configMapKeyRef.name"));
+        key = str(at(valueFrom, "configMapKeyRef.key"));
+      } else if (field(valueFrom, "fieldRef") !== undefined) {
         // The kubelet copies an annotation's text into the variable: judge that text (see ./downward.ts).
         from = "fieldRef";
         ref = str(field(field(valueFrom, "fieldRef"), "fieldPath"));
@@ -215,6 +220,7 @@ function containerEnv(
       value,
       from,
       ref,
+      ...(key === undefined ? {} : { key }),
       tainted: tainted(path) || carriesSecret(value),
       path,
     });
@@ -240,6 +246,7 @@ function containerEnv(
         value: undefined,
         from: "configMapRef",
         ref: str(field(cmRef, "name")),
+        key: str(field(e, "prefix")),
         tainted: tainted(path),
         path,
       });
