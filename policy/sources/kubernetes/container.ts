@@ -13,7 +13,6 @@ import {
   type MountView,
   type PortView,
   UNKNOWN,
-  Unreadable,
   type Val,
 } from "../../workload";
 import { capabilitiesView } from "../capabilities";
