@@ -145,6 +145,19 @@ export const SERVICE_ACCOUNT_IDENTITIES: readonly Trigger[] = [
   },
 ];
 
+/**
+ * ServiceAccount labels: Azure Workload Identity before v1.0 selected pods by their ServiceAccount's
+ * `azure.workload.identity/use` label (the webhook reads the account's `client-id` annotation either way).
+ */
+export const SERVICE_ACCOUNT_LABELS: readonly Trigger[] = [
+  {
+    key: "azure.workload.identity/use",
+    on: (v) => v === "true",
+    gives:
+      "Azure Workload Identity (before v1.0, selected by the ServiceAccount): the webhook projects a federated token and AZURE_* variables",
+  },
+];
+
 const BANK_VAULTS_MUTATE = "vault.security.banzaicloud.io/mutate";
 
 /** Environment values an injected program replaces with the secret they name, and who replaces them. */

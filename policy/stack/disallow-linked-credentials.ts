@@ -7,14 +7,18 @@
  */
 import { knownFormat, secretEnvReason, secretValueReason } from "../../components/model";
 import { violation } from "../rules/helpers";
-import { SERVICE_ACCOUNT_IDENTITIES } from "../rules/secret-injectors";
+import { SERVICE_ACCOUNT_IDENTITIES, SERVICE_ACCOUNT_LABELS } from "../rules/secret-injectors";
 import { parseKubeType } from "../sources/kubernetes/sites";
 import { at, field, REDACTED_SECRET, str } from "../sources/lenient";
 import { adaptResources } from "../sources/subject";
 import { isUnknown, isUnreadable, type Val, type WorkloadView } from "../workload";
 import { defineStackRule, type StackFinding, type StackResource } from "./types";
 
-/** The EKS Pod Identity association of the AWS provider: a role for one ServiceAccount of a cluster. */
+/**
+ * The EKS Pod Identity association of the AWS provider: a role for one ServiceAccount of a cluster; the same object of
+ * the ACK EKS controller (`eks.services.k8s.aws`, `spec`) and Crossplane's AWS provider (`eks.aws.upbound.io`,
+ * `spec.forProvider`), each with `serviceAccount` and `namespace`.
+ */
 const POD_IDENTITY_ASSOCIATION = "aws:eks/podIdentityAssociation:PodIdentityAssociation";
 
 interface Named {
@@ -129,24 +133,30 @@ function identityFindings(
   const sa = w.serviceAccountName;
   const path = `${w.podPath}.serviceAccountName`;
   const account = find(accounts, sa, w.podNamespace);
-  const annotations = account === undefined ? undefined : at(account.r.props, "metadata.annotations");
-  for (const t of SERVICE_ACCOUNT_IDENTITIES) {
-    const v =
-      typeof annotations === "object" && annotations !== null
-        ? (annotations as Record<string, unknown>)[t.key]
-        : undefined;
-    if (typeof v === "string" && t.on(v))
-      out.push({
-        ...violation(
-          `the pod runs as ServiceAccount "${account?.name}", whose annotation ${t.key}: "${v}" gives it a cloud identity: ${t.gives}, whatever automountServiceAccountToken says`,
-          path,
-        ),
-        urn,
-      });
+  for (const [where, table] of [
+    ["annotation", SERVICE_ACCOUNT_IDENTITIES],
+    ["label", SERVICE_ACCOUNT_LABELS],
+  ] as const) {
+    const map = account === undefined ? undefined : at(account.r.props, `metadata.${where}s`);
+    for (const t of table) {
+      const v = typeof map === "object" && map !== null ? (map as Record<string, unknown>)[t.key] : undefined;
+      if (typeof v === "string" && t.on(v))
+        out.push({
+          ...violation(
+            `the pod runs as ServiceAccount "${account?.name}", whose ${where} ${t.key}: "${v}" gives it a cloud identity: ${t.gives}, whatever automountServiceAccountToken says`,
+            path,
+          ),
+          urn,
+        });
+    }
   }
   for (const a of associations) {
-    const name = str(field(a.props, "serviceAccount"));
-    const ns = str(field(a.props, "namespace"));
+    const spec =
+      a.type === POD_IDENTITY_ASSOCIATION
+        ? a.props
+        : (at(a.props, "spec.forProvider") ?? field(a.props, "spec"));
+    const name = str(field(spec, "serviceAccount"));
+    const ns = str(field(spec, "namespace"));
     const podNs = typeof w.podNamespace === "string" ? w.podNamespace : "default";
     if (name !== sa || (typeof ns === "string" && ns !== podNs)) continue;
     out.push({
@@ -164,7 +174,12 @@ function identityFindings(
 export function checkLinkedCredentials(resources: readonly StackResource[]): StackFinding[] {
   const configMaps = coreObjects(resources, "ConfigMap");
   const accounts = coreObjects(resources, "ServiceAccount");
-  const associations = resources.filter((r) => r.type === POD_IDENTITY_ASSOCIATION);
+  const associations = resources.filter(
+    (r) =>
+      r.type === POD_IDENTITY_ASSOCIATION ||
+      (parseKubeType(r.type)?.kind === "PodIdentityAssociation" &&
+        /^eks\.(?:services\.k8s|aws\.upbound\.io)/.test(parseKubeType(r.type)?.group ?? "")),
+  );
   if (configMaps.length === 0 && accounts.length === 0 && associations.length === 0) return [];
   const out: StackFinding[] = [];
   for (const r of resources) {

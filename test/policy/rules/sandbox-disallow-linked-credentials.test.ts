@@ -149,6 +149,23 @@ describe(RULE, () => {
       },
     };
     expect(mine([association, pod])).toEqual([expect.stringMatching(/EKS Pod Identity association "assoc"/)]);
+    const ack: StackFixture = {
+      type: "kubernetes:eks.services.k8s.aws/v1alpha1:PodIdentityAssociation",
+      name: "ack",
+      props: {
+        metadata: { name: "ack" },
+        spec: { clusterName: "c", namespace: "default", serviceAccount: "app" },
+      },
+    };
+    expect(mine([ack, pod])).toEqual([expect.stringMatching(/EKS Pod Identity association "ack"/)]);
+    const labelled: StackFixture = {
+      type: SA,
+      name: "app",
+      props: { metadata: { name: "app", labels: { "azure.workload.identity/use": "true" } } },
+    };
+    expect(mine([labelled, pod])).toEqual([
+      expect.stringMatching(/whose label azure\.workload\.identity\/use: "true"/),
+    ]);
   });
 
   it("passes a ServiceAccount with unrelated or empty annotations, and an annotated one the pod does not use", () => {
