@@ -3,7 +3,7 @@
  * `/var/run/../run/docker.sock/` or by mounting `/run` whole; these functions judge the path, not its spelling.
  */
 
-import { credentialPathReason } from "./paths-credentials";
+import { credentialPathReason, NODE_HOST_PATHS } from "./paths-credentials";
 import { windowsPath, windowsRuntimeReason, windowsSensitiveReason } from "./paths-windows";
 
 /**
@@ -231,6 +231,7 @@ export const SENSITIVE_HOST_PATHS: readonly string[] = [
   // Where /root and /usr/local live on ostree hosts (Fedora CoreOS, Silverblue, RHEL for Edge).
   "/var/roothome",
   "/var/usrlocal",
+  ...NODE_HOST_PATHS,
 ];
 
 /**
@@ -253,12 +254,12 @@ function linuxSensitiveReason(raw: string): string | undefined {
       return s === under ? `it is the host folder ${under}` : `it is inside the host folder ${under}`;
   }
   for (const s of spellings(p)) {
-    const contained = SENSITIVE_HOST_PATHS.find((h) => isWithin(h, s));
-    if (contained !== undefined) return `the folder contains the host folder ${contained}`;
-  }
-  for (const s of spellings(p)) {
     const why = credentialPathReason(s);
     if (why !== undefined) return why;
+  }
+  for (const s of spellings(p)) {
+    const contained = SENSITIVE_HOST_PATHS.find((h) => isWithin(h, s));
+    if (contained !== undefined) return `the folder contains the host folder ${contained}`;
   }
   return undefined;
 }

@@ -53,8 +53,10 @@ export interface EnvView {
     | "fieldRef"
     | "host"
     | "other";
-  /** For `envFrom` and `secretKeyRef`: the object's name, for messages. */
+  /** For `envFrom`, `secretKeyRef` and `configMapKeyRef`: the object's name. */
   readonly ref?: Val<string>;
+  /** `configMapKeyRef`: the key read; `envFrom.configMapRef`: the `prefix` put before each key. */
+  readonly key?: Val<string>;
   /** True when the value is a Pulumi secret (or was redacted as one). */
   readonly tainted: boolean;
   /** Where it was written, e.g. `envs[2]` or `spec.containers[0].env[1]`. */
@@ -168,6 +170,8 @@ export interface ContainerView {
   readonly procMount: Val<string>;
   /** Kubernetes: the container's own `securityContext.windowsOptions.hostProcess` (a Windows host process). */
   readonly hostProcess?: Val<boolean>;
+  /** Kubernetes: `windowsOptions.runAsUserName` (the container's, else the pod's): its user on a Windows node. */
+  readonly windowsUserName?: Val<string>;
   /** CPU limit in cores. */
   readonly cpuLimit: Val<number>;
   /** Memory limit in bytes. */
@@ -268,6 +272,15 @@ export interface LifecycleView {
 export interface PodVolumeView {
   readonly name: Val<string>;
   readonly sources: Val<readonly string[]>;
+  /** The ConfigMaps the volume holds (a `configMap` volume, projected `configMap` sources), with the keys it selects. */
+  readonly configMaps?: readonly ConfigMapUse[];
+  readonly path: string;
+}
+
+/** A ConfigMap a volume holds: its name, and the keys of `items` (undefined: every key). */
+export interface ConfigMapUse {
+  readonly name: Val<string>;
+  readonly keys: readonly Val<string>[] | undefined;
   readonly path: string;
   /** For a `csi` volume: its `csi.driver`. */
   readonly csiDriver?: Val<string>;
@@ -284,6 +297,11 @@ export interface PodLevelView {
   readonly runAsNonRoot: Val<boolean>;
   /** `windowsOptions.hostProcess`: the pod runs as a process on the Windows host. */
   readonly hostProcess: Val<boolean>;
+  /**
+   * Set when the pod runs on Windows nodes (`os.name`, a node selector or required affinity on the OS label): the node
+   * ignores runAsUser and runAsGroup, and each container runs as its `windowsUserName`.
+   */
+  readonly windows?: { readonly reason: string; readonly path: string };
   readonly seccomp: Val<ProfileType>;
   readonly appArmor: Val<ProfileType>;
   readonly seLinux: Val<{
@@ -335,6 +353,11 @@ export interface WorkloadView {
   readonly podLabels?: Val<Readonly<Record<string, string>>>;
   /** Kubernetes: the namespace the pod runs in (the carrier's `metadata.namespace`, else its template's). */
   readonly podNamespace?: Val<string>;
+  /** Kubernetes: the pod's own annotations (its template's), which admission webhooks read, and where they are. */
+  readonly podAnnotations?: Val<Readonly<Record<string, string>>>;
+  readonly podMetaPath?: string;
+  /** Kubernetes: the pod's ServiceAccount (`serviceAccountName`, else the deprecated `serviceAccount`; `default`). */
+  readonly serviceAccountName?: Val<string>;
   /** Kubernetes only: undefined when absent (the default mounts a token). */
   readonly automountServiceAccountToken: Val<boolean>;
   /** Runtime class (Kubernetes `runtimeClassName`, Docker `runtime`). */

@@ -1,6 +1,7 @@
 import type { LaunchSpec } from "../components/model";
 import { evaluate } from "../policy/evaluate";
 import { ALL_RULES } from "../policy/rules/registry";
+import { withJobRoots } from "../policy/rules/require-single-job-mount";
 import type { EnforcementLevel } from "../policy/rules/types";
 import { adaptLaunchSpec } from "../policy/sources/docker/read";
 import type { Preflight } from "./launch-errors";
@@ -22,7 +23,9 @@ export function policyPreflight(
   return (body, spec: LaunchSpec) => {
     const view = adaptLaunchSpec(body, `${spec.project}/${spec.template}`);
     const refusals: string[] = [];
-    for (const { rule, finding, level } of evaluate({ view }, ALL_RULES, { rules: config })) {
+    // The launcher's job folders live under the template's job root: it declares that root for the job-mount rule.
+    const rules = withJobRoots(config, [spec.jobFolder.hostRoot]);
+    for (const { rule, finding, level } of evaluate({ view }, ALL_RULES, { rules })) {
       if (finding.unchecked) continue;
       const line = `${rule.id}: ${finding.message}`;
       if (level === "advisory") warn(line);

@@ -24,12 +24,14 @@ import {
 import { crosswalkTags } from "../../policy/report/tags";
 import { disallowUnjudgedWorkloads } from "../../policy/rules/disallow-unjudged-workloads";
 import { ALL_RULES } from "../../policy/rules/registry";
+import { withJobRoots } from "../../policy/rules/require-single-job-mount";
 import { type AnyRule, PACK_NAME } from "../../policy/rules/types";
 import { hostVolumes } from "../../policy/sources/kubernetes/claims";
 import { dockerHostVolumes } from "../../policy/sources/pulumi/volumes";
 import { adaptResources } from "../../policy/sources/subject";
 import type { ScanItem } from "../../policy/sources/text/documents";
 import { disallowHostPathClaims } from "../../policy/stack/disallow-host-path-claims";
+import { disallowLinkedCredentials } from "../../policy/stack/disallow-linked-credentials";
 import { DOCKER_NETWORK_TYPE, disallowOpenBridge } from "../../policy/stack/disallow-open-bridge";
 import { disallowWeakRuntimeClass, isRuntimeClass } from "../../policy/stack/disallow-weak-runtime-class";
 import { ALL_STACK_RULES } from "../../policy/stack/registry";
@@ -190,7 +192,8 @@ export function scanItems(
     resources.push(item.resource);
     for (const view of subjects) {
       const ref = refFor(item, view.origin.name);
-      for (const e of evaluate({ view, resource: ref.id }, ALL_RULES, evaluation)) add(e, item, ref);
+      for (const e of evaluate({ view, resource: ref.id }, ALL_RULES, withDeclared(evaluation, item)))
+        add(e, item, ref);
     }
   }
   // The documents' claims and volumes, judged together as the pack's stack rule judges a stack's.
@@ -282,4 +285,11 @@ export function scanItems(
     summary,
     exitCode: errors.length > 0 ? 2 : summary.mandatory > 0 ? 1 : 0,
   };
+}
+
+/** The evaluation of an item with the job roots it declares itself (a launch spec), as the launcher's preflight has them. */
+function withDeclared(evaluation: EvaluationConfig, item: ScanItem): EvaluationConfig {
+  return item.jobRoots === undefined
+    ? evaluation
+    : { ...evaluation, rules: withJobRoots(evaluation.rules, item.jobRoots) };
 }

@@ -11,6 +11,7 @@ import {
   mountFindings,
   visibleValue,
 } from "./secret-carriers";
+import { injectedReference, injectorFindings } from "./secret-injectors";
 import { defineRule, type Edit, type Finding } from "./types";
 
 /** The variable's name for a message, unless the "name" is itself a credential (`envs: ["ghp_..."]`). */
@@ -93,6 +94,8 @@ export const disallowSecretEnv = defineRule({
     if (s.subject !== "workload") return [];
     const out: Finding[] = [];
     const allowed = new Set(config.allowedNames);
+    // Webhooks that inject a secret store's agent or a cloud identity, by the pod's own annotations and labels.
+    out.push(...injectorFindings(s));
     for (const c of s.containers) {
       if (c.envUnknown) out.push(unchecked(`the environment of ${label(c)}`, c.path));
       for (const e of c.env) {
@@ -128,6 +131,14 @@ export const disallowSecretEnv = defineRule({
           const ref = typeof e.ref === "string" ? ` "${e.ref}"` : "";
           out.push(violation(`${who} reads ${what} from Secret${ref} (secretKeyRef)`, e.path));
           continue;
+        }
+        // Kubernetes only: a webhook sees the pod; nothing resolves such a value in a Docker container.
+        if (s.origin.backend === "kubernetes" && e.from === "literal" && typeof e.value === "string") {
+          const injected = injectedReference(e.value, s.podAnnotations);
+          if (injected !== undefined) {
+            out.push(violation(`${who} sets ${what} to a secret reference: ${injected}`, e.path));
+            continue;
+          }
         }
         if (name !== undefined && allowed.has(name)) continue;
         if (name !== undefined && secretValueReason(name) !== undefined) {

@@ -1,3 +1,4 @@
+import { windowsUserProblem } from "../sources/kubernetes/windows";
 import { isUnknown } from "../workload";
 import { label, unchecked, violation } from "./helpers";
 import { defineRule, type Finding } from "./types";
@@ -9,7 +10,8 @@ const ROOT_GROUPS = new Set(["0", "root", "docker"]);
  * The task runs as a non-root user and group. Kubernetes: the effective `runAsUser` (container over pod) is not 0,
  * and either it is set or `runAsNonRoot: true`; `runAsGroup`, `fsGroup` and `supplementalGroups` are not 0. Docker:
  * `user` is set and is not `root`, `0`, `0:<gid>` or `<uid>:0`, and names its group (`1000` alone runs with the gid of
- * the image's passwd entry, gid 0 when there is none); `groupAdds` has no root or docker group.
+ * the image's passwd entry, gid 0 when there is none); `groupAdds` has no root or docker group. A pod on Windows nodes
+ * (policy/sources/kubernetes/windows.ts) runs as its `windowsOptions.runAsUserName`, which must be `ContainerUser`.
  */
 export const requireNonRoot = defineRule({
   id: "sandbox-require-non-root",
@@ -71,8 +73,18 @@ export const requireNonRoot = defineRule({
       out.push(violation("the pod's securityContext sets runAsUser: 0 (root)", pod.path));
     if (config.requireRunAsNonRoot && pod?.runAsNonRoot === false)
       out.push(violation("the pod's securityContext sets runAsNonRoot: false", pod.path));
+    const windows = docker ? undefined : pod?.windows;
     for (const c of s.containers) {
       const who = label(c);
+      if (windows !== undefined) {
+        // A Windows node ignores runAsUser, runAsGroup and the groups: the container's Windows account is its user.
+        if (isUnknown(c.windowsUserName))
+          out.push(unchecked(`the Windows user of ${who}`, c.path, c.windowsUserName));
+        const problem = windowsUserProblem(c.windowsUserName);
+        if (problem !== undefined)
+          out.push(violation(`${who} runs on Windows nodes (${windows.reason}) and ${problem}`, c.path));
+        continue;
+      }
       const uid = c.runAsUser;
       if (isUnknown(uid) || isUnknown(c.runAsNonRoot) || isUnknown(c.userName)) {
         out.push(unchecked(`the user of ${who}`, c.path, uid, c.runAsNonRoot, c.userName));

@@ -5,15 +5,29 @@ import { label, unchecked, violation } from "./helpers";
 import { defineRule, type Finding } from "./types";
 
 const SHARED_PROPAGATION = new Set(["shared", "rshared", "bidirectional"]);
+const JOB_MOUNT_RULE_ID = "sandbox-require-single-job-mount";
+
+/**
+ * Rule settings (pack config's shape) with `roots` added to this rule's `jobRoots`: how the toolkit declares the
+ * folder its own job folders live under (the launcher's preflight, `scan` of a launch spec).
+ */
+export function withJobRoots(
+  rules: Readonly<Record<string, unknown>> | undefined,
+  roots: readonly string[],
+): Record<string, unknown> {
+  const entry = (rules?.[JOB_MOUNT_RULE_ID] ?? {}) as { jobRoots?: unknown };
+  const declared = Array.isArray(entry.jobRoots) ? (entry.jobRoots as unknown[]) : [];
+  return { ...rules, [JOB_MOUNT_RULE_ID]: { ...entry, jobRoots: [...declared, ...roots] } };
+}
 
 /**
  * A task writes to the host in exactly one place, its job folder: at most one writable host mount, under a job
  * root when the pack config names them; every other host mount is read-only; no mount propagates back to the host.
  */
 export const requireSingleJobMount = defineRule({
-  id: "sandbox-require-single-job-mount",
+  id: JOB_MOUNT_RULE_ID,
   description:
-    "At most one writable host mount (the job folder, under a configured job root), and no shared mount propagation.",
+    "At most one writable host mount (the job folder, under a declared job root), and no shared mount propagation.",
   mission: false,
   enforcementLevel: "mandatory",
   severity: "high",
@@ -29,14 +43,15 @@ export const requireSingleJobMount = defineRule({
       jobRoots: {
         type: "array",
         items: { type: "string" },
-        description: "Host folders under which a writable job folder may live (empty: any folder).",
+        description:
+          "Host folders under which a writable job folder may live (empty: no job root is declared, so every writable host mount fails).",
         default: [],
       },
     },
   },
   defaults: { jobRoots: [] as string[] },
   remediationSteps:
-    "Keep one writable bind for the job folder; make every other host mount read-only; remove shared/rshared/Bidirectional propagation.",
+    "Declare the job root (jobRoots) and keep one writable bind for the job folder under it; make every other host mount read-only; remove shared/rshared/Bidirectional propagation.",
   check(s, config) {
     if (s.subject !== "workload") return [];
     const out: Finding[] = [];
@@ -63,7 +78,16 @@ export const requireSingleJobMount = defineRule({
         // Two containers of one pod writing one volume is still one job folder.
         const key = m.volume !== undefined ? `volume:${m.volume}` : `path:${src}`;
         if (!writable.has(key)) writable.set(key, src);
-        if (roots.length > 0 && !roots.some((r) => src !== r && isWithin(src, r))) {
+        if (roots.length === 0) {
+          // With no job root declared nothing says which host folder is the job folder: `/home/u/project` and
+          // `/srv/share` would pass as one. The folder job folders live under must be named.
+          out.push(
+            violation(
+              `${label(c)} mounts host path ${src} writable, and no job root is declared: a writable host mount must be a job folder under a declared job root (set jobRoots of ${JOB_MOUNT_RULE_ID} to the folder job folders live under), or be read-only`,
+              m.path,
+            ),
+          );
+        } else if (!roots.some((r) => src !== r && isWithin(src, r))) {
           out.push(
             violation(
               `${label(c)} mounts ${src} writable, outside the job roots [${roots.join(", ")}]`,

@@ -1,4 +1,5 @@
 import { disallowHostPathClaims } from "./disallow-host-path-claims";
+import { disallowLinkedCredentials } from "./disallow-linked-credentials";
 import { disallowOpenBridge } from "./disallow-open-bridge";
 import { disallowSecretFlow } from "./disallow-secret-flow";
 import { disallowWeakRuntimeClass } from "./disallow-weak-runtime-class";
@@ -12,6 +13,7 @@ export const ALL_STACK_RULES: readonly AnyStackRule[] = [
   disallowSecretFlow,
   requireProxyOnlyEgress,
   disallowHostPathClaims,
+  disallowLinkedCredentials,
   disallowWeakRuntimeClass,
   disallowOpenBridge,
 ];

@@ -6,7 +6,15 @@ import { randomBytes } from "node:crypto";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Cluster, startCluster } from "./cluster";
-import { BUDGET, hardenedPodSpec, QUOTA_NAME, TASK_LIMITS, TASK_POD, taskStackProgram } from "./programs";
+import {
+  BUDGET,
+  hardenedPodSpec,
+  QUOTA_NAME,
+  TASK_LIMITS,
+  TASK_POD,
+  taskStackProgram,
+  unjudgedKindsProgram,
+} from "./programs";
 import { requireEngineToolchain } from "./toolchain";
 import { type EngineWorkspace, engineWorkspace, POLICY_PACK } from "./workspace";
 
@@ -77,6 +85,43 @@ describe("a stack with a violation", () => {
           );
         }
         // A preview creates nothing.
+        expect((await cluster.api("GET", `/api/v1/namespaces/${namespace}`)).status).toBe(404);
+      } finally {
+        await ws.dispose(stack);
+      }
+    },
+    ENGINE_TIMEOUT,
+  );
+});
+
+describe("a stack with objects the pack cannot judge whole", () => {
+  it(
+    "fails preview on a mutating webhook and an autoscaler by their kinds; the Namespace and the hardened Pod pass",
+    async () => {
+      const { cluster, ws } = env();
+      const namespace = uniqueNamespace("sandbox-kinds");
+      const stack = await ws.newStack(
+        "unjudged-kinds",
+        unjudgedKindsProgram({ kubeconfig: cluster.kubeconfig, namespace }),
+      );
+      try {
+        let output = "";
+        const preview = stack.preview({
+          policyPacks: [POLICY_PACK],
+          onOutput: (s) => {
+            output += s;
+          },
+        });
+        await expect(preview).rejects.toThrow(/sandbox-disallow-unjudged-workloads/);
+        expect(output).toMatch(
+          /\[mandatory\].*sandbox-disallow-unjudged-workloads\s+\(kubernetes:admissionregistration\.k8s\.io\/v1:MutatingWebhookConfiguration: inject\)/,
+        );
+        expect(output).toMatch(
+          /\[mandatory\].*sandbox-disallow-unjudged-workloads\s+\(kubernetes:autoscaling\/v2:HorizontalPodAutoscaler: scale\)/,
+        );
+        // The inert Namespace and the hardened Pod are not refused.
+        expect(output).not.toMatch(/\(kubernetes:core\/v1:Namespace: sandbox\)/);
+        expect(output).not.toMatch(/\(kubernetes:core\/v1:Pod: task\)/);
         expect((await cluster.api("GET", `/api/v1/namespaces/${namespace}`)).status).toBe(404);
       } finally {
         await ws.dispose(stack);

@@ -95,3 +95,59 @@ export function taskStackProgram(o: TaskStack): PulumiFn {
     return { namespace: ns.metadata.name, quota: quota.metadata.name, pod: pod.metadata.name };
   };
 }
+
+/**
+ * A stack whose objects the pack cannot judge whole: a MutatingWebhookConfiguration (it changes pods after the
+ * rules judged them) and a HorizontalPodAutoscaler (replicas past the budget bound), beside an inert Namespace and
+ * a hardened Pod, which pass. (A key outside the provider's schema never reaches the pack from a program: the
+ * Kubernetes provider's check drops it, as this preview showed when the Pod held one.)
+ */
+export function unjudgedKindsProgram(o: { kubeconfig: string; namespace: string }): PulumiFn {
+  return async () => {
+    const provider = new k8s.Provider("local-apiserver", { kubeconfig: o.kubeconfig });
+    const ns = new k8s.core.v1.Namespace("sandbox", { metadata: { name: o.namespace } }, { provider });
+    new k8s.admissionregistration.v1.MutatingWebhookConfiguration(
+      "inject",
+      {
+        metadata: { name: `${o.namespace}-inject` },
+        webhooks: [
+          {
+            name: "inject.sandbox.test",
+            clientConfig: { url: "https://127.0.0.1:9443/mutate" },
+            rules: [{ operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"] }],
+            admissionReviewVersions: ["v1"],
+            sideEffects: "None",
+            failurePolicy: "Ignore",
+          },
+        ],
+      },
+      { provider },
+    );
+    new k8s.autoscaling.v2.HorizontalPodAutoscaler(
+      "scale",
+      {
+        metadata: { namespace: ns.metadata.name },
+        spec: {
+          scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: "tasks" },
+          minReplicas: 1,
+          maxReplicas: 50,
+        },
+      },
+      { provider },
+    );
+    const spec = hardenedPodSpec();
+    new k8s.core.v1.Pod(
+      "task",
+      {
+        metadata: {
+          name: TASK_POD,
+          namespace: ns.metadata.name,
+          annotations: { "pulumi.com/skipAwait": "true" },
+        },
+        spec,
+      },
+      { provider },
+    );
+    return { namespace: ns.metadata.name };
+  };
+}

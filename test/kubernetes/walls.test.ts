@@ -11,6 +11,7 @@ import {
 import { POLICY_GATE, policyGateScript } from "../../components/kubernetes/policy-gate";
 import { launchSpec, resolveProject } from "../../components/model";
 import { ALL_RULES, judge } from "../../policy/rules/registry";
+import { withJobRoots } from "../../policy/rules/require-single-job-mount";
 import { adaptResource } from "../../policy/sources/subject";
 
 const project = resolveProject({
@@ -186,10 +187,12 @@ describe("one spec, two backends, the same walls", () => {
 });
 
 describe("the toolkit's own output passes its own policy pack", () => {
-  const mandatoryFindings = (type: string, props: unknown) => {
+  const mandatoryFindings = (type: string, props: unknown, jobRoot?: string) => {
     const subject = adaptResource(type, props, "x");
     if (subject === undefined) throw new Error(`no adapter for ${type}`);
-    return judge(subject, ALL_RULES)
+    // The toolkit declares its job root, as the launcher's preflight does (runtime/preflight.ts).
+    const config = (jobRoot === undefined ? {} : withJobRoots({}, [jobRoot])) as Record<string, object>;
+    return judge(subject, ALL_RULES, config)
       .filter(({ rule }) => rule.enforcementLevel !== "advisory" && rule.enforcementLevel !== "disabled")
       .flatMap(({ rule, findings }) =>
         findings.filter((f) => !f.unchecked).map((f) => `${rule.id}: ${f.message}`),
@@ -210,7 +213,12 @@ describe("the toolkit's own output passes its own policy pack", () => {
 
   it.each(["default", "six"])("the %s Docker task container", (template) => {
     const spec = launchSpec(project, template, "none");
-    const args = hardenedContainerArgs(spec, { type: "bind", source: "/var/lib/sandbox-projects/parity/t1" });
-    expect(mandatoryFindings("docker:index/container:Container", args)).toEqual([]);
+    const source = `${spec.jobFolder.hostRoot}/t1`;
+    const args = hardenedContainerArgs(spec, { type: "bind", source });
+    expect(mandatoryFindings("docker:index/container:Container", args, spec.jobFolder.hostRoot)).toEqual([]);
+    // With no job root declared the same bind is not known to be a job folder.
+    expect(mandatoryFindings("docker:index/container:Container", args)).toEqual([
+      expect.stringMatching(/^sandbox-require-single-job-mount: .*no job root is declared/),
+    ]);
   });
 });

@@ -9,7 +9,7 @@ import { CREATE_REQUEST, type Shape } from "../../policy/sources/docker/schema";
 import { adaptResources } from "../../policy/sources/subject";
 import { parseInput } from "../../policy/sources/text/documents";
 import { copy, DOCKER, first, safeContainer, safePodSpec } from "./fixtures";
-import { validate, violated } from "./harness";
+import { DECLARED, validate, violated } from "./harness";
 
 const SAFE_BODY = {
   Image: "sandbox-busybox@sha256:0a0ca1b8c1f8d2b8ad6a2e4b4b0a3f2b0f45c1c6c3e8a1d1b7a9e5d3c2b1a0f9",
@@ -41,7 +41,7 @@ function bodyRules(text: string): string[] {
   const item = parsed.items[0];
   if (item === undefined) throw new Error("no item");
   const ids = adaptResources(item.type, item.props, item.name).flatMap((s) =>
-    judge(s)
+    judge(s, undefined, DECLARED)
       .filter((r) => r.findings.some((f) => f.unchecked !== true))
       .map((r) => r.rule.id),
   );

@@ -56,6 +56,16 @@ export interface RunOptions {
 
 const NOT_APPLICABLE = Symbol("notApplicable");
 
+/**
+ * The pack config these tests run with unless one names the rule: the job root the fixtures' job folders live under
+ * (`/var/lib/sandbox-projects/<project>/jobs/<id>`), declared as an operator declares it. With none declared, a
+ * writable host mount fails (sandbox-require-single-job-mount); its own tests pass `{ jobRoots: [] }` to see that.
+ */
+export const JOB_ROOT = "/var/lib/sandbox-projects";
+export const DECLARED: Readonly<Record<string, object>> = {
+  "sandbox-require-single-job-mount": { jobRoots: [JOB_ROOT] },
+};
+
 function resourceArgs(
   type: string,
   props: Struct,
@@ -80,7 +90,7 @@ function resourceArgs(
     stackTags: new Map(),
     isType: () => false,
     asType: () => undefined,
-    getConfig: <T extends object>() => (opts.config?.[policy] ?? {}) as T,
+    getConfig: <T extends object>() => (opts.config?.[policy] ?? DECLARED[policy] ?? {}) as T,
     notApplicable: (): never => {
       throw NOT_APPLICABLE;
     },

@@ -59,6 +59,8 @@ describe("policy/index.ts", () => {
       ["sandbox-disallow-secret-env", "remediate"],
       ["sandbox-require-drop-net-admin", "mandatory"],
       ["sandbox-disallow-secret-flow", "mandatory"],
+      // The secret wall's cross-document half: ConfigMaps and ServiceAccounts a pod reads.
+      ["sandbox-disallow-linked-credentials", "mandatory"],
     ]);
     const resource = policies.filter((p): p is ResourceValidationPolicy => "validateResource" in p);
     const stack = policies.filter((p): p is StackValidationPolicy => "validateStack" in p);

@@ -39,6 +39,7 @@ const BASELINE_MANDATORY = [
 ];
 /** Under every preset: the mission walls and the rules that fail closed on what no other rule reads. */
 const ALWAYS_MANDATORY = [
+  "sandbox-disallow-linked-credentials",
   "sandbox-disallow-secret-flow",
   "sandbox-disallow-unjudged-fields",
   "sandbox-disallow-unjudged-workloads",

@@ -7,12 +7,17 @@ import { judge } from "../../policy/rules/registry";
 import { composeServiceToContainerProps } from "../../policy/sources/compose/service-props";
 import { adaptResource } from "../../policy/sources/subject";
 import { carrier, copy, DOCKER, first, safeContainer, safePodSpec } from "./fixtures";
+import { DECLARED } from "./harness";
 import { envInputs, secretViolations } from "./secret-inputs";
 
 const SECRET_ENV = "sandbox-disallow-secret-env";
 
 /** Violations (rule: message) of the whole pack on one resource. */
-function violations(type: string, props: unknown, config: Record<string, object> = {}): string[] {
+function violations(
+  type: string,
+  props: unknown,
+  config: Readonly<Record<string, object>> = DECLARED,
+): string[] {
   const subject = adaptResource(type, props, "fixture");
   if (subject === undefined) throw new Error("not adapted");
   return judge(subject, undefined, config).flatMap((r) =>

@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { pathSegments } from "../../policy/rules/helpers";
 import { ALL_RULES } from "../../policy/rules/registry";
-import { scanJson, tempFiles } from "../scan/helpers";
+import { DECLARED_ARGS, scanJson, tempFiles } from "../scan/helpers";
 import { copy, DOCKER, safeContainer, safePodSpec } from "./fixtures";
 import { engineRun, secret, validate } from "./harness";
 
@@ -118,7 +118,7 @@ async function scanViolations(c: Case, form: keyof typeof WIRE, value: unknown):
       ? { steps: [{ op: "create", urn, newState: { urn, type: c.type, inputs } }] }
       : { version: 3, deployment: { resources: [{ urn, type: c.type, custom: true, inputs }] } };
   const dir = tempFiles({ "in.json": JSON.stringify(doc) });
-  const { report } = await scanJson(["in.json"], undefined, dir);
+  const { report } = await scanJson(["in.json", ...DECLARED_ARGS], undefined, dir);
   return [
     ...new Set(report.findings.filter((f) => !f.unchecked && MANDATORY.has(f.ruleId)).map((f) => f.ruleId)),
   ].sort();

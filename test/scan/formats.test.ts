@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { loadStack } from "../../cli/main";
 import { launchSpec } from "../../components/model";
 import { BROKEN_JSON } from "./broken-json";
-import { FIXTURES, ROOT, rulesOf, scanJson, tempFiles, violationsOf } from "./helpers";
+import { DECLARED_ARGS, FIXTURES, ROOT, rulesOf, scanJson, tempFiles, violationsOf } from "./helpers";
 
 const K8S = `${FIXTURES}/kubernetes`;
 
@@ -139,7 +139,7 @@ describe("Compose", () => {
   const file = `${FIXTURES}/compose/compose.yaml`;
 
   it("judges each service as a Docker container: the hardened one passes, the other fails where it is written", async () => {
-    const { code, report } = await scanJson([file]);
+    const { code, report } = await scanJson([file, ...DECLARED_ARGS]);
     expect(code).toBe(1);
     expect(report.resources.map((r) => `${r.id}@${r.location.line}`)).toEqual([
       `${file}:service/task@3`,
@@ -263,7 +263,7 @@ describe("Compose", () => {
 describe("Pulumi JSON", () => {
   it("reads `pulumi preview --json`: new states, URN locations, unknowns as notes, secrets as Pulumi secrets", async () => {
     const file = `${FIXTURES}/pulumi/preview.json`;
-    const { code, report } = await scanJson([file]);
+    const { code, report } = await scanJson([file, ...DECLARED_ARGS]);
     expect(code).toBe(1);
     // The stack, the provider and the network are not judged and not listed; the delete is not judged.
     expect(report.resources.map((r) => r.name)).toEqual(["task", "loose", "debug"]);
@@ -287,7 +287,7 @@ describe("Pulumi JSON", () => {
   });
 
   it("reads `pulumi stack export`: inputs, with encrypted and shown secrets", async () => {
-    const { code, report } = await scanJson([`${FIXTURES}/pulumi/stack-export.json`]);
+    const { code, report } = await scanJson([`${FIXTURES}/pulumi/stack-export.json`, ...DECLARED_ARGS]);
     expect(code).toBe(1);
     expect(report.resources.map((r) => r.name)).toEqual(["task", "with-secret", "shown-secret", "debug"]);
     expect(violationsOf(report, "task")).toEqual([]);
@@ -342,7 +342,7 @@ describe("the runtime's launch spec and Engine API create bodies", () => {
   });
 
   it("judges Engine API create bodies with lines", async () => {
-    const { code, report } = await scanJson([`${FIXTURES}/launch`]);
+    const { code, report } = await scanJson([`${FIXTURES}/launch`, ...DECLARED_ARGS]);
     expect(code).toBe(1);
     expect(violationsOf(report, "demo-task-1")).toEqual([]);
     const socket = report.findings.find((f) => f.ruleId === "sandbox-disallow-runtime-socket");

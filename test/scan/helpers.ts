@@ -67,3 +67,10 @@ export function tempFiles(files: Readonly<Record<string, string>>): string {
   }
   return dir;
 }
+
+/**
+ * A pack config that declares the job root the fixtures' job folders live under (`/var/lib/sandbox-projects`), as an
+ * operator declares it (`scan --config`): with none declared a writable host mount fails.
+ */
+export const DECLARED_CONFIG = join(ROOT, "test", "scan", "config", "job-roots.json");
+export const DECLARED_ARGS: readonly string[] = ["--config", DECLARED_CONFIG];

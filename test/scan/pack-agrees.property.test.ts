@@ -10,7 +10,7 @@ import { stringify } from "yaml";
 import { ALL_RULES } from "../../policy/rules/registry";
 import { CARRIERS, copy, DOCKER, safeContainer, safeK8sContainer, safePodSpec } from "../policy/fixtures";
 import { engineRun } from "../policy/harness";
-import { scanJson, tempFiles } from "./helpers";
+import { DECLARED_ARGS, scanJson, tempFiles } from "./helpers";
 
 const MANDATORY = new Set(ALL_RULES.filter((r) => r.enforcementLevel !== "advisory").map((r) => r.id));
 
@@ -81,7 +81,7 @@ function verdictOf(lines: readonly { rule: string; message: string }[]): string[
 
 async function scanOf(file: string, text: string): Promise<string[]> {
   const dir = tempFiles({ [file]: text });
-  const { report } = await scanJson([file], undefined, dir);
+  const { report } = await scanJson([file, ...DECLARED_ARGS], undefined, dir);
   expect(report.errors).toEqual([]);
   return verdictOf(
     report.findings.filter((f) => !f.unchecked).map((f) => ({ rule: f.ruleId, message: f.message })),

@@ -25,7 +25,7 @@ import {
   validate,
   validateStack,
 } from "../policy/harness";
-import { FIXTURES, ROOT, scanJson, tempFiles } from "./helpers";
+import { DECLARED_ARGS, FIXTURES, ROOT, scanJson, tempFiles } from "./helpers";
 
 const DOCKER = "docker:index/container:Container";
 const STACK_RULES = ALL_STACK_RULES.map((r) => r.id);
@@ -98,7 +98,7 @@ describe("the pack and scan agree", () => {
     "on Kubernetes manifests: %s",
     async (name) => {
       const file = `${FIXTURES}/kubernetes/${name}`;
-      const { report } = await scanJson([file]);
+      const { report } = await scanJson([file, ...DECLARED_ARGS]);
       let judged = 0;
       for (const m of manifests(file)) {
         const meta = m.metadata as { name: string };
@@ -118,7 +118,7 @@ describe("the pack and scan agree", () => {
 
   it("on Compose services, against the docker.Container a person would write for each", async () => {
     const file = `${FIXTURES}/compose/compose.yaml`;
-    const { report } = await scanJson([file]);
+    const { report } = await scanJson([file, ...DECLARED_ARGS]);
     const handWritten: Record<string, Record<string, unknown>> = {
       task: {
         image: "sandbox-busybox:1",
@@ -185,7 +185,7 @@ describe("the pack and scan agree", () => {
   it("on Engine API create bodies", async () => {
     for (const name of ["engine-body.json", "engine-body-socket.json"]) {
       const file = `${FIXTURES}/launch/${name}`;
-      const { report } = await scanJson([file]);
+      const { report } = await scanJson([file, ...DECLARED_ARGS]);
       const body = JSON.parse(readFileSync(join(ROOT, file), "utf8")) as { name: string };
       expect(scanVerdict(report, file, body.name)).toEqual(
         packVerdict(validate("launch", body, { name: body.name })),
@@ -226,7 +226,7 @@ describe("the pack and scan agree", () => {
     const nameOf = (urn: unknown) => String(urn).slice(String(urn).lastIndexOf("::") + 2);
 
     it("resource rules, after the pack's remediations (as the engine runs them)", async () => {
-      const { report } = await scanJson([file]);
+      const { report } = await scanJson([file, ...DECLARED_ARGS]);
       let judged = 0;
       for (const s of states) {
         const n = nameOf(s.urn);
@@ -239,7 +239,7 @@ describe("the pack and scan agree", () => {
     });
 
     it("stack rules, over the remediated stack", async () => {
-      const { report } = await scanJson([file]);
+      const { report } = await scanJson([file, ...DECLARED_ARGS]);
       const fixtures: StackFixture[] = states.map((s) => {
         const n = nameOf(s.urn);
         const deps = (s.propertyDependencies ?? {}) as Record<string, string[]>;

@@ -34,10 +34,12 @@ export function readLaunchSpec(
   const template = text(value.template) ?? "template";
   const name = `${project}/${template}`;
   let body: unknown;
+  // The folder the spec's job folders live under, which the launcher declares as the job root (runtime/preflight.ts).
+  let declared: string | undefined;
   try {
     // Exactly what the launcher sends, and its preflight judges, for a task of this template (named "task").
-    const hostRoot = isObj(value.jobFolder) ? (text(value.jobFolder.hostRoot) ?? "/") : "/";
-    body = taskContainer(spec, "task", { hostRoot }).body;
+    declared = isObj(value.jobFolder) ? text(value.jobFolder.hostRoot) : undefined;
+    body = taskContainer(spec, "task", { hostRoot: declared ?? "/" }).body;
   } catch (e) {
     if (alsoBody) return;
     out.error(at, `launch spec ${name} cannot be read: ${e instanceof Error ? e.message : String(e)}`);
@@ -51,5 +53,6 @@ export function readLaunchSpec(
     name,
     id: `${out.file}:launch/${idPart(project)}/${idPart(template)}`,
     locate: () => out.loc(at),
+    ...(declared === undefined ? {} : { jobRoots: [declared] }),
   });
 }

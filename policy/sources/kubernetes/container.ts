@@ -13,7 +13,6 @@ import {
   type MountView,
   type PortView,
   UNKNOWN,
-  Unreadable,
   type Val,
 } from "../../workload";
 import { capabilitiesView } from "../capabilities";
@@ -34,7 +33,7 @@ import {
 } from "../lenient";
 import { downwardValue } from "./downward";
 import { execHooks, hookParts, hostProbes } from "./hooks";
-import { containerProfiles, inherit, type PodSecurity } from "./security";
+import { containerProfiles, inherit, type PodSecurity, runAsGroupOf } from "./security";
 
 /** A pod volume, by name, as the containers that mount it see it. */
 export interface PodVolume {
@@ -195,14 +194,19 @@ function containerEnv(
     let value = str(field(e, "value"));
     let from: EnvView["from"] = "literal";
     let ref: Val<string>;
+    let key: Val<string>;
     if (isUnknown(valueFrom)) from = "other";
     else if (valueFrom !== undefined) {
       const secretRef = field(valueFrom, "secretKeyRef");
       if (secretRef !== undefined) {
         from = "secretKeyRef";
         ref = str(field(secretRef, "name"));
-      } else if (field(valueFrom, "configMapKeyRef") !== undefined) from = "configMapKeyRef";
-      else if (field(valueFrom, "fieldRef") !== undefined) {
+      } else if (field(valueFrom, "configMapKeyRef") !== undefined) {
+        // Which ConfigMap key: judged with the ConfigMap where the input has it (policy/stack/linked-credentials.ts).
+        from = "configMapKeyRef";
+        ref = str(at(valueFrom, "configMapKeyRef.name"));
+        key = str(at(valueFrom, "configMapKeyRef.key"));
+      } else if (field(valueFrom, "fieldRef") !== undefined) {
         // The kubelet copies an annotation's text into the variable: judge that text (see ./downward.ts).
         from = "fieldRef";
         ref = str(field(field(valueFrom, "fieldRef"), "fieldPath"));
@@ -215,6 +219,7 @@ function containerEnv(
       value,
       from,
       ref,
+      ...(key === undefined ? {} : { key }),
       tainted: tainted(path) || carriesSecret(value),
       path,
     });
@@ -240,6 +245,7 @@ function containerEnv(
         value: undefined,
         from: "configMapRef",
         ref: str(field(cmRef, "name")),
+        key: str(field(e, "prefix")),
         tainted: tainted(path),
         path,
       });
@@ -331,6 +337,7 @@ export function adaptContainer(
     .map(([k]) => k)
     .filter((k, i, all) => !NOT_EXTENDED.test(k) && all.indexOf(k) === i);
   const runAsUser = inherit(num(field(sc, "runAsUser")), pod.runAsUser);
+  const runAsNonRoot = inherit(bool(field(sc, "runAsNonRoot")), pod.runAsNonRoot);
   return {
     name: cname,
     role,
@@ -339,8 +346,8 @@ export function adaptContainer(
     allowPrivilegeEscalation: bool(field(sc, "allowPrivilegeEscalation")),
     capabilities: capabilitiesView(strList(field(caps, "add")), strList(field(caps, "drop")), "kubernetes"),
     runAsUser,
-    runAsGroup: runAsGroupOf(runAsUser, inherit(num(field(sc, "runAsGroup")), pod.runAsGroup)),
-    runAsNonRoot: inherit(bool(field(sc, "runAsNonRoot")), pod.runAsNonRoot),
+    runAsGroup: runAsGroupOf(runAsUser, inherit(num(field(sc, "runAsGroup")), pod.runAsGroup), runAsNonRoot),
+    runAsNonRoot,
     userName: undefined,
     extraGroups: pod.groups,
     readOnlyRootFilesystem: bool(field(sc, "readOnlyRootFilesystem")),
@@ -357,6 +364,7 @@ export function adaptContainer(
           },
     procMount: str(field(sc, "procMount")),
     hostProcess: bool(at(sc, "windowsOptions.hostProcess")),
+    windowsUserName: inherit(str(at(sc, "windowsOptions.runAsUserName")), pod.windowsUserName),
     cpuLimit: role === "ephemeral" ? undefined : quantity(field(limits, "cpu")),
     memoryLimitBytes: role === "ephemeral" ? undefined : quantity(field(limits, "memory")),
     memorySwapBytes: undefined,
@@ -377,17 +385,4 @@ export function adaptContainer(
     fileTexts: files,
     path: cPath,
   };
-}
-
-/**
- * The group a container runs with. A uid with no `runAsGroup` (the container's or the pod's) is sent to the runtime
- * alone, and containerd's WithUserID takes the gid of the image's /etc/passwd entry for it, gid 0 (root) when the
- * image has none: the policy cannot see the image, so the group is unreadable and the root-group check fails closed,
- * as it does for a Docker `user` that names no group. Root (uid 0) and the image's own user are left as they are.
- */
-function runAsGroupOf(uid: Val<number>, gid: Val<number>): Val<number> {
-  if (gid !== undefined || typeof uid !== "number" || uid === 0) return gid;
-  return new Unreadable(
-    `runAsUser ${uid} comes with no runAsGroup (the container's or the pod's), so the runtime takes the gid from the image's /etc/passwd, which is gid 0 (root) when the image has no entry for uid ${uid}; set runAsGroup`,
-  );
 }

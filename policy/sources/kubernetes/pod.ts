@@ -144,6 +144,10 @@ export function adaptPod(
         })),
     sysctlsUnknown: isUnknown(sysctlsRaw),
     podLabels: labelMap(field(meta, "labels")),
+    podAnnotations: labelMap(annotations),
+    ...(site.metaPath === undefined ? {} : { podMetaPath: site.metaPath }),
+    serviceAccountName:
+      str(field(spec, "serviceAccountName")) ?? str(field(spec, "serviceAccount")) ?? "default",
     podNamespace: carrierNamespace ?? str(field(meta, "namespace")),
     automountServiceAccountToken: bool(field(spec, "automountServiceAccountToken")),
     runtimeClass: str(field(spec, "runtimeClassName")),

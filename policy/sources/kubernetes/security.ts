@@ -2,8 +2,13 @@
  * Kubernetes security settings as the kubelet applies them: a pod's `securityContext` read once, and each
  * container's value taken from its own `securityContext`, else its annotation, else the pod's.
  */
-import { isUnknown, type PodLevelView, type ProfileType, type Val } from "../../workload";
+import { isUnknown, type PodLevelView, type ProfileType, Unreadable, type Val } from "../../workload";
 import { at, bool, entries, field, join, list, num, str } from "../lenient";
+import { type WindowsPin, windowsPin } from "./windows";
+
+function withWindows(pin: WindowsPin | undefined): { windows?: WindowsPin } {
+  return pin === undefined ? {} : { windows: pin };
+}
 
 const SECCOMP_POD_ANNOTATION = "seccomp.security.alpha.kubernetes.io/pod";
 const SECCOMP_CONTAINER_ANNOTATION = "container.seccomp.security.alpha.kubernetes.io/";
@@ -47,6 +52,8 @@ export interface PodSecurity {
   readonly seLinux: unknown;
   /** `supplementalGroups` then `fsGroup`: groups every container's process gets. */
   readonly groups: Val<readonly Val<string | number>[]>;
+  /** `windowsOptions.runAsUserName`: the user of every container that names none, on a Windows node. */
+  readonly windowsUserName: Val<string>;
 }
 
 /** Reads a pod spec's `securityContext`, with the pod's annotations (for the old seccomp annotation). */
@@ -62,6 +69,7 @@ export function podSecurity(spec: unknown, annotations: unknown): PodSecurity {
     seccompAnnotation: annotationProfile(str(field(annotations, SECCOMP_POD_ANNOTATION))),
     appArmor: fieldProfile(field(psc, "appArmorProfile")),
     seLinux: field(psc, "seLinuxOptions"),
+    windowsUserName: str(at(psc, "windowsOptions.runAsUserName")),
     groups: isUnknown(supplemental)
       ? supplemental
       : [
@@ -127,6 +135,7 @@ export function podLevel(
     runAsUser: pod.runAsUser,
     runAsNonRoot: pod.runAsNonRoot,
     hostProcess: bool(at(psc, "windowsOptions.hostProcess")),
+    ...withWindows(windowsPin(spec, specPath)),
     seccomp: pod.seccomp,
     appArmor: pod.appArmor,
     seLinux: seLinuxOptions(pod.seLinux),
@@ -134,4 +143,25 @@ export function podLevel(
       .filter(([k]) => k.startsWith(APPARMOR_CONTAINER_ANNOTATION))
       .map(([key, v]) => ({ key, value: str(v) })),
   };
+}
+
+/**
+ * The group a container runs with. A uid with no `runAsGroup` (the container's or the pod's) is sent to the runtime
+ * alone, and containerd's WithUserID takes the gid of the image's /etc/passwd entry for it, gid 0 (root) when the
+ * image has none: the policy cannot see the image, so the group is unreadable and the root-group check fails closed,
+ * as it does for a Docker `user` that names no group. With neither (`runAsNonRoot: true` alone) the image's USER
+ * runs, and its group is the image's too (a USER with no group part takes it from the passwd entry, gid 0 when there
+ * is none). Root (uid 0) and a container that states no user at all (refused for its uid) are left as they are.
+ */
+export function runAsGroupOf(uid: Val<number>, gid: Val<number>, nonRoot: Val<boolean>): Val<number> {
+  if (gid !== undefined || isUnknown(uid) || uid === 0) return gid;
+  if (uid === undefined)
+    return nonRoot !== true
+      ? gid
+      : new Unreadable(
+          "runAsNonRoot: true with no runAsUser and no runAsGroup (the container's or the pod's) runs the image's USER with the image's group, gid 0 (root) when its USER names no group and /etc/passwd has no entry for it; set runAsGroup",
+        );
+  return new Unreadable(
+    `runAsUser ${uid} comes with no runAsGroup (the container's or the pod's), so the runtime takes the gid from the image's /etc/passwd, which is gid 0 (root) when the image has no entry for uid ${uid}; set runAsGroup`,
+  );
 }

@@ -3,8 +3,8 @@
  * `flexVolume`, ...), which Pod Security restricted's `restrictedVolumes` judges, and the devices it claims through
  * Dynamic Resource Allocation (`spec.resourceClaims`, `resources.claims`).
  */
-import { isUnknown, type PodVolumeView, type Val } from "../../workload";
-import { field, isObj, items, join, list, str, unreadable } from "../lenient";
+import { type ConfigMapUse, isUnknown, type PodVolumeView, type Val } from "../../workload";
+import { at, field, isObj, items, join, list, str, unreadable } from "../lenient";
 
 /**
  * Every entry of `spec.volumes` with the keys that name its source: all its keys but `name` whose value is not
@@ -22,10 +22,24 @@ export function podVolumeSources(spec: unknown, specPath: string): Val<readonly 
     const sources = Object.entries(v)
       .filter(([k, x]) => k !== "name" && x !== null && x !== undefined)
       .map(([k]) => k);
+    const configMaps = [
+      ...(field(v, "configMap") === undefined
+        ? []
+        : [configMapUse(field(v, "configMap"), join(path, "configMap"))]),
+      ...items(at(v, "projected.sources")).flatMap((s, j) =>
+        field(s, "configMap") === undefined
+          ? []
+          : [configMapUse(field(s, "configMap"), `${join(path, "projected.sources")}[${j}].configMap`)],
+      ),
+    ];
     const csi = v.csi;
-    return csi === undefined || csi === null
-      ? { name, sources, path }
-      : { name, sources, path, csiDriver: str(field(csi, "driver")) };
+    return {
+      name,
+      sources,
+      path,
+      ...(configMaps.length === 0 ? {} : { configMaps }),
+      ...(csi === undefined || csi === null ? {} : { csiDriver: str(field(csi, "driver")) }),
+    };
   });
 }
 
@@ -48,4 +62,14 @@ export function podResourceClaims(spec: unknown, specPath: string): string[] {
           : "";
     return `resource claim ${shown(name) || `#${i}`}${from} at ${join(join(specPath, "resourceClaims"), i)}`;
   });
+}
+
+/** A `configMap` volume or projected source: its name and the keys its `items` select. */
+function configMapUse(o: unknown, path: string): ConfigMapUse {
+  const selected = field(o, "items");
+  return {
+    name: str(field(o, "name")),
+    keys: selected === undefined ? undefined : items(selected).map((i) => str(field(i, "key"))),
+    path,
+  };
 }

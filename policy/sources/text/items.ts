@@ -34,6 +34,8 @@ export interface ScanItem {
    * rules judge the inputs); a finding its inputs already got is not repeated.
    */
   readonly live?: boolean;
+  /** Job roots the input declares for its own job folders (the toolkit's launch spec: `jobFolder.hostRoot`). */
+  readonly jobRoots?: readonly string[];
 }
 
 export interface Parsed {

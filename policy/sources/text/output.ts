@@ -31,6 +31,8 @@ export interface FoundResource {
   readonly assumptions?: readonly string[];
   /** The object as the API server returned it (ScanItem.live). */
   readonly live?: boolean;
+  /** Job roots the input declares for its own job folders (the toolkit's launch spec: `jobFolder.hostRoot`). */
+  readonly jobRoots?: readonly string[];
 }
 
 /** One file's `Parsed`, written by the readers of its documents. */
@@ -77,6 +79,7 @@ export class FileOutput {
       ...(r.stack === undefined ? {} : { stack: r.stack }),
       ...(r.assumptions === undefined ? {} : { assumptions: r.assumptions }),
       ...(r.live === true ? { live: true } : {}),
+      ...(r.jobRoots === undefined ? {} : { jobRoots: r.jobRoots }),
     });
   }
 

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { DOCKER, safeContainer, safeK8sContainer, safePodSpec } from "../../policy/fixtures";
 import { engineRun, secret, validateStack, violated } from "../../policy/harness";
+import { DECLARED_ARGS } from "../../scan/helpers";
 import { compose, engineBody, pod } from "../fixtures";
 import { assertVerdict, blocked, cases, type Files, passes, scanFiles } from "../harness";
 
@@ -62,7 +63,8 @@ describe("F1/F2: a Docker volume whose local driver binds a host folder", () => 
       driverOptions: { type: "tmpfs", device: "tmpfs", o: "size=64m" },
     };
     const extra = { mounts: [...(safeContainer().mounts as object[]), { ...mount, volumeOptions }] };
-    assertVerdict(await scanFiles(containerPreview(extra)), passes);
+    // The fixture's job folder lies under the job root the pack config declares.
+    assertVerdict(await scanFiles(containerPreview(extra), DECLARED_ARGS), passes);
     expect(pack(DOCKER, container(extra))).toEqual([]);
   });
 
@@ -281,7 +283,7 @@ describe("F5/F6: docker.Container healthchecks and uploads, in scan and the pack
   });
   it("their safe counterparts pass both", async () => {
     for (const extra of good) {
-      assertVerdict(await scanFiles(containerPreview(extra)), passes);
+      assertVerdict(await scanFiles(containerPreview(extra), DECLARED_ARGS), passes);
       expect(pack(DOCKER, container(extra))).toEqual([]);
     }
   });

@@ -97,15 +97,21 @@ describe(RULE, () => {
     ],
   ])("judges a pod reaching the host folder through %s", (_, kind, claims, extra, path) => {
     const m = mine([pv("v", { hostPath: { path: "/var/run" }, ...extra }), ...claims, claimant("c", kind)]);
-    expect(m).toHaveLength(2);
-    expect(m[1]).toBe(
+    // The volume itself; the mount, by the socket rule, the sensitive-folder rule (`/run` holds systemd's folder) and
+    // the job-mount rule (a writable host folder under no declared job root).
+    expect(m).toHaveLength(4);
+    expect(m).toContainEqual(
+      expect.stringMatching(/^sandbox-require-single-job-mount: .* writable, and no job root is declared/),
+    );
+    expect(m).toContain(
       `sandbox-disallow-runtime-socket: container "task" mounts host path /var/run at /data: the folder contains the runtime socket /var/run/docker.sock (the claim "c" is bound to PersistentVolume "v", a host folder) [${path}]`,
     );
   });
 
   it("takes a pod with no namespace to be in the claimRef's (the context's namespace may be it)", () => {
     const v = pv("v", { hostPath: { path: "/etc" }, claimRef: { name: "c", namespace: "other" } });
-    expect(mine([v, claimant("c")])).toHaveLength(2);
+    // The volume, and the mount by the sensitive-folder and job-mount rules.
+    expect(mine([v, claimant("c")])).toHaveLength(3);
   });
 
   it("names the mount rule that refuses what the claim brings in: a sensitive folder", () => {
@@ -242,7 +248,7 @@ describe(RULE, () => {
       const { code, report } = await scanJson(args, undefined, tempFiles(docs));
       expect(report.errors).toEqual([]);
       const of = report.findings.filter((f) => f.ruleId === RULE);
-      return { code, found: of.map((f) => `${f.resource.kind}/${f.resource.name}`) };
+      return { code, found: [...new Set(of.map((f) => `${f.resource.kind}/${f.resource.name}`))] };
     }
 
     it("in one file and across the files of a folder", async () => {

@@ -252,3 +252,59 @@ describe(RULE, () => {
     }
   });
 });
+
+describe(`${RULE}: node folders that run code as root or hold the cluster's credentials`, () => {
+  it.each([
+    ["/var/spool/cron/crontabs", /inside the host folder \/var\/spool\/cron/],
+    ["/var/spool", /contains the host folder \/var\/spool\/cron/],
+    ["/var/spool/at", /the host folder \/var\/spool\/at/],
+    ["/var/lib/cloud/scripts/per-boot", /inside the host folder \/var\/lib\/cloud/],
+    ["/var/run/cloud-init/instance-data-sensitive.json", /inside the host folder \/run\/cloud-init/],
+    ["/opt/bin/kubelet", /inside the host folder \/opt\/bin/],
+    ["/opt", /contains the host folder/],
+    ["/opt/libexec/kubernetes/kubelet-plugins/volume/exec", /inside the host folder \/opt\/libexec/],
+    ["/opt/containerd", /the host folder \/opt\/containerd/],
+    ["/opt/nri/plugins", /inside the host folder \/opt\/nri/],
+    ["/home/kubernetes/bin", /inside the host folder \/home\/kubernetes/],
+    ["/srv/kubernetes/pki", /inside the host folder \/srv\/kubernetes/],
+    ["/srv", /contains the host folder \/srv\/kubernetes/],
+    ["/var/lib/kubernetes/kubernetes-key.pem", /inside the host folder \/var\/lib\/kubernetes/],
+    ["/var/lib/kube-proxy/kubeconfig", /inside the host folder \/var\/lib\/kube-proxy/],
+    ["/var/lib/minikube/certs", /inside the host folder \/var\/lib\/minikube/],
+    ["/var/snap/microk8s/current/credentials", /inside the host folder \/var\/snap\/microk8s/],
+    ["/run/kubernetes", /the host folder \/run\/kubernetes/],
+    ["/var/run/systemd/system", /inside the host folder \/run\/systemd/],
+    ["/run/credentials/app.service", /inside the host folder \/run\/credentials/],
+    ["/var/lib/systemd/credential.secret", /inside the host folder \/var\/lib\/systemd/],
+    ["/var/lib/waagent", /the host folder \/var\/lib\/waagent/],
+    ["/etc/kubernetes/pki", /inside the host folder \/etc/],
+    ["/var/lib/kubelet/pki", /inside the host folder \/var\/lib\/kubelet/],
+    ["/var/lib/rancher/k3s/server/tls", /inside the host folder \/var\/lib\/rancher/],
+    ["/srv/git/.ssh", /a user's credentials \(\.ssh\)/],
+    ["/var/lib/jenkins/.kube/config", /a user's credentials \(\.kube\)/],
+    ["/data/keys/id_ed25519", /a user's credentials \(id_ed25519\)/],
+    ["/root/.ssh/authorized_keys", /inside the host folder \/root/],
+    ["/home/alice/.config/systemd/user", /programs the host user's session starts/],
+  ])("refuses a bind of %s, read-only or writable, in any spelling", (source, re) => {
+    for (const spelling of [source, `/${source}/`, source.replace(/\/([^/]+)$/, "/./x/../$1")]) {
+      for (const readOnly of [true, false]) {
+        const m = mine(bind(spelling, readOnly));
+        expect(m, spelling).toHaveLength(1);
+        expect(m[0]).toMatch(re);
+      }
+    }
+    expect(violated(pod("Pod", hostPath(source)))).toContain(RULE);
+    expect(violated(pod("Pod", hostPath(source), false))).toContain(RULE);
+  });
+
+  it.each([
+    "/srv/reference",
+    "/srv/sshd-docs",
+    "/opt/app",
+    "/var/spool/mail",
+    "/srv/kubernetes-docs",
+    "/var/lib/cloudy",
+  ])("passes a bind of %s, which is no node or credential folder", (source) => {
+    expect(violated(bind(source, true))).not.toContain(RULE);
+  });
+});

@@ -10,7 +10,7 @@ import { type BudgetFacts, budgetFacts, type ProjectInput, resolveProject } from
 import { REDACTED_SECRET } from "../../../policy/sources/lenient";
 import { scanJson, tempFiles } from "../../scan/helpers";
 import { carrier, copy, DOCKER, first, safeContainer, safePodSpec } from "../fixtures";
-import { noted, type StackFixture, UNKNOWN_WIRE, validateStack, violated } from "../harness";
+import { DECLARED, noted, type StackFixture, UNKNOWN_WIRE, validateStack, violated } from "../harness";
 
 const RULE = "sandbox-require-budget-bound";
 type Obj = Record<string, unknown>;
@@ -223,7 +223,11 @@ describe(RULE, () => {
     });
     async function found(fixtures: StackFixture[], config?: Obj) {
       const state = JSON.stringify({ version: 3, deployment: { resources: fixtures.map(resource) } });
-      const files = { "state.json": state, "c.json": JSON.stringify({ [RULE]: config ?? {} }) };
+      // The fixtures' job folders live under the declared job root (sandbox-require-single-job-mount).
+      const files = {
+        "state.json": state,
+        "c.json": JSON.stringify({ [RULE]: config ?? {}, ...DECLARED }),
+      };
       const { code, report } = await scanJson(
         ["--config", "c.json", "state.json"],
         undefined,

@@ -261,3 +261,103 @@ describe(RULE, () => {
     });
   });
 });
+
+describe(`${RULE}: identity as the node resolves it`, () => {
+  /** A hardened pod of `kind` with `spec` merged into its pod spec and `edit` applied to the securityContexts. */
+  const pod = (kind: string, spec: Obj, edit: Edit = () => {}) => {
+    const s = { ...safePodSpec(), ...spec };
+    edit(s.securityContext as Obj, ((s.containers as Obj[])[0] as Obj).securityContext as Obj);
+    return validate(carrier(kind).type, carrier(kind).build(s));
+  };
+  const user =
+    (name: string): Edit =>
+    (p) =>
+      put(p, "windowsOptions", { runAsUserName: name });
+  const PINS: [string, Obj][] = [
+    ["os.name", { os: { name: "windows" } }],
+    ["nodeSelector", { nodeSelector: { "kubernetes.io/os": "windows" } }],
+    ["the beta label", { nodeSelector: { "beta.kubernetes.io/os": "windows" } }],
+    [
+      "a required affinity term",
+      {
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [
+                { matchExpressions: [{ key: "zone", operator: "In", values: ["a"] }] },
+                { matchExpressions: [{ key: "kubernetes.io/os", operator: "NotIn", values: ["linux"] }] },
+              ],
+            },
+          },
+        },
+      },
+    ],
+  ];
+
+  it.each(PINS)(
+    "a pod pinned to Windows by %s runs as its runAsUserName: none, administrators and unknown names fail",
+    (_, pin) => {
+      for (const kind of KINDS) {
+        expect(mine(pod(kind, pin)), kind).toEqual([
+          expect.stringMatching(/runs on Windows nodes \(.*\) and sets no windowsOptions\.runAsUserName/),
+        ]);
+        for (const name of [
+          "ContainerAdministrator",
+          "containeradministrator",
+          "NT AUTHORITY\\SYSTEM",
+          "Administrator",
+        ])
+          expect(mine(pod(kind, pin, user(name))), name).toEqual([
+            expect.stringMatching(/an administrator of the Windows container/),
+          ]);
+        expect(mine(pod(kind, pin, user("builder")))).toEqual([
+          expect.stringMatching(/whose rights the policy cannot see; use ContainerUser/),
+        ]);
+        expect(mine(pod(kind, pin, user("ContainerUser")))).toEqual([]);
+      }
+    },
+  );
+
+  it("a container's runAsUserName wins over the pod's; a Linux pod's runAsUserName is ignored", () => {
+    const win = { os: { name: "windows" } };
+    const both: Edit = (p, sc) => {
+      put(p, "windowsOptions", { runAsUserName: "ContainerUser" });
+      put(sc, "windowsOptions", { runAsUserName: "ContainerAdministrator" });
+    };
+    expect(mine(pod("Pod", win, both))).toEqual([expect.stringMatching(/runs as ContainerAdministrator/)]);
+    expect(
+      mine(pod("Pod", { nodeSelector: { "kubernetes.io/os": "linux" } }, user("ContainerAdministrator"))),
+    ).toEqual([]);
+    expect(mine(pod("Pod", { nodeSelector: { "kubernetes.io/os": "Windows" } }))).toEqual([]);
+  });
+
+  it("runAsUser without runAsGroup fails closed in every container list; runAsNonRoot alone on the image's group too", () => {
+    const noGroup: Edit = (p, sc) => {
+      delete p.runAsGroup;
+      delete sc.runAsGroup;
+    };
+    const side = { name: "side", image: "busybox", securityContext: { runAsUser: 1000 } };
+    for (const list of ["initContainers", "ephemeralContainers"])
+      expect(mine(pod("Pod", { [list]: [side] }, noGroup)), list).toContainEqual(
+        expect.stringMatching(
+          /the group of (init|ephemeral) container "side" cannot be checked: runAsUser 1000 comes with no runAsGroup/,
+        ),
+      );
+    const imageUser: Edit = (p, sc) => {
+      for (const k of ["runAsUser", "runAsGroup"]) {
+        delete p[k];
+        delete sc[k];
+      }
+    };
+    expect(mine(pod("Pod", {}, imageUser))).toEqual([
+      expect.stringMatching(
+        /runAsNonRoot: true with no runAsUser and no runAsGroup .* runs the image's USER with the image's group/,
+      ),
+    ]);
+    const groupOnly: Edit = (p, sc) => {
+      delete p.runAsUser;
+      delete sc.runAsUser;
+    };
+    expect(mine(pod("Pod", {}, groupOnly))).toEqual([]);
+  });
+});

@@ -6,7 +6,7 @@
  * selects it opens egress beyond the proxy's pods. A proxy's generated Squid allowlist is neither empty nor everything.
  */
 import { describe, expect, it } from "vitest";
-import { scanJson, tempFiles } from "../../scan/helpers";
+import { DECLARED_ARGS, scanJson, tempFiles } from "../../scan/helpers";
 import { carrier, DOCKER, first, safeContainer, safePodSpec } from "../fixtures";
 import { noted, type StackFixture, UNKNOWN_WIRE, validateStack, violated } from "../harness";
 
@@ -243,7 +243,8 @@ describe(RULE, () => {
     });
     async function found(fixtures: StackFixture[]) {
       const state = JSON.stringify({ version: 3, deployment: { resources: fixtures.map(resource) } });
-      const { code, report } = await scanJson(["state.json"], undefined, tempFiles({ "state.json": state }));
+      const args = ["state.json", ...DECLARED_ARGS];
+      const { code, report } = await scanJson(args, undefined, tempFiles({ "state.json": state }));
       expect(report.errors).toEqual([]);
       return { code, m: report.findings.filter((f) => f.ruleId === RULE).map((f) => f.message) };
     }

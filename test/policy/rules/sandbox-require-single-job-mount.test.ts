@@ -5,7 +5,11 @@
  * back to the host (shared, rshared, Bidirectional). Volumes, tmpfs and emptyDirs are not host mounts.
  */
 import { describe, expect, it } from "vitest";
-import { rulesOf, scanJson, tempFiles, violationsOf } from "../../scan/helpers";
+import { loadStack } from "../../../cli/main";
+import { launchSpec } from "../../../components/model";
+import { taskContainer } from "../../../runtime/docker/taskContainer";
+import { policyPreflight } from "../../../runtime/preflight";
+import { ROOT, rulesOf, scanJson, tempFiles, violationsOf } from "../../scan/helpers";
 import { carrier, DOCKER, safeContainer, safeK8sContainer, safePodSpec } from "../fixtures";
 import { noted, type Outcome, type RunOptions, UNKNOWN_WIRE, validate, violated } from "../harness";
 
@@ -14,6 +18,10 @@ type Obj = Record<string, unknown>;
 const KINDS = ["Pod", "Deployment", "Job"] as const;
 const JOB = "/var/lib/sandbox-projects/demo/jobs/1";
 const ROOTS = { jobRoots: ["/var/lib/sandbox-projects"] };
+/** Roots that hold every folder the counting tests write, so only the count speaks. */
+const WIDE = { jobRoots: ["/var/lib/sandbox-projects", "/srv"] };
+/** No job root declared. */
+const NONE = { jobRoots: [] };
 
 const mine = (o: Outcome) => o.violations.filter((v) => v.policy === RULE).map((v) => v.message);
 const opts = (config?: object): RunOptions => (config === undefined ? {} : { config: { [RULE]: config } });
@@ -51,9 +59,16 @@ const mount = (c: Obj, m: Obj) => {
   c.volumeMounts = [...(c.volumeMounts as Obj[]), m];
 };
 
-async function scanned(files: Record<string, string>, name: string) {
-  const dir = tempFiles(files);
-  const { report } = await scanJson([Object.keys(files)[0] as string], undefined, dir);
+/** Scans the first file, with `config` as the pack config (`--config`) when given. */
+async function scanned(files: Record<string, string>, name: string, config?: object) {
+  const withConfig =
+    config === undefined ? files : { ...files, "policy.json": JSON.stringify({ [RULE]: config }) };
+  const dir = tempFiles(withConfig);
+  const args = [
+    Object.keys(files)[0] as string,
+    ...(config === undefined ? [] : ["--config", "policy.json"]),
+  ];
+  const { report } = await scanJson(args, undefined, dir);
   expect(report.errors).toEqual([]);
   expect(report.resources.map((r) => r.name)).toContain(name);
   return { rules: rulesOf(report, name), messages: violationsOf(report, name) };
@@ -97,7 +112,7 @@ describe(RULE, () => {
       "/srv/u, /srv/w",
     ],
   ])("refuses docker.Container with %s", (_, more, listed) => {
-    expect(mine(docker(more))).toEqual([
+    expect(mine(docker(more, WIDE))).toEqual([
       expect.stringMatching(
         new RegExp(`writable host mounts \\(${JOB}, ${listed}\\); only the job folder may be writable$`),
       ),
@@ -105,7 +120,7 @@ describe(RULE, () => {
   });
 
   it("counts volumes[].hostPath as a host mount", () => {
-    const m = mine(docker([], undefined, { volumes: [{ hostPath: "/srv/cache", containerPath: "/c" }] }));
+    const m = mine(docker([], WIDE, { volumes: [{ hostPath: "/srv/cache", containerPath: "/c" }] }));
     expect(m).toEqual([expect.stringMatching(/the workload has 2 writable host mounts/)]);
   });
 
@@ -121,20 +136,28 @@ describe(RULE, () => {
   });
 
   it.each(KINDS)("refuses a %s with a second writable hostPath, or one in a second container", (kind) => {
-    const second = pod(kind, (spec, c) => {
-      addHost(spec, "cache", "/srv/cache");
-      mount(c, { name: "cache", mountPath: "/cache" });
-    });
+    const second = pod(
+      kind,
+      (spec, c) => {
+        addHost(spec, "cache", "/srv/cache");
+        mount(c, { name: "cache", mountPath: "/cache" });
+      },
+      WIDE,
+    );
     expect(mine(second)).toEqual([
       expect.stringMatching(/2 writable host mounts \(.*jobs\/1, \/srv\/cache\)/),
     ]);
-    const sidecar = pod(kind, (spec) => {
-      addHost(spec, "out", "/srv/out");
-      spec.containers = [
-        ...(spec.containers as Obj[]),
-        { ...safeK8sContainer("side"), volumeMounts: [{ name: "out", mountPath: "/out" }] },
-      ];
-    });
+    const sidecar = pod(
+      kind,
+      (spec) => {
+        addHost(spec, "out", "/srv/out");
+        spec.containers = [
+          ...(spec.containers as Obj[]),
+          { ...safeK8sContainer("side"), volumeMounts: [{ name: "out", mountPath: "/out" }] },
+        ];
+      },
+      WIDE,
+    );
     expect(mine(sidecar)).toEqual([expect.stringMatching(/2 writable host mounts/)]);
   });
 
@@ -164,6 +187,59 @@ describe(RULE, () => {
       ROOTS,
     );
     expect(mine(kube)).toEqual([expect.stringMatching(/mounts \/tmp\/job writable, outside the job roots/)]);
+  });
+
+  it("refuses, with no job root declared, every writable host mount, naming jobRoots; read-only ones and emptyDirs pass", () => {
+    const said =
+      /mounts host path (\S+) writable, and no job root is declared: .*set jobRoots of sandbox-require-single-job-mount/;
+    expect(mine(docker([], NONE))).toEqual([expect.stringMatching(said)]);
+    expect(mine(docker([], NONE))[0]).toContain(`mounts host path ${JOB} writable`);
+    for (const kind of KINDS)
+      expect(mine(pod(kind, () => {}, NONE)), kind).toEqual([expect.stringMatching(said)]);
+    // `readOnly: false` and a second spelling of the root are still writable job folders of no declared root.
+    expect(mine(docker([bind("//srv/./job/", { readOnly: false })], NONE))).toContainEqual(
+      expect.stringMatching(/mounts host path \/srv\/job writable, and no job root is declared/),
+    );
+    const readOnly = pod(
+      "Pod",
+      (spec, c) => {
+        (spec.volumes as Obj[])[0] = { name: "job", emptyDir: {} };
+        addHost(spec, "ref", "/srv/ref");
+        mount(c, { name: "ref", mountPath: "/ref", readOnly: true });
+      },
+      NONE,
+    );
+    expect(violated(readOnly)).not.toContain(RULE);
+    expect(violated(validate(DOCKER, { ...safeContainer(), mounts: [] }, opts(NONE)))).not.toContain(RULE);
+  });
+
+  it("scan, with no config, refuses a writable bind of a Compose file or an Engine API body, and passes a read-only one", async () => {
+    const said = /no job root is declared/;
+    expect(
+      (await scanned({ "compose.yaml": compose("volumes: ['/srv/a:/a']") }, "app")).messages,
+    ).toContainEqual(expect.stringMatching(said));
+    expect((await scanned({ "body.json": body(["/srv/a:/a:rw"]) }, "container#1")).messages).toContainEqual(
+      expect.stringMatching(said),
+    );
+    expect(
+      (await scanned({ "compose.yaml": compose("volumes: ['/srv/a:/a:ro']") }, "app")).rules,
+    ).not.toContain(RULE);
+  });
+
+  it("scan of the toolkit's launch spec reads its job root from the spec; a spec that names none fails", async () => {
+    const project = loadStack(ROOT, "dev");
+    const spec = launchSpec(project, "default", `${project.spec.name}-net`);
+    const name = `${spec.project}/${spec.template}`;
+    const declared = await scanned({ "spec.json": JSON.stringify(spec) }, name);
+    expect(declared.rules).not.toContain(RULE);
+    const { jobFolder, ...rest } = spec;
+    const none = { ...rest, jobFolder: { containerPath: jobFolder.containerPath } };
+    const undeclared = await scanned({ "spec.json": JSON.stringify(none) }, name);
+    expect(undeclared.messages).toContainEqual(
+      expect.stringMatching(/\/task writable, and no job root is declared/),
+    );
+    // The launcher's preflight declares the template's job root the same way.
+    expect(policyPreflight()(taskContainer(spec, "t1").body, spec)).toEqual([]);
   });
 
   it("passes, with jobRoots, a job folder under a root in any spelling, and a read-only mount outside them", () => {
@@ -197,10 +273,12 @@ describe(RULE, () => {
 
   it("scan passes one writable bind beside read-only ones", async () => {
     expect(
-      (await scanned({ "compose.yaml": compose("volumes: ['/srv/a:/a', '/srv/b:/b:ro']") }, "app")).rules,
+      (await scanned({ "compose.yaml": compose("volumes: ['/srv/a/1:/a', '/srv/b:/b:ro']") }, "app", WIDE))
+        .rules,
     ).not.toContain(RULE);
     expect(
-      (await scanned({ "body.json": body(["/srv/a:/a:rslave", "/srv/b:/b:ro"]) }, "container#1")).rules,
+      (await scanned({ "body.json": body(["/srv/a/1:/a:rslave", "/srv/b:/b:ro"]) }, "container#1", WIDE))
+        .rules,
     ).not.toContain(RULE);
   });
 

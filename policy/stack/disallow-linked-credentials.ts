@@ -1,0 +1,212 @@
+/**
+ * Credentials that reach a task through another object of the same input: a ConfigMap the pod reads (a key ref,
+ * `envFrom.configMapRef`, a `configMap` volume or projected source) that holds a credential-shaped value or a Pulumi
+ * secret, and the cloud identity its ServiceAccount carries (EKS IRSA, GKE Workload Identity, an EKS Pod Identity
+ * association). A pod alone cannot show them; its own annotations are `sandbox-disallow-secret-env`'s. It needs every
+ * resource of one input set: a stack in the pack, every document scanned together in scan.
+ */
+import { knownFormat, secretEnvReason, secretValueReason } from "../../components/model";
+import { violation } from "../rules/helpers";
+import { SERVICE_ACCOUNT_IDENTITIES, SERVICE_ACCOUNT_LABELS } from "../rules/secret-injectors";
+import { parseKubeType } from "../sources/kubernetes/sites";
+import { at, field, REDACTED_SECRET, str } from "../sources/lenient";
+import { adaptResources } from "../sources/subject";
+import { isUnknown, isUnreadable, type Val, type WorkloadView } from "../workload";
+import { defineStackRule, type StackFinding, type StackResource } from "./types";
+
+/**
+ * The EKS Pod Identity association of the AWS provider: a role for one ServiceAccount of a cluster; the same object of
+ * the ACK EKS controller (`eks.services.k8s.aws`, `spec`) and Crossplane's AWS provider (`eks.aws.upbound.io`,
+ * `spec.forProvider`), each with `serviceAccount` and `namespace`.
+ */
+const POD_IDENTITY_ASSOCIATION = "aws:eks/podIdentityAssociation:PodIdentityAssociation";
+
+interface Named {
+  readonly name: string;
+  readonly namespace: string | undefined;
+  readonly r: StackResource;
+}
+
+function coreObjects(resources: readonly StackResource[], kind: string): Named[] {
+  return resources.flatMap((r) => {
+    const t = parseKubeType(r.type);
+    if (t?.kind !== kind || t.group !== "core") return [];
+    const name = str(at(r.props, "metadata.name"));
+    const ns = str(at(r.props, "metadata.namespace"));
+    return [
+      {
+        name: typeof name === "string" ? name : r.name,
+        namespace: typeof ns === "string" ? ns : undefined,
+        r,
+      },
+    ];
+  });
+}
+
+/** The object the pod names, in its namespace; a namespace left unwritten on either side may be the other's. */
+function find(objects: readonly Named[], name: Val<string>, ns: Val<string>): Named | undefined {
+  if (typeof name !== "string") return undefined;
+  const podNs = typeof ns === "string" ? ns : undefined;
+  return objects.find(
+    (o) => o.name === name && (o.namespace === undefined || podNs === undefined || o.namespace === podNs),
+  );
+}
+
+/** Why one ConfigMap value is a credential, judged as `name` (a variable or a file name); undefined when not. */
+function valueReason(name: string, v: unknown, asFile: boolean): string | undefined {
+  if (isUnreadable(v) || v === REDACTED_SECRET)
+    return "it is a Pulumi secret (or a value the policy cannot read)";
+  if (typeof v !== "string") return undefined;
+  if (asFile) return knownFormat(v) ?? (v.includes("\n") ? undefined : secretEnvReason(name, v));
+  return secretEnvReason(name, v) ?? secretValueReason(v);
+}
+
+/** The ConfigMap's keys and values: `data`, and for a volume `binaryData` read as text. */
+function entriesOf(cm: StackResource, withBinary: boolean): [string, unknown][] {
+  const data = field(cm.props, "data");
+  const out: [string, unknown][] = [];
+  if (isUnreadable(data)) return [["(data)", data]];
+  if (typeof data === "object" && data !== null) out.push(...Object.entries(data as Record<string, unknown>));
+  const bin = field(cm.props, "binaryData");
+  if (withBinary && typeof bin === "object" && bin !== null && !isUnknown(bin))
+    for (const [k, v] of Object.entries(bin as Record<string, unknown>))
+      out.push([k, typeof v === "string" ? Buffer.from(v, "base64").toString("utf8") : v]);
+  return out;
+}
+
+function configMapFindings(w: WorkloadView, configMaps: readonly Named[], urn: string): StackFinding[] {
+  const out: StackFinding[] = [];
+  const ns = w.podNamespace;
+  const add = (message: string, path: string) => out.push({ ...violation(message, path), urn });
+  for (const c of w.containers) {
+    const who = c.role === "container" ? `container "${c.name}"` : `${c.role} container "${c.name}"`;
+    for (const e of c.env) {
+      if (e.from !== "configMapKeyRef" && e.from !== "configMapRef") continue;
+      const cm = find(configMaps, e.ref, ns);
+      if (cm === undefined) continue;
+      const keyed = e.from === "configMapKeyRef";
+      for (const [k, v] of entriesOf(cm.r, false)) {
+        if (keyed && k !== e.key && k !== "(data)") continue;
+        const variable = keyed
+          ? typeof e.name === "string"
+            ? e.name
+            : k
+          : `${typeof e.key === "string" ? e.key : ""}${k}`;
+        // A key ref is judged by the variable's name and by the key's own (`DB_PASSWORD` read into `P`).
+        const why = valueReason(variable, v, false) ?? (keyed ? valueReason(k, v, false) : undefined);
+        if (why !== undefined)
+          add(
+            `${who} gets variable ${variable} from ConfigMap "${cm.name}" key ${k} (${keyed ? "configMapKeyRef" : "envFrom.configMapRef"}): ${why} (the value is not shown)`,
+            e.path,
+          );
+      }
+    }
+    const volumes = isUnknown(w.podVolumes) ? [] : (w.podVolumes ?? []);
+    for (const m of c.mounts) {
+      if (m.type !== "configMap" && m.type !== "projected") continue;
+      const vol = volumes.find((v) => v.name === m.volume);
+      for (const use of vol?.configMaps ?? []) {
+        const cm = find(configMaps, use.name, ns);
+        if (cm === undefined) continue;
+        for (const [k, v] of entriesOf(cm.r, true)) {
+          if (use.keys !== undefined && !use.keys.includes(k) && k !== "(data)") continue;
+          const why = valueReason(k, v, true);
+          if (why !== undefined)
+            add(
+              `${who} mounts ConfigMap "${cm.name}" (volume "${m.volume ?? "?"}"), whose key ${k} holds a credential: ${why} (the content is not shown)`,
+              m.path,
+            );
+        }
+      }
+    }
+  }
+  return out;
+}
+
+function identityFindings(
+  w: WorkloadView,
+  accounts: readonly Named[],
+  associations: readonly StackResource[],
+  urn: string,
+): StackFinding[] {
+  const out: StackFinding[] = [];
+  const sa = w.serviceAccountName;
+  const path = `${w.podPath}.serviceAccountName`;
+  const account = find(accounts, sa, w.podNamespace);
+  for (const [where, table] of [
+    ["annotation", SERVICE_ACCOUNT_IDENTITIES],
+    ["label", SERVICE_ACCOUNT_LABELS],
+  ] as const) {
+    const map = account === undefined ? undefined : at(account.r.props, `metadata.${where}s`);
+    for (const t of table) {
+      const v = typeof map === "object" && map !== null ? (map as Record<string, unknown>)[t.key] : undefined;
+      if (typeof v === "string" && t.on(v))
+        out.push({
+          ...violation(
+            `the pod runs as ServiceAccount "${account?.name}", whose ${where} ${t.key}: "${v}" gives it a cloud identity: ${t.gives}, whatever automountServiceAccountToken says`,
+            path,
+          ),
+          urn,
+        });
+    }
+  }
+  for (const a of associations) {
+    const spec =
+      a.type === POD_IDENTITY_ASSOCIATION
+        ? a.props
+        : (at(a.props, "spec.forProvider") ?? field(a.props, "spec"));
+    const name = str(field(spec, "serviceAccount"));
+    const ns = str(field(spec, "namespace"));
+    const podNs = typeof w.podNamespace === "string" ? w.podNamespace : "default";
+    if (name !== sa || (typeof ns === "string" && ns !== podNs)) continue;
+    out.push({
+      ...violation(
+        `the pod runs as ServiceAccount "${String(sa)}", which EKS Pod Identity association "${a.name}" binds to an IAM role: the pod identity agent hands the pod that role's credentials, whatever automountServiceAccountToken says`,
+        path,
+      ),
+      urn,
+    });
+  }
+  return out;
+}
+
+/** The check, over any set of resources (the stack rule and the scan run it). */
+export function checkLinkedCredentials(resources: readonly StackResource[]): StackFinding[] {
+  const configMaps = coreObjects(resources, "ConfigMap");
+  const accounts = coreObjects(resources, "ServiceAccount");
+  const associations = resources.filter(
+    (r) =>
+      r.type === POD_IDENTITY_ASSOCIATION ||
+      (parseKubeType(r.type)?.kind === "PodIdentityAssociation" &&
+        /^eks\.(?:services\.k8s|aws\.upbound\.io)/.test(parseKubeType(r.type)?.group ?? "")),
+  );
+  if (configMaps.length === 0 && accounts.length === 0 && associations.length === 0) return [];
+  const out: StackFinding[] = [];
+  for (const r of resources) {
+    if (!r.type.startsWith("kubernetes:") && parseKubeType(r.type) === undefined) continue;
+    for (const w of adaptResources(r.type, r.props, r.name)) {
+      if (w.subject !== "workload" || w.origin.backend !== "kubernetes") continue;
+      out.push(
+        ...configMapFindings(w, configMaps, r.urn),
+        ...identityFindings(w, accounts, associations, r.urn),
+      );
+    }
+  }
+  return out;
+}
+
+export const disallowLinkedCredentials = defineStackRule({
+  id: "sandbox-disallow-linked-credentials",
+  description:
+    "No credential reaches a task through another object of the input: a ConfigMap holding a credential or a Pulumi secret that the pod reads, or a cloud identity on its ServiceAccount.",
+  mission: true,
+  enforcementLevel: "mandatory",
+  severity: "critical",
+  crosswalk: { cis: ["4.10"], kyverno: ["disallow-secrets-from-env-vars"] },
+  defaults: {},
+  remediationSteps:
+    "Keep credentials out of ConfigMaps the task reads, and give the task's ServiceAccount no cloud identity; a broker or proxy adds the credential outside the sandbox.",
+  check(resources) {
+    return checkLinkedCredentials(resources);
+  },
+});
