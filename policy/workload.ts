@@ -156,6 +156,8 @@ export interface ContainerView {
   readonly readOnlyRootFilesystem: Val<boolean>;
   readonly seccomp: Val<ProfileType>;
   readonly seccompSource: string;
+  /** A Kubernetes `Localhost` profile's `localhostProfile`, as written (judged where the input ships the file). */
+  readonly seccompLocalhost?: unknown;
   readonly appArmor: Val<ProfileType>;
   readonly appArmorSource: string;
   /** SELinux: `disabled` for Docker `label=disable`, else the options as written. */

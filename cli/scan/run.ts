@@ -31,6 +31,7 @@ import { adaptResources } from "../../policy/sources/subject";
 import type { ScanItem } from "../../policy/sources/text/documents";
 import { disallowHostPathClaims } from "../../policy/stack/disallow-host-path-claims";
 import { DOCKER_NETWORK_TYPE, disallowOpenBridge } from "../../policy/stack/disallow-open-bridge";
+import { disallowUnjudgedReferences } from "../../policy/stack/disallow-unjudged-references";
 import { disallowWeakRuntimeClass, isRuntimeClass } from "../../policy/stack/disallow-weak-runtime-class";
 import { ALL_STACK_RULES } from "../../policy/stack/registry";
 import type { AnyStackRule, StackResource, StackResourceRef } from "../../policy/stack/types";
@@ -183,7 +184,7 @@ export function scanItems(
   const byId = new Map(plain.map((m) => [m.resource.urn, m.item]));
   for (const e of evaluate(
     { stack: plain.map((m) => m.resource) },
-    [disallowHostPathClaims, disallowWeakRuntimeClass, disallowOpenBridge],
+    [disallowHostPathClaims, disallowWeakRuntimeClass, disallowOpenBridge, disallowUnjudgedReferences],
     evaluation,
   )) {
     const item = e.resource === undefined ? undefined : byId.get(e.resource);

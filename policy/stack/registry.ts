@@ -1,6 +1,7 @@
 import { disallowHostPathClaims } from "./disallow-host-path-claims";
 import { disallowOpenBridge } from "./disallow-open-bridge";
 import { disallowSecretFlow } from "./disallow-secret-flow";
+import { disallowUnjudgedReferences } from "./disallow-unjudged-references";
 import { disallowWeakRuntimeClass } from "./disallow-weak-runtime-class";
 import { requireBudgetBound } from "./require-budget-bound";
 import { requireProxyOnlyEgress } from "./require-proxy-only-egress";
@@ -14,4 +15,5 @@ export const ALL_STACK_RULES: readonly AnyStackRule[] = [
   disallowHostPathClaims,
   disallowWeakRuntimeClass,
   disallowOpenBridge,
+  disallowUnjudgedReferences,
 ];
