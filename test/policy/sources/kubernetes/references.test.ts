@@ -61,7 +61,7 @@ describe("references resolved from the set", () => {
     const r = run({ taskRef: { name: "build" } });
     const res = resolveReferences(r.type, r.props, new RefIndex([t, r]));
     expect(res?.unresolved).toEqual([]);
-    expect((res?.props as { spec: { taskSpec: unknown } }).spec.taskSpec).toEqual(t.props.spec);
+    expect((res?.props as { spec: { taskSpec: unknown } } | undefined)?.spec.taskSpec).toEqual(t.props.spec);
     expect(res?.used).toEqual([{ at: "spec.taskSpec", from: 'Task "build" spec', ref: "spec.taskRef" }]);
     const other = { ...t, props: { ...t.props, metadata: { name: "build", namespace: "b" } } };
     const mine = { ...r, props: { ...r.props, metadata: { name: "run", namespace: "a" } } };
@@ -92,7 +92,7 @@ describe("references resolved from the set", () => {
       },
     };
     const res = resolveReferences(t.type, t.props, new RefIndex([sa]));
-    const step = (res?.props as { spec: { steps: Record<string, unknown>[] } }).spec.steps[0];
+    const step = (res?.props as { spec: { steps: Record<string, unknown>[] } } | undefined)?.spec.steps[0];
     expect(step).toMatchObject({
       image: "alpine:3",
       script: "echo x",
@@ -141,10 +141,10 @@ describe("references resolved from the set", () => {
       },
     };
     const res = resolveReferences(`${ARGO}Workflow`, wf, new RefIndex([wft]));
-    const spec = (res?.props as { spec: Record<string, unknown> }).spec;
-    expect(spec.hostNetwork).toBe(true);
-    expect(spec.workflowTemplateRef).toBeUndefined();
-    expect(spec.templates).toEqual([
+    const spec = (res?.props as { spec: Record<string, unknown> } | undefined)?.spec;
+    expect(spec?.hostNetwork).toBe(true);
+    expect(spec?.workflowTemplateRef).toBeUndefined();
+    expect(spec?.templates).toEqual([
       { name: "main", container: { image: "a" } },
       { name: "b", container: { image: "mine" } },
     ]);
@@ -167,7 +167,7 @@ describe("references resolved from the set", () => {
       },
     };
     const res = resolveReferences(`${ARGO}Workflow`, wf, new RefIndex([cwft]));
-    expect((res?.props as { spec: { templates: unknown[] } }).spec.templates).toHaveLength(2);
+    expect((res?.props as { spec: { templates: unknown[] } } | undefined)?.spec.templates).toHaveLength(2);
     const none = resolveReferences(`${ARGO}Workflow`, wf, new RefIndex([]));
     expect(none?.unresolved[0]?.reason).toMatch(/ClusterWorkflowTemplate "c", which is not in the input/);
   });
@@ -207,7 +207,8 @@ describe("Security Profiles Operator seccomp profiles", () => {
       prof("f", strict),
       prof("g", { defaultAction: "SCMP_ACT_LOG" }),
     ]);
-    const problem = (n: string) => spoProfileProblem(ps.find((p) => p.name === n) ?? ps[0]!, ps);
+    const problem = (n: string) =>
+      spoProfileProblem(ps.find((p) => p.name === n) ?? { name: n, namespace: undefined, props: {} }, ps);
     expect(problem("a")).toMatch(/unshare/);
     expect(problem("c")).toMatch(/registry/);
     expect(problem("d")).toMatch(/loop/);
