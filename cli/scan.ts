@@ -17,6 +17,7 @@ import { disallowUnjudgedWorkloads } from "../policy/rules/disallow-unjudged-wor
 import { COMPOSE_SPEC } from "../policy/sources/compose/schema.generated";
 import { ENGINE_API } from "../policy/sources/docker/schema.generated";
 import { DEFAULT_MAX_DEPTH } from "../policy/sources/text/limits";
+import { disallowUnjudgedReferences } from "../policy/stack/disallow-unjudged-references";
 import { buildVersion } from "./build-id";
 import { collect, internalError, judgeIsolating, parseSize } from "./scan/collect";
 import { ConfigError, readScanConfig, type ScanConfig, toPackConfig } from "./scan/config";
@@ -308,11 +309,13 @@ async function scanCommand(argv: readonly string[], io: Io, env: ScanEnv): Promi
       ...config,
       exemptions: [
         ...config.exemptions,
-        ...opts.allowUnjudged.map((kind) => ({
-          rule: disallowUnjudgedWorkloads.id,
-          resource: `*:${kind}/*`,
-          reason: `accepted on the command line: --allow-unjudged ${kind}`,
-        })),
+        ...opts.allowUnjudged.flatMap((kind) =>
+          [disallowUnjudgedWorkloads.id, disallowUnjudgedReferences.id].map((rule) => ({
+            rule,
+            resource: `*:${kind}/*`,
+            reason: `accepted on the command line: --allow-unjudged ${kind}`,
+          })),
+        ),
       ],
     };
   const input = collect(opts.paths, env, opts.stdinName, { ...opts, failOnUnjudged });

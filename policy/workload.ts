@@ -158,6 +158,8 @@ export interface ContainerView {
   readonly readOnlyRootFilesystem: Val<boolean>;
   readonly seccomp: Val<ProfileType>;
   readonly seccompSource: string;
+  /** A Kubernetes `Localhost` profile's `localhostProfile`, as written (judged where the input ships the file). */
+  readonly seccompLocalhost?: unknown;
   readonly appArmor: Val<ProfileType>;
   readonly appArmorSource: string;
   /** SELinux: `disabled` for Docker `label=disable`, else the options as written. */
@@ -275,6 +277,8 @@ export interface PodVolumeView {
   /** The ConfigMaps the volume holds (a `configMap` volume, projected `configMap` sources), with the keys it selects. */
   readonly configMaps?: readonly ConfigMapUse[];
   readonly path: string;
+  /** For a `csi` volume: its `csi.driver`. */
+  readonly csiDriver?: Val<string>;
 }
 
 /** A ConfigMap a volume holds: its name, and the keys of `items` (undefined: every key). */
@@ -282,8 +286,6 @@ export interface ConfigMapUse {
   readonly name: Val<string>;
   readonly keys: readonly Val<string>[] | undefined;
   readonly path: string;
-  /** For a `csi` volume: its `csi.driver`. */
-  readonly csiDriver?: Val<string>;
 }
 
 /**

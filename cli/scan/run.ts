@@ -31,7 +31,6 @@ import { dockerHostVolumes } from "../../policy/sources/pulumi/volumes";
 import { adaptResources } from "../../policy/sources/subject";
 import type { ScanItem } from "../../policy/sources/text/documents";
 import { disallowHostPathClaims } from "../../policy/stack/disallow-host-path-claims";
-import { disallowLinkedCredentials } from "../../policy/stack/disallow-linked-credentials";
 import { DOCKER_NETWORK_TYPE, disallowOpenBridge } from "../../policy/stack/disallow-open-bridge";
 import { disallowWeakRuntimeClass, isRuntimeClass } from "../../policy/stack/disallow-weak-runtime-class";
 import { ALL_STACK_RULES } from "../../policy/stack/registry";

@@ -34,8 +34,10 @@ export function adaptResources(
   // A Kubernetes object fails closed by its kind too: a kind with no verdict (no pinned schema), one that changes
   // pods after they were judged, or a setting its verdict names (kinds.ts).
   const t = parseKubeType(type);
+  // A StepAction names an image but runs only as a step that names it, judged there (stack/disallow-unjudged-references.ts).
+  const step = t?.group === "tekton.dev" && t.kind === "StepAction";
   const reason =
-    (out.length > 0 ? opaqueReason(type, props) : unjudgedReason(type, props)) ??
+    (out.length > 0 || step ? opaqueReason(type, props) : unjudgedReason(type, props)) ??
     (isUnknown(props)
       ? undefined
       : t !== undefined

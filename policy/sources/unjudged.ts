@@ -119,7 +119,7 @@ export function opaqueReason(type: string, props: unknown): string | undefined {
 /** Why a GitOps or packaging kind deploys what the scan does not see, or undefined for any other kind. */
 export function opaqueKindReason(t: KubeType): string | undefined {
   const opaque = Object.hasOwn(OPAQUE_KINDS, t.group) ? OPAQUE_KINDS[t.group] : undefined;
-  return opaque !== undefined && opaque[0].includes(t.kind) ? opaque[1] : undefined;
+  return opaque?.[0].includes(t.kind) ? opaque[1] : undefined;
 }
 
 /** Why an object no reader read may still create workloads, or undefined when it does not look like it. */

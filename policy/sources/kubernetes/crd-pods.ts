@@ -79,9 +79,11 @@ function tektonPod(
       scripts.push(s);
       return { ...p, value: withSource(value, undefined, p.path, "script", s) };
     };
-    const steps = partsOf(field(task, "steps"), join(taskPath, "steps")).map((p) =>
-      scripted(p, tektonStep(p.value, template)),
-    );
+    // A step that names a StepAction (`ref`) takes its image, command and securityContext from it: judged with it
+    // where the set holds it (policy/stack/disallow-unjudged-references.ts), never as a step with no image.
+    const steps = partsOf(field(task, "steps"), join(taskPath, "steps"))
+      .filter((p) => field(p.value, "ref") === undefined || field(p.value, "ref") === null)
+      .map((p) => scripted(p, tektonStep(p.value, template)));
     const sidecars = partsOf(field(task, "sidecars"), join(taskPath, "sidecars")).map((p) =>
       scripted(p, p.value),
     );

@@ -19,7 +19,15 @@
  *   ClusterSecretStore, PushSecret: they write Secrets, judged where pods read them);
  * - Flux v2.6 (source.toolkit.fluxcd.io sources only fetch artifacts, which the Kustomization and HelmRelease that
  *   apply them are refused for; notification and image automation kinds start nothing in the cluster);
- * - CSI snapshots (snapshot.storage.k8s.io VolumeSnapshot, VolumeSnapshotClass, VolumeSnapshotContent).
+ * - CSI snapshots (snapshot.storage.k8s.io VolumeSnapshot, VolumeSnapshotClass, VolumeSnapshotContent);
+ * - Security Profiles Operator v1.0 (kubernetes-sigs/security-profiles-operator api/: seccompprofile v1/v1beta1,
+ *   selinuxprofile v1/v1alpha2 SelinuxProfile and RawSelinuxProfile, apparmorprofile v1/v1alpha1, profilebinding,
+ *   profilerecording, spod SecurityProfilesOperatorDaemon, secprofnodestatus): a SeccompProfile is judged where a pod
+ *   names its file (policy/stack/disallow-unjudged-references.ts); a SelinuxProfile's type is refused on the pod by
+ *   the LSM rule unless allowed by name; a ProfileBinding and a ProfileRecording make the operator's webhook change
+ *   pods at admission (internal/pkg/webhooks/binding, recording); raw SELinux and AppArmor policies are installed on
+ *   every node with rules the project does not read;
+ * - Tekton StepAction (tekton.dev v1beta1, v1alpha1): it runs only as a step that names it, and is judged there.
  */
 import { isObj } from "../lenient";
 import type { KindTable, KindVerdict } from "./kind-verdict";
@@ -27,6 +35,7 @@ import type { KindTable, KindVerdict } from "./kind-verdict";
 const inert = (why: string, unless?: (props: unknown) => string | undefined): KindVerdict =>
   unless === undefined ? { v: "inert", why } : { v: "inert", why, unless };
 const unjudged = (why: string): KindVerdict => ({ v: "unjudged", why });
+const through = (why: string): KindVerdict => ({ v: "through", why });
 
 const MUTATES = "changes pods at admission, after the rules judged them: what runs is not what was judged";
 const GENERATES = "creates objects from its rules (pods, routes, bindings) that the input does not show";
@@ -175,6 +184,35 @@ export const OPERATOR_KINDS: KindTable = {
     ImagePolicy: inert("it picks an image tag"),
     ImageUpdateAutomation: inert(
       "it writes image tags to a Git repository, which a Kustomization (refused) applies",
+    ),
+  },
+  "security-profiles-operator.x-k8s.io": {
+    SeccompProfile: through(
+      "a seccomp profile the operator writes to every node; a pod that names its file (Localhost operator/...) is judged by its content with the rest of its set",
+    ),
+    SelinuxProfile: through(
+      "an SELinux type for pods that select it; the LSM rule refuses a pod's SELinux type outside the confined container types",
+    ),
+    RawSelinuxProfile: unjudged(
+      "raw SELinux policy installed on every node, whose rules the project does not read: it may grant the container types anything",
+    ),
+    AppArmorProfile: unjudged(
+      "an AppArmor policy installed on every node, whose rules the project does not read: a pod that uses it (Localhost) runs under rules no rule judged",
+    ),
+    ProfileBinding: unjudged(
+      `it binds a profile to every pod that runs its image: the operator's webhook ${MUTATES}`,
+    ),
+    ProfileRecording: unjudged(
+      `it records the syscalls of the pods it selects: the operator's webhook ${MUTATES} (a recording profile filters nothing)`,
+    ),
+    SecurityProfilesOperatorDaemon: unjudged(
+      "it configures the operator's privileged daemon on every node (host paths, recorders, log enricher) from flattened settings the project pins no schema for",
+    ),
+    SecurityProfileNodeStatus: inert("the operator's record of a profile's state on one node"),
+  },
+  "tekton.dev": {
+    StepAction: through(
+      "it runs only as a step that names it (`ref`), which is judged with it (policy/stack/disallow-unjudged-references.ts)",
     ),
   },
   "snapshot.storage.k8s.io": {

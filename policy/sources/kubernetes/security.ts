@@ -47,6 +47,8 @@ export interface PodSecurity {
   readonly runAsGroup: Val<number>;
   readonly runAsNonRoot: Val<boolean>;
   readonly seccomp: Val<ProfileType>;
+  /** The pod field's `localhostProfile` (a file under the kubelet's seccomp root). */
+  readonly seccompLocalhost: unknown;
   readonly seccompAnnotation: Val<ProfileType>;
   readonly appArmor: Val<ProfileType>;
   readonly seLinux: unknown;
@@ -66,6 +68,7 @@ export function podSecurity(spec: unknown, annotations: unknown): PodSecurity {
     runAsGroup: num(field(psc, "runAsGroup")),
     runAsNonRoot: bool(field(psc, "runAsNonRoot")),
     seccomp: fieldProfile(field(psc, "seccompProfile")),
+    seccompLocalhost: field(field(psc, "seccompProfile"), "localhostProfile"),
     seccompAnnotation: annotationProfile(str(field(annotations, SECCOMP_POD_ANNOTATION))),
     appArmor: fieldProfile(field(psc, "appArmorProfile")),
     seLinux: field(psc, "seLinuxOptions"),
@@ -79,7 +82,12 @@ export function podSecurity(spec: unknown, annotations: unknown): PodSecurity {
   };
 }
 
-/** A container's effective seccomp and AppArmor profiles, each with where the winning value is written. */
+/**
+ * A container's effective seccomp and AppArmor profiles, each with where the winning value is written. Seccomp: the
+ * container's field, else the pod's field; the old annotations only where neither field is set, as the kubelet
+ * ignores them since v1.27 (a stale annotation never outranks a field; alone it counts as no profile, which the
+ * seccomp rule refuses).
+ */
 export function containerProfiles(
   sc: unknown,
   cname: string,
@@ -89,6 +97,7 @@ export function containerProfiles(
 ): {
   seccomp: Val<ProfileType>;
   seccompSource: string;
+  seccompLocalhost: unknown;
   appArmor: Val<ProfileType>;
   appArmorSource: string;
 } {
@@ -97,15 +106,21 @@ export function containerProfiles(
   const appArmorField = fieldProfile(field(sc, "appArmorProfile"));
   const appArmorAnn = annotationProfile(str(field(annotations, `${APPARMOR_CONTAINER_ANNOTATION}${cname}`)));
   return {
-    seccomp: seccompField ?? seccompAnn ?? pod.seccomp ?? pod.seccompAnnotation,
+    seccomp: seccompField ?? pod.seccomp ?? seccompAnn ?? pod.seccompAnnotation,
     seccompSource:
       seccompField !== undefined
         ? join(cPath, "securityContext.seccompProfile")
-        : seccompAnn !== undefined
-          ? `annotation ${SECCOMP_CONTAINER_ANNOTATION}${cname}`
-          : pod.seccomp !== undefined
-            ? "pod securityContext.seccompProfile"
+        : pod.seccomp !== undefined
+          ? "pod securityContext.seccompProfile"
+          : seccompAnn !== undefined
+            ? `annotation ${SECCOMP_CONTAINER_ANNOTATION}${cname}`
             : `annotation ${SECCOMP_POD_ANNOTATION}`,
+    seccompLocalhost:
+      seccompField !== undefined
+        ? field(field(sc, "seccompProfile"), "localhostProfile")
+        : pod.seccomp !== undefined
+          ? pod.seccompLocalhost
+          : undefined,
     appArmor: appArmorField ?? appArmorAnn ?? pod.appArmor,
     appArmorSource:
       appArmorField !== undefined

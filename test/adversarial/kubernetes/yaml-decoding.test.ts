@@ -19,7 +19,7 @@
 import { describe, it } from "vitest";
 import { bytesVerdict, utf16le } from "../bytes";
 import { pod, SAFE_CONTAINER_SECURITY } from "../fixtures";
-import { blocked, cases, passes } from "../harness";
+import { blocked, cases } from "../harness";
 
 const privPod = (name: string) =>
   pod(name, { securityContext: `${SAFE_CONTAINER_SECURITY}\nprivileged: true` });

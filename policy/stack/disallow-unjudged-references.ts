@@ -1,0 +1,142 @@
+/**
+ * Pods whose fields come from another object of the input, judged as the controller builds them; and a reference
+ * the input cannot answer, failing closed. Each object is judged alone by the resource rules; this rule reads the
+ * objects of one set together (a stack in the pack, every document scanned together in `scan`):
+ *
+ * - Tekton `taskRef`, `pipelineRef` and step `ref` (StepAction), Argo `workflowTemplateRef` and `templateRef`
+ *   (../sources/kubernetes/references.ts): the referencing object with what it names put in place is judged by
+ *   every blocking resource rule; what that finds beyond the object's own findings is reported on the referencing
+ *   object, with the path where the referenced object writes it. A reference to an object the set does not hold,
+ *   a resolver or bundle, a custom task or a name given by a parameter fails closed: what runs cannot be judged.
+ * - A `Localhost` seccomp profile that names a file the Security Profiles Operator writes for a SeccompProfile of
+ *   the set (../sources/kubernetes/spo-seccomp.ts) is judged by that profile's content, as a Docker profile is. A
+ *   Localhost file the input does not ship stays the node administrator's file, as the seccomp rule reads it.
+ */
+
+import { label, unchecked, violation } from "../rules/helpers";
+import { ALL_RULES } from "../rules/registry";
+import { type AnyRule, resolveConfig } from "../rules/types";
+import { pathFrom, RefIndex, type Resolution, resolveReferences } from "../sources/kubernetes/references";
+import {
+  type ProfileObject,
+  profilesNamed,
+  seccompProfiles,
+  spoProfileProblem,
+} from "../sources/kubernetes/spo-seccomp";
+import { adaptResources } from "../sources/subject";
+import type { Subject } from "../workload";
+import { defineStackRule, type StackFinding, type StackResource } from "./types";
+
+type Input = Pick<StackResource, "type" | "name" | "urn" | "props">;
+
+/** The rules a pod built from references must pass: every rule that blocks by default. */
+const BLOCKING: readonly AnyRule[] = ALL_RULES.filter(
+  (r) => r.enforcementLevel === "mandatory" || r.enforcementLevel === "remediate",
+);
+
+type Found = { rule: string; message: string; path?: string; unchecked: boolean };
+
+function findingsOf(views: readonly Subject[]): Map<string, Found> {
+  const out = new Map<string, Found>();
+  for (const s of views)
+    for (const rule of BLOCKING) {
+      if (!rule.subjects.includes(s.subject)) continue;
+      for (const f of rule.check(s, resolveConfig(rule, undefined)))
+        out.set(`${rule.id}\0${f.message}\0${f.path ?? ""}`, {
+          rule: rule.id,
+          message: f.message,
+          unchecked: f.unchecked === true,
+          ...(f.path === undefined ? {} : { path: f.path }),
+        });
+    }
+  return out;
+}
+
+/** What the pods built from references break that the object alone does not. */
+function resolvedFindings(r: Input, res: Resolution, views: readonly Subject[]): StackFinding[] {
+  const out: StackFinding[] = [];
+  const refs = [...new Set(res.used.map((u) => `${u.from.replace(/ spec.*$/, "")} (${u.ref})`))];
+  const before = findingsOf(adaptResources(r.type, r.props, r.name));
+  for (const [key, f] of findingsOf(views)) {
+    if (before.has(key)) continue;
+    const path = pathFrom(f.path, res.used);
+    const message = `${f.rule}: ${f.message} (its pod as built from ${refs.join(", ")})`;
+    out.push({
+      ...(f.unchecked ? { message, unchecked: true } : violation(message, path)),
+      ...(path === undefined ? {} : { path }),
+      urn: r.urn,
+    });
+  }
+  return out;
+}
+
+/** Each container whose Localhost profile is a SeccompProfile of the set, judged by the profile's content. */
+function profileFindings(
+  r: Input,
+  views: readonly Subject[],
+  profiles: readonly ProfileObject[],
+): StackFinding[] {
+  const out = new Map<string, StackFinding>();
+  for (const s of views) {
+    if (s.subject !== "workload") continue;
+    for (const c of s.containers) {
+      if (c.seccomp !== "Localhost" || typeof c.seccompLocalhost !== "string") continue;
+      for (const p of profilesNamed(c.seccompLocalhost, profiles)) {
+        const problem = spoProfileProblem(p, profiles);
+        if (problem === undefined) continue;
+        const what = `${label(c)} runs under the seccomp profile ${c.seccompLocalhost}, the file the Security Profiles Operator writes for SeccompProfile "${p.name}" of the input`;
+        const f =
+          problem === "unknown"
+            ? unchecked(`the content of SeccompProfile "${p.name}" (${label(c)}'s profile)`, c.seccompSource)
+            : violation(`sandbox-disallow-unconfined-seccomp: ${what}, and ${problem}`, c.seccompSource);
+        out.set(`${f.message}\0${f.path ?? ""}`, { ...f, urn: r.urn });
+      }
+    }
+  }
+  return [...out.values()];
+}
+
+/** The check, over any set of resources (the stack rule and the scan run it). */
+export function checkReferences(resources: readonly Input[]): StackFinding[] {
+  const index = new RefIndex(resources);
+  const profiles = seccompProfiles(resources);
+  const out: StackFinding[] = [];
+  for (const r of resources) {
+    if (!r.type.startsWith("kubernetes:")) continue;
+    const res = resolveReferences(r.type, r.props, index);
+    for (const u of res?.unresolved ?? [])
+      out.push({ ...violation(`${kindOf(r)} "${r.name}" ${u.reason}`, u.path), urn: r.urn });
+    for (const p of res?.unknown ?? [])
+      out.push({ ...unchecked(`the object ${kindOf(r)} "${r.name}" names`, p), urn: r.urn });
+    const views =
+      res !== undefined && res.used.length > 0
+        ? adaptResources(r.type, res.props, r.name)
+        : profiles.length > 0
+          ? adaptResources(r.type, r.props, r.name)
+          : [];
+    if (res !== undefined && res.used.length > 0) out.push(...resolvedFindings(r, res, views));
+    if (profiles.length > 0) out.push(...profileFindings(r, views, profiles));
+  }
+  return out;
+}
+
+function kindOf(r: Input): string {
+  return r.type.slice(r.type.lastIndexOf(":") + 1);
+}
+
+export const disallowUnjudgedReferences = defineStackRule({
+  id: "sandbox-disallow-unjudged-references",
+  description:
+    "Pods built from other objects (Tekton Task, Pipeline and StepAction references, Argo WorkflowTemplate references) and seccomp profiles shipped as SeccompProfile objects are judged with what they reference; a reference the input does not hold, a resolver or a bundle fails closed.",
+  mission: false,
+  enforcementLevel: "mandatory",
+  severity: "high",
+  // CWE-636, not failing securely: what the rules cannot read must not pass as if judged.
+  crosswalk: { cwe: ["636"] },
+  defaults: {},
+  remediationSteps:
+    "Declare the referenced Task, Pipeline, StepAction, WorkflowTemplate or SeccompProfile in the same input (a resolver's object rendered into it), fix what its pods break, or exempt the object with a reason (`--allow-unjudged <Kind>`).",
+  check(resources) {
+    return checkReferences(resources);
+  },
+});
