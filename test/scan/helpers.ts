@@ -2,8 +2,10 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { expect } from "vitest";
 import { runScan } from "../../cli/scan";
 import type { ReportFinding, ScanReport } from "../../policy/report/model";
+import { ALL_RULES } from "../../policy/rules/registry";
 
 export const ROOT = resolve(__dirname, "..", "..");
 export const FIXTURES = join("test", "scan", "fixtures");
@@ -74,3 +76,31 @@ export function tempFiles(files: Readonly<Record<string, string>>): string {
  */
 export const DECLARED_CONFIG = join(ROOT, "test", "scan", "config", "job-roots.json");
 export const DECLARED_ARGS: readonly string[] = ["--config", DECLARED_CONFIG];
+
+const MANDATORY = new Set(ALL_RULES.filter((r) => r.enforcementLevel !== "advisory").map((r) => r.id));
+
+/** The mandatory findings among `lines`, as `rule: message`, once each, sorted: a verdict to compare. */
+export function mandatoryVerdict(lines: readonly { rule: string; message: string }[]): string[] {
+  return [
+    ...new Set(lines.filter((l) => MANDATORY.has(l.rule)).map((l) => `${l.rule}: ${l.message}`)),
+  ].sort();
+}
+
+/**
+ * `scan` of one file's text, alone in a folder: its mandatory findings that were checked, on what the input asked
+ * for (not what a stack export's outputs add, which the pack cannot see), as {@link mandatoryVerdict}.
+ */
+export async function scanMandatory(
+  file: string,
+  text: string,
+  args: readonly string[] = DECLARED_ARGS,
+): Promise<string[]> {
+  const dir = tempFiles({ [file]: text });
+  const { report } = await scanJson([file, ...args], undefined, dir);
+  expect(report.errors).toEqual([]);
+  return mandatoryVerdict(
+    report.findings
+      .filter((f) => !f.unchecked && f.live !== true)
+      .map((f) => ({ rule: f.ruleId, message: f.message })),
+  );
+}

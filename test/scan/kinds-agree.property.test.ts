@@ -8,39 +8,20 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { ALL_RULES } from "../../policy/rules/registry";
 import { kindVerdict } from "../../policy/sources/kubernetes/kinds";
 import { BUILTIN_KIND_VERDICTS } from "../../policy/sources/kubernetes/kinds-builtin";
 import { OPERATOR_KINDS } from "../../policy/sources/kubernetes/kinds-operators";
 import { POD_SPEC } from "../../policy/sources/kubernetes/schema.generated";
 import { copy, safePodSpec } from "../policy/fixtures";
 import { engineRun } from "../policy/harness";
-import { scanJson, tempFiles } from "./helpers";
+import { mandatoryVerdict, scanMandatory } from "./helpers";
 
-const MANDATORY = new Set(ALL_RULES.filter((r) => r.enforcementLevel !== "advisory").map((r) => r.id));
 const UNJUDGED = "sandbox-disallow-unjudged-workloads";
 const FIELDS = "sandbox-disallow-unjudged-fields";
 
-function verdictOf(lines: readonly { rule: string; message: string }[]): string[] {
-  return [
-    ...new Set(lines.filter((l) => MANDATORY.has(l.rule)).map((l) => `${l.rule}: ${l.message}`)),
-  ].sort();
-}
-
-async function scanOf(file: string, text: string): Promise<string[]> {
-  const dir = tempFiles({ [file]: text });
-  const { report } = await scanJson([file], undefined, dir);
-  expect(report.errors).toEqual([]);
-  return verdictOf(
-    report.findings
-      .filter((f) => !f.unchecked && f.live !== true)
-      .map((f) => ({ rule: f.ruleId, message: f.message })),
-  );
-}
-
 function packOf(type: string, props: Record<string, unknown>, name: string): string[] {
   const { outcome } = engineRun(type, props, { name });
-  return verdictOf(outcome.violations.map((v) => ({ rule: v.policy, message: v.message })));
+  return mandatoryVerdict(outcome.violations.map((v) => ({ rule: v.policy, message: v.message })));
 }
 
 /** The object in every format; each must give `want`. */
@@ -54,17 +35,20 @@ async function everyFormat(
   const apiVersion = group === "core" ? version : `${group}/${version}`;
   const type = `kubernetes:${group}/${version}:${kind}`;
   const manifest = { apiVersion, kind, ...props };
-  expect(await scanOf("m.yaml", stringify(manifest)), "YAML").toEqual(want);
-  expect(await scanOf("f.yaml", stringify(manifest, { collectionStyle: "flow" })), "flow YAML").toEqual(want);
-  expect(await scanOf("m.json", JSON.stringify(manifest)), "JSON").toEqual(want);
+  expect(await scanMandatory("m.yaml", stringify(manifest)), "YAML").toEqual(want);
+  expect(
+    await scanMandatory("f.yaml", stringify(manifest, { collectionStyle: "flow" })),
+    "flow YAML",
+  ).toEqual(want);
+  expect(await scanMandatory("m.json", JSON.stringify(manifest)), "JSON").toEqual(want);
   const urn = `urn:pulumi:dev::p::${type}::obj`;
   const state = { urn, type, custom: true, inputs: props };
   expect(
-    await scanOf("p.json", JSON.stringify({ steps: [{ op: "create", urn, newState: state }] })),
+    await scanMandatory("p.json", JSON.stringify({ steps: [{ op: "create", urn, newState: state }] })),
     "preview",
   ).toEqual(want);
   expect(
-    await scanOf("s.json", JSON.stringify({ version: 3, deployment: { resources: [state] } })),
+    await scanMandatory("s.json", JSON.stringify({ version: 3, deployment: { resources: [state] } })),
     "stack export",
   ).toEqual(want);
 }

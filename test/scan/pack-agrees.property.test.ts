@@ -7,12 +7,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { ALL_RULES } from "../../policy/rules/registry";
 import { CARRIERS, copy, DOCKER, safeContainer, safeK8sContainer, safePodSpec } from "../policy/fixtures";
 import { engineRun } from "../policy/harness";
-import { DECLARED_ARGS, scanJson, tempFiles } from "./helpers";
-
-const MANDATORY = new Set(ALL_RULES.filter((r) => r.enforcementLevel !== "advisory").map((r) => r.id));
+import { mandatoryVerdict, scanMandatory } from "./helpers";
 
 /** One change to a safe pod spec's first container or the pod itself. */
 const podChange = fc.oneof(
@@ -73,27 +70,12 @@ function podSpec(changes: readonly Change[]): Record<string, unknown> {
   return spec;
 }
 
-function verdictOf(lines: readonly { rule: string; message: string }[]): string[] {
-  return [
-    ...new Set(lines.filter((l) => MANDATORY.has(l.rule)).map((l) => `${l.rule}: ${l.message}`)),
-  ].sort();
-}
-
-async function scanOf(file: string, text: string): Promise<string[]> {
-  const dir = tempFiles({ [file]: text });
-  const { report } = await scanJson([file, ...DECLARED_ARGS], undefined, dir);
-  expect(report.errors).toEqual([]);
-  return verdictOf(
-    report.findings.filter((f) => !f.unchecked).map((f) => ({ rule: f.ruleId, message: f.message })),
-  );
-}
-
 /** How many generated cases the pack refused: the property must judge dangerous cases, not only safe ones. */
 let refused = 0;
 
 function packOf(type: string, props: Record<string, unknown>, name: string): string[] {
   const { outcome } = engineRun(type, props, { name });
-  const verdict = verdictOf(outcome.violations.map((v) => ({ rule: v.policy, message: v.message })));
+  const verdict = mandatoryVerdict(outcome.violations.map((v) => ({ rule: v.policy, message: v.message })));
   if (verdict.length > 0) refused++;
   return verdict;
 }
@@ -116,16 +98,19 @@ describe("the pack and scan agree on generated workloads", () => {
           const withName = { ...props, metadata: { ...((props.metadata as object) ?? {}), name } };
           const pack = packOf(carrier.type, withName, name);
           const manifest = kubeManifest(carrier.type, withName);
-          expect(await scanOf("m.yaml", stringify(manifest)), "YAML").toEqual(pack);
-          expect(await scanOf("m.json", JSON.stringify(manifest)), "JSON").toEqual(pack);
+          expect(await scanMandatory("m.yaml", stringify(manifest)), "YAML").toEqual(pack);
+          expect(await scanMandatory("m.json", JSON.stringify(manifest)), "JSON").toEqual(pack);
           const urn = `urn:pulumi:dev::p::${carrier.type}::${name}`;
           const state = { urn, type: carrier.type, custom: true, inputs: withName };
           expect(
-            await scanOf("p.json", JSON.stringify({ steps: [{ op: "create", urn, newState: state }] })),
+            await scanMandatory(
+              "p.json",
+              JSON.stringify({ steps: [{ op: "create", urn, newState: state }] }),
+            ),
             "preview",
           ).toEqual(pack);
           expect(
-            await scanOf("s.json", JSON.stringify({ version: 3, deployment: { resources: [state] } })),
+            await scanMandatory("s.json", JSON.stringify({ version: 3, deployment: { resources: [state] } })),
             "stack export",
           ).toEqual(pack);
         },
@@ -158,10 +143,10 @@ describe("the pack and scan agree on generated workloads", () => {
         const urn = `urn:pulumi:dev::p::${DOCKER}::t`;
         const state = { urn, type: DOCKER, custom: true, inputs: props };
         expect(
-          await scanOf("p.json", JSON.stringify({ steps: [{ op: "create", urn, newState: state }] })),
+          await scanMandatory("p.json", JSON.stringify({ steps: [{ op: "create", urn, newState: state }] })),
         ).toEqual(pack);
         expect(
-          await scanOf("s.json", JSON.stringify({ version: 3, deployment: { resources: [state] } })),
+          await scanMandatory("s.json", JSON.stringify({ version: 3, deployment: { resources: [state] } })),
         ).toEqual(pack);
       }),
       { numRuns: 60 },

@@ -4,43 +4,21 @@
  * its inputs already got is not repeated for its outputs.
  */
 import { describe, expect, it } from "vitest";
+import { copy, safePodSpec } from "../../policy/fixtures";
 import { blocking, scanFiles } from "../harness";
 
 const URN = "urn:pulumi:dev::app::kubernetes:core/v1:Pod::task";
 const TYPE = "kubernetes:core/v1:Pod";
 
 function pod(container: Record<string, unknown> = {}): Record<string, unknown> {
+  const spec = copy(safePodSpec());
+  const [first] = spec.containers as Record<string, unknown>[];
+  if (first !== undefined) first.securityContext = { ...(first.securityContext as object), ...container };
   return {
     apiVersion: "v1",
     kind: "Pod",
     metadata: { name: "task", labels: { "sandbox.project": "demo", "sandbox.role": "task" } },
-    spec: {
-      restartPolicy: "Never",
-      automountServiceAccountToken: false,
-      securityContext: {
-        runAsNonRoot: true,
-        runAsUser: 1000,
-        runAsGroup: 1000,
-        seccompProfile: { type: "RuntimeDefault" },
-      },
-      containers: [
-        {
-          name: "task",
-          image: "busybox:1.36",
-          command: ["sh", "-c", "true"],
-          resources: { limits: { cpu: "500m", memory: "512Mi" } },
-          securityContext: {
-            allowPrivilegeEscalation: false,
-            readOnlyRootFilesystem: true,
-            runAsNonRoot: true,
-            runAsUser: 1000,
-            runAsGroup: 1000,
-            capabilities: { drop: ["ALL"] },
-            ...container,
-          },
-        },
-      ],
-    },
+    spec,
   };
 }
 
