@@ -7,6 +7,7 @@
 import { isUnknown } from "../../workload";
 import { at, entries, field, join } from "../lenient";
 import { synthesizedSites } from "./crd-pods";
+import { withRayAutoscaler } from "./crd-ray";
 import { shapeSites } from "./pod-shape";
 import { type KubeType, type PodSite, parseKubeType } from "./sites";
 
@@ -255,7 +256,12 @@ export function podSites(type: string, props: unknown): PodSite[] | undefined {
   if (synthesized !== undefined) return synthesized;
   const c = carrierOf(t);
   if (c !== undefined && (c.groups !== undefined || isBuiltInGroup(t.group))) {
-    const sites = tableSites(c, props);
+    // KubeRay adds its autoscaler container to the head pod.
+    const ray = t.group === "ray.io" ? withRayAutoscaler(t.kind, props) : undefined;
+    const sites =
+      ray === undefined
+        ? tableSites(c, props)
+        : tableSites(c, ray.props).map((s) => ({ ...s, remap: ray.remap }));
     if (sites.length > 0) return sites;
     // A built-in carrier, or a pod not known yet (preview): one site whose missing pod the rules report, never
     // "no pod". A custom resource that writes no pod (an Argo Rollout with a `workloadRef`) runs none itself.
