@@ -17,6 +17,7 @@
  */
 import { isUnknown } from "../../workload";
 import { at, field, isObj, items, join, str } from "../lenient";
+import { sparkExtras } from "./crd-spark-conf";
 import { PathMapper, partsOf, putField, putList, rebuilt, strategicMerge, unknownSite } from "./rebuild";
 import type { PodSite } from "./sites";
 
@@ -50,6 +51,16 @@ function sparkRole(props: unknown, appPath: string, role: "driver" | "executor")
   for (const key of ["securityContext", "env", "envFrom", "volumeMounts", "ports"])
     if (field(r, key) !== undefined) main[key] = field(r, key);
   main.resources = { limits };
+  // Secrets, ConfigMaps, environment, command-line options and sparkConf volumes the operator and Spark add.
+  const extras = sparkExtras(app, appPath, role);
+  const appended = (key: string, more: Obj[] | string[]) => {
+    if (more.length === 0) return;
+    const cur = main[key];
+    main[key] = isUnknown(cur) ? cur : [...(Array.isArray(cur) ? cur : []), ...more];
+  };
+  appended("volumeMounts", extras.mounts);
+  appended("env", extras.env);
+  appended("args", extras.args);
   const spec: Obj = { restartPolicy: "Never" };
   putList(
     spec,
@@ -70,7 +81,15 @@ function sparkRole(props: unknown, appPath: string, role: "driver" | "executor")
     [{ value: field(r, "hostNetwork"), path: join(rPath, "hostNetwork") }],
     mapper,
   );
-  putList(spec, "volumes", partsOf(field(app, "volumes"), join(appPath, "volumes")), mapper);
+  putList(
+    spec,
+    "volumes",
+    [
+      ...partsOf(field(app, "volumes"), join(appPath, "volumes")),
+      ...extras.volumes.map((value) => ({ value, path: rPath })),
+    ],
+    mapper,
+  );
   const template = field(r, "template");
   const base = field(template, "spec");
   const merged = isObj(base) ? (strategicMerge(base, spec) as Obj) : spec;
@@ -79,10 +98,13 @@ function sparkRole(props: unknown, appPath: string, role: "driver" | "executor")
     annotations: field(r, "annotations"),
   };
   const replicas = role === "executor" ? { replicas: field(r, "instances") } : {};
-  return rebuilt({ spec: merged, metadata }, rPath, mapper, {
+  const site = rebuilt({ spec: merged, metadata }, rPath, mapper, {
     props: { metadata, spec: merged, ...replicas },
     ...(role === "executor" ? { replicasPath: "replicas" } : {}),
   });
+  return extras.unreadable.length === 0
+    ? site
+    : { ...site, unreadable: [...(site.unreadable ?? []), ...extras.unreadable] };
 }
 
 export function sparkSites(kind: string, props: unknown): PodSite[] | undefined {
