@@ -43,11 +43,15 @@ function coreObjects(resources: readonly StackResource[], kind: string): Named[]
   });
 }
 
-/** The object the pod names, in its namespace; a namespace left unwritten on either side may be the other's. */
-function find(objects: readonly Named[], name: Val<string>, ns: Val<string>): Named | undefined {
-  if (typeof name !== "string") return undefined;
+/**
+ * Every object that may be the one the pod names, in its namespace: a namespace left unwritten on either side may be
+ * the other's, and of two with one name the set may deploy either (kubectl applies the last; another tool, another
+ * order), so each is judged.
+ */
+function findAll(objects: readonly Named[], name: Val<string>, ns: Val<string>): Named[] {
+  if (typeof name !== "string") return [];
   const podNs = typeof ns === "string" ? ns : undefined;
-  return objects.find(
+  return objects.filter(
     (o) => o.name === name && (o.namespace === undefined || podNs === undefined || o.namespace === podNs),
   );
 }
@@ -82,41 +86,39 @@ function configMapFindings(w: WorkloadView, configMaps: readonly Named[], urn: s
     const who = c.role === "container" ? `container "${c.name}"` : `${c.role} container "${c.name}"`;
     for (const e of c.env) {
       if (e.from !== "configMapKeyRef" && e.from !== "configMapRef") continue;
-      const cm = find(configMaps, e.ref, ns);
-      if (cm === undefined) continue;
       const keyed = e.from === "configMapKeyRef";
-      for (const [k, v] of entriesOf(cm.r, false)) {
-        if (keyed && k !== e.key && k !== "(data)") continue;
-        const variable = keyed
-          ? typeof e.name === "string"
-            ? e.name
-            : k
-          : `${typeof e.key === "string" ? e.key : ""}${k}`;
-        // A key ref is judged by the variable's name and by the key's own (`DB_PASSWORD` read into `P`).
-        const why = valueReason(variable, v, false) ?? (keyed ? valueReason(k, v, false) : undefined);
-        if (why !== undefined)
-          add(
-            `${who} gets variable ${variable} from ConfigMap "${cm.name}" key ${k} (${keyed ? "configMapKeyRef" : "envFrom.configMapRef"}): ${why} (the value is not shown)`,
-            e.path,
-          );
-      }
+      for (const cm of findAll(configMaps, e.ref, ns))
+        for (const [k, v] of entriesOf(cm.r, false)) {
+          if (keyed && k !== e.key && k !== "(data)") continue;
+          const variable = keyed
+            ? typeof e.name === "string"
+              ? e.name
+              : k
+            : `${typeof e.key === "string" ? e.key : ""}${k}`;
+          // A key ref is judged by the variable's name and by the key's own (`DB_PASSWORD` read into `P`).
+          const why = valueReason(variable, v, false) ?? (keyed ? valueReason(k, v, false) : undefined);
+          if (why !== undefined)
+            add(
+              `${who} gets variable ${variable} from ConfigMap "${cm.name}" key ${k} (${keyed ? "configMapKeyRef" : "envFrom.configMapRef"}): ${why} (the value is not shown)`,
+              e.path,
+            );
+        }
     }
     const volumes = isUnknown(w.podVolumes) ? [] : (w.podVolumes ?? []);
     for (const m of c.mounts) {
       if (m.type !== "configMap" && m.type !== "projected") continue;
       const vol = volumes.find((v) => v.name === m.volume);
       for (const use of vol?.configMaps ?? []) {
-        const cm = find(configMaps, use.name, ns);
-        if (cm === undefined) continue;
-        for (const [k, v] of entriesOf(cm.r, true)) {
-          if (use.keys !== undefined && !use.keys.includes(k) && k !== "(data)") continue;
-          const why = valueReason(k, v, true);
-          if (why !== undefined)
-            add(
-              `${who} mounts ConfigMap "${cm.name}" (volume "${m.volume ?? "?"}"), whose key ${k} holds a credential: ${why} (the content is not shown)`,
-              m.path,
-            );
-        }
+        for (const cm of findAll(configMaps, use.name, ns))
+          for (const [k, v] of entriesOf(cm.r, true)) {
+            if (use.keys !== undefined && !use.keys.includes(k) && k !== "(data)") continue;
+            const why = valueReason(k, v, true);
+            if (why !== undefined)
+              add(
+                `${who} mounts ConfigMap "${cm.name}" (volume "${m.volume ?? "?"}"), whose key ${k} holds a credential: ${why} (the content is not shown)`,
+                m.path,
+              );
+          }
       }
     }
   }
@@ -132,24 +134,25 @@ function identityFindings(
   const out: StackFinding[] = [];
   const sa = w.serviceAccountName;
   const path = `${w.podPath}.serviceAccountName`;
-  const account = find(accounts, sa, w.podNamespace);
-  for (const [where, table] of [
-    ["annotation", SERVICE_ACCOUNT_IDENTITIES],
-    ["label", SERVICE_ACCOUNT_LABELS],
-  ] as const) {
-    const map = account === undefined ? undefined : at(account.r.props, `metadata.${where}s`);
-    for (const t of table) {
-      const v = typeof map === "object" && map !== null ? (map as Record<string, unknown>)[t.key] : undefined;
-      if (typeof v === "string" && t.on(v))
-        out.push({
-          ...violation(
-            `the pod runs as ServiceAccount "${account?.name}", whose ${where} ${t.key}: "${v}" gives it a cloud identity: ${t.gives}, whatever automountServiceAccountToken says`,
-            path,
-          ),
-          urn,
-        });
+  for (const account of findAll(accounts, sa, w.podNamespace))
+    for (const [where, table] of [
+      ["annotation", SERVICE_ACCOUNT_IDENTITIES],
+      ["label", SERVICE_ACCOUNT_LABELS],
+    ] as const) {
+      const map = account === undefined ? undefined : at(account.r.props, `metadata.${where}s`);
+      for (const t of table) {
+        const v =
+          typeof map === "object" && map !== null ? (map as Record<string, unknown>)[t.key] : undefined;
+        if (typeof v === "string" && t.on(v))
+          out.push({
+            ...violation(
+              `the pod runs as ServiceAccount "${account?.name}", whose ${where} ${t.key}: "${v}" gives it a cloud identity: ${t.gives}, whatever automountServiceAccountToken says`,
+              path,
+            ),
+            urn,
+          });
+      }
     }
-  }
   for (const a of associations) {
     const spec =
       a.type === POD_IDENTITY_ASSOCIATION

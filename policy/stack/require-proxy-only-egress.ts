@@ -192,8 +192,10 @@ function openEgress(rule: unknown): string | undefined {
     }
     if (field(peer, "namespaceSelector") !== undefined)
       return "a namespaceSelector (pods of other namespaces)";
-    if (field(field(field(peer, "podSelector"), "matchLabels"), LABELS.role) !== "proxy")
-      return "a podSelector that is not the proxy's pods";
+    // The proxy, and the project's secrets broker (a proxy-mode template keeps its way to it).
+    const role = field(field(field(peer, "podSelector"), "matchLabels"), LABELS.role);
+    if (role !== "proxy" && role !== "broker")
+      return "a podSelector that is not the proxy's or the broker's pods";
   }
   return undefined;
 }
@@ -201,11 +203,20 @@ function openEgress(rule: unknown): string | undefined {
 /** Kubernetes: a proxy-mode pod with host networking, or egress no NetworkPolicy limits to the proxy's pods. */
 function judgePod(w: WorkloadView, urn: string, policies: readonly NetworkPolicy[]): StackFinding[] {
   const labels = isUnknown(w.podLabels) ? undefined : (w.podLabels ?? {});
-  if (labels?.[LABELS.role] === "proxy") return [];
-  const proxyVars = w.containers.some(
-    (c) =>
-      c.role !== "ephemeral" && c.env.some((e) => typeof e.name === "string" && PROXY_VARS.includes(e.name)),
-  );
+  // The proxy's own pods are not tasks; a pod that also says it is a proxy-mode task is one, whatever its role.
+  if (labels?.[LABELS.role] === "proxy" && labels[LABELS.egress] !== "proxy") return [];
+  // Proxy variables make a project's pod a proxy-mode task; an application outside any project that uses a
+  // corporate proxy claims no sandbox egress.
+  const project =
+    labels === undefined ||
+    Object.values(LABELS).some((k) => labels[k] !== undefined && k !== LABELS.pulumiUrn);
+  const proxyVars =
+    project &&
+    w.containers.some(
+      (c) =>
+        c.role !== "ephemeral" &&
+        c.env.some((e) => typeof e.name === "string" && PROXY_VARS.includes(e.name)),
+    );
   if (labels?.[LABELS.egress] !== "proxy" && !proxyVars) return [];
   const task = `proxy-mode task ${w.origin.kind} "${w.origin.name}"`;
   const out: StackFinding[] = [];

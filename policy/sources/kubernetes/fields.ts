@@ -74,6 +74,77 @@ function walk(w: Walk, v: unknown, s: Shape, schema: string, path: string, depth
   }
 }
 
+/**
+ * Pod labels and annotations that make a mesh's admission injector add containers to the pod after the rules judged
+ * it (Istio's `istio-proxy` and its NET_ADMIN `istio-init`, Linkerd's `linkerd-init`, Kuma's and Consul's init
+ * containers, each unless a CNI plugin replaces the init container), or volumes and images to those containers
+ * (Istio's `userVolume`, `userVolumeMount`, `proxyImage`, `bootstrapOverride`). Keys as each project reads them;
+ * a value turning injection off passes.
+ */
+const INJECTORS: readonly {
+  readonly key: string;
+  readonly on: (v: string) => boolean;
+  readonly what: string;
+}[] = [
+  {
+    key: "sidecar.istio.io/inject",
+    on: (v) => v.trim().toLowerCase() !== "false",
+    what: "Istio injects its proxy and NET_ADMIN init container",
+  },
+  {
+    key: "istio.io/rev",
+    on: (v) => v.trim() !== "",
+    what: "Istio injects its proxy and NET_ADMIN init container",
+  },
+  {
+    key: "sidecar.istio.io/userVolume",
+    on: () => true,
+    what: "Istio adds these volumes (host paths among what it takes) to its injected containers",
+  },
+  {
+    key: "sidecar.istio.io/userVolumeMount",
+    on: () => true,
+    what: "Istio mounts these volumes in its injected containers",
+  },
+  { key: "sidecar.istio.io/proxyImage", on: () => true, what: "Istio runs this image as the injected proxy" },
+  {
+    key: "sidecar.istio.io/bootstrapOverride",
+    on: () => true,
+    what: "Istio's proxy takes this bootstrap configuration",
+  },
+  {
+    key: "linkerd.io/inject",
+    on: (v) => v.trim() !== "disabled",
+    what: "Linkerd injects its proxy and NET_ADMIN init container",
+  },
+  {
+    key: "kuma.io/sidecar-injection",
+    on: (v) => v.trim() !== "disabled" && v.trim() !== "false",
+    what: "Kuma injects its sidecar and NET_ADMIN init container",
+  },
+  {
+    key: "consul.hashicorp.com/connect-inject",
+    on: (v) => v.trim() !== "false",
+    what: "Consul injects its sidecar and NET_ADMIN init container",
+  },
+];
+
+function injectorFields(meta: unknown, metaPath: string, out: UnjudgedField[]): void {
+  for (const where of ["labels", "annotations"] as const) {
+    const map = isPlain(meta) ? meta[where] : undefined;
+    if (!isPlain(map)) continue;
+    for (const inj of INJECTORS) {
+      const v = map[inj.key];
+      if (typeof v !== "string" || !inj.on(v)) continue;
+      out.push({
+        path: join(join(metaPath, where), inj.key),
+        field: `ObjectMeta.${where}{}.${inj.key}`,
+        reason: `${where === "labels" ? "the label" : "the annotation"} ${inj.key}: ${JSON.stringify(v)} means ${inj.what} at admission, after the rules judged the pod: containers no rule saw`,
+      });
+    }
+  }
+}
+
 /** Every field of a pod spec at `specPath` and of its template metadata at `metaPath` that fails closed. */
 export function podSpecFields(
   spec: unknown,
@@ -83,7 +154,9 @@ export function podSpecFields(
 ): UnjudgedField[] {
   const out: UnjudgedField[] = [];
   walk({ table: POD_SPEC_VERDICTS, root: "PodSpec", out }, spec, POD_SPEC, "", specPath, 0);
-  if (metaPath !== undefined)
+  if (metaPath !== undefined) {
     walk({ table: OBJECT_META_VERDICTS, root: "ObjectMeta", out }, meta, OBJECT_META, "", metaPath, 0);
+    injectorFields(meta, metaPath, out);
+  }
   return out;
 }

@@ -7,6 +7,13 @@
 import { isObj } from "../lenient";
 import { controllerDefaults } from "./controller-config";
 import type { KindVerdict } from "./kind-verdict";
+import {
+  bindingGrant,
+  meshInjection,
+  persistentVolumeSource,
+  roleGrant,
+  webhookSeesSecrets,
+} from "./kinds-conditions";
 
 /**
  * Provisioners that make each claim of the class a folder on the node (Rancher local-path-provisioner, OpenEBS
@@ -14,7 +21,7 @@ import type { KindVerdict } from "./kind-verdict";
  * provisioners excepted): a claim of such a class is a host path no claim or volume in the input names.
  */
 const HOST_PATH_PROVISIONERS =
-  /^(?:rancher\.io\/local-path|openebs\.io\/local|microk8s\.io\/hostpath|k8s\.io\/minikube-hostpath|hostpath\.csi\.k8s\.io|kubevirt\.io\.hostpath-provisioner|kubevirt\.io\/hostpath-provisioner)$/;
+  /^(?:rancher\.io\/local-path|openebs\.io\/local|microk8s\.io\/hostpath|k8s\.io\/minikube-hostpath|hostpath\.csi\.k8s\.io|kubevirt\.io\.hostpath-provisioner|kubevirt\.io\/hostpath-provisioner|docker\.io\/hostpath|[^/]+\/local-path-provisioner|[^/]+\/local-path)$/;
 
 function hostPathProvisioner(props: unknown): string | undefined {
   const p = isObj(props) ? props.provisioner : undefined;
@@ -31,6 +38,8 @@ const through = (why: string): KindVerdict => ({ v: "through", why });
 const inert = (why: string): KindVerdict => ({ v: "inert", why });
 const unjudged = (why: string): KindVerdict => ({ v: "unjudged", why });
 
+const PERMISSIONS =
+  "permissions reach a task only with a service account token in its pod, which the pod's rules judge";
 const POD_CARRIER = read(
   "the pod carriers' reader (policy/sources/kubernetes/carriers.ts): every pod it runs",
 );
@@ -60,7 +69,11 @@ export const BUILTIN_KIND_VERDICTS: Readonly<Record<string, Readonly<Record<stri
     MutatingWebhookConfiguration: unjudged(`it sends pods to a webhook that may patch them: ${MUTATES}`),
     ValidatingAdmissionPolicy: inert("it can only refuse objects, never change or create one"),
     ValidatingAdmissionPolicyBinding: inert("it puts a validating policy in force, which can only refuse"),
-    ValidatingWebhookConfiguration: inert("a validating webhook can only refuse objects, never change one"),
+    ValidatingWebhookConfiguration: {
+      v: "inert",
+      why: "a validating webhook can only refuse objects, never change one",
+      unless: webhookSeesSecrets,
+    },
   },
   "apiextensions.k8s.io": {
     CustomResourceDefinition: {
@@ -96,9 +109,7 @@ export const BUILTIN_KIND_VERDICTS: Readonly<Record<string, Readonly<Record<stri
     SubjectAccessReview: inert(REQUEST),
   },
   autoscaling: {
-    HorizontalPodAutoscaler: unjudged(
-      "it raises a workload's replicas up to its maxReplicas, past the copies the budget bound counted",
-    ),
+    HorizontalPodAutoscaler: stack(["sandbox-require-budget-bound"]),
     Scale: inert(REQUEST),
   },
   batch: { CronJob: POD_CARRIER, Job: POD_CARRIER },
@@ -125,9 +136,17 @@ export const BUILTIN_KIND_VERDICTS: Readonly<Record<string, Readonly<Record<stri
     ),
     Event: inert(CLUSTER_STATE),
     LimitRange: stack(["sandbox-require-budget-bound"]),
-    Namespace: inert("a namespace starts nothing; every pod in it is judged by the rules"),
+    Namespace: {
+      v: "inert",
+      why: "a namespace starts nothing; every pod in it is judged by the rules",
+      unless: meshInjection,
+    },
     Node: unjudged("it registers a machine the scheduler may place pods on, outside the cluster's own nodes"),
-    PersistentVolume: stack(["sandbox-disallow-host-path-claims"]),
+    PersistentVolume: {
+      v: "inert",
+      why: "a host-path or local volume is judged with the claims that mount it (sandbox-disallow-host-path-claims)",
+      unless: persistentVolumeSource,
+    },
     PersistentVolumeClaim: stack(["sandbox-disallow-host-path-claims"]),
     Pod: POD_CARRIER,
     PodStatusResult: inert(REQUEST),
@@ -179,18 +198,10 @@ export const BUILTIN_KIND_VERDICTS: Readonly<Record<string, Readonly<Record<stri
     PodDisruptionBudget: inert("it only slows voluntary evictions; it starts nothing"),
   },
   "rbac.authorization.k8s.io": {
-    ClusterRole: inert(
-      "permissions reach a task only with a service account token in its pod, which the pod's rules judge",
-    ),
-    ClusterRoleBinding: inert(
-      "permissions reach a task only with a service account token in its pod, which the pod's rules judge",
-    ),
-    Role: inert(
-      "permissions reach a task only with a service account token in its pod, which the pod's rules judge",
-    ),
-    RoleBinding: inert(
-      "permissions reach a task only with a service account token in its pod, which the pod's rules judge",
-    ),
+    ClusterRole: { v: "inert", why: PERMISSIONS, unless: roleGrant },
+    ClusterRoleBinding: { v: "inert", why: PERMISSIONS, unless: bindingGrant },
+    Role: { v: "inert", why: PERMISSIONS, unless: roleGrant },
+    RoleBinding: { v: "inert", why: PERMISSIONS, unless: bindingGrant },
   },
   "resource.k8s.io": {
     DeviceClass: inert(DEVICES),

@@ -4,6 +4,7 @@
  * crd-pods.ts, service.ts), policy engines and operators' configuration (kinds-operators.ts). A kind none of them
  * names has no verdict, and fails closed.
  */
+import { isObj } from "../lenient";
 import { opaqueKindReason } from "../unjudged";
 import { readsCarrierKind } from "./carriers";
 import {
@@ -76,5 +77,51 @@ export function kindVerdict(t: KubeType): KindVerdict | undefined {
 /** Why an object fails closed by its kind alone (no verdict, an unjudged one, or a setting its verdict names). */
 export function kindReason(t: KubeType, props: unknown): string | undefined {
   const verdict = kindVerdict(t);
-  return verdict === undefined ? unknownKindReason(t) : conditionalReason(verdict, props);
+  if (verdict === undefined) return unknownKindReason(t);
+  const conditional = conditionalReason(verdict, props);
+  if (conditional !== undefined) return conditional;
+  return t.group === "apiextensions.k8s.io" && t.kind === "CustomResourceDefinition"
+    ? schemaDefaults(props)
+    : undefined;
+}
+
+/** The first `default` in a structural schema (a path), depth-limited; a `default` under `properties` is a field's. */
+function firstDefault(schema: unknown, path: string, depth = 0): string | undefined {
+  if (!isObj(schema) || depth > 40) return undefined;
+  if (Object.hasOwn(schema, "default")) return path || "the schema";
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === "properties" && isObj(v)) {
+      for (const [name, sub] of Object.entries(v)) {
+        const found = firstDefault(sub, path === "" ? name : `${path}.${name}`, depth + 1);
+        if (found !== undefined) return found;
+      }
+    } else if (k === "items" || k === "additionalProperties") {
+      const found = firstDefault(v, `${path}[]`, depth + 1);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A CustomResourceDefinition whose schema defaults fields of a kind the rules read: the API server writes those
+ * defaults into every object of the kind (on create and on read), after the rules judged the object as written.
+ */
+function schemaDefaults(props: unknown): string | undefined {
+  const spec = isObj(props) && isObj(props.spec) ? props.spec : {};
+  const names = isObj(spec.names) ? spec.names : {};
+  if (typeof spec.group !== "string" || typeof names.kind !== "string") return undefined;
+  if (kindVerdict({ group: spec.group, version: "", kind: names.kind })?.v !== "read") return undefined;
+  const schemas = [
+    ...(Array.isArray(spec.versions) ? spec.versions : []).map((v) =>
+      isObj(v) && isObj(v.schema) ? v.schema.openAPIV3Schema : undefined,
+    ),
+    isObj(spec.validation) ? spec.validation.openAPIV3Schema : undefined,
+  ];
+  for (const schema of schemas) {
+    const at = firstDefault(schema, "");
+    if (at !== undefined)
+      return `its schema defaults ${at} of ${names.kind} (${spec.group}), a kind the rules read: the API server writes the default into every such object after the rules judged it`;
+  }
+  return undefined;
 }

@@ -42,7 +42,9 @@ export function readState(out: FileOutput, value: Record<string, unknown>): void
   const pending = (Array.isArray(d.pending_operations) ? d.pending_operations : [])
     .map((op) => (isObj(op) && op.type !== "deleting" && isObj(op.resource) ? op.resource : undefined))
     .filter((r): r is Record<string, unknown> => r !== undefined && !known.has(r.urn));
-  readResources(out, "pulumi-state", [...resources, ...pending], (r) => (r.delete === true ? undefined : r));
+  // A resource marked `delete` is the old one of a replacement, pending deletion: it runs until the engine deletes
+  // it, which an update that failed never did. It is judged like the rest.
+  readResources(out, "pulumi-state", [...resources, ...pending], (r) => r);
 }
 
 /**

@@ -22,10 +22,10 @@ function pod(container: Record<string, unknown> = {}): Record<string, unknown> {
   };
 }
 
-function state(inputs: unknown, outputs: unknown) {
+function state(inputs: unknown, outputs: unknown, more: Record<string, unknown> = {}) {
   const resources = [
     { urn: "urn:pulumi:dev::app::pulumi:pulumi:Stack::app-dev", custom: false, type: "pulumi:pulumi:Stack" },
-    { urn: URN, custom: true, id: "default/task", type: TYPE, inputs, outputs },
+    { urn: URN, custom: true, id: "default/task", type: TYPE, inputs, outputs, ...more },
   ];
   const deployment = {
     manifest: { time: "2025-01-01T00:00:00Z", magic: "0".repeat(64), version: "v3.200.0" },
@@ -64,6 +64,12 @@ describe("a stack export's Kubernetes outputs", () => {
     const r = await scanFiles(state(pod(), live));
     expect(r.code).toBe(1);
     expect(hits(r)).toContain("sandbox-require-drop-net-admin@spec.containers[1]");
+  });
+
+  it("a resource pending deletion after a replacement still runs: it is judged", async () => {
+    const r = await scanFiles(state(pod({ privileged: true }), pod({ privileged: true }), { delete: true }));
+    expect(r.code).toBe(1);
+    expect(hits(r)).toContain("sandbox-disallow-privileged@spec.containers[0]");
   });
 
   it("a finding of the inputs is reported once, not again for the outputs", async () => {

@@ -113,6 +113,25 @@ describe(RULE, () => {
       ]);
     });
 
+    it("prices a Deployment a HorizontalPodAutoscaler scales at its maxReplicas; an unknown maximum is uncertain", () => {
+      const hpa = (maxReplicas: unknown, name = "deployment"): StackFixture => ({
+        type: "kubernetes:autoscaling/v2:HorizontalPodAutoscaler",
+        name: "hpa",
+        props: {
+          metadata: { name: "hpa" },
+          spec: { scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name }, maxReplicas },
+        },
+      });
+      const d = carrierOf("Deployment", { replicas: 1 });
+      expect(mine([d], cap(3))).toEqual([]);
+      expect(mine([d, hpa(10)], cap(3))).toEqual([
+        `worst case Deployment "deployment": 10 × ${POD_PRICE} = $21.90 > cap $3.00`,
+      ]);
+      // An autoscaler of another workload changes nothing.
+      expect(mine([d, hpa(10, "other")], cap(3))).toEqual([]);
+      expect(noted(validateStack([d, hpa(UNKNOWN_WIRE)], { [RULE]: cap(3) }))).toContain(RULE);
+    });
+
     it("prices a namespace with a ResourceQuota at its quota, whatever its pods ask", () => {
       const hard = { "limits.cpu": "2", "limits.memory": "4Gi" };
       const quota = { type: QUOTA, name: "q", props: { metadata: { namespace: "sbx" }, spec: { hard } } };
