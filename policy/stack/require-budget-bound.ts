@@ -7,8 +7,9 @@ import {
 } from "../../components/model";
 import { parseQuantity } from "../quantity";
 import { parseKubeType } from "../sources/kubernetes/workloads";
-import { at, field, num, str } from "../sources/lenient";
-import { isUnknown, UNKNOWN, type Val, type WorkloadView } from "../workload";
+import { at, field, str } from "../sources/lenient";
+import { isUnknown, type Val, type WorkloadView } from "../workload";
+import { autoscaledReplicas } from "./autoscalers";
 import { type BudgetConfig, judgeFacts, type ProjectFacts, readBudgetFacts } from "./budget-facts-reader";
 import { judgeSpend, type SpendTerm } from "./spend";
 import { defineStackRule, type StackFinding, type StackResource } from "./types";
@@ -216,23 +217,7 @@ export const requireBudgetBound = defineStackRule<BudgetConfig>({
       });
     }
 
-    // A HorizontalPodAutoscaler raises its target's replicas up to maxReplicas: the target counts that many.
-    const scaled = new Map<string, Val<number>>();
-    for (const r of resources) {
-      const t = parseKubeType(r.type);
-      if (t?.kind !== "HorizontalPodAutoscaler" || t.group !== "autoscaling") continue;
-      const target = at(r.props, "spec.scaleTargetRef");
-      const text = (v: unknown) => (typeof v === "string" ? v : "?");
-      const key = `${namespaceOf(r) ?? "default"}/${text(field(target, "kind"))}/${text(field(target, "name"))}`;
-      const max = num(at(r.props, "spec.maxReplicas"));
-      const before = scaled.get(key);
-      scaled.set(
-        key,
-        typeof max !== "number" || isUnknown(before)
-          ? UNKNOWN
-          : Math.max(max, typeof before === "number" ? before : 0),
-      );
-    }
+    const scaled = autoscaledReplicas(resources, namespaceOf);
 
     for (const r of resources) {
       const w = r.subject;

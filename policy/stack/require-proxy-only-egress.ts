@@ -205,18 +205,10 @@ function judgePod(w: WorkloadView, urn: string, policies: readonly NetworkPolicy
   const labels = isUnknown(w.podLabels) ? undefined : (w.podLabels ?? {});
   // The proxy's own pods are not tasks; a pod that also says it is a proxy-mode task is one, whatever its role.
   if (labels?.[LABELS.role] === "proxy" && labels[LABELS.egress] !== "proxy") return [];
-  // Proxy variables make a project's pod a proxy-mode task; an application outside any project that uses a
-  // corporate proxy claims no sandbox egress.
-  const project =
-    labels === undefined ||
-    Object.values(LABELS).some((k) => labels[k] !== undefined && k !== LABELS.pulumiUrn);
-  const proxyVars =
-    project &&
-    w.containers.some(
-      (c) =>
-        c.role !== "ephemeral" &&
-        c.env.some((e) => typeof e.name === "string" && PROXY_VARS.includes(e.name)),
-    );
+  const proxyVars = w.containers.some(
+    (c) =>
+      c.role !== "ephemeral" && c.env.some((e) => typeof e.name === "string" && PROXY_VARS.includes(e.name)),
+  );
   if (labels?.[LABELS.egress] !== "proxy" && !proxyVars) return [];
   const task = `proxy-mode task ${w.origin.kind} "${w.origin.name}"`;
   const out: StackFinding[] = [];

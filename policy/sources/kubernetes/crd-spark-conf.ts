@@ -37,7 +37,6 @@ const VOLUME_TYPES: Readonly<Record<string, string>> = {
 export function sparkExtras(app: unknown, appPath: string, role: "driver" | "executor"): SparkExtras {
   const out: SparkExtras = { volumes: [], mounts: [], env: [], args: [], unreadable: [] };
   const r = field(app, role);
-  const rPath = `${appPath}.${role}`;
   items(field(r, "secrets")).forEach((s, i) => {
     const name = `spark-secret-${i}`;
     out.volumes.push({ name, secret: { secretName: field(s, "name") } });
