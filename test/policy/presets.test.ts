@@ -42,6 +42,7 @@ const ALWAYS_MANDATORY = [
   "sandbox-disallow-linked-credentials",
   "sandbox-disallow-secret-flow",
   "sandbox-disallow-unjudged-fields",
+  "sandbox-disallow-unjudged-references",
   "sandbox-disallow-unjudged-workloads",
   "sandbox-require-drop-net-admin",
   "sandbox-require-readable-values",
