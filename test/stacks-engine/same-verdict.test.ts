@@ -9,7 +9,7 @@ import { hardenedContainerArgs } from "../../components/docker/containerArgs";
 import { launchSpec, resolveProject } from "../../components/model";
 import { TEST_IMAGE } from "../helpers/docker";
 import { type DockerEngineWorkspace, dockerEngineWorkspace, POLICY } from "../helpers/dockerEngine";
-import { rulesOf, scanJson } from "../scan/helpers";
+import { DECLARED_ARGS, DECLARED_CONFIG, rulesOf, scanJson } from "../scan/helpers";
 
 const CONTAINER = "docker:index/container:Container";
 const spec = launchSpec(
@@ -60,7 +60,10 @@ describe("the pack in a real preview and scan agree", () => {
       if (!engine.has(name)) engine.set(name, new Set());
       engine.get(name)?.add(p.policyName);
     };
-    await stack.preview({ policyPacks: POLICY, onEvent }).catch(() => undefined);
+    // The toolkit declares the root its job folders live under, to the pack and to scan alike.
+    await stack
+      .preview({ policyPacks: POLICY, policyPackConfigs: [DECLARED_CONFIG], onEvent })
+      .catch(() => undefined);
     await stack.workspace.removeStack(stack.name, { force: true });
 
     const preview = {
@@ -71,7 +74,7 @@ describe("the pack in a real preview and scan agree", () => {
     };
     const file = join(ws.dir, "preview.json");
     writeFileSync(file, JSON.stringify(preview));
-    const { report } = await scanJson([file]);
+    const { report } = await scanJson([file, ...DECLARED_ARGS]);
 
     for (const name of Object.keys(FIXTURES)) {
       expect({ name, rules: rulesOf(report, name) }).toEqual({
