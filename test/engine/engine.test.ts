@@ -96,7 +96,7 @@ describe("a stack with a violation", () => {
 
 describe("a stack with objects the pack cannot judge whole", () => {
   it(
-    "fails preview on a mutating webhook and an autoscaler by their kinds; the Namespace and the hardened Pod pass",
+    "fails preview on a mutating webhook and an all-powerful ClusterRole; the Namespace and the hardened Pod pass",
     async () => {
       const { cluster, ws } = env();
       const namespace = uniqueNamespace("sandbox-kinds");
@@ -117,7 +117,7 @@ describe("a stack with objects the pack cannot judge whole", () => {
           /\[mandatory\].*sandbox-disallow-unjudged-workloads\s+\(kubernetes:admissionregistration\.k8s\.io\/v1:MutatingWebhookConfiguration: inject\)/,
         );
         expect(output).toMatch(
-          /\[mandatory\].*sandbox-disallow-unjudged-workloads\s+\(kubernetes:autoscaling\/v2:HorizontalPodAutoscaler: scale\)/,
+          /\[mandatory\].*sandbox-disallow-unjudged-workloads\s+\(kubernetes:rbac\.authorization\.k8s\.io\/v1:ClusterRole: everything\)/,
         );
         // The inert Namespace and the hardened Pod are not refused.
         expect(output).not.toMatch(/\(kubernetes:core\/v1:Namespace: sandbox\)/);

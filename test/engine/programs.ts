@@ -98,8 +98,8 @@ export function taskStackProgram(o: TaskStack): PulumiFn {
 
 /**
  * A stack whose objects the pack cannot judge whole: a MutatingWebhookConfiguration (it changes pods after the
- * rules judged them) and a HorizontalPodAutoscaler (replicas past the budget bound), beside an inert Namespace and
- * a hardened Pod, which pass. (A key outside the provider's schema never reaches the pack from a program: the
+ * rules judged them) and a ClusterRole with every verb on every resource (cluster-admin by another name), beside an
+ * inert Namespace and a hardened Pod, which pass. (A key outside the provider's schema never reaches the pack from a program: the
  * Kubernetes provider's check drops it, as this preview showed when the Pod held one.)
  */
 export function unjudgedKindsProgram(o: { kubeconfig: string; namespace: string }): PulumiFn {
@@ -123,15 +123,11 @@ export function unjudgedKindsProgram(o: { kubeconfig: string; namespace: string 
       },
       { provider },
     );
-    new k8s.autoscaling.v2.HorizontalPodAutoscaler(
-      "scale",
+    new k8s.rbac.v1.ClusterRole(
+      "everything",
       {
-        metadata: { namespace: ns.metadata.name },
-        spec: {
-          scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: "tasks" },
-          minReplicas: 1,
-          maxReplicas: 50,
-        },
+        metadata: { name: `${o.namespace}-everything` },
+        rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }],
       },
       { provider },
     );
