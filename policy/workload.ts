@@ -2,6 +2,7 @@ import type { SecondaryNetwork } from "./sources/kubernetes/multus";
 import type { UnjudgedField } from "./sources/verdict";
 import type { Origin, Val } from "./values";
 import type { IngressView, ServiceView, UnjudgedView } from "./workload-exposure";
+import type { PodVolumeView } from "./workload-volumes";
 
 export * from "./values";
 /**
@@ -270,24 +271,6 @@ export interface LifecycleView {
   };
 }
 
-/** A Kubernetes pod volume (`spec.volumes[i]`) and the keys that name its source (`nfs`, `emptyDir`, ...). */
-export interface PodVolumeView {
-  readonly name: Val<string>;
-  readonly sources: Val<readonly string[]>;
-  /** The ConfigMaps the volume holds (a `configMap` volume, projected `configMap` sources), with the keys it selects. */
-  readonly configMaps?: readonly ConfigMapUse[];
-  readonly path: string;
-  /** For a `csi` volume: its `csi.driver`. */
-  readonly csiDriver?: Val<string>;
-}
-
-/** A ConfigMap a volume holds: its name, and the keys of `items` (undefined: every key). */
-export interface ConfigMapUse {
-  readonly name: Val<string>;
-  readonly keys: readonly Val<string>[] | undefined;
-  readonly path: string;
-}
-
 /**
  * Kubernetes: the pod's own `securityContext`, as Pod Security judges it. A pod-level value is refused even where
  * every container overrides it (it still applies to the pod sandbox and to any container that does not say).
@@ -402,6 +385,7 @@ export interface WorkloadView {
 
 /** Everything a rule may be asked to judge. */
 export type { IngressView, ServiceView, UnjudgedView } from "./workload-exposure";
+export type { ConfigMapUse, PodVolumeView } from "./workload-volumes";
 
 export type Subject = WorkloadView | ServiceView | IngressView | UnjudgedView;
 

@@ -53,6 +53,19 @@ afterAll(async () => {
   }
 }, 60_000);
 
+/** A preview with the pack that must fail naming `rule`; what the engine printed. */
+async function refusedPreview(stack: Stack, rule: RegExp): Promise<string> {
+  let output = "";
+  const preview = stack.preview({
+    policyPacks: [POLICY_PACK],
+    onOutput: (s) => {
+      output += s;
+    },
+  });
+  await expect(preview).rejects.toThrow(rule);
+  return output;
+}
+
 const uniqueNamespace = (prefix: string) => `${prefix}-${randomBytes(3).toString("hex")}`;
 
 describe("a stack with a violation", () => {
@@ -66,14 +79,7 @@ describe("a stack with a violation", () => {
         taskStackProgram({ kubeconfig: cluster.kubeconfig, namespace, violate: true }),
       );
       try {
-        let output = "";
-        const preview = stack.preview({
-          policyPacks: [POLICY_PACK],
-          onOutput: (s) => {
-            output += s;
-          },
-        });
-        await expect(preview).rejects.toThrow(/sandbox-disallow-host-namespaces/);
+        const output = await refusedPreview(stack, /sandbox-disallow-host-namespaces/);
         expect(output).toMatch(/❌ sandbox-projects@v[\d.]+ \(local: .*run-pack\)/);
         for (const rule of [
           "sandbox-disallow-host-namespaces",
@@ -105,14 +111,7 @@ describe("a stack with objects the pack cannot judge whole", () => {
         unjudgedKindsProgram({ kubeconfig: cluster.kubeconfig, namespace }),
       );
       try {
-        let output = "";
-        const preview = stack.preview({
-          policyPacks: [POLICY_PACK],
-          onOutput: (s) => {
-            output += s;
-          },
-        });
-        await expect(preview).rejects.toThrow(/sandbox-disallow-unjudged-workloads/);
+        const output = await refusedPreview(stack, /sandbox-disallow-unjudged-workloads/);
         expect(output).toMatch(
           /\[mandatory\].*sandbox-disallow-unjudged-workloads\s+\(kubernetes:admissionregistration\.k8s\.io\/v1:MutatingWebhookConfiguration: inject\)/,
         );
