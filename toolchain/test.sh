@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test suite: type check, lint (zero warnings), then every test of every tier (test/tiers.mts: unit, oracle,
-# engine, then the node tier on its own). Arguments go to vitest (one run): `--project unit` runs one tier, file
+# The test suite: type check, lint (zero warnings), then every test of every tier (test/tiers.mts): the unit and
+# oracle tiers while the toolchain builds, then the engine tier, then the node tier on its own. Arguments go to vitest (one run): `--project unit` runs one tier, file
 # names run those files. Prints one closing line: "tests: N passed, N failed".
 set -uo pipefail
 # The whole script is one function, called on the last line: bash has read all of it before anything runs, so
@@ -17,22 +17,42 @@ run_suite() {
   # kwok, for the scale test's simulated nodes, builds beside the rest (a few minutes the first time, mostly the
   # module download); the scale test runs `setup.sh kwok` itself, which waits for this build or finds it cached.
   bash toolchain/setup.sh kwok >.sandbox/kwok-setup.log 2>&1 &
-  echo "== PostgreSQL's server for the shared ledger's tests (Debian's package, installed when missing)"
-  bash toolchain/postgres.sh >/dev/null || status=1
-  echo "== gVisor (runsc) registered with the engine (built from Go modules once, then cached)"
-  bash toolchain/runsc.sh || status=1
-  echo "== Pulumi engine and the local Kubernetes control plane (built from Go modules once, then cached)"
-  bash toolchain/setup.sh || status=1
-  echo "== type check"
-  tsc --noEmit -p tsconfig.json || status=1
-  echo "== lint"
-  biome check --error-on-warnings . || status=1
-  echo "== tests"
-  rm -f .sandbox/test-results.json .sandbox/test-results-node.json
+  # The builds (minutes each the first time, cached by version after that) run beside the type check, the lint and
+  # the unit and oracle tiers, which need none of them; the engine and node tiers wait for them.
+  build_toolchain() {
+    local s=0
+    echo "== PostgreSQL's server for the shared ledger's tests (Debian's package, installed when missing)"
+    bash toolchain/postgres.sh >/dev/null || s=1
+    echo "== gVisor (runsc) registered with the engine (built from Go modules once, then cached)"
+    bash toolchain/runsc.sh || s=1
+    echo "== Pulumi engine and the local Kubernetes control plane (built from Go modules once, then cached)"
+    bash toolchain/setup.sh || s=1
+    return "$s"
+  }
+  echo "== toolchain: building beside the first tiers (log: .sandbox/toolchain.log, printed when done)"
+  build_toolchain >.sandbox/toolchain.log 2>&1 &
+  toolchain_pid=$!
+  wait_toolchain() {
+    [ -n "$toolchain_pid" ] || return 0
+    wait "$toolchain_pid" || status=1
+    toolchain_pid=""
+    cat .sandbox/toolchain.log
+  }
+  rm -f .sandbox/test-results.json .sandbox/test-results-unit.json .sandbox/test-results-node.json
   if [ "$#" -gt 0 ]; then
+    wait_toolchain
+    echo "== tests"
     vitest run --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json "$@" || status=1
   else
-    vitest run --project unit --project oracle --project engine --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json || status=1
+    echo "== type check"
+    tsc --noEmit -p tsconfig.json || status=1
+    echo "== lint"
+    biome check --error-on-warnings . || status=1
+    echo "== tests that need no engine (unit and oracle tiers)"
+    vitest run --project unit --project oracle --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-unit.json || status=1
+    wait_toolchain
+    echo "== tests on the engines (engine tier)"
+    vitest run --project engine --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json || status=1
     echo "== tests on a real Kubernetes node (alone: its cgroups, bridge and iptables rules are the machine's)"
     vitest run --project node --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-node.json || status=1
   fi
@@ -40,7 +60,7 @@ run_suite() {
   node -e '
   const fs = require("node:fs");
   const t = { numPassedTests: 0, numFailedTests: 0, numTotalTests: 0 };
-  for (const f of [".sandbox/test-results.json", ".sandbox/test-results-node.json"]) {
+  for (const f of [".sandbox/test-results-unit.json", ".sandbox/test-results.json", ".sandbox/test-results-node.json"]) {
     try {
       const r = JSON.parse(fs.readFileSync(f, "utf8"));
       for (const k of Object.keys(t)) t[k] += r[k] ?? 0;
