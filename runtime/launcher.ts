@@ -10,7 +10,8 @@ import { ImageMissing, isImageMissing, LaunchRefused, type Preflight, RuntimeMis
 import { Ledger } from "./ledger";
 import { Slots } from "./limits";
 import { dockerOrphans } from "./orphans";
-import type { WarmPool } from "./pool";
+import type { PoolHolder, WarmPool } from "./pool";
+import { claimScript, type Gate } from "./pool-gate";
 import { findProxy, taskDecisions } from "./proxy";
 import { superviseTask } from "./supervise";
 import type { TaskLauncher, TaskRequest, TaskResult } from "./task";
@@ -69,6 +70,9 @@ export class Launcher implements TaskLauncher {
   /** The watchdog entries of the tasks running now (runtime/watchdog.ts), by task id. */
   private readonly unwatches = new Map<string, () => void>();
 
+  /** What this launcher lends its pool: its slots and its ledger. */
+  private readonly poolHolder: PoolHolder;
+
   /** The ledger every launch goes through, or none when the options say `ledger: false`. */
   private readonly ledger: Ledger | undefined;
 
@@ -83,6 +87,19 @@ export class Launcher implements TaskLauncher {
       );
     }
     this.ledger = given === false ? undefined : given;
+    // Waiting members hold this launcher's slots, and its ledger charges their waits to the project.
+    this.poolHolder = {
+      trySlot: (spec) => {
+        try {
+          return this.slotsFor(spec).tryAcquire();
+        } catch {
+          return false;
+        }
+      },
+      releaseSlot: (spec) => this.slotsFor(spec).release(),
+      ...(this.ledger === undefined ? {} : { ledger: this.ledger }),
+    };
+    options.pool?.attach(this.poolHolder);
   }
 
   /** Containers this launcher has created and not yet removed. */
@@ -136,7 +153,21 @@ export class Launcher implements TaskLauncher {
     }
 
     const slots = this.slotsFor(spec);
-    await slots.acquire();
+    const pool = this.options.pool;
+    // A started member holds its slot for the task; a member whose gate is gone leaves its slot to this launch.
+    let member = this.stopping ? undefined : await pool?.claim(spec, request);
+    const gate: Gate | undefined = member === undefined ? undefined : await pool?.open(spec, member);
+    // The slot the launch runs on: a member of this launcher's passes its own (also when its gate was gone and the
+    // launch runs cold); one made under another launcher, or before any, gives its slot back and the launch takes one.
+    const passed = member !== undefined && member.holder === this.poolHolder;
+    if (member !== undefined && !passed) member.holder?.releaseSlot(spec);
+    if (!passed && !slots.tryAcquire()) {
+      // Queued first, then a waiting member (of any template) gives its slot up: no launch waits on an idle member.
+      const turn = slots.acquire();
+      void pool?.evict(spec.project, this.poolHolder).catch(() => undefined);
+      await turn;
+    }
+    if (gate === undefined) member = undefined;
     const started = Date.now();
     let container: Dockerode.Container | undefined;
     let taskNet: TaskNetwork | undefined;
@@ -144,10 +175,6 @@ export class Launcher implements TaskLauncher {
     // A pooled member was made by the same recipe for its own id, and judged by the same preflight on its body.
     let task = { id, name, jobDir };
     try {
-      const member =
-        this.stopping || request.stdin !== undefined
-          ? undefined
-          : await this.options.pool?.claim(spec, request);
       if (member !== undefined) {
         task = { id: member.id, name: member.name, jobDir: member.jobDir };
         container = member.container;
@@ -163,6 +190,7 @@ export class Launcher implements TaskLauncher {
         container: task.name,
         size: { vcpu: spec.resources.vcpu, memoryMb: spec.resources.memoryMb },
         maxSeconds: spec.timeoutSeconds + (this.options.graceSeconds ?? 5),
+        ...(member?.idleRun === undefined ? {} : { replaces: member.idleRun }),
       });
       if (ledger !== undefined) this.openRuns.add(task.id);
       if (network !== undefined)
@@ -203,7 +231,10 @@ export class Launcher implements TaskLauncher {
       });
       this.unwatches.set(task.id, unwatch);
       const input = request.stdin === undefined ? undefined : await attachInput(container);
-      await container.start();
+      // A pooled member runs already: its gate execs the cold launch's command line (its image's entrypoint first).
+      if (gate !== undefined && member !== undefined) {
+        await gate.send(claimScript([...member.entrypoint, ...(body.Cmd as string[])], spec.env));
+      } else await container.start();
       if (request.stdin !== undefined) input?.feed(request.stdin);
       let result = await superviseTask(
         container,
@@ -248,6 +279,10 @@ export class Launcher implements TaskLauncher {
       }
       return result;
     } catch (e) {
+      await gate?.abandon();
+      // A member whose task was refused: its wait is charged as it ended (a no-op once handed over).
+      if (member?.idleRun !== undefined)
+        await ledger?.complete(member.idleRun, { exitCode: null }).catch(() => undefined);
       if (ledger !== undefined && this.openRuns.delete(task.id)) {
         await ledger.complete(task.id, { exitCode: null, error: e instanceof Error ? e.message : String(e) });
       }
@@ -259,6 +294,7 @@ export class Launcher implements TaskLauncher {
       if (taskNet) await closeTaskNetwork(this.docker, taskNet);
       if (request.removeJobDir) removeJobFolder(spec.jobFolder.hostRoot, task.id);
       slots.release();
+      pool?.refill(spec);
       this.options.onEvent?.({ type: "end", id: task.id, running: slots.active });
     }
   }

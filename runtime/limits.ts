@@ -12,6 +12,12 @@ export class Slots {
   get active(): number {
     return this.running;
   }
+  /** Takes a slot when one is free now; never waits. */
+  tryAcquire(): boolean {
+    if (this.running >= this.limit) return false;
+    this.running++;
+    return true;
+  }
   async acquire(): Promise<void> {
     if (this.running < this.limit) {
       this.running++;

@@ -1,52 +1,56 @@
 import { randomBytes } from "node:crypto";
 import type Dockerode from "dockerode";
-import { type LaunchSpec, PER_TASK_NETWORK, taskContainerName } from "../components/model";
-import { isNotFound } from "./docker/client";
-import { taskContainer } from "./docker/taskContainer";
-import { prepareJobFolder, removeJobFolder } from "./jobs";
+import { type LaunchSpec, PER_TASK_NETWORK } from "../components/model";
 import { LaunchRefused, type Preflight } from "./launch-errors";
+import { type Gate, GateClosed, openGate } from "./pool-gate";
+import {
+  bodyOf,
+  memberBody,
+  type PoolHolder,
+  type PoolMember,
+  removeContainer,
+  removeMember,
+  startMember,
+  sweepStaleMembers,
+} from "./pool-members";
+
+export {
+  idleRunId,
+  memberBody,
+  POOL_HOLDER_LABEL,
+  type PoolHolder,
+  type PoolMember,
+  poolMemberName,
+} from "./pool-members";
 
 /**
- * The warm pool (Docker): per template, up to `size` task containers created from the template and never started.
- * A created container holds no CPU, memory or process, so the budget's proof is unchanged: the launcher's slots
- * still bound the tasks that run.
+ * The warm pool (Docker): per template, up to its `pool.size` task containers created and **started** before any task
+ * claims them, each waiting behind a gate (runtime/pool-gate.ts) that runs no task code. A claim hands one member to
+ * one task: the launcher renames it to the task's name (the engine lets one rename of a name succeed, so a member is
+ * used at most once even across processes), writes the task's files into its job folder and sends the gate the cold
+ * launch's command line, deadline wrapper included, which the gate's shell `exec`s. The member is removed after its
+ * task, never reused.
  *
- * A member is exactly a cold launch made early. It is built by the one recipe (`taskContainer`) for a fresh task id,
- * so its create body is the body a cold launch of that id sends, byte for byte, except for its name while it waits
- * (`<project>-pool-<id>`); it passes the same preflight, on that same body, before it is created; its job folder
- * (`<jobRoot>/<id>`, with the toolkit's marker beside it) is made empty for it alone and filled with the task's
- * inputs when a task claims it. A claim renames the member to the cold launch's name (`<project>-task-<id>`): the
- * engine lets one rename of a name succeed, so a member is used at most once even across processes, and the task
- * runs under the same name, walls, command, environment, user and deadline as a cold one.
+ * A member is a cold launch started early. Its create body is the one recipe's (`taskContainer`) for its own task
+ * id, byte for byte, but for its entrypoint (the gate), its name while it waits (`<project>-pool-<id>`) and one label
+ * naming the process that holds it; it passes the same preflight on that body before it is created. Because the
+ * command, the files and the agent arrive with the claim, one pool serves every launch of its template: any
+ * command, any deadline up to the template's. A launch with an explicit task id, standard input or a network of its
+ * own per task (proxy mode, broker routes) runs cold; a new version of the template drains the old members.
  *
- * What is pooled, and why only that: a member's command, environment and mounts are fixed when it is created, so a
- * member serves only a task whose body it already is. The pool keeps, per template, members of one shape: the
- * template's spec and one command (the template's own unless {@link WarmPool.warm} names another). A launch with
- * another command, an explicit task id (it names the container and the job folder), or a proxy-mode template (its
- * network is per task, made at launch) runs cold, as before. A launch whose template has another spec hash (a new
- * version of the template) drains the old members (removed, never started) and the pool refills with the new one.
- *
- * Every member carries the project's labels (`sandbox.project`, `sandbox.managed-by`, ...), and its job folder the
- * toolkit's marker, so the off switch finds what a crashed runtime left, whatever the crash interrupted.
+ * A waiting member costs what a running task costs: it holds one of the project's slots (the launcher lends them,
+ * {@link PoolHolder}), and with a ledger its wait is a run of the project's (no agent), admitted under the cap before
+ * the member is created and charged until it is claimed (its slot then passes to the task's run) or removed. Members
+ * older than the template's `pool.maxIdleSeconds` are replaced. Every member carries the project's labels and its
+ * job folder the toolkit's marker, so the off switch finds what a crashed holder left; the next pool of the project
+ * removes members whose holder is gone.
  */
 
-/** A task container waiting, created and never started, for one task. */
-export interface PoolMember {
-  /** The task id it was created for: it names its job folder, and its container once claimed. */
-  readonly id: string;
-  /** The container's name on the engine once claimed: the cold launch's name for `id`. */
-  readonly name: string;
-  /** The host folder mounted as its job folder, made empty when the member was created. */
-  readonly jobDir: string;
-  readonly container: Dockerode.Container;
-}
-
 export interface WarmPoolOptions {
-  /**
-   * Members kept per template (K): a whole number from 1, and at most the project's `maxConcurrentTasks` (checked
-   * when a template is warmed).
-   */
-  readonly size: number;
+  /** Members per template whose spec names no `pool` (a whole number from 1). Defaults to none: such a template is not pooled. */
+  readonly size?: number;
+  /** Seconds a member of such a template may wait before it is replaced. Defaults to 600. */
+  readonly maxIdleSeconds?: number;
   /** The rule check of every member's body before it is created: the launcher's own (`policyPreflight()`). */
   readonly preflight: Preflight;
   /** A background refill that failed (the launch that triggered it ran anyway). Defaults to ignoring it. */
@@ -56,31 +60,27 @@ export interface WarmPoolOptions {
 /** What a launch asks for, as far as the pool is concerned. */
 export interface PoolRequest {
   readonly id?: string;
-  readonly command?: readonly string[];
+  readonly stdin?: unknown;
 }
 
 interface Waiting {
   readonly member: PoolMember;
-  /** The create body as the cold launch of `member.id` sends it (its task name included). */
+  /** Its create body (name aside), to tell whether a launch's spec still makes the same member. */
   readonly body: string;
+  readonly since: number;
 }
 
 interface Shelf {
   spec: LaunchSpec;
-  readonly command?: readonly string[];
   readonly members: Waiting[];
   /** Bumped when the shelf is drained: a member created for an older generation is removed, never shelved. */
   generation: number;
   refill?: Promise<void>;
+  /** The image's entrypoint, read once. */
+  entrypoint?: Promise<readonly string[]>;
+  /** Why the template cannot wait behind a gate (no shell in its image): its launches run cold. */
+  gateless?: string;
 }
-
-/** The waiting name of member `id` (the claim renames it to the task's name). */
-export function poolMemberName(project: string, id: string): string {
-  return `${project}-pool-${id}`;
-}
-
-const sameCommand = (a: readonly string[] | undefined, b: readonly string[] | undefined) =>
-  JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
 /** The engine's answers to a rename whose source is gone (404) or whose target exists (409): claimed elsewhere. */
 const lostRace = (e: unknown) => {
@@ -89,25 +89,58 @@ const lostRace = (e: unknown) => {
 };
 
 /**
- * Keeps members ready per template and hands each to one task. Used by a long-lived {@link Launcher} (an agent or a
- * service that launches many tasks): `new Launcher(docker, { preflight, pool })`. `close()` removes every member.
+ * Keeps members ready per template and hands each to one task. Used by a long-lived {@link Launcher} (a service that
+ * launches many tasks): `new Launcher(docker, { preflight, ledger, pool: new WarmPool(docker, { preflight }) })`.
+ * `close()` removes every member.
  */
 export class WarmPool {
   private readonly shelves = new Map<string, Shelf>();
-  /** Drains running in the background. */
-  private readonly draining = new Set<Promise<void>>();
+  private readonly pending = new Set<Promise<unknown>>();
+  /** Projects whose members left by a gone holder were removed. */
+  private readonly swept = new Map<string, Promise<void>>();
+  private holder: PoolHolder | undefined;
+  private timer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(
     private readonly docker: Dockerode,
     private readonly options: WarmPoolOptions,
   ) {
-    const { size } = options;
-    if (typeof size !== "number" || !Number.isInteger(size) || size < 1 || size > 10000) {
+    const { size, maxIdleSeconds } = options;
+    if (
+      size !== undefined &&
+      (typeof size !== "number" || !Number.isInteger(size) || size < 1 || size > 10000)
+    ) {
       throw new TypeError(`WarmPool: size ${String(size)} must be a whole number from 1 to 10000`);
+    }
+    const idle = maxIdleSeconds;
+    if (idle !== undefined && (typeof idle !== "number" || !Number.isInteger(idle) || idle < 1)) {
+      throw new TypeError(
+        `WarmPool: maxIdleSeconds ${String(idle)} must be a whole number of seconds from 1`,
+      );
     }
     if (typeof options.preflight !== "function") {
       throw new TypeError("WarmPool: preflight must be the launcher's rule check (policyPreflight())");
+    }
+  }
+
+  /**
+   * Called by each launcher given this pool: members hold that launcher's slots, and its ledger records their waits.
+   * Members made before (under no launcher, or another) are replaced. Give a pool to one launcher, then warm it.
+   */
+  attach(holder: PoolHolder): void {
+    if (this.holder === holder) return;
+    this.holder = holder;
+    // Members waiting on no slot of this launcher's would run beside its tasks uncounted: replaced under its slots.
+    for (const shelf of this.shelves.values()) {
+      const foreign = shelf.members.filter((w) => w.member.holder !== holder);
+      if (foreign.length === 0) continue;
+      shelf.members.splice(0, shelf.members.length, ...shelf.members.filter((w) => !foreign.includes(w)));
+      this.track(
+        Promise.all(foreign.map((w) => this.retire(shelf.spec, w.member)))
+          .then(() => this.refill(shelf.spec))
+          .catch((e: unknown) => this.options.onError?.(e, shelf.spec)),
+      );
     }
   }
 
@@ -116,66 +149,54 @@ export class WarmPool {
     return this.shelves.get(shelfKey(spec))?.members.length ?? 0;
   }
 
-  /**
-   * Fills the pool for the template of `spec` with members running `command` (the template's own by default), and
-   * waits until it holds `size` of them. A member refused by the preflight refuses the warm-up (nothing is created).
-   */
-  async warm(spec: LaunchSpec, options: { readonly command?: readonly string[] } = {}): Promise<void> {
-    this.check(spec);
-    if (this.options.size > spec.maxConcurrentTasks) {
-      throw new RangeError(
-        `WarmPool: size ${this.options.size} is more than project "${spec.project}" allows at once ` +
-          `(maxConcurrentTasks ${spec.maxConcurrentTasks}); a pool holds at most the budget's concurrency`,
-      );
-    }
-    const shelf = this.shelfFor(spec, options.command);
-    await this.fill(shelf, true);
+  /** Members the pool keeps for the template of `spec`: its `pool.size`, else the pool's size, else none. */
+  sizeFor(spec: LaunchSpec): number {
+    return Math.min(spec.pool?.size ?? this.options.size ?? 0, spec.maxConcurrentTasks);
   }
 
   /**
-   * Hands a member whose body is exactly the one a cold launch of `request` would send, or undefined when there is
-   * none (the launch then runs cold). The member is taken off the pool before any wait, and renamed on the engine to
-   * its task's name, so no other claim, in this process or another, can have it. The pool refills in the background.
+   * Fills the pool for the template of `spec` and waits until it holds its size of members (fewer when the project's
+   * slots or its cap run out first). A member refused by the preflight refuses the warm-up (nothing is created).
+   */
+  async warm(spec: LaunchSpec): Promise<void> {
+    this.check(spec);
+    const wanted = spec.pool?.size ?? this.options.size ?? 0;
+    if (wanted > spec.maxConcurrentTasks) {
+      throw new RangeError(
+        `WarmPool: size ${wanted} is more than project "${spec.project}" allows at once ` +
+          `(maxConcurrentTasks ${spec.maxConcurrentTasks}); a pool holds at most the budget's concurrency`,
+      );
+    }
+    await this.sweep(spec);
+    await this.fill(this.shelfFor(spec), true);
+  }
+
+  /**
+   * Hands a started member of the template of `spec`, renamed to its task's name, or undefined when none can serve
+   * the launch (it then runs cold). The member keeps its slot for the task. The pool refills in the background.
    */
   async claim(spec: LaunchSpec, request: PoolRequest = {}): Promise<PoolMember | undefined> {
-    if (this.closed || request.id !== undefined || spec.network === PER_TASK_NETWORK) return undefined;
-    const key = shelfKey(spec);
-    let shelf = this.shelves.get(key);
-    if (shelf === undefined) {
-      // First launch of a template with its own command: warm it for the next ones.
-      if (request.command === undefined && spec.maxConcurrentTasks >= 1) {
-        shelf = this.shelfFor(spec, undefined);
-        this.background(shelf);
-      }
-      return undefined;
-    }
-    if (shelf.spec.specHash !== spec.specHash) {
-      // A new version of the template: the old members are removed, never started; refill with the new one.
-      this.track(this.drain(shelf).catch((e: unknown) => this.options.onError?.(e, spec)));
-      shelf.spec = spec;
-      this.background(shelf);
-      return undefined;
-    }
-    if (!sameCommand(shelf.command, request.command)) return undefined;
-    const opts = request.command === undefined ? {} : { command: request.command };
+    if (this.closed || request.id !== undefined || request.stdin !== undefined) return undefined;
+    if (spec.network === PER_TASK_NETWORK || this.sizeFor(spec) < 1) return undefined;
+    const shelf = this.shelfFor(spec);
+    if (shelf.gateless !== undefined) return undefined;
     while (shelf.members.length > 0) {
       const waiting = shelf.members.shift() as Waiting;
       const { member } = waiting;
-      if (JSON.stringify(taskContainer(spec, member.id, opts).body) !== waiting.body) {
-        // Same template version, another shape (e.g. a shorter deadline): leave the pool as it is, launch cold.
+      if (JSON.stringify(bodyOf(memberBody(spec, member.id))) !== waiting.body) {
+        // Same template version, another shape: leave the pool as it is, launch cold.
         shelf.members.unshift(waiting);
         return undefined;
       }
       try {
         await member.container.rename({ name: member.name });
       } catch (e) {
+        // Claimed by another process or removed by the off switch: never ours again, but its slot and wait are.
+        this.release(shelf.spec, member);
         if (!lostRace(e)) {
-          // Any other answer: the member is not handed out, and not kept either.
-          await this.removeMember(shelf.spec, member).catch(() => undefined);
+          await removeMember(shelf.spec, member).catch(() => undefined);
           throw e;
         }
-        // Claimed by another process or removed by the off switch: never ours again. Its job folder is left to
-        // whoever has it (the off switch removes it with the project's).
         continue;
       }
       this.background(shelf);
@@ -185,119 +206,218 @@ export class WarmPool {
     return undefined;
   }
 
+  /**
+   * Opens a claimed member's gate (runtime/pool-gate.ts). When the gate is gone (an image with no `sh`, a stopped
+   * member), the member is removed and its wait closed, its slot kept for the launch, which then runs cold.
+   */
+  async open(spec: LaunchSpec, member: PoolMember): Promise<Gate | undefined> {
+    const running = async () => {
+      const state = await member.container.inspect().then(
+        (i) => i.State,
+        () => undefined,
+      );
+      if (state?.Running) return true;
+      const shelf = this.shelves.get(shelfKey(spec));
+      if (shelf !== undefined && state?.ExitCode === 127) {
+        shelf.gateless = `image ${spec.image} has no sh for the pool's gate`;
+        // Its other members cannot open either (one being made now is removed when it is done).
+        this.track(this.drain(shelf).catch(() => undefined));
+        this.options.onError?.(new GateClosed(`${shelf.gateless}; its launches run cold`), spec);
+      }
+      return false;
+    };
+    try {
+      return await openGate(member.jobDir, running);
+    } catch (e) {
+      if (!(e instanceof GateClosed)) throw e;
+      await this.closeWait(member);
+      await removeContainer(member).catch(() => undefined);
+      return undefined;
+    }
+  }
+
+  /** A slot came free in the project of `spec` (a task ended): refill its templates' members in the background. */
+  refill(spec: LaunchSpec): void {
+    if (this.closed) return;
+    for (const shelf of this.shelves.values())
+      if (shelf.spec.project === spec.project) this.background(shelf);
+  }
+
+  /** Removes the oldest member of `project` holding a slot of `holder`'s, for a launch that waits; false when none. */
+  async evict(project: string, holder: PoolHolder): Promise<boolean> {
+    let oldest: { shelf: Shelf; waiting: Waiting } | undefined;
+    for (const shelf of this.shelves.values()) {
+      if (shelf.spec.project !== project) continue;
+      // Only a member holding one of this launcher's slots frees one for its launch.
+      const first = shelf.members.find((w) => w.member.holder === holder);
+      if (first && (!oldest || first.since < oldest.waiting.since)) oldest = { shelf, waiting: first };
+    }
+    if (oldest === undefined) return false;
+    oldest.shelf.members.splice(oldest.shelf.members.indexOf(oldest.waiting), 1);
+    await this.retire(oldest.shelf.spec, oldest.waiting.member);
+    return true;
+  }
+
   /** Removes every waiting member and its job folder; the pool creates no more. Safe to call twice. */
   async close(): Promise<void> {
     this.closed = true;
+    if (this.timer) clearInterval(this.timer);
     const shelves = [...this.shelves.values()];
     await Promise.all(shelves.map((s) => s.refill?.catch(() => undefined)));
     await Promise.all(shelves.map((s) => this.drain(s)));
-    await Promise.all(this.draining);
+    await this.settled();
   }
 
-  /** Waits for every background refill and drain to settle (for tests and benchmarks). */
+  /** Waits for every background refill and removal to settle (for tests and benchmarks). */
   async settled(): Promise<void> {
-    await Promise.all([...this.shelves.values()].map((s) => s.refill?.catch(() => undefined)));
-    await Promise.all(this.draining);
+    // A refill or a removal may start another (a removal refills): wait until a pass started nothing new.
+    while (true) {
+      const refills = [...this.shelves.values()].map((s) => s.refill);
+      const pending = [...this.pending];
+      await Promise.all([...refills.map((r) => r?.catch(() => undefined)), ...pending]);
+      const now = [...this.shelves.values()].map((s) => s.refill);
+      const same = now.length === refills.length && now.every((r, i) => r === refills[i]);
+      if (same && [...this.pending].every((p) => pending.includes(p))) return;
+    }
   }
 
-  private track(drain: Promise<void>): void {
-    this.draining.add(drain);
-    void drain.finally(() => this.draining.delete(drain));
+  private track(p: Promise<unknown>): void {
+    this.pending.add(p);
+    void p.finally(() => this.pending.delete(p));
   }
 
   private check(spec: LaunchSpec): void {
     if (this.closed) throw new Error("WarmPool: the pool is closed");
     if (spec.network === PER_TASK_NETWORK) {
       throw new RangeError(
-        `WarmPool: template "${spec.template}" sends traffic through the proxy; its network is made per task at launch, so it is launched cold (egress mode none is pooled)`,
+        `WarmPool: template "${spec.template}" gets a network of its own per task at launch (proxy mode or broker routes), so it is launched cold (egress mode none is pooled)`,
       );
     }
   }
 
-  private shelfFor(spec: LaunchSpec, command: readonly string[] | undefined): Shelf {
+  private shelfFor(spec: LaunchSpec): Shelf {
     const key = shelfKey(spec);
     const existing = this.shelves.get(key);
-    if (existing && existing.spec.specHash === spec.specHash && sameCommand(existing.command, command))
-      return existing;
-    const shelf: Shelf = {
-      spec,
-      ...(command === undefined ? {} : { command: [...command] }),
-      members: [],
-      generation: 0,
-    };
+    if (existing && existing.spec.specHash === spec.specHash) return existing;
+    const shelf: Shelf = { spec, members: [], generation: 0 };
     this.shelves.set(key, shelf);
+    // A new version of the template: the old members are removed, never claimed; refill with the new one.
     if (existing) this.track(this.drain(existing).catch((e: unknown) => this.options.onError?.(e, spec)));
+    this.timer ??= setInterval(() => this.expire(), 1000).unref();
     return shelf;
   }
 
   private background(shelf: Shelf): void {
+    if (this.swept.get(shelf.spec.project) === undefined)
+      this.track(this.sweep(shelf.spec).catch(() => undefined));
     void this.fill(shelf, false).catch((e: unknown) => this.options.onError?.(e, shelf.spec));
   }
 
-  /** Creates members, one at a time, until the shelf holds its size. One refill per shelf runs at a time. */
+  /** Creates members, one at a time, until the shelf holds its size or no slot is free. One refill per shelf at a time. */
   private fill(shelf: Shelf, rethrow: boolean): Promise<void> {
     const previous = shelf.refill ?? Promise.resolve();
     const run = previous
       .catch(() => undefined)
       .then(async () => {
-        const size = Math.min(this.options.size, shelf.spec.maxConcurrentTasks);
         while (
           !this.closed &&
+          shelf.gateless === undefined &&
           this.shelves.get(shelfKey(shelf.spec)) === shelf &&
-          shelf.members.length < size
+          shelf.members.length < this.sizeFor(shelf.spec)
         ) {
-          await this.create(shelf);
+          if (!(await this.create(shelf))) return;
         }
       });
     shelf.refill = run;
     return rethrow ? run : run.catch((e: unknown) => this.options.onError?.(e, shelf.spec));
   }
 
-  private async create(shelf: Shelf): Promise<void> {
+  /** Creates and starts one member; false when the project has no free slot or its ledger admits no wait. */
+  private async create(shelf: Shelf): Promise<boolean> {
     const { spec } = shelf;
     const generation = shelf.generation;
     const id = `${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
-    const task = taskContainer(spec, id, shelf.command ? { command: shelf.command } : {});
-    const violations = this.options.preflight(task.body, spec);
+    const body = memberBody(spec, id);
+    const violations = this.options.preflight(body, spec);
     if (violations.length > 0) throw new LaunchRefused(spec.template, violations);
-    // The marker first (prepareJobFolder writes it before the folder): a crash here leaves what `off` finds.
-    prepareJobFolder(spec.jobFolder.hostRoot, id, spec.project, spec.user, {}, [], {
-      template: spec.template,
-      diskMb: spec.resources.diskMb,
-    });
-    let container: Dockerode.Container;
-    try {
-      container = await this.docker.createContainer({ ...task.body, name: poolMemberName(spec.project, id) });
-    } catch (e) {
-      removeJobFolder(spec.jobFolder.hostRoot, id);
-      throw e;
-    }
-    const member: PoolMember = {
+    shelf.entrypoint ??= this.docker
+      .getImage(spec.image)
+      .inspect()
+      .then((i) => {
+        const e: unknown = i.Config.Entrypoint;
+        return typeof e === "string" ? [e] : Array.isArray(e) ? (e as string[]) : [];
+      });
+    const entrypoint = await shelf.entrypoint;
+    const waiting = await startMember(
+      this.docker,
+      spec,
       id,
-      name: taskContainerName(spec.project, id),
-      jobDir: task.jobDir,
-      container,
-    };
+      body,
+      entrypoint,
+      this.holder,
+      this.maxIdle(spec),
+    );
+    if (waiting === undefined) return false;
     if (this.closed || shelf.generation !== generation || this.shelves.get(shelfKey(spec)) !== shelf) {
-      await this.removeMember(spec, member);
-      return;
+      await this.retire(spec, waiting);
+      return true;
     }
-    shelf.members.push({ member, body: JSON.stringify(task.body) });
+    shelf.members.push({ member: waiting, body: JSON.stringify(bodyOf(body)), since: Date.now() });
+    return true;
+  }
+
+  private maxIdle(spec: LaunchSpec): number {
+    return spec.pool?.maxIdleSeconds ?? this.options.maxIdleSeconds ?? 600;
+  }
+
+  /** Replaces members that waited longer than their template allows. */
+  private expire(): void {
+    const now = Date.now();
+    for (const shelf of this.shelves.values()) {
+      const limit = this.maxIdle(shelf.spec) * 1000;
+      const old = shelf.members.filter((w) => now - w.since > limit);
+      if (old.length === 0) continue;
+      for (const w of old) shelf.members.splice(shelf.members.indexOf(w), 1);
+      this.track(
+        Promise.all(old.map((w) => this.retire(shelf.spec, w.member)))
+          .then(() => this.refill(shelf.spec))
+          .catch((e: unknown) => this.options.onError?.(e, shelf.spec)),
+      );
+    }
+  }
+
+  /** Removes members of the project whose holder process is gone, once per project. */
+  private sweep(spec: LaunchSpec): Promise<void> {
+    const known = this.swept.get(spec.project);
+    if (known !== undefined) return known;
+    const run = sweepStaleMembers(this.docker, spec);
+    this.swept.set(spec.project, run);
+    return run;
   }
 
   private async drain(shelf: Shelf): Promise<void> {
     shelf.generation++;
     const members = shelf.members.splice(0);
-    await Promise.all(members.map(({ member }) => this.removeMember(shelf.spec, member)));
+    await Promise.all(members.map(({ member }) => this.retire(shelf.spec, member)));
   }
 
-  private async removeMember(spec: LaunchSpec, member: PoolMember): Promise<void> {
+  /** A member leaves the pool unclaimed: its container and job folder go, its wait is charged, its slot freed. */
+  private async retire(spec: LaunchSpec, member: PoolMember): Promise<void> {
     try {
-      await member.container.remove({ force: true, v: true });
-    } catch (e) {
-      if (!isNotFound(e) && !/in progress/.test(String(e))) throw e;
+      await removeMember(spec, member);
+    } finally {
+      this.release(spec, member);
     }
-    removeJobFolder(spec.jobFolder.hostRoot, member.id);
+  }
+
+  private release(spec: LaunchSpec, member: PoolMember): void {
+    this.track(this.closeWait(member).catch(() => undefined));
+    member.holder?.releaseSlot(spec);
+  }
+
+  private async closeWait(member: PoolMember): Promise<void> {
+    if (member.idleRun !== undefined)
+      await member.holder?.ledger?.complete(member.idleRun, { exitCode: null });
   }
 }
 

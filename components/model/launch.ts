@@ -24,9 +24,11 @@ export function canonicalJson(value: unknown): string {
  * route hashes as it did before templates had routes, so their hashes (and what is recorded against them) hold.
  */
 export function templateHash(t: Template): string {
-  const { broker, ...rest } = t;
+  // The pool is how many members wait, not what a task is: a new size is the same template.
+  const { pool: _pool, ...walls } = t;
+  const { broker, ...rest } = walls;
   return createHash("sha256")
-    .update(canonicalJson(broker.length > 0 ? t : rest))
+    .update(canonicalJson(broker.length > 0 ? walls : rest))
     .digest("hex")
     .slice(0, 16);
 }
@@ -96,6 +98,11 @@ export interface LaunchSpec {
   readonly labels: Readonly<Record<string, string>>;
   /** Tasks of this project that may run at once (the budget's concurrency). */
   readonly maxConcurrentTasks: number;
+  /**
+   * Pre-started, gated members a long-lived launcher keeps for this template (Docker): how many, and how long one
+   * may wait before it is replaced. Absent: none.
+   */
+  readonly pool?: { readonly size: number; readonly maxIdleSeconds: number };
 }
 
 /**
@@ -197,5 +204,6 @@ export function launchSpec(project: ResolvedProject, template: string, networkNa
     env: taskEnv(t, name, port, brokerEnv(project.spec, template)),
     labels: Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     maxConcurrentTasks: project.budget.concurrency,
+    ...(t.pool === undefined ? {} : { pool: { size: t.pool.size, maxIdleSeconds: t.pool.maxIdleSeconds } }),
   };
 }

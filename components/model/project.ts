@@ -117,6 +117,7 @@ export function resolveProject(input: unknown, keyPrefix = ""): ResolvedProject 
     ...checkMeter(spec, concurrency, keyPrefix),
     ...checkBroker(spec, keyPrefix),
     ...checkPodProcesses(spec, keyPrefix),
+    ...checkPools(spec, "refusal" in plan ? undefined : plan, keyPrefix),
   ];
   if (problems.length > 0 || "refusal" in plan) throw new SpecError(problems);
   return {
@@ -153,6 +154,47 @@ export function alwaysOnCost(spec: ProjectSpec): FixedCost | undefined {
       memoryMb: proxies * PROXY_RESOURCES.memoryMb + brokers * BROKER_RESOURCES.memoryMb,
     },
   };
+}
+
+/**
+ * Pools (`templates.<name>.pool`): members wait started, so each holds one of the budget's slots all month: the pools
+ * together fit the budget's concurrency, whose worst case the budget's proof already priced. A pool needs the Docker
+ * backend, and a template without a network of its own per task (proxy mode and broker routes make one at launch).
+ */
+export function checkPools(spec: ProjectSpec, plan: BudgetPlan | undefined, keyPrefix = ""): SpecProblem[] {
+  const pooled = Object.entries(spec.templates)
+    .filter(([, t]) => t.pool !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  const problems: SpecProblem[] = [];
+  const key = (name: string, k: string) => joinKey(keyPrefix, `templates.${name}.${k}`);
+  for (const [name, t] of pooled) {
+    if (spec.backend === "kubernetes") {
+      problems.push({
+        key: key(name, "pool"),
+        value: JSON.stringify(t.pool),
+        message:
+          "pre-started pool members run on the Docker backend only (on Kubernetes every launch creates its pod); remove pool or use backend docker",
+      });
+    } else if (t.egress.mode === "proxy" || t.broker.length > 0) {
+      problems.push({
+        key: key(name, "pool"),
+        value: JSON.stringify(t.pool),
+        message: `template ${name} gets a network of its own per task at launch (${t.egress.mode === "proxy" ? "egress mode proxy" : "broker routes"}), so its tasks cannot wait started; pools serve templates with egress mode none and no broker routes`,
+      });
+    }
+  }
+  if (plan === undefined || !spec.enabled || pooled.length === 0) return problems;
+  const sizes = pooled.map(([, t]) => t.pool?.size ?? 0);
+  const total = sizes.reduce((a, b) => a + b, 0);
+  if (total > plan.concurrency) {
+    const [last] = pooled.at(-1) ?? [""];
+    problems.push({
+      key: key(last, "pool.size"),
+      value: String(pooled.at(-1)?.[1].pool?.size),
+      message: `pools hold ${sizes.join(" + ")} = ${total} slots, each started all month, but the budget allows ${plan.concurrency} at once (${plan.arithmetic}); shrink the pools or raise the concurrency`,
+    });
+  }
+  return problems;
 }
 
 /**

@@ -44,6 +44,23 @@ export const ResourcesSchema = strictObject({
 });
 export type Resources = z.output<typeof ResourcesSchema>;
 
+/**
+ * Pre-started members kept ready for the template's launches (on Docker, by a long-lived launcher: `sandbox serve`,
+ * or a library `Launcher` given a `WarmPool`). A member is started ahead of time behind a gate that runs no task code
+ * and serves exactly one task; while it waits it holds one of the budget's slots and is charged to the project.
+ */
+export const PoolSchema = strictObject({
+  /** Members kept waiting: a whole number from 1, and at most the budget's concurrency over all templates. */
+  size: z
+    .number({ error: "pool.size must be a whole number between 1 and 1000" })
+    .int({ error: "pool.size must be a whole number between 1 and 1000" })
+    .min(1, { error: "pool.size must be a whole number between 1 and 1000" })
+    .max(1000, { error: "pool.size must be a whole number between 1 and 1000" }),
+  /** Seconds a member may wait before it is replaced by a fresh one. Defaults to 600. */
+  maxIdleSeconds: wholeNumber("pool.maxIdleSeconds", 10, 86_400, 600),
+});
+export type Pool = z.output<typeof PoolSchema>;
+
 /** Folders a job folder may never be mounted over: the image's own system folders and the kernel's views. */
 const SYSTEM_FOLDERS = [
   "/",
@@ -170,6 +187,11 @@ export const TemplateSchema = strictObject({
    * The secrets broker's routes this template's tasks may call (`sandbox:broker.routes`), at
    * `$SANDBOX_BROKER_URL/<route>/<path>`; the broker holds the credentials. Defaults to none.
    */
+  /**
+   * Pre-started, gated members kept ready for this template (Docker; see {@link PoolSchema}). Defaults to none:
+   * every launch starts its container.
+   */
+  pool: PoolSchema.optional(),
   broker: z
     .array(z.string({ error: "broker must be a list of route names" }), {
       error: "broker must be a list of route names",

@@ -6,8 +6,7 @@
  * 100 % once per month and cap, each a row sent to the configured sinks (runtime/ledger/alerts.ts). Pricing is the model's
  * one formula (`taskUsd`), the same the budget proof uses; docs/ledger.md says the rest.
  */
-import { type AlertKind, taskUsd, usdFine } from "../../components/model";
-import { thisProcess } from "../orphan-watch";
+import { type AlertKind, usdFine } from "../../components/model";
 import {
   admissionRefusal,
   type MonthView,
@@ -36,6 +35,7 @@ import {
   runFromRow,
   type SpendReport,
 } from "./records";
+import { insertRun, updateClosedRun } from "./run-rows";
 import { type LedgerQueries, type LedgerStore, SqliteLedgerStore, type WriteOptions } from "./store";
 
 export { isLedgerProblem, LedgerStatementFailed, LedgerTooNew, LedgerUnavailable } from "./errors";
@@ -165,7 +165,13 @@ export class Ledger {
       const open = await q.get("SELECT COUNT(*) AS n FROM runs WHERE project = ? AND status = 'open'", [
         m.project,
       ]);
-      refused = admissionRefusal(m, await this.view(month, undefined, q), Number(open?.n ?? 0), req, now);
+      // A claimed pool member's wait (runtime/pool.ts): its slot passes to this run, its time is charged now.
+      const replaced = req.replaces === undefined ? undefined : await this.run(req.replaces, q);
+      if (req.replaces !== undefined && replaced?.status !== "open") {
+        throw new Error(`run ${req.replaces} (a pool member's wait) is not open in the ledger ${this.file}`);
+      }
+      const openNow = Number(open?.n ?? 0) - (replaced === undefined ? 0 : 1);
+      refused = admissionRefusal(m, await this.view(month, undefined, q), openNow, req, now);
       // A refusal is an alert, but for a full house: every slot busy is news to no one (a launch may wait for one).
       if (refused !== undefined) {
         if (refused.reason !== "concurrency")
@@ -176,29 +182,8 @@ export class Ledger {
           );
         return undefined;
       }
-      await q.run(
-        `INSERT INTO runs (id, project, template, spec_hash, agent, command, container, vcpu, memory_mb, max_seconds,
-           max_charge_usd, month, admitted_at, status, owner_host, owner_pid, owner_start)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?)`,
-        [
-          req.id,
-          m.project,
-          req.template,
-          req.specHash,
-          agent,
-          JSON.stringify(req.command),
-          req.container,
-          req.size.vcpu,
-          req.size.memoryMb,
-          req.maxSeconds,
-          taskUsd(req.size, m.rates, req.maxSeconds),
-          month,
-          now,
-          thisProcess().host,
-          thisProcess().pid,
-          thisProcess().start,
-        ],
-      );
+      if (replaced !== undefined) await this.closeRun(q, replaced, { exitCode: null }, "done", now);
+      await insertRun(q, m, req, month, now);
       return this.run(req.id, q);
     });
     this.deliverPending();
@@ -247,33 +232,28 @@ export class Ledger {
     const done = await this.store.write(async (q) => {
       const run = await this.run(id, q);
       if (run === undefined) throw new Error(`no run ${id} in the ledger ${this.file}`);
-      if (run.status !== "open") return run;
-      const now = endedAt ?? this.clock();
-      const charge = await this.chargeFor(q, run, now, outcome.usedSeconds);
-      await q.run(
-        `UPDATE runs SET status = ?, ended_at = ?, exit_code = ?, limits = ?, killed_by_launcher = ?, stopped_by = ?,
-           error = ?, charge_usd = ?, egress = ?, broker = ? WHERE id = ?`,
-        [
-          status,
-          now,
-          outcome.exitCode,
-          JSON.stringify(outcome.limits ?? []),
-          outcome.killedByLauncher ? 1 : 0,
-          outcome.stoppedBy ?? null,
-          outcome.error ?? null,
-          charge,
-          JSON.stringify(outcome.egress ?? []),
-          JSON.stringify(outcome.broker ?? []),
-          id,
-        ],
-      );
-      const closed = (await this.run(id, q)) as RunRecord;
-      for (const a of signalAlerts(closed)) await this.insertAlert(q, a, now);
-      await this.thresholdAlerts(q, now);
-      return closed;
+      return this.closeRun(q, run, outcome, status, endedAt ?? this.clock());
     });
     this.deliverPending();
     return done;
+  }
+
+  /** Closes an open run inside a write (see {@link Ledger.complete}); a closed one is returned as it is. */
+  private async closeRun(
+    q: LedgerQueries,
+    run: RunRecord,
+    outcome: RunOutcome,
+    status: "done" | "reconciled",
+    now: number,
+  ): Promise<RunRecord> {
+    if (run.status !== "open") return run;
+    const id = run.id;
+    const charge = await this.chargeFor(q, run, now, outcome.usedSeconds);
+    await updateClosedRun(q, id, status, now, outcome, charge);
+    const closed = (await this.run(id, q)) as RunRecord;
+    for (const a of signalAlerts(closed)) await this.insertAlert(q, a, now);
+    await this.thresholdAlerts(q, now);
+    return closed;
   }
 
   /** What a run is charged when it ends at `t`: its use, clipped to what the caps leave besides every other run. */

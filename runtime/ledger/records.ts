@@ -81,6 +81,11 @@ export interface AdmitRequest {
   readonly container: string;
   readonly size: TaskSize;
   readonly maxSeconds: number;
+  /**
+   * The open run whose slot this one takes over, closed and charged in the same transaction: a pool member's wait
+   * (runtime/pool.ts), when a task claims the member.
+   */
+  readonly replaces?: string;
 }
 
 /** How a run ended, as the launcher saw it. */

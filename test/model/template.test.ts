@@ -149,7 +149,7 @@ describe("template refusals", () => {
     ],
     [
       { privileged: true },
-      ": unknown key; allowed keys: image, command, jobFolder, resources, timeoutSeconds, user, capDrop, egress, runtime, env, broker",
+      ": unknown key; allowed keys: image, command, jobFolder, resources, timeoutSeconds, user, capDrop, egress, runtime, env, pool, broker",
     ],
   ])("%j", (input, message) => {
     expect(refusal(input)).toEqual([message]);

@@ -2,20 +2,19 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { Readable } from "node:stream";
 import type Dockerode from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type LaunchSpec,
-  PROBE_TIMEOUT_SECONDS,
-  probeEgressUrl,
-  probeScript,
-  resolveProject,
-} from "../../components/model";
+import { type LaunchSpec, PROBE_TIMEOUT_SECONDS, resolveProject } from "../../components/model";
 import { Launcher, LaunchRefused, type TaskResult } from "../../runtime/launcher";
 import { offSwitch, projectLeftovers } from "../../runtime/offSwitch";
 import { poolMemberName, WarmPool } from "../../runtime/pool";
 import { policyPreflight } from "../../runtime/preflight";
-import { runProbe } from "../../runtime/walls";
+import { ESCAPE_CHECKS, runEscape, runProbe } from "../../runtime/walls";
+
+/** An escape's evidence less what names its own task (ids, counts of a fork bomb's processes, times). */
+const scrub = (evidence: string) => evidence.replace(/[0-9a-z]{8}-[0-9a-f]{6}/g, "<id>").replace(/\d+/g, "N");
+
 import { requireDocker, specOf, TEST_IMAGE, testProject } from "../helpers/docker";
 
 let docker: Dockerode;
@@ -44,7 +43,7 @@ afterAll(async () => {
   for (const p of projects) await offSwitch(docker, p.name, { jobRoot: p.jobRoot });
 });
 
-/** The project's waiting members on the engine: created, never started, under their pool names. */
+/** The project's waiting members on the engine: started behind their gates, under their pool names. */
 async function members(name: string): Promise<Dockerode.ContainerInfo[]> {
   const all = await docker.listContainers({ all: true, filters: { label: [`sandbox.project=${name}`] } });
   return all.filter((c) => (c.Names[0] ?? "").startsWith(`/${name}-pool-`));
@@ -77,46 +76,63 @@ function inspector(project: string) {
   };
 }
 
-/** Runs one task on a launcher made with the given pool (or none) and inspects its container as it starts. */
-async function runInspected(
-  pool: WarmPool | undefined,
-  spec: LaunchSpec,
-  request: Parameters<Launcher["run"]>[1],
-): Promise<{ result: TaskResult; inspected: Dockerode.ContainerInspectInfo }> {
-  const { seen, onEvent } = inspector(spec.project);
-  const l = new Launcher(docker, {
+/** One launcher per pool (none: a launcher without one), inspecting each task's container as it starts. */
+const launchers = new Map<
+  WarmPool | undefined,
+  { launcher: Launcher; seen: ReturnType<typeof inspector>["seen"] }
+>();
+function launcherFor(pool: WarmPool | undefined, project: string) {
+  const known = launchers.get(pool);
+  if (known !== undefined) return known.launcher;
+  const { seen, onEvent } = inspector(project);
+  const launcher = new Launcher(docker, {
     ledger: false,
     preflight: policyPreflight(),
     onEvent,
     ...(pool ? { pool } : {}),
   });
-  const result = await l.run(spec, request);
-  const inspected = seen.get(result.id);
+  launchers.set(pool, { launcher, seen });
+  return launcher;
+}
+
+/** Runs one task on the launcher of the given pool (or none) and inspects its container as it starts. */
+async function runInspected(
+  pool: WarmPool | undefined,
+  spec: LaunchSpec,
+  request: Parameters<Launcher["run"]>[1],
+): Promise<{ result: TaskResult; inspected: Dockerode.ContainerInspectInfo }> {
+  const result = await launcherFor(pool, spec.project).run(spec, request);
+  const inspected = launchers.get(pool)?.seen.get(result.id);
   if (inspected === undefined) throw new Error("the task never started");
   return { result, inspected: await inspected };
 }
 
-/** What a task's container is, less what names its own task (id, job folder path, engine ids and dates). */
+/**
+ * What a task's container is, less what names its own task (id, job folder path, engine ids and dates) and what
+ * names the process it runs: a member's is its gate, whose shell execs the same command line as a cold launch's
+ * (the task's own view of it is compared in the tests).
+ */
 function walls(i: Dockerode.ContainerInspectInfo) {
   const {
     Binds: _b,
     Mounts,
     ...host
   } = i.HostConfig as Dockerode.HostConfig & { Mounts?: { Target: string }[] };
-  const { Hostname: _h, Labels, ...config } = i.Config;
-  const { "sandbox.task": _t, ...labels } = Labels ?? {};
+  const { Hostname: _h, Labels, Cmd: _c, Entrypoint: _e, ...config } = i.Config;
+  const { "sandbox.task": _t, "sandbox.pool-holder": _p, ...labels } = Labels ?? {};
   return {
     host,
     mounts: (Mounts ?? []).map((m) => ({ ...m, Source: "<job>" })),
     config: { ...config, Labels: labels },
-    path: i.Path,
-    args: i.Args,
   };
 }
 
 const TASK = [
   "id -u; id -g; pwd; ls -A /job; cat /job/in.txt",
-  "grep -E '^(Cap|NoNewPrivs|Seccomp)' /proc/self/status",
+  "grep -E '^(Cap|NoNewPrivs|Seccomp|Sig(Ign|Blk)|Umask)' /proc/self/status",
+  // The task's command line as its own process sees it, its descriptors, and no gate's channel.
+  "tr '\\0' ' ' < /proc/$$/cmdline; echo; ls /proc/$$/fd | tr '\\n' ' '; echo; ls -a /job/.sandbox-gate 2>&1",
+  "ls -A /tmp; df -k /job | tail -n 1 | awk '{print $2}'",
   "cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max",
   "env | grep -v '^HOSTNAME=' | sort",
   "touch /etc/x 2>&1; echo out > /job/out.txt; echo err >&2; exit 3",
@@ -126,10 +142,12 @@ describe("a pooled launch is a cold launch made early", () => {
   it("runs with the same walls, command, environment, user and deadline, in a fresh job folder", async () => {
     const pool = new WarmPool(docker, { size: 2, preflight: policyPreflight() });
     const spec = specOf(project, "default");
+    launcherFor(pool, spec.project);
+    launcherFor(undefined, spec.project);
     await pool.warm(spec);
     const waiting = (await members(spec.project)).map((c) => c.Labels["sandbox.task"]);
     expect(waiting).toHaveLength(2);
-    expect((await members(spec.project)).map((c) => c.State)).toEqual(["created", "created"]);
+    expect((await members(spec.project)).map((c) => c.State)).toEqual(["running", "running"]);
     const request = { files: { "run.sh": TASK, "in.txt": "input\n" } };
     try {
       const a = await runInspected(pool, spec, request);
@@ -146,8 +164,10 @@ describe("a pooled launch is a cold launch made early", () => {
         expect(same(r.result)).toEqual(same(b.result));
         expect(readFileSync(join(r.result.jobDir, "out.txt"), "utf8")).toBe("out\n");
       }
-      // Nothing left from another task: each job folder held only its own inputs.
+      // Nothing left from another task, nor of the gate: each job folder held only its own inputs.
       expect(a.result.stdout).toContain("/job\nin.txt\nrun.sh\ninput\n");
+      expect(a.result.stdout).toContain("\nsh /job/run.sh \n");
+      expect(a.result.stdout).toContain("/job/.sandbox-gate: No such file or directory\n");
       expect(a.result.exitCode).toBe(3);
       expect(a.result.stdout).toContain("touch: /etc/x: Read-only file system\n");
       expect(a.result.stderr).toBe("err\n");
@@ -164,16 +184,12 @@ describe("a pooled launch is a cold launch made early", () => {
     if (t === undefined) throw new Error("no template");
     // The probe's own launch: its script as the command and its shorter deadline (runtime/walls.ts).
     const probeSpec = { ...spec, timeoutSeconds: Math.min(spec.timeoutSeconds, PROBE_TIMEOUT_SECONDS) };
-    const command = ["sh", "-c", probeScript({ jobFolder: "/job", egressUrl: probeEgressUrl(spec.egress) })];
     const pool = new WarmPool(docker, { size: 1, preflight: policyPreflight() });
+    const launcher = new Launcher(docker, { ledger: false, preflight: policyPreflight(), pool });
     try {
-      await pool.warm(probeSpec, { command });
+      await pool.warm(probeSpec);
       const [waiting] = (await members(spec.project)).map((c) => c.Labels["sandbox.task"]);
-      const pooled = await runProbe(
-        new Launcher(docker, { ledger: false, preflight: policyPreflight(), pool }),
-        spec,
-        t,
-      );
+      const pooled = await runProbe(launcher, spec, t);
       const cold = await runProbe(
         new Launcher(docker, { ledger: false, preflight: policyPreflight() }),
         spec,
@@ -182,6 +198,23 @@ describe("a pooled launch is a cold launch made early", () => {
       expect(pooled.result.id).toBe(waiting);
       expect(pooled.report.passed).toBe(true);
       expect(pooled.report).toEqual(cold.report);
+      // The four escape attempts, in pooled members and cold: the same walls stop them, the same way.
+      const coldLauncher = new Launcher(docker, { ledger: false, preflight: policyPreflight() });
+      for (const check of ESCAPE_CHECKS) {
+        await pool.settled();
+        const before = (await members(spec.project)).map((c) => c.Labels["sandbox.task"]);
+        const inPool = await runEscape(launcher, docker, spec, check);
+        const outside = await runEscape(coldLauncher, docker, spec, check);
+        // The escape's own task id is not given back: its member is the one that was waiting.
+        expect(before).toHaveLength(1);
+        expect((await members(spec.project)).map((c) => c.Labels["sandbox.task"])).not.toContain(before[0]);
+        expect({ ...inPool, evidence: scrub(inPool.evidence) }).toEqual({
+          ...outside,
+          evidence: scrub(outside.evidence),
+        });
+        expect(inPool.blocked).toBe(true);
+        expect(inPool.leftovers).toEqual([]);
+      }
     } finally {
       await pool.close();
     }
@@ -190,10 +223,11 @@ describe("a pooled launch is a cold launch made early", () => {
   it("enforces the deadline the same way", async () => {
     const spec = specOf(project, "short");
     const pool = new WarmPool(docker, { size: 1, preflight: policyPreflight() });
+    const launcher = new Launcher(docker, { ledger: false, preflight: policyPreflight(), pool });
     try {
       await pool.warm(spec);
       const [waiting] = (await members(spec.project)).map((c) => c.Labels["sandbox.task"]);
-      const r = await new Launcher(docker, { ledger: false, preflight: policyPreflight(), pool }).run(spec, {
+      const r = await launcher.run(spec, {
         files: { "run.sh": "sleep 30\n" },
       });
       expect(r.id).toBe(waiting);
@@ -204,20 +238,26 @@ describe("a pooled launch is a cold launch made early", () => {
     }
   });
 
-  it("launches cold what its members are not: another command, an explicit id", async () => {
+  it("serves any command from one pool, and launches cold an explicit id or standard input", async () => {
     const spec = specOf(project, "default");
     const pool = new WarmPool(docker, { size: 1, preflight: policyPreflight() });
+    const l = new Launcher(docker, { ledger: false, preflight: policyPreflight(), pool });
     try {
       await pool.warm(spec);
       const [waiting] = (await members(spec.project)).map((c) => c.Labels["sandbox.task"]);
-      const l = new Launcher(docker, { ledger: false, preflight: policyPreflight(), pool });
-      const other = await l.run(spec, { command: ["echo", "hi"] });
+      // A command with words the shell would split or expand: the gate execs it word for word.
+      const other = await l.run(spec, { command: ["echo", "it's $HOME", "`id`", "a  b"] });
+      expect(other.id).toBe(waiting);
+      expect(other.stdout).toBe("it's $HOME `id` a  b\n");
+      await pool.settled();
+      const [next] = (await members(spec.project)).map((c) => c.Labels["sandbox.task"]);
       const named = await l.run(spec, { id: "named-one", files: { "run.sh": "echo named\n" } });
-      expect(other.id).not.toBe(waiting);
-      expect(other.stdout).toBe("hi\n");
+      const input = await l.run(spec, { command: ["cat"], stdin: Readable.from(["from stdin\n"]) });
       expect(named.id).toBe("named-one");
       expect(named.stdout).toBe("named\n");
-      expect((await members(spec.project)).map((c) => c.Labels["sandbox.task"])).toEqual([waiting]);
+      expect(input.id).not.toBe(next);
+      expect(input.stdout).toBe("from stdin\n");
+      expect((await members(spec.project)).map((c) => c.Labels["sandbox.task"])).toEqual([next]);
     } finally {
       await pool.close();
     }
@@ -251,10 +291,10 @@ describe("claims", () => {
   it("never reuses a member: every task of a long run gets its own", async () => {
     const spec = specOf(project, "default");
     const pool = new WarmPool(docker, { size: 2, preflight: policyPreflight() });
+    const { seen, onEvent } = inspector(spec.project);
+    const l = new Launcher(docker, { ledger: false, preflight: policyPreflight(), pool, onEvent });
     try {
       await pool.warm(spec);
-      const { seen, onEvent } = inspector(spec.project);
-      const l = new Launcher(docker, { ledger: false, preflight: policyPreflight(), pool, onEvent });
       const run = () => l.run(spec, { files: { "run.sh": "ls -A /job\n" } });
       const results = [...(await Promise.all([run(), run(), run()]))];
       await pool.settled();
@@ -269,7 +309,7 @@ describe("claims", () => {
     }
   });
 
-  it("drains the members of an older template version, never starting them", async () => {
+  it("drains the members of an older template version, never handing them a task", async () => {
     const name = `pool-v-${Math.random().toString(36).slice(2, 8)}`;
     const jobRoot = mkdtempSync(join(tmpdir(), `${name}-jobs-`));
     const version = (memoryMb: number) =>
@@ -285,11 +325,13 @@ describe("claims", () => {
     const v2 = specOf(version(128), "default");
     expect(v2.specHash).not.toBe(v1.specHash);
     const pool = new WarmPool(docker, { size: 2, preflight: policyPreflight() });
+    launcherFor(pool, name);
     const since = Math.floor(Date.now() / 1000) - 1;
     try {
       await pool.warm(v1);
       const old = await members(name);
       expect(old.map((c) => c.Labels["sandbox.spec-hash"])).toEqual([v1.specHash, v1.specHash]);
+      const oldIds = old.map((c) => c.Id);
       const { result: r, inspected } = await runInspected(pool, v2, {
         files: {
           "run.sh":
@@ -301,14 +343,14 @@ describe("claims", () => {
       await pool.settled();
       const now = await members(name);
       expect(now.map((c) => c.Labels["sandbox.spec-hash"])).toEqual([v2.specHash, v2.specHash]);
-      expect(now.map((c) => c.State)).toEqual(["created", "created"]);
-      const oldIds = old.map((c) => c.Id);
+      expect(now.map((c) => c.State)).toEqual(["running", "running"]);
       expect(now.filter((c) => oldIds.includes(c.Id))).toEqual([]);
       // Their job folders went with them.
       for (const c of old) expect(readdirSync(jobRoot)).not.toContain(c.Labels["sandbox.task"]);
-      // The engine's own record: none of them ever started.
-      expect(await started(since, oldIds)).toEqual([]);
-      expect(await started(since, [...oldIds, inspected.Id])).toEqual([inspected.Id]);
+      // The engine's own record: each started once (behind its gate), and the task ran in a new-version member.
+      expect((await started(since, oldIds)).sort()).toEqual([...oldIds].sort());
+      expect(await started(since, [inspected.Id])).toEqual([inspected.Id]);
+      expect(inspected.Config.Labels["sandbox.spec-hash"]).toBe(v2.specHash);
     } finally {
       await pool.close();
     }
@@ -326,6 +368,7 @@ describe("the budget and the preflight", () => {
     );
     const spec = specOf(p, "default");
     const pool = new WarmPool(docker, { size: 2, preflight: policyPreflight() });
+    const l = new Launcher(docker, { ledger: false, preflight: policyPreflight(), pool });
     let maxRunning = 0;
     let maxWaiting = 0;
     let polling = true;
@@ -342,7 +385,6 @@ describe("the budget and the preflight", () => {
     })();
     try {
       await pool.warm(spec);
-      const l = new Launcher(docker, { ledger: false, preflight: policyPreflight(), pool });
       const results = await Promise.all(
         Array.from({ length: 6 }, () => l.run(spec, { files: { "run.sh": "sleep 1\n" } })),
       );
@@ -352,6 +394,7 @@ describe("the budget and the preflight", () => {
       await poll;
       await pool.close();
     }
+    // A waiting member is started: it counts with the tasks against the concurrency, and never beyond it.
     expect(maxRunning).toBe(2);
     expect(maxWaiting).toBeLessThanOrEqual(2);
     expect(maxWaiting).toBeGreaterThan(0);
@@ -393,7 +436,7 @@ describe("the budget and the preflight", () => {
     const proxied = { ...specOf(project, "default"), network: "sandbox:per-task" };
     await expect(
       new WarmPool(docker, { size: 1, preflight: policyPreflight() }).warm(proxied),
-    ).rejects.toThrow('template "default" sends traffic through the proxy');
+    ).rejects.toThrow('template "default" gets a network of its own per task at launch');
   });
 });
 
