@@ -49,8 +49,11 @@ export interface LauncherOptions {
    * unrecorded, on purpose (a launcher that names none is refused at construction).
    */
   readonly ledger: Ledger | false;
-  /** Called when a task starts and ends (for progress output and tests). */
-  readonly onEvent?: (event: { type: "start" | "end"; id: string; running: number }) => void;
+  /**
+   * Called when a task starts, when its result is in hand (its output and exit code read, its container not yet
+   * removed) and when it ends (container removed). For progress output, tests and benchmarks.
+   */
+  readonly onEvent?: (event: { type: "start" | "result" | "end"; id: string; running: number }) => void;
 }
 
 /**
@@ -277,6 +280,7 @@ export class Launcher implements TaskLauncher {
         );
         result = { ...result, chargeUsd: closed.chargeUsd ?? 0 };
       }
+      this.options.onEvent?.({ type: "result", id: task.id, running: slots.active });
       return result;
     } catch (e) {
       await gate?.abandon();
