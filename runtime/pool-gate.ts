@@ -40,6 +40,9 @@ export function gateEntrypoint(containerPath: string): string[] {
  */
 export function claimScript(command: readonly string[], env: Readonly<Record<string, string>>): string {
   if (command.length === 0) throw new Error("a pool member's claim needs a command");
+  // The engine refuses such a word in a cold launch; the shell would cut it short: refused the same way here.
+  const cut = command.findIndex((w) => w.includes("\0"));
+  if (cut >= 0) throw new Error(`command word ${cut + 1} holds a NUL byte, which no command line can carry`);
   const lines = [`unset ${SHELL_VARIABLES.join(" ")} 2>/dev/null`];
   for (const name of SHELL_VARIABLES) {
     const value = env[name];

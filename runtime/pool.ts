@@ -218,8 +218,12 @@ export class WarmPool {
       );
       if (state?.Running) return true;
       const shelf = this.shelves.get(shelfKey(spec));
-      if (shelf !== undefined && state?.ExitCode === 127) {
-        shelf.gateless = `image ${spec.image} has no sh for the pool's gate`;
+      // A gate that ended before its claim will end in every member: the template runs cold from now on.
+      if (shelf !== undefined && state !== undefined && shelf.gateless === undefined) {
+        shelf.gateless =
+          state.ExitCode === 127
+            ? `image ${spec.image} has no sh for the pool's gate`
+            : `the pool's gate in image ${spec.image} ended before its claim (exit ${state.ExitCode})`;
         // Its other members cannot open either (one being made now is removed when it is done).
         this.track(this.drain(shelf).catch(() => undefined));
         this.options.onError?.(new GateClosed(`${shelf.gateless}; its launches run cold`), spec);
