@@ -160,6 +160,8 @@ export class Launcher implements TaskLauncher {
     // A started member holds its slot for the task; a member whose gate is gone leaves its slot to this launch.
     let member = this.stopping ? undefined : await pool?.claim(spec, request);
     const gate: Gate | undefined = member === undefined ? undefined : await pool?.open(spec, member);
+    // The channel leaves the job folder before anything of the task's is written into it.
+    gate?.detach();
     // The slot the launch runs on: a member of this launcher's passes its own (also when its gate was gone and the
     // launch runs cold); one made under another launcher, or before any, gives its slot back and the launch takes one.
     const passed = member !== undefined && member.holder === this.poolHolder;

@@ -7,7 +7,8 @@
  *
  * Why a FIFO in the job folder: only the launcher writes it (it is root's, readable by the task's group alone, and
  * nothing else runs in the member before the claim), it needs no network and no extra mount, and it can vanish
- * before the task starts. The claim opens the FIFO, unlinks it, then writes the task's files and the script: the
+ * before the task starts. The pool opens the FIFO once the member starts; the claim unlinks it, then writes the
+ * task's files and the script: the
  * task finds in its job folder only what was delivered for it, and no descriptor of the gate (a shell closes a
  * sourced file on exec).
  */
@@ -67,8 +68,8 @@ export function makeGate(jobDir: string, user: string): string {
 export class GateClosed extends Error {}
 
 /**
- * Opens a member's gate for its claim and removes the FIFO from the job folder; the caller writes the task's files,
- * then {@link Gate.send}. `running` says whether the member still runs (asked while its shell is not yet reading).
+ * Opens a member's gate for its claim; the claim {@link Gate.detach}es the FIFO from the job folder, writes the task's
+ * files, then {@link Gate.send}s. `running` says whether the member still runs (asked while its shell is not yet reading).
  */
 export async function openGate(jobDir: string, running: () => Promise<boolean>): Promise<Gate> {
   const fifo = join(jobDir, GATE_FIFO);
@@ -87,9 +88,7 @@ export async function openGate(jobDir: string, running: () => Promise<boolean>):
   }
   try {
     // With a reader there, a blocking open returns at once; writes through it then wait for the reader, not fail.
-    const handle = await open(fifo, constants.O_WRONLY);
-    unlinkSync(fifo);
-    return new Gate(handle);
+    return new Gate(await open(fifo, constants.O_WRONLY), fifo);
   } finally {
     closeSync(probe);
   }
@@ -97,10 +96,26 @@ export async function openGate(jobDir: string, running: () => Promise<boolean>):
 
 /** An opened gate: one claim goes through it. */
 export class Gate {
-  constructor(private readonly handle: import("node:fs/promises").FileHandle) {}
+  constructor(
+    private readonly handle: import("node:fs/promises").FileHandle,
+    private readonly fifo: string,
+  ) {}
+
+  /**
+   * Removes the channel from the job folder (the task never sees it; the open ends stay open), before the task's
+   * files are written: a file of the task's named like it is then a plain file.
+   */
+  detach(): void {
+    try {
+      unlinkSync(this.fifo);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+    }
+  }
 
   /** Writes the claim and closes the channel: the member's shell runs it to its `exec`. */
   async send(script: string): Promise<void> {
+    this.detach();
     try {
       await this.handle.writeFile(script);
     } finally {

@@ -99,6 +99,8 @@ export class WarmPool {
   /** Projects whose members left by a gone holder were removed. */
   private readonly swept = new Map<string, Promise<void>>();
   private holder: PoolHolder | undefined;
+  /** The gates of waiting members, opened (or opening) as soon as each started. */
+  private readonly gates = new Map<PoolMember, Promise<Gate>>();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -173,7 +175,7 @@ export class WarmPool {
 
   /**
    * Hands a started member of the template of `spec`, renamed to its task's name, or undefined when none can serve
-   * the launch (it then runs cold). The member keeps its slot for the task. The pool refills in the background.
+   * the launch (it then runs cold; the pool then refills in the background). The member keeps its slot for the task.
    */
   async claim(spec: LaunchSpec, request: PoolRequest = {}): Promise<PoolMember | undefined> {
     if (this.closed || request.id !== undefined || request.stdin !== undefined) return undefined;
@@ -199,7 +201,8 @@ export class WarmPool {
         }
         continue;
       }
-      this.background(shelf);
+      // No refill here: making a member runs the job disk's tools synchronously, which would hold up this task's
+      // start. The launcher refills once the task's result is in hand (`refill`).
       return member;
     }
     this.background(shelf);
@@ -211,6 +214,23 @@ export class WarmPool {
    * member), the member is removed and its wait closed, its slot kept for the launch, which then runs cold.
    */
   async open(spec: LaunchSpec, member: PoolMember): Promise<Gate | undefined> {
+    try {
+      return await (this.gates.get(member) ?? this.openGate(spec, member));
+    } catch (e) {
+      if (!(e instanceof GateClosed)) throw e;
+      await this.closeWait(member);
+      await removeContainer(member).catch(() => undefined);
+      return undefined;
+    } finally {
+      this.gates.delete(member);
+    }
+  }
+
+  /**
+   * Opens a member's gate: done as soon as the member starts, so that a claim finds it open (the gate's shell reads
+   * once a writer is there, and the pool holds that writer until the claim writes or the member is removed).
+   */
+  private openGate(spec: LaunchSpec, member: PoolMember): Promise<Gate> {
     const running = async () => {
       const state = await member.container.inspect().then(
         (i) => i.State,
@@ -230,21 +250,23 @@ export class WarmPool {
       }
       return false;
     };
-    try {
-      return await openGate(member.jobDir, running);
-    } catch (e) {
-      if (!(e instanceof GateClosed)) throw e;
-      await this.closeWait(member);
-      await removeContainer(member).catch(() => undefined);
-      return undefined;
-    }
+    return openGate(member.jobDir, running);
   }
 
   /** A slot came free in the project of `spec` (a task ended): refill its templates' members in the background. */
   refill(spec: LaunchSpec): void {
     if (this.closed) return;
-    for (const shelf of this.shelves.values())
-      if (shelf.spec.project === spec.project) this.background(shelf);
+    // After the caller's own continuation (a launch's return): making a member holds the event loop a while.
+    this.track(
+      new Promise<void>((resolve) =>
+        setImmediate(() => {
+          if (!this.closed)
+            for (const shelf of this.shelves.values())
+              if (shelf.spec.project === spec.project) this.background(shelf);
+          resolve();
+        }),
+      ),
+    );
   }
 
   /** Removes the oldest member of `project` holding a slot of `holder`'s, for a launch that waits; false when none. */
@@ -362,6 +384,9 @@ export class WarmPool {
       this.maxIdle(spec),
     );
     if (waiting === undefined) return false;
+    const opening = this.openGate(spec, waiting);
+    this.track(opening.catch(() => undefined));
+    this.gates.set(waiting, opening);
     if (this.closed || shelf.generation !== generation || this.shelves.get(shelfKey(spec)) !== shelf) {
       await this.retire(spec, waiting);
       return true;
@@ -407,6 +432,12 @@ export class WarmPool {
 
   /** A member leaves the pool unclaimed: its container and job folder go, its wait is charged, its slot freed. */
   private async retire(spec: LaunchSpec, member: PoolMember): Promise<void> {
+    // The writer the pool held open: closed, the gate reads nothing and its shell ends.
+    void this.gates.get(member)?.then(
+      (g) => g.abandon(),
+      () => undefined,
+    );
+    this.gates.delete(member);
     try {
       await removeMember(spec, member);
     } finally {
