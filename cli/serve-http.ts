@@ -213,8 +213,7 @@ async function run(
       }),
     );
     const exit = exitEvent(result, body, agent, project.jobRoot);
-    send(exit);
-    res.end();
+    // Logged before the answer ends, so that the line is there once the client has its result.
     ctx.log({
       at: new Date().toISOString(),
       status: 200,
@@ -226,6 +225,8 @@ async function run(
       chargeUsd: exit.chargeUsd,
       ...(claim.abandoned ? { abandoned: true } : {}),
     });
+    send(exit);
+    res.end();
   } catch (e) {
     const a = answerOf(e);
     ctx.log({
