@@ -283,7 +283,16 @@ describe("sandbox serve", () => {
     expect((service.err().match(/ 200 run /g) ?? []).length).toBe(before + 1);
   }, 60_000);
 
-  it("on SIGTERM lets the task in flight finish, removes its socket and leaves no container", async () => {
+  it("on SIGTERM lets the task in flight finish, removes its socket, its pool and every container", async () => {
+    // A launch of the template's own command warms the pool: a member waits on the engine for the next one.
+    const pooled = await operator.run({ template: "default", files: { "run.sh": "echo pooled\n" } });
+    expect(pooled.stdout).toBe("pooled\n");
+    let members: string[] = [];
+    for (let i = 0; i < 600 && members.length === 0; i++) {
+      members = await projectLeftovers(stack.docker(), name);
+      if (members.length === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(members.length).toBeGreaterThan(0);
     let signalled = false;
     const inFlight = operator.run({
       template: "default",
