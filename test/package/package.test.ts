@@ -204,7 +204,8 @@ describe("the public entry points", () => {
       default: "./dist/runtime/serve/client.js",
     });
     for (const file of ["runtime/serve/client.ts", "runtime/serve/protocol.ts"]) {
-      const from = [...read(file).matchAll(/^(?:import|export)[^;]*? from "([^"]+)";/gm)].map((m) => m[1]);
+      const modules = /^(?:import\s+"([^"]+)"|(?:import|export)\b[^;"]*?\bfrom\s+"([^"]+)");/gm;
+      const from = [...read(file).matchAll(modules)].map((m) => m[1] ?? m[2]);
       expect(
         from.filter((f) => !f?.startsWith("node:") && f !== "./protocol"),
         file,

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { serveSocketPath } from "../../cli/serve-run";
 import { projectLeftovers } from "../../runtime/offSwitch";
 import { SandboxClient, SandboxConnectionError, SandboxServiceError } from "../../runtime/serve/client";
@@ -41,7 +41,8 @@ async function startService(...args: string[]): Promise<Service> {
       "main(process.argv.slice(2), { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) }, " +
       `${JSON.stringify(root)}).then((c) => { process.exitCode = c; });\n`,
   );
-  const child = spawn(join(repo, "node_modules/.bin/tsx"), [front, "serve", "sv", ...args], { cwd: repo });
+  // Node itself with tsx's loader: one process, which the signals reach directly.
+  const child = spawn(process.execPath, ["--import", "tsx", front, "serve", "sv", ...args], { cwd: repo });
   let err = "";
   child.stderr?.on("data", (d) => {
     err += String(d);
@@ -105,8 +106,12 @@ async function refusal(
 }
 
 describe("sandbox serve", () => {
-  let service: Service;
+  let service!: Service;
   const operator = new SandboxClient({ socket });
+  // A service a failed test left running is stopped now (SIGKILL: its tasks go with the stack's off switch).
+  afterAll(() => {
+    if (service !== undefined && service.child.exitCode === null) service.child.kill("SIGKILL");
+  });
 
   it("refuses to listen anywhere but loopback, before anything starts", async () => {
     for (const address of ["0.0.0.0:7070", "10.1.2.3:80", "[::]:80", "example.com:80", "127.0.0.1"]) {
