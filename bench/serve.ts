@@ -13,6 +13,7 @@
  * Goals (not asserted): a launch through the service ≤ 0.4 × `docker run --rm`; p99 at 50 at once ≤ 2 × p50 alone.
  * Writes JSON (default bench/results/serve.json). Needs the Docker engine and the offline image (toolchain/docker.sh).
  *   node --import tsx bench/serve.ts [--runs 10] [--stack dev] [--pool N] [--levels 1,10,50] [--build] [--out file]
+ * `--pool N` gives each service a warm pool of N (the stack's at most its concurrency).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -161,7 +162,9 @@ function timedCommand(cmd: string, args: readonly string[], expect?: RegExp): nu
 async function oneTask() {
   const project = loadStack(ROOT, stack);
   const spec = launchSpec(project, "default", projectNetworkName(project.spec.name));
-  const service = await startService(stack, pool === undefined ? [] : ["--pool", pool]);
+  // The stack's own pool is at most its concurrency.
+  const size = pool === undefined ? undefined : Math.min(Number(pool), project.budget.concurrency);
+  const service = await startService(stack, size === undefined ? [] : ["--pool", String(size)]);
   const client = new SandboxClient({ socket: serveSocketPath(ROOT, stack) });
   const ways: Record<string, () => Promise<number>> = {
     "./sandbox run (through serve)": async () =>
@@ -198,6 +201,7 @@ async function oneTask() {
   return {
     stack,
     runs,
+    pool: size ?? null,
     medianMs: medians,
     ratios: {
       clientToDockerRun: (medians["SandboxClient.run"] ?? Number.NaN) / peer,
