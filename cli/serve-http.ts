@@ -31,6 +31,8 @@ import { readResults } from "./serve-results";
 
 /** Launches in flight at once (waiting for a slot or running); past it a launch is refused as busy. */
 export const MAX_IN_FLIGHT = 256;
+/** The request bodies the launches in flight hold, together (each is at most {@link MAX_BODY_BYTES}). */
+export const MAX_HELD_BYTES = 256 * 1024 * 1024;
 
 /** One line of the service's log: a launch that ended, or one refused. */
 export interface LaunchLog {
@@ -61,6 +63,8 @@ export interface ServiceContext {
   readonly stopping: () => boolean;
   /** The launches in flight (the service waits for them when it stops). */
   readonly inFlight: Set<Promise<void>>;
+  /** The bytes of request bodies they hold. */
+  readonly held: { bytes: number };
 }
 
 /** One launch as the launcher's events see it (they run in its async context). */
@@ -147,22 +151,38 @@ async function answer(ctx: ServiceContext, tcp: boolean, req: IncomingMessage, r
       reason: "concurrency",
       message: `${ctx.inFlight.size} launches are in flight, the service's most; try again when one ends`,
     });
-  let body: RunRequestBody;
+  // The bodies of the launches in flight are held until they end: bounded together, not only each.
+  let held = 0;
+  const hold = (bytes: number) => {
+    if (ctx.held.bytes + bytes > MAX_HELD_BYTES)
+      throw new Answer(429, {
+        kind: "refused",
+        reason: "concurrency",
+        message: `the launches in flight hold ${ctx.held.bytes} bytes of requests, the service's most is ${MAX_HELD_BYTES}; try again when one ends`,
+      });
+    ctx.held.bytes += bytes;
+    held += bytes;
+  };
   try {
-    const keyAgent = await authenticate(ctx, tcp, req.headers.authorization);
-    body = checkRunRequest(await readJson(req), ctx.project);
-    template = body.template;
-    agent = identify(body.agent, keyAgent);
-  } catch (e) {
-    const a = answerOf(e);
-    return refuse(a.status, a.error);
-  }
-  const launch = run(ctx, body, agent, res, started);
-  ctx.inFlight.add(launch);
-  try {
-    await launch;
+    let body: RunRequestBody;
+    try {
+      const keyAgent = await authenticate(ctx, tcp, req.headers.authorization);
+      body = checkRunRequest(await readJson(req, hold), ctx.project);
+      template = body.template;
+      agent = identify(body.agent, keyAgent);
+    } catch (e) {
+      const a = answerOf(e);
+      return refuse(a.status, a.error);
+    }
+    const launch = run(ctx, body, agent, res, started);
+    ctx.inFlight.add(launch);
+    try {
+      await launch;
+    } finally {
+      ctx.inFlight.delete(launch);
+    }
   } finally {
-    ctx.inFlight.delete(launch);
+    ctx.held.bytes -= held;
   }
 }
 

@@ -189,8 +189,11 @@ export class Answer extends Error {
   }
 }
 
-/** The request's body as JSON: bounded in bytes, UTF-8 text, one JSON document. */
-export async function readJson(req: IncomingMessage): Promise<unknown> {
+/**
+ * The request's body as JSON: bounded in bytes, UTF-8 text, one JSON document. `hold` is told of each piece before
+ * it is kept (it throws when the service holds too much already).
+ */
+export async function readJson(req: IncomingMessage, hold: (bytes: number) => void): Promise<unknown> {
   const type = req.headers["content-type"];
   if (type !== undefined && !/^application\/json\s*(;.*)?$/i.test(type))
     throw new BadRequest("content-type", describeValue(type), "application/json");
@@ -207,6 +210,7 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
     if (size > MAX_BODY_BYTES) throw tooLarge();
+    hold((chunk as Buffer).length);
     chunks.push(chunk as Buffer);
   }
   let text: string;

@@ -188,6 +188,7 @@ export async function serveVerb(c: ServeContext): Promise<number> {
     log: (entry: LaunchLog) => io[json ? "out" : "err"](`${json ? JSON.stringify(entry) : logLine(entry)}\n`),
     stopping: () => stopping,
     inFlight,
+    held: { bytes: 0 },
   };
   const servers: Server[] = [];
   const listening: string[] = [];
