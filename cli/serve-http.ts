@@ -141,7 +141,7 @@ async function answer(ctx: ServiceContext, tcp: boolean, req: IncomingMessage, r
       error,
       ...(template ? { template } : {}),
     });
-    sendJson(res, status, { error }, true);
+    sendJson(res, status, { error });
   };
   if (ctx.stopping())
     return refuse(503, { kind: "shutting-down", message: "the service is stopping; it takes no new launch" });
@@ -352,19 +352,25 @@ function identify(claimed: string | undefined, keyAgent: string | undefined): st
 }
 
 function sendError(res: ServerResponse, status: number, kind: string, message: string) {
-  sendJson(res, status, { error: { kind, message } }, true);
+  sendJson(res, status, { error: { kind, message } });
 }
 
-/** One JSON answer; `close` ends the connection (a body may be left unread). */
-function sendJson(res: ServerResponse, status: number, doc: unknown, close = false) {
-  if (res.headersSent || res.destroyed) return;
-  const text = `${JSON.stringify(doc)}\n`;
-  res.writeHead(status, {
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(text),
-    ...(close ? { connection: "close" } : {}),
-  });
-  res.end(text);
+/**
+ * One JSON answer, given once the request's body has all arrived: what is left of a body the answer refuses is read
+ * and dropped first (the server's request timeout bounds how long), so that every client reads the answer; one that
+ * is still sending while the connection closes would lose it.
+ */
+function sendJson(res: ServerResponse, status: number, doc: unknown) {
+  const req = res.req;
+  const write = () => {
+    if (res.headersSent || res.destroyed) return;
+    const text = `${JSON.stringify(doc)}\n`;
+    res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+    res.end(text);
+  };
+  if (req.complete || req.destroyed) return write();
+  req.once("end", write);
+  req.resume();
 }
 
 /** A string as a readable stream (the task's whole input). */

@@ -205,14 +205,34 @@ export async function readJson(req: IncomingMessage, hold: (bytes: number) => vo
       message: `the request's body is over ${MAX_BODY_BYTES} bytes, the most a launch takes (files and input included)`,
     });
   if (declared > MAX_BODY_BYTES) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw tooLarge();
-    hold((chunk as Buffer).length);
-    chunks.push(chunk as Buffer);
-  }
+  // Read by events, not by iteration: leaving an iteration early would destroy the connection before the answer.
+  const { chunks, size } = await new Promise<{ chunks: Buffer[]; size: number }>((resolve, reject) => {
+    let chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    const fail = (e: unknown) => {
+      failed = true;
+      chunks = [];
+      reject(e);
+    };
+    req.on("data", (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) return fail(tooLarge());
+      try {
+        hold(chunk.length);
+      } catch (e) {
+        return fail(e);
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => {
+      if (!failed) resolve({ chunks, size });
+    });
+    req.on("error", (e) => {
+      if (!failed) fail(e);
+    });
+  });
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));

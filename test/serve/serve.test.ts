@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { serveSocketPath } from "../../cli/serve-run";
@@ -68,22 +69,30 @@ function letGo(): void {
 /** A shell line that waits until the test lets it go (after `touch waiting`). */
 const WAIT = "while [ ! -f go ]; do sleep 0.1; done; rm waiting";
 
-/** One raw request on the socket: the status and the body as text. */
+/**
+ * One raw request on the socket: the status and the body as text. Written on a plain connection whose write errors
+ * are ignored: the service may answer a body it refuses before it is all sent, and close.
+ */
 function raw(
   body: Buffer | string,
   headers: Record<string, string> = { "content-type": "application/json" },
 ): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ socketPath: socket, method: "POST", path: "/v1/runs", headers }, (res) => {
-      let text = "";
-      res.on("data", (d) => {
-        text += String(d);
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+  return new Promise((resolve) => {
+    const payload = Buffer.from(body);
+    const head = Object.entries({ ...headers, "content-length": String(payload.length), connection: "close" })
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join("");
+    const conn = connect(socket);
+    const got: Buffer[] = [];
+    conn.on("data", (d) => got.push(d));
+    conn.on("error", () => undefined);
+    conn.on("close", () => {
+      const answer = Buffer.concat(got).toString("utf8");
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0);
+      resolve({ status, text: answer.slice(answer.indexOf("\r\n\r\n") + 4) });
     });
-    // The service may answer and close before it read a body it refuses.
-    req.on("error", reject);
-    req.end(body);
+    conn.write(`POST /v1/runs HTTP/1.1\r\nhost: localhost\r\n${head}\r\n`);
+    conn.end(payload);
   });
 }
 
