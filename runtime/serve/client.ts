@@ -160,7 +160,12 @@ export class SandboxClient {
               ),
         );
       try {
-        req = request({ ...this.target, method, path, headers, ...(signal ? { signal } : {}) }, resolve);
+        // A connection of its own for each request: a kept-alive one the service closes as idle, just as it is
+        // reused, would fail the request (EPIPE), and a local connection costs next to nothing.
+        req = request(
+          { ...this.target, method, path, headers, agent: false, ...(signal ? { signal } : {}) },
+          resolve,
+        );
       } catch (e) {
         fail(e);
         return;
