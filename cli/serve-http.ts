@@ -214,7 +214,11 @@ async function run(
   const entry = { template: body.template, agent };
   try {
     const stale = await templateNotDeployed(ctx.ledger, project, body.template);
-    if (stale !== undefined) throw new Answer(409, { kind: "not-deployed", message: stale });
+    if (stale !== undefined)
+      throw new Answer(409, {
+        kind: "not-deployed",
+        message: `${stale}\n(the service launches the stack's config as it read it when it started: restart \`sandbox serve ${ctx.stack}\` after a change)`,
+      });
     const spec = runSpec(launchSpec(project, body.template, projectNetworkName(project.spec.name)), {
       template: body.template,
       seeds: [],
@@ -248,6 +252,9 @@ async function run(
     send(exit);
     res.end();
   } catch (e) {
+    // A task that started and then failed leaves no job folder behind. (One that failed before it started, whose id
+    // the service never learnt, may have left one: the off switch removes it with the project's.)
+    if (claim.id !== undefined) removeJobFolder(project.jobRoot, claim.id);
     const a = answerOf(e);
     ctx.log({
       at: new Date().toISOString(),

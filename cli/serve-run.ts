@@ -178,7 +178,12 @@ export async function runThroughService(c: ThroughService): Promise<number | und
           // Every slot busy: the same refusal as a direct launch's, so that `--wait` waits for one.
           if (e.error.reason === "concurrency") throw new BudgetRefused(e.message, "concurrency");
           if (e.kind === "shutting-down") throw new ServiceStopping(e.message);
-          throw new ServiceRefused({ kind: FAILURE_KINDS[e.kind] ?? "engine", message: e.message });
+          // The key travelled as the request's bearer token: named as the user gave it.
+          const whose = e.kind === "unauthorized" && key ? ` (the key in ${AGENT_KEY_ENV})` : "";
+          throw new ServiceRefused({
+            kind: FAILURE_KINDS[e.kind] ?? "engine",
+            message: `${e.message}${whose}`,
+          });
         }
       },
     };

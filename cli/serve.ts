@@ -46,8 +46,6 @@ export interface ServeContext {
   readonly root: string;
   readonly ledgerFile: string;
   readonly setUp?: EngineSetUp;
-  /** Stops the service as SIGTERM does (for a caller in the same process); signals stop it too. */
-  readonly stop?: AbortSignal;
 }
 
 /** `serve`'s options, checked before anything starts. */
@@ -226,15 +224,13 @@ export async function serveVerb(c: ServeContext): Promise<number> {
       : `serve ${stack}: project ${project.spec.name} (pid ${process.pid}, ${pool}) answers on ${listening.join(" and ")}; SIGTERM or Ctrl-C stops it\n`,
   );
 
-  // Stopped by a signal or the caller: no new launch; a second signal stops the running tasks now.
+  // Stopped by a signal: no new launch; a second signal stops the running tasks now.
   let cleanupSignals: () => void = () => undefined;
-  const stopped = new Promise<NodeJS.Signals | "stop">((resolve) => {
-    const first = (why: NodeJS.Signals | "stop") => {
+  const stopped = new Promise<NodeJS.Signals>((resolve) => {
+    const first = (why: NodeJS.Signals) => {
       if (stopping) {
-        if (why !== "stop") {
-          io.err(`${why} again: stopping the running tasks now\n`);
-          void launcher.shutdown();
-        }
+        io.err(`${why} again: stopping the running tasks now\n`);
+        void launcher.shutdown();
         return;
       }
       stopping = true;
@@ -242,8 +238,6 @@ export async function serveVerb(c: ServeContext): Promise<number> {
     };
     process.on("SIGTERM", first);
     process.on("SIGINT", first);
-    c.stop?.addEventListener("abort", () => first("stop"), { once: true });
-    if (c.stop?.aborted) first("stop");
     cleanupSignals = () => {
       process.removeListener("SIGTERM", first);
       process.removeListener("SIGINT", first);
@@ -251,7 +245,7 @@ export async function serveVerb(c: ServeContext): Promise<number> {
   });
   const why = await stopped;
   io.err(
-    `serve ${stack}: ${why === "stop" ? "stopping" : `${why}: stopping`}; no new launches; waiting for ${inFlight.size} launch(es) in flight (each ends by its deadline)\n`,
+    `serve ${stack}: ${why}: stopping; no new launches; waiting for ${inFlight.size} launch(es) in flight (each ends by its deadline)\n`,
   );
   const closed = servers.map((s) => new Promise<void>((r) => s.close(() => r())));
   for (const s of servers) s.closeIdleConnections();

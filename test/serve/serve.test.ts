@@ -30,6 +30,8 @@ interface Service {
   readonly exit: Promise<number | null>;
   /** Everything it wrote on stderr so far. */
   err(): string;
+  /** Everything it wrote on stdout so far. */
+  out(): string;
   /** Its loopback TCP address, when it listens there. */
   readonly url?: string;
 }
@@ -45,15 +47,20 @@ async function startService(...args: string[]): Promise<Service> {
   // Node itself with tsx's loader: one process, which the signals reach directly.
   const child = spawn(process.execPath, ["--import", "tsx", front, "serve", "sv", ...args], { cwd: repo });
   let err = "";
+  let out = "";
   child.stderr?.on("data", (d) => {
     err += String(d);
   });
+  child.stdout?.on("data", (d) => {
+    out += String(d);
+  });
   const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  for (let i = 0; i < 1200 && !/ answers on /.test(err) && child.exitCode === null; i++)
+  const up = () => / answers on |"event":"listening"/.test(err + out);
+  for (let i = 0; i < 1200 && !up() && child.exitCode === null; i++)
     await new Promise((r) => setTimeout(r, 100));
-  if (!/ answers on /.test(err)) throw new Error(`the service did not start:\n${err}`);
+  if (!up()) throw new Error(`the service did not start:\n${err}`);
   const url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(err)?.[1];
-  return { child, exit, err: () => err, ...(url === undefined ? {} : { url }) };
+  return { child, exit, err: () => err, out: () => out, ...(url === undefined ? {} : { url }) };
 }
 
 /** The task folders in the job root (not the markers, disks or the ledger's witness). */
@@ -325,6 +332,38 @@ describe("sandbox serve", () => {
     expect(await inFlight).toMatchObject({ exitCode: 0, stdout: "ready\ndone\n" });
     expect(await service.exit).toBe(0);
     expect(service.err()).toMatch(/SIGTERM: stopping; no new launches; waiting for 1 launch/);
+    expect(await projectLeftovers(stack.docker(), name)).toEqual([]);
+  }, 120_000);
+
+  it("on a second signal stops the running tasks at once; --json logs one document a launch", async () => {
+    service = await startService("--json");
+    expect(JSON.parse(service.out().split("\n")[0] ?? "")).toMatchObject({
+      event: "listening",
+      stack: "sv",
+      pool: null,
+    });
+    let signals = 0;
+    const stopped = operator.run({
+      template: "default",
+      command: ["sh", "-c", "echo sleeping; sleep 250"],
+      onStdout: () => {
+        signals = 1;
+        service.child.kill("SIGTERM");
+      },
+    });
+    for (let i = 0; i < 600 && (signals === 0 || !/waiting for 1 launch/.test(service.err())); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    service.child.kill("SIGTERM");
+    expect(await stopped).toMatchObject({ reason: "off", removed: true, stdout: "sleeping\n" });
+    expect(await service.exit).toBe(0);
+    expect(service.err()).toContain("SIGTERM again: stopping the running tasks now");
+    const logged = service
+      .out()
+      .trim()
+      .split("\n")
+      .slice(1)
+      .map((l) => JSON.parse(l));
+    expect(logged).toEqual([expect.objectContaining({ status: 200, template: "default", reason: "off" })]);
     expect(await projectLeftovers(stack.docker(), name)).toEqual([]);
   }, 120_000);
 
