@@ -6,7 +6,16 @@
  *
  * The other entry points: `/docker`, `/kubernetes` and `/model` (one backend, or the model alone), `/runtime` (the
  * task launcher and the off switch), `/policy` (the rules, `judge` and `packArgs`), `/scan` (`scan` as a function),
- * and `/pack`, the CrossGuard pack itself (`policy-pack/` in the package is the folder to point the engine at).
+ * `/pack`, the CrossGuard pack itself (`policy-pack/` in the package is the folder to point the engine at), and
+ * `/client`, the launch service's client alone (Node's own modules only; also exported here).
  */
 export { docker, kubernetes } from "./components";
 export * from "./components/model";
+export {
+  SandboxClient,
+  type SandboxClientOptions,
+  SandboxConnectionError,
+  type SandboxRunOptions,
+  type SandboxRunResult,
+  SandboxServiceError,
+} from "./runtime/serve/client";

@@ -104,6 +104,26 @@ examples:
 
 exit codes: the task's own (0-255); 124 killed at its deadline; 137 killed by its memory limit; 2 bad options or a
             launch the policy refused; 3 a missing image or no engine; 130/143 cancelled`,
+  serve: `usage: sandbox serve <stack> [--pool N] [--listen 127.0.0.1:PORT] [--json]
+
+The launch service: one process that keeps the stack's launcher, warm pool and ledger, and launches tasks for a
+small HTTP API (docs/runtime.md) on a unix socket in .sandbox/serve/<stack>.sock (mode 0600, its owner only), and
+with --listen on loopback TCP, where every launch carries an agent's key (Authorization: Bearer <key>). \`run\` goes
+through it while it answers. It runs in the foreground, one log line per launch; SIGTERM or Ctrl-C stops it: no
+new launch, the tasks in flight end (by their deadlines at the latest), the pool's members and the socket are
+removed. A second signal stops the running tasks at once.
+
+  --pool N                 members kept ready per template (default: the templates' pool.size, else none);
+                           at most the budget's maxConcurrentTasks
+  --listen 127.0.0.1:PORT  also answer on loopback TCP (127.0.0.0/8, [::1] or localhost; never another address)
+  --json                   each log line as one JSON document on stdout
+
+examples:
+  sandbox serve dev
+  sandbox serve dev --pool 2 --listen 127.0.0.1:7070
+
+exit codes: 0 stopped cleanly, 1 it cannot listen or open the ledger, 2 bad options (a --listen address off
+            loopback) or a service already answers for the stack, 3 no engine`,
   probe: `usage: sandbox probe <stack> [template...] [--json]
 
 Proves every wall inside each template (all by default): declared against what the kernel says.
@@ -343,6 +363,8 @@ task verbs, on the local Docker engine:
   probe <stack> [template...]              prove every wall inside each template, declared vs observed
   escape <stack> [template...]             try the four escapes (env exfiltration, write outside the job
                                            folder, fork bomb, metadata address); each must be blocked
+  serve <stack> [--pool N] [--listen a:p]  the launch service: a warm launcher on a unix socket (and loopback
+                                           TCP for agents' keys); \`run\` goes through it while it answers
   off <stack> [--yes]                      remove every container, network, volume and job folder of the
                                            project (works whatever the config says now; asks on a terminal)
   run ... --agent name                     the agent the task is for, with its key in SANDBOX_AGENT_KEY

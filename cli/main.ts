@@ -223,7 +223,8 @@ async function mainOnce(
   }
   const taskVerb = (TASK_VERBS as readonly string[]).includes(verb);
   const ledgerVerb = (LEDGER_VERBS as readonly string[]).includes(verb);
-  if (!((STACK_VERBS as readonly string[]).includes(verb) && rest.length === 0) && !taskVerb && !ledgerVerb) {
+  const ownArgs = taskVerb || ledgerVerb || verb === "serve";
+  if (!((STACK_VERBS as readonly string[]).includes(verb) && rest.length === 0) && !ownArgs) {
     const known = VERB_HELP[verb] !== undefined;
     const message = known
       ? `${verb}: unexpected arguments ${JSON.stringify(rest)} (\`sandbox ${verb} --help\`)`
@@ -309,6 +310,10 @@ async function mainOnce(
       await engineSetUp(root, env),
     );
   }
+  if (verb === "serve" && project !== undefined) {
+    const serve = { stack, project, args: rest, io, json, root, ledgerFile: file(stack, project) };
+    return (await import("./serve.js")).serveVerb({ ...serve, setUp: await engineSetUp(root, env) });
+  }
   if (taskVerb && project !== undefined && project.spec.backend === "kubernetes") {
     const { runKubeTaskVerb } = await import("./kube-runtime.js");
     const ledgerAt = verb === "off" ? undefined : file(stack, project);
@@ -324,6 +329,7 @@ async function mainOnce(
       json,
       await engineSetUp(root, env),
       file(stack, project),
+      { root, stack, verbose },
     );
   }
   if (ledgerVerb && project !== undefined) {

@@ -38,10 +38,10 @@ export interface RunOptions {
 export const DEFAULT_WAIT_SECONDS = 600;
 
 /** A variable name as a shell and the engine take it. */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Variables the toolkit sets itself for a template (proxy and broker addresses): never a task's to change. */
-const TOOLKIT_VARIABLES = new Set([
+export const TOOLKIT_VARIABLES: ReadonlySet<string> = new Set([
   "HTTP_PROXY",
   "HTTPS_PROXY",
   "NO_PROXY",
@@ -52,7 +52,7 @@ const TOOLKIT_VARIABLES = new Set([
 ]);
 
 /** At most this much of `--env` in all (names and values), like a small environment. */
-const MAX_ENV_BYTES = 64 * 1024;
+export const MAX_ENV_BYTES = 64 * 1024;
 
 /** Bad `run` arguments: one message naming the option, the value and what is allowed. */
 export class RunUsageError extends Error {

@@ -77,7 +77,8 @@ export async function runOne(
   if (!run.keep) removeJobFolder(project.jobRoot, taskId);
   const code = runExitCode(result);
   const { jobDir: _jobDir, notCopied: _notCopied, ...task } = result;
-  const folderPath = join(project.jobRoot, taskId);
+  // The launcher's own name for the task (a launch service names its tasks itself).
+  const folderPath = join(project.jobRoot, result.id);
   if (json) {
     const doc = {
       verb: "run",

@@ -139,7 +139,8 @@ async function offOnce(target: OffTarget, io: Io, json: boolean, note?: string):
  * Runs a task verb. `run <template> [options] [-- command...]` launches one task (see cli/run-options.ts);
  * `probe [templates]` proves every wall; `escape [templates]` tries the four escapes; `off` removes everything of
  * the project. Returns the exit code ({@link TASK_EXIT}); never throws. With `setUp`, a verb that finds no engine or
- * an image missing before any task started runs it once and tries again.
+ * an image missing before any task started runs it once and tries again. With `serve`, `run` goes through the stack's
+ * launch service when one answers (`--verbose` says which way it went).
  */
 export async function runTaskVerb(
   verb: TaskVerb,
@@ -149,6 +150,7 @@ export async function runTaskVerb(
   json: boolean,
   setUp?: EngineSetUp,
   ledgerFile?: string,
+  serve?: { readonly root: string; readonly stack: string; readonly verbose: boolean },
 ): Promise<number> {
   if (verb === "off")
     return runOff({ name: project.spec.name, jobRoot: project.jobRoot }, io, json, undefined, setUp);
@@ -157,6 +159,12 @@ export async function runTaskVerb(
     if (verb === "run") run = parseRunArgs(rest, process.env.INIT_CWD ?? process.cwd());
   } catch (e) {
     return report(verb, failureOf(verb, e), io, json);
+  }
+  // A launch service of the stack that answers takes the task (cli/serve-run.ts); else it is launched here.
+  if (run !== undefined && serve !== undefined) {
+    const { runThroughService } = await import("./serve-run.js");
+    const code = await runThroughService({ ...serve, project, run, io, json });
+    if (code !== undefined) return code;
   }
   let stale: string | undefined;
   try {
@@ -181,21 +189,33 @@ async function notDeployed(
   // No ledger file yet: nothing was deployed through this front.
   if (!isLedgerUrl(ledgerFile) && !existsSync(ledgerFile)) return undefined;
   const ledger = await Ledger.at(ledgerFile, meterOf(project));
-  let deployed: Record<string, LaunchSpec> | undefined;
   try {
-    deployed = await deployedSpecs(ledger, project.spec.name);
+    return await templateNotDeployed(ledger, project, run.template);
   } finally {
     await ledger.close();
   }
-  if (deployed === undefined || project.spec.templates[run.template] === undefined) return undefined;
-  const was = deployed[run.template];
+}
+
+/**
+ * Why a task of `template` must not launch as the config says: the last `up` recorded in `ledger` deployed it
+ * otherwise, or not at all. Undefined when it matches, or when nothing was deployed yet. `run` and the launch service
+ * (cli/serve-http.ts) both ask it.
+ */
+export async function templateNotDeployed(
+  ledger: Ledger,
+  project: ResolvedProject,
+  template: string,
+): Promise<string | undefined> {
+  const deployed = await deployedSpecs(ledger, project.spec.name);
+  if (deployed === undefined || project.spec.templates[template] === undefined) return undefined;
+  const was = deployed[template];
   const names = Object.keys(deployed).sort().join(", ") || "none";
   if (was === undefined)
-    return `run: template "${run.template}" is in the config but was not deployed (the last \`up\` deployed: ${names}); run \`up\` first`;
-  const now = launchSpec(project, run.template, projectNetworkName(project.spec.name));
+    return `run: template "${template}" is in the config but was not deployed (the last \`up\` deployed: ${names}); run \`up\` first`;
+  const now = launchSpec(project, template, projectNetworkName(project.spec.name));
   if (was.specHash === now.specHash) return undefined;
   const diff = specDifference(was, now);
-  return `run: template "${run.template}" differs from what the last \`up\` deployed (and the pack judged):\n${diff.map((d) => `  - ${d}`).join("\n")}\nrun \`up\` first, or put the config back`;
+  return `run: template "${template}" differs from what the last \`up\` deployed (and the pack judged):\n${diff.map((d) => `  - ${d}`).join("\n")}\nrun \`up\` first, or put the config back`;
 }
 
 /** One attempt of `run`, `probe` or `escape` (`run`'s options already parsed). */

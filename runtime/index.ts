@@ -45,4 +45,12 @@ export {
 export { type PoolMember, type PoolRequest, poolMemberName, WarmPool, type WarmPoolOptions } from "./pool";
 export { policyPreflight, type RuleConfig } from "./preflight";
 export { ensureProxy, type ProxyOptions } from "./proxy";
+export {
+  SandboxClient,
+  type SandboxClientOptions,
+  SandboxConnectionError,
+  type SandboxRunOptions,
+  type SandboxRunResult,
+  SandboxServiceError,
+} from "./serve/client";
 export type { TaskLauncher } from "./task";

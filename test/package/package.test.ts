@@ -196,6 +196,21 @@ describe("the public entry points", () => {
     expect(functions(kubeRuntime, kubeNames)).toEqual(
       Object.fromEntries(kubeNames.map((n) => [n, "function"])),
     );
+    // The launch service's client, from the main entry, the runtime's and its own (`/client`), which loads only
+    // Node's own modules: an agent needs neither Pulumi nor the engine's client to launch through the service.
+    expect([typeof root.SandboxClient, typeof runtime.SandboxClient]).toEqual(["function", "function"]);
+    expect(pkg.exports["./client"]).toEqual({
+      types: "./dist/runtime/serve/client.d.ts",
+      default: "./dist/runtime/serve/client.js",
+    });
+    for (const file of ["runtime/serve/client.ts", "runtime/serve/protocol.ts"]) {
+      const modules = /^(?:import\s+"([^"]+)"|(?:import|export)\b[^;"]*?\bfrom\s+"([^"]+)");/gm;
+      const from = [...read(file).matchAll(modules)].map((m) => m[1] ?? m[2]);
+      expect(
+        from.filter((f) => !f?.startsWith("node:") && f !== "./protocol"),
+        file,
+      ).toEqual([]);
+    }
     // The Docker entry does not carry the Kubernetes launcher: it is the Kubernetes entry's alone.
     expect(Object.keys(runtime)).not.toContain("KubeLauncher");
     const policyNames = ["judge", "selectRules", "adaptResources", "adaptLaunchSpec", "packArgs"];
