@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test suite: type check, lint (zero warnings), then every test of every tier (test/tiers.mts): the unit and
-# oracle tiers while the toolchain builds, then the engine tier, then the node tier on its own. Arguments go to vitest (one run): `--project unit` runs one tier, file
+# The test suite: type check, lint (zero warnings), then every test of every tier (test/tiers.mts): the unit tier
+# while the toolchain builds, then the oracle and engine tiers, then the node tier on its own. Arguments go to vitest (one run): `--project unit` runs one tier, file
 # names run those files. Prints one closing line: "tests: N passed, N failed".
 set -uo pipefail
 # The whole script is one function, called on the last line: bash has read all of it before anything runs, so
@@ -18,7 +18,7 @@ run_suite() {
   # module download); the scale test runs `setup.sh kwok` itself, which waits for this build or finds it cached.
   bash toolchain/setup.sh kwok >.sandbox/kwok-setup.log 2>&1 &
   # The builds (minutes each the first time, cached by version after that) run beside the type check, the lint and
-  # the unit and oracle tiers, which need none of them; the engine and node tiers wait for them.
+  # the unit tier, which need none of them; the other tiers wait for them.
   build_toolchain() {
     local s=0
     echo "== PostgreSQL's server for the shared ledger's tests (Debian's package, installed when missing)"
@@ -48,11 +48,12 @@ run_suite() {
     tsc --noEmit -p tsconfig.json || status=1
     echo "== lint"
     biome check --error-on-warnings . || status=1
-    echo "== tests that need no engine (unit and oracle tiers)"
-    vitest run --project unit --project oracle --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-unit.json || status=1
+    echo "== tests that need nothing but Node (unit tier)"
+    vitest run --project unit --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-unit.json || status=1
+    # The oracles build Go modules of their own: beside the toolchain's builds they would only wait for the CPU.
     wait_toolchain
-    echo "== tests on the engines (engine tier)"
-    vitest run --project engine --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json || status=1
+    echo "== tests on Go oracles and on the engines (oracle and engine tiers)"
+    vitest run --project oracle --project engine --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json || status=1
     echo "== tests on a real Kubernetes node (alone: its cgroups, bridge and iptables rules are the machine's)"
     vitest run --project node --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-node.json || status=1
   fi

@@ -101,21 +101,21 @@ describe("the test tiers", () => {
       .split("\n")
       .map((line) => line.trim())
       .filter((line) => line.startsWith("vitest "));
-    // With arguments, one run of what they name; without, the tiers that need no engine (while the toolchain
-    // builds), then the engine tier, then the node's alone: every tier exactly once.
+    // With arguments, one run of what they name; without, the unit tier (while the toolchain builds), then the
+    // oracle and engine tiers, then the node's alone: every tier exactly once.
     expect(vitest).toHaveLength(4);
     expect(vitest[0]).toMatch(/^vitest run /);
     expect(vitest[0]).not.toContain("--project");
     const projectsOf = (line: string) => [...line.matchAll(/--project (\S+)/g)].map((m) => m[1]).sort();
     const runs = vitest.slice(1).map(projectsOf);
     expect(runs.flat().sort()).toEqual([...TIERS].sort());
-    expect(runs[0]).toEqual(["oracle", "unit"]);
-    expect(runs[1]).toEqual(["engine"]);
+    expect(runs[0]).toEqual(["unit"]);
+    expect(runs[1]).toEqual(["engine", "oracle"]);
     expect(runs[2]).toEqual(["node"]);
     // The engine tiers run after the toolchain build is waited for; the first one before it.
     const lines = testSh.split("\n").map((line) => line.trim());
     const at = (prefix: string) => lines.findIndex((line) => line.startsWith(prefix));
     expect(at("vitest run --project unit")).toBeLessThan(lines.lastIndexOf("wait_toolchain"));
-    expect(lines.lastIndexOf("wait_toolchain")).toBeLessThan(at("vitest run --project engine"));
+    expect(lines.lastIndexOf("wait_toolchain")).toBeLessThan(at("vitest run --project oracle"));
   });
 });

@@ -53,13 +53,15 @@ describe("the task verbs of the front", () => {
   });
 
   it("removes a running task's container when the launcher is interrupted (SIGTERM)", async () => {
-    const { child, done } = front(["run", "dev", "default", "--", "sleep", "60"]);
+    // Its own task, told apart by its command: other test files may run tasks of the same stack meanwhile.
+    const marker = `interrupted-${Math.random().toString(36).slice(2, 10)}`;
+    const { child, done } = front(["run", "dev", "default", "--", "sh", "-c", `sleep 60 # ${marker}`]);
     let id = "";
-    for (let i = 0; i < 200 && id === ""; i++) {
+    for (let i = 0; i < 600 && id === ""; i++) {
       const running = await docker.listContainers({
         filters: { label: ["sandbox.project=sandbox-dev", "sandbox.role=task"], status: ["running"] },
       });
-      id = running[0]?.Labels["sandbox.task"] ?? "";
+      id = running.find((c) => c.Command.includes(marker))?.Labels["sandbox.task"] ?? "";
       if (id === "") await new Promise((r) => setTimeout(r, 100));
     }
     expect(id).not.toBe("");
