@@ -270,9 +270,10 @@ describe("sandbox serve", () => {
     const docker = stack.docker();
     let running = 1;
     for (let i = 0; i < 600 && running > 0; i++) {
+      // Tasks only: the pool's members wait started too.
       running = (
         await docker.listContainers({ filters: { label: [`sandbox.project=${name}`], status: ["running"] } })
-      ).length;
+      ).filter((c) => !(c.Names[0] ?? "").startsWith(`/${name}-pool-`)).length;
       if (running > 0) await new Promise((r) => setTimeout(r, 100));
     }
     expect(running).toBe(0);
