@@ -1,12 +1,13 @@
-// The checkout's front in one Node process (./sandbox runs `node toolchain/front.cjs <verb> ...`): the package
-// build's compiled JavaScript (dist/, `npm run build`) when that build is fresh, else the TypeScript of cli/main.ts
-// through tsx. Compiled, a task verb starts in a third of the CPU time. A stale build never runs: the build records
-// the size and modification time of every file it was made from (dist/.sources, written only when none changed
-// while it ran), and the build is fresh only while every one of them is as recorded; a file added since then is
-// only reached through one that changed. Plain JavaScript, so that choosing costs no compile.
+// The checkout's front in one Node process (./sandbox runs `node toolchain/front.cjs <verb> ...`), in the first of
+// these that is fresh: the checkout's bundle (dist/front/sandbox.cjs, toolchain/front-bundle.cjs), built here when
+// stale; the package build's compiled JavaScript (dist/, `npm run build`); else the TypeScript of cli/main.ts
+// through tsx. The bundle starts a task verb in a fraction of the time of the others. Stale code never runs: each
+// build records the size and modification time of every file it was made from (and the bundle its own), written only
+// when none changed while it ran, and a build is fresh only while every one of them is as recorded; a file added
+// since then is only reached through one that changed. Plain JavaScript, so that choosing costs no compile.
 "use strict";
-const { readdirSync, readFileSync, statSync, writeFileSync } = require("node:fs");
-const { join, resolve } = require("node:path");
+const { readdirSync, readFileSync, rmSync, statSync, writeFileSync } = require("node:fs");
+const { dirname, join, relative, resolve } = require("node:path");
 
 /** The files a build is made from (tsconfig.build.json's sources, and what the build copies beside them). */
 const SOURCE_FOLDERS = ["components", "policy", "runtime", "cli", "providers", "stacks"];
@@ -19,11 +20,15 @@ const SOURCE_FILES = [
   "toolchain/versions.env",
   "cli/engine-session/bin/pulumi",
 ];
+/** What the bundle holds besides the sources: the packages it bundles (as installed) and package.json. */
+const BUNDLE_FILES = ["package.json", "package-lock.json", "node_modules/.package-lock.json", "toolchain/front-bundle.cjs"];
 const STAMP = ".sources";
+/** The bundle, from the root (built by toolchain/front-bundle.cjs, which is loaded only to build). */
+const BUNDLE = join("dist", "front", "sandbox.cjs");
 
-/** `path size mtime` of every source file, sorted: what a fresh build must still match. */
-function sourceSnapshot(root) {
-  const files = [...SOURCE_FILES];
+/** `path size mtime` of every file a build of `kind` ("build" or "bundle") is made from, sorted. */
+function sourceSnapshot(root, kind = "build") {
+  const files = [...SOURCE_FILES, ...(kind === "bundle" ? BUNDLE_FILES : [])];
   for (const folder of SOURCE_FOLDERS) {
     let found = [];
     try {
@@ -46,21 +51,31 @@ function fileMark(path) {
 }
 
 /**
- * Records `before` (taken before the build started) as the build's sources, unless a source changed while it ran:
- * then the build is left without a record, and so is never taken as fresh. Returns whether it recorded.
+ * Records `before` (taken before the build started) as the sources of the build at `out` (the package build's
+ * folder, or the bundle's file), unless a source changed while it ran: then the build is left without a record, and
+ * so is never taken as fresh. A bundle's record names the bundle too, so that another build's bundle renamed over it
+ * later is not taken as this one. Returns whether it recorded.
  */
-function recordBuild(root, out, before) {
-  const after = sourceSnapshot(root);
+function recordSources(root, out, before, kind = "build") {
+  const after = sourceSnapshot(root, kind);
+  const dir = kind === "bundle" ? dirname(out) : out;
+  rmSync(join(dir, STAMP), { force: true });
   if (after.join("\n") !== before.join("\n")) return false;
-  writeFileSync(join(out, STAMP), `${before.join("\n")}\n`);
+  const own = kind === "bundle" ? [`${relative(root, out)} ${fileMark(out)}`] : [];
+  writeFileSync(join(dir, STAMP), `${[...before, ...own].join("\n")}\n`);
   return true;
 }
 
-/** True when dist/ holds a build of exactly the current sources. Reads one file and stats each source once. */
-function freshBuild(root) {
+/** The package build's record (scripts/build-package.mjs). */
+function recordBuild(root, out, before) {
+  return recordSources(root, out, before, "build");
+}
+
+/** True when the record in `dir` names files that are all as recorded. Reads one file, stats each file once. */
+function freshAgainst(root, dir) {
   let recorded;
   try {
-    recorded = readFileSync(join(root, "dist", STAMP), "utf8");
+    recorded = readFileSync(join(dir, STAMP), "utf8");
   } catch {
     return false;
   }
@@ -72,20 +87,58 @@ function freshBuild(root) {
   return true;
 }
 
+/** True when dist/ holds a build of exactly the current sources. */
+function freshBuild(root) {
+  return freshAgainst(root, join(root, "dist"));
+}
+
+/** True when the bundle was made from exactly the current sources and packages, and is the file it recorded. */
+function freshBundle(root) {
+  return freshAgainst(root, join(root, BUNDLE, ".."));
+}
+
+/**
+ * Which front runs for the checkout at `root`: `bundle`, `build` or `tsx` (see the top of this file). A stale bundle
+ * is built again first; a build that fails (no esbuild, a source that does not compile, a folder not writable) leaves
+ * the choice to the others, and tsx then reports what does not compile.
+ */
+async function chooseFront(root, { rebuild = true } = {}) {
+  if (freshBundle(root)) return "bundle";
+  if (rebuild) {
+    try {
+      if (await require("./front-bundle.cjs").buildBundle(root, module.exports)) return "bundle";
+    } catch {
+      // no bundle this time
+    }
+  }
+  return freshBuild(root) ? "build" : "tsx";
+}
+
 /** Runs the front's verb (cli/main.ts's `runCommand`) with the process's arguments. */
 async function runFront(root) {
   // Node keeps the compiled code of what it loads, so every run after the first starts faster.
   require("node:module").enableCompileCache?.();
-  let entry = join(root, "dist", "cli", "main.js");
-  if (!freshBuild(root)) {
+  const front = await chooseFront(root, { rebuild: process.env.SANDBOX_FRONT_BUILD !== "never" });
+  let entry = join(root, BUNDLE);
+  if (front === "build") entry = join(root, "dist", "cli", "main.js");
+  if (front === "tsx") {
     // The TypeScript: tsx's hooks for require() and for the import() by which main loads each verb's modules.
     require("tsx/cjs/api").register();
     (await import("tsx/esm/api")).register();
     entry = join(root, "cli", "main.ts");
   }
+  if (process.env.SANDBOX_FRONT_SAY === "1") process.stderr.write(`front: ${front} (${relative(root, entry)})\n`);
   await require(entry).runCommand(process.argv.slice(2), root);
 }
 
-module.exports = { freshBuild, recordBuild, sourceSnapshot };
+module.exports = {
+  BUNDLE,
+  chooseFront,
+  freshBuild,
+  freshBundle,
+  recordBuild,
+  recordSources,
+  sourceSnapshot,
+};
 
 if (require.main === module) void runFront(resolve(__dirname, ".."));
