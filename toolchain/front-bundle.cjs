@@ -11,7 +11,7 @@
 // recorded beside it, and toolchain/front.cjs checks them before every run. Built by `npm run build` and, when
 // stale, by the front itself. Plain JavaScript, loaded only to build.
 "use strict";
-const { mkdirSync, readFileSync, renameSync, rmSync } = require("node:fs");
+const { existsSync, mkdirSync, readFileSync, renameSync, rmSync } = require("node:fs");
 const { dirname, join, relative, sep } = require("node:path");
 
 /** Where the bundle goes, from the checkout's root. */
@@ -30,11 +30,20 @@ const STAND_INS = [
 ];
 
 /**
- * `__dirname` of a source at `folder` (relative to `root`), in a bundle at `out`: that folder of the checkout, found
- * from the bundle's own place, so that a checkout moved with its bundle still finds its files.
+ * Programs the code starts by path, compiled beside the bundle from the same sources: the watchdog (runtime/
+ * orphan-watch.ts), which runtime/watchdog.ts looks for beside itself. Run as TypeScript it costs a tenth of a second
+ * of CPU at every launch, while the task starts.
  */
-function dirnameOf(root, out, folder) {
-  const path = relative(dirname(out), join(root, folder)).split(sep).join("/");
+const PROGRAMS = [{ source: "runtime/orphan-watch.ts", out: "orphan-watch.cjs", foundBy: "runtime/watchdog.ts" }];
+
+/**
+ * `__dirname` of the source `file` (relative to `root`), in a bundle at `out`: that source's folder in the checkout,
+ * found from the bundle's own place (so that a checkout moved with its bundle still finds its files); for a source
+ * that finds one of {@link PROGRAMS}, the bundle's folder, where the compiled program is.
+ */
+function dirnameOf(root, out, file) {
+  if (PROGRAMS.some((p) => p.foundBy === file)) return "__dirname";
+  const path = relative(dirname(out), join(root, dirname(file))).split(sep).join("/");
   return `require("node:path").join(__dirname, ${JSON.stringify(path)})`;
 }
 
@@ -50,10 +59,11 @@ function checkoutPlugin(root, out) {
         }));
       }
       build.onLoad({ filter: /\.ts$/ }, (args) => {
-        const folder = relative(root, dirname(args.path));
-        if (folder.startsWith("..") || folder.split(sep).includes("node_modules")) return undefined;
+        const file = relative(root, args.path);
+        if (file.startsWith("..") || file.split(sep).includes("node_modules")) return undefined;
         const text = readFileSync(args.path, "utf8");
-        return { contents: text.replace(/\b__dirname\b/g, dirnameOf(root, out, folder)), loader: "ts" };
+        const checkoutDirname = dirnameOf(root, out, file.split(sep).join("/"));
+        return { contents: text.replace(/\b__dirname\b/g, checkoutDirname), loader: "ts" };
       });
     },
   };
@@ -68,17 +78,12 @@ function checkoutPlugin(root, out) {
 async function buildBundle(root, front, out = join(root, BUNDLE)) {
   const esbuild = require("esbuild");
   const before = front.sourceSnapshot(root, "bundle");
-  const part = `${out}.${process.pid}.part`;
-  mkdirSync(dirname(out), { recursive: true });
-  try {
-    await esbuild.build({
-      absWorkingDir: root,
+  const common = { absWorkingDir: root, bundle: true, platform: "node", format: "cjs", target: "node22" };
+  const builds = [
+    {
+      ...common,
       entryPoints: [join(root, "cli", "main.ts")],
-      outfile: part,
-      bundle: true,
-      platform: "node",
-      format: "cjs",
-      target: "node22",
+      outfile: out,
       external: EXTERNAL,
       // `require.main === module` guards the modules that are also programs: in the bundle none of them is.
       define: { "require.main": "undefined" },
@@ -86,12 +91,25 @@ async function buildBundle(root, front, out = join(root, BUNDLE)) {
       // main.ts's guard above reads `module`, which in the bundle is the bundle's own: what the guard needs.
       logOverride: { "commonjs-variable-in-esm": "silent" },
       plugins: [checkoutPlugin(root, out)],
-    });
-    renameSync(part, out);
+    },
+    // The programs import Node's own modules only, and run as themselves: their own guards stand.
+    ...PROGRAMS.filter((p) => existsSync(join(root, p.source))).map((p) => ({
+      ...common,
+      entryPoints: [join(root, p.source)],
+      outfile: join(dirname(out), p.out),
+      logLevel: "error",
+    })),
+  ];
+  mkdirSync(dirname(out), { recursive: true });
+  const parts = builds.map((b) => ({ to: b.outfile, part: `${b.outfile}.${process.pid}.part` }));
+  try {
+    await Promise.all(builds.map((b, i) => esbuild.build({ ...b, outfile: parts[i].part })));
+    // The programs first: the bundle, renamed last, is what a front looks for.
+    for (const { to, part } of parts.reverse()) renameSync(part, to);
   } finally {
-    rmSync(part, { force: true });
+    for (const { part } of parts) rmSync(part, { force: true });
   }
-  return front.recordSources(root, out, before, "bundle");
+  return front.recordSources(root, out, before, "bundle", parts.map((p) => p.to));
 }
 
 module.exports = { EXTERNAL, buildBundle };

@@ -53,15 +53,15 @@ function fileMark(path) {
 /**
  * Records `before` (taken before the build started) as the sources of the build at `out` (the package build's
  * folder, or the bundle's file), unless a source changed while it ran: then the build is left without a record, and
- * so is never taken as fresh. A bundle's record names the bundle too, so that another build's bundle renamed over it
- * later is not taken as this one. Returns whether it recorded.
+ * so is never taken as fresh. A bundle's record names the files it made too (`made`: the bundle and the programs
+ * beside it), so that another build's renamed over them later is not taken as this one. Returns whether it recorded.
  */
-function recordSources(root, out, before, kind = "build") {
+function recordSources(root, out, before, kind = "build", made = [out]) {
   const after = sourceSnapshot(root, kind);
   const dir = kind === "bundle" ? dirname(out) : out;
   rmSync(join(dir, STAMP), { force: true });
   if (after.join("\n") !== before.join("\n")) return false;
-  const own = kind === "bundle" ? [`${relative(root, out)} ${fileMark(out)}`] : [];
+  const own = kind === "bundle" ? made.map((f) => `${relative(root, f)} ${fileMark(f)}`) : [];
   writeFileSync(join(dir, STAMP), `${[...before, ...own].join("\n")}\n`);
   return true;
 }

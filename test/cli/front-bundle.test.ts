@@ -16,7 +16,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const REPO = join(__dirname, "../..");
@@ -194,6 +194,26 @@ describe("the real front's bundle", () => {
       rmSync(stackRoot, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it("starts the watchdog compiled beside it, from the same sources, not the TypeScript one", () => {
+    const watchdog = join(out, "..", "orphan-watch.cjs");
+    // runtime/watchdog.ts looks beside itself, which in the bundle is the bundle's own folder.
+    expect(readFileSync(out, "utf8")).toMatch(
+      /\/\/ runtime\/watchdog\.ts\n[\s\S]*?for \(const name of \["orphan-watch\.js", "orphan-watch\.cjs"\]\) \{\n\s*const js = \(0, \w+\.join\)\(__dirname, name\)/,
+    );
+    expect(readFileSync(join(out, "..", ".sources"), "utf8")).toContain(`${relative(REPO, watchdog)} `);
+    // It runs as the watchdog: a folder with nothing to watch and a launcher that is gone, and it is done.
+    const empty = mkdtempSync(join(tmpdir(), "sandbox-front-bundle-watch-"));
+    try {
+      const r = spawnSync(process.execPath, [watchdog, "--sandbox-watchdog", empty, "2147483646", "x"], {
+        encoding: "utf8",
+        timeout: 30_000,
+      });
+      expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: "" });
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
 
   it("calls the Docker client's stand-ins with a message that names why", () => {
     const text = readFileSync(out, "utf8");
