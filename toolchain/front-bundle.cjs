@@ -18,7 +18,15 @@ const { dirname, join, relative, sep } = require("node:path");
 const { BUNDLE } = require("./front.cjs");
 
 /** Packages the bundle leaves to node_modules: loaded by stack, Kubernetes and shared-ledger verbs only. */
-const EXTERNAL = ["@pulumi/*", "@kubernetes/client-node", "pg", "ssh2", "cpu-features", "@grpc/*", "protobufjs"];
+const EXTERNAL = [
+  "@pulumi/*",
+  "@kubernetes/client-node",
+  "pg",
+  "ssh2",
+  "cpu-features",
+  "@grpc/*",
+  "protobufjs",
+];
 
 /**
  * dockerode loads BuildKit sessions and Docker over SSH whatever the call; the front uses neither (cli/lean-docker.ts
@@ -34,7 +42,9 @@ const STAND_INS = [
  * orphan-watch.ts), which runtime/watchdog.ts looks for beside itself. Run as TypeScript it costs a tenth of a second
  * of CPU at every launch, while the task starts.
  */
-const PROGRAMS = [{ source: "runtime/orphan-watch.ts", out: "orphan-watch.cjs", foundBy: "runtime/watchdog.ts" }];
+const PROGRAMS = [
+  { source: "runtime/orphan-watch.ts", out: "orphan-watch.cjs", foundBy: "runtime/watchdog.ts" },
+];
 
 /**
  * `__dirname` of the source `file` (relative to `root`), in a bundle at `out`: that source's folder in the checkout,
@@ -43,7 +53,9 @@ const PROGRAMS = [{ source: "runtime/orphan-watch.ts", out: "orphan-watch.cjs", 
  */
 function dirnameOf(root, out, file) {
   if (PROGRAMS.some((p) => p.foundBy === file)) return "__dirname";
-  const path = relative(dirname(out), join(root, dirname(file))).split(sep).join("/");
+  const path = relative(dirname(out), join(root, dirname(file)))
+    .split(sep)
+    .join("/");
   return `require("node:path").join(__dirname, ${JSON.stringify(path)})`;
 }
 
@@ -53,8 +65,9 @@ function checkoutPlugin(root, out) {
     name: "sandbox-checkout",
     setup(build) {
       for (const { file, what } of STAND_INS) {
+        const why = `the sandbox front drives the local Docker engine over its unix socket; ${what} is not loaded`;
         build.onLoad({ filter: file }, () => ({
-          contents: `module.exports = () => { throw new Error(${JSON.stringify(`the sandbox front drives the local Docker engine over its unix socket; ${what} is not loaded`)}); };`,
+          contents: `module.exports = () => { throw new Error(${JSON.stringify(why)}); };`,
           loader: "js",
         }));
       }
@@ -109,7 +122,13 @@ async function buildBundle(root, front, out = join(root, BUNDLE)) {
   } finally {
     for (const { part } of parts) rmSync(part, { force: true });
   }
-  return front.recordSources(root, out, before, "bundle", parts.map((p) => p.to));
+  return front.recordSources(
+    root,
+    out,
+    before,
+    "bundle",
+    parts.map((p) => p.to),
+  );
 }
 
 module.exports = { EXTERNAL, buildBundle };
@@ -119,7 +138,8 @@ if (require.main === module) {
   const root = join(__dirname, "..");
   buildBundle(root, require("./front.cjs")).then(
     (fresh) => {
-      if (!fresh) process.stderr.write("front-bundle: sources changed during the build; the front will not run it\n");
+      if (!fresh)
+        process.stderr.write("front-bundle: sources changed during the build; the front will not run it\n");
       else process.stderr.write(`front-bundle: built ${BUNDLE}\n`);
     },
     (e) => {

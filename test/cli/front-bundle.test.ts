@@ -11,12 +11,14 @@ import {
   mkdtempSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { crc32 } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const REPO = join(__dirname, "../..");
@@ -42,13 +44,14 @@ const write = (file: string, text: string) => {
 const main = (version: number) => `import { where } from "../runtime/where";
 export async function runCommand(argv: readonly string[], root: string): Promise<void> {
   const { later } = await import("./later.js");
-  process.stdout.write(JSON.stringify({ version: ${version}, file: __filename, where: where(), later: later(), argv, root }));
+  const { EOL } = await import("node:os");
+  process.stdout.write(JSON.stringify({ version: ${version}, file: __filename, where: where(), later: later() + EOL.trim(), argv, root }));
 }
 `;
 
 /** Runs the small checkout's front as ./sandbox does; its one JSON line. */
-function runFront(env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [join(root, "toolchain", "front.cjs"), "a", "b"], {
+function runFront(env: Record<string, string> = {}, argv = ["a", "b"]) {
+  const r = spawnSync(process.execPath, [join(root, "toolchain", "front.cjs"), ...argv], {
     cwd: root,
     encoding: "utf8",
     env: { ...process.env, ...env },
@@ -94,6 +97,25 @@ describe("the front's bundle on a checkout of its own", () => {
       root,
     });
     expect(front.freshBundle(root)).toBe(true);
+  }, 60_000);
+
+  it("keeps V8's code of each verb beside the bundle, once per verb, for that bundle only", () => {
+    const cache = join(root, `${front.BUNDLE}.code-cache`);
+    const header = () => JSON.parse(readFileSync(cache, "utf8").split("\n")[0] ?? "") as object;
+    const bytes = readFileSync(join(root, front.BUNDLE));
+    const made = `${crc32(bytes)} ${bytes.length}`;
+    expect(header()).toEqual({ made, verbs: ["a"] });
+    const kept = statSync(cache).mtimeMs;
+    expect(runFront()).toMatchObject({ version: 1 });
+    expect(statSync(cache).mtimeMs).toBe(kept);
+    // Another verb's code is added; one that is not a word is kept as "other".
+    expect(runFront({}, ["b"])).toMatchObject({ version: 1, argv: ["b"] });
+    expect(runFront({}, ["--x"])).toMatchObject({ version: 1, argv: ["--x"] });
+    expect(header()).toEqual({ made, verbs: ["a", "b", "other"] });
+    // A cache that is not one V8 wrote is not used, and is written anew.
+    writeFileSync(cache, `${JSON.stringify({ made, verbs: ["a", "b"] })}\nnot V8's`);
+    expect(runFront()).toMatchObject({ version: 1 });
+    expect(header()).toEqual({ made, verbs: ["a"] });
   }, 60_000);
 
   it("never runs a stale bundle: a changed source is built again before it runs", () => {
