@@ -9,7 +9,7 @@
  *   made as the launcher makes it.
  *
  * Prints min, median and p95 wall time of each, CPU time and peak memory of the commands, and the ratios against
- * `docker run --rm`; writes them as JSON (default bench/results/launch.json). The goal: the front within 1.5× of
+ * `docker run --rm`; writes them as JSON (default bench/results/launch.json). The goal: the front within 1.2× of
  * `docker run --rm`. Not a test: it asserts nothing.
  *   node --import tsx bench/launch.ts [--runs 10] [--stack dev] [--template default] [--build] [--out file]
  * `--build` first runs the package build (`npm run build`, which also bundles the front); without it the front builds
@@ -233,7 +233,11 @@ export async function runLaunchBench(options: LaunchBenchOptions) {
       frontToDockerRun: (results["./sandbox run"]?.medianSeconds ?? Number.NaN) / peer,
       libraryToDockerRun: (results["Launcher.run"]?.medianSeconds ?? Number.NaN) / peer,
     },
-    goal: { frontToDockerRun: 1.5 },
+    // What the front adds to the library's launch: Node, its code, the stack's config, the ledger, the watchdog.
+    frontFixedStartSeconds:
+      (results["./sandbox run"]?.medianSeconds ?? Number.NaN) -
+      (results["Launcher.run"]?.medianSeconds ?? Number.NaN),
+    goal: { frontToDockerRun: 1.2 },
   };
   mkdirSync(dirname(options.out), { recursive: true });
   writeFileSync(options.out, `${JSON.stringify(doc, null, 2)}\n`);
@@ -256,6 +260,9 @@ if (require.main === module) {
       const met = doc.ratios.frontToDockerRun <= doc.goal.frontToDockerRun ? "met" : "missed";
       console.log(
         `./sandbox run / docker run --rm: ${fmt(doc.ratios.frontToDockerRun, 2)} (goal ≤ ${doc.goal.frontToDockerRun}: ${met}); Launcher.run / docker run --rm: ${fmt(doc.ratios.libraryToDockerRun, 2)}`,
+      );
+      console.log(
+        `the front's fixed start (./sandbox run − Launcher.run, medians): ${fmt(doc.frontFixedStartSeconds, 2)} s`,
       );
       console.log(`written to ${options.out}`);
     },
