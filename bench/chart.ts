@@ -38,7 +38,7 @@ const SOURCES: readonly { file: string; bars: (d: Doc, f: string) => Omit<Bar, "
         group: "launch vs docker run --rm",
         label: "./sandbox run",
         ratio: at(d, f, "ratios.frontToDockerRun"),
-        goal: 1.5,
+        goal: 1.2,
       },
       {
         group: "launch vs docker run --rm",
@@ -95,6 +95,17 @@ const SOURCES: readonly { file: string; bars: (d: Doc, f: string) => Omit<Bar, "
         label: "100 created",
         ratio: at(d, f, "ratios.created.offSwitch (concurrency 50)"),
         goal: 1.2,
+      },
+      {
+        group: "off switch vs docker rm -f",
+        label: "./sandbox off, 100 running",
+        ratio: at(d, f, "ratios.running.sandbox off (CLI)"),
+      },
+      {
+        group: "off switch vs docker rm -f",
+        label: "./sandbox off, 100 created",
+        ratio: at(d, f, "ratios.created.sandbox off (CLI)"),
+        goal: 1.5,
       },
     ],
   },

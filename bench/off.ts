@@ -6,12 +6,13 @@
  * and asserts nothing but that each contender left nothing behind.
  *   node --import tsx bench/off.ts [containers=100] [runs=5] [--variants running,created]
  *     [--concurrency 8,16] [--no-cli] [--out bench/results/off.json]
- * Contenders: the library call `offSwitch` (one per `--concurrency` value, default the toolkit's), the CLI's off
- * verb (`main(["off", stack])` in a fresh Node process, in a throwaway root holding only the stack's config), and
+ * Contenders: the library call `offSwitch` (one per `--concurrency` value, default the toolkit's), the CLI as a user
+ * types it (`./sandbox off <stack> --yes`, the round's stack file written into stacks/ and removed after it; the
+ * front builds its bundle in the untimed warm-up when stale), and
  * `docker rm -f $(docker ps -aq --filter label=sandbox.project=<name>)`.
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type Dockerode from "dockerode";
@@ -74,24 +75,19 @@ async function limited<T>(items: readonly T[], limit: number, fn: (t: T) => Prom
 let serial = 0;
 const uniqueName = () => `offb-${process.pid.toString(36)}-${(serial++).toString(36)}`;
 
-/** A throwaway root for the CLI: the project file, one stack config per round, links to the checkout's packages. */
-function cliRoot(): { root: string; writeStack(stack: string, project: string, jobRoot: string): void } {
-  const root = mkdtempSync(join(tmpdir(), "sandbox-bench-off-"));
-  mkdirSync(join(root, "stacks"));
-  cpSync(join(ROOT, "Pulumi.yaml"), join(root, "Pulumi.yaml"));
-  for (const link of ["node_modules", "tsconfig.json", "package.json"])
-    symlinkSync(join(ROOT, link), join(root, link));
-  writeFileSync(
-    join(root, "front.ts"),
-    `import { main } from ${JSON.stringify(join(ROOT, "cli", "main.ts"))};\n` +
-      "main(process.argv.slice(2), { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) }, " +
-      `${JSON.stringify(root)}).then((c) => { process.exitCode = c; });\n`,
-  );
+/**
+ * The CLI as a user types it, `./sandbox off <stack> --yes`: one stack file per round in the checkout's stacks/
+ * (`Pulumi.<project>.yaml`, removed after the round), naming the round's project and job root.
+ */
+function cliStacks(): {
+  writeStack(project: string, jobRoot: string): void;
+  removeStack(project: string): void;
+} {
+  const file = (project: string) => join(ROOT, "stacks", `Pulumi.${project}.yaml`);
   return {
-    root,
-    writeStack(stack, project, jobRoot) {
+    writeStack(project, jobRoot) {
       writeFileSync(
-        join(root, "stacks", `Pulumi.${stack}.yaml`),
+        file(project),
         [
           "config:",
           `  sandbox:name: ${project}`,
@@ -104,6 +100,9 @@ function cliRoot(): { root: string; writeStack(stack: string, project: string, j
           "",
         ].join("\n"),
       );
+    },
+    removeStack(project) {
+      rmSync(file(project), { force: true });
     },
   };
 }
@@ -141,7 +140,7 @@ export async function offBench(options: OffBenchOptions): Promise<OffBenchResult
   const docker = dockerClient();
   await docker.getImage(IMAGE).inspect();
   const jobRoot = mkdtempSync(join(tmpdir(), "sandbox-bench-off-jobs-"));
-  const front = options.cli ? cliRoot() : undefined;
+  const front = options.cli ? cliStacks() : undefined;
   const contenders: Record<string, (project: string) => Promise<number>> = {};
   for (const c of options.concurrency) {
     contenders[`offSwitch (concurrency ${c})`] = async (project) => {
@@ -152,16 +151,20 @@ export async function offBench(options: OffBenchOptions): Promise<OffBenchResult
   }
   if (front !== undefined) {
     contenders["sandbox off (CLI)"] = async (project) => {
-      front.writeStack(project, project, jobRoot);
-      const start = process.hrtime.bigint();
-      const r = spawnSync(
-        join(ROOT, "node_modules", ".bin", "node"),
-        ["--import", "tsx", join(front.root, "front.ts"), "off", project],
-        { cwd: front.root, encoding: "utf8" },
-      );
-      const took = seconds(start);
-      if (r.status !== 0) throw new Error(`sandbox off ${project} failed (exit ${r.status}): ${r.stderr}`);
-      return took;
+      front.writeStack(project, jobRoot);
+      try {
+        const start = process.hrtime.bigint();
+        const r = spawnSync(join(ROOT, "sandbox"), ["off", project, "--yes"], {
+          cwd: ROOT,
+          encoding: "utf8",
+        });
+        const took = seconds(start);
+        if (r.status !== 0)
+          throw new Error(`./sandbox off ${project} failed (exit ${r.status}): ${r.stderr}`);
+        return took;
+      } finally {
+        front.removeStack(project);
+      }
     };
   }
   contenders[PEER] = async (project) => {
@@ -201,7 +204,6 @@ export async function offBench(options: OffBenchOptions): Promise<OffBenchResult
     }
   } finally {
     rmSync(jobRoot, { recursive: true, force: true });
-    if (front !== undefined) rmSync(front.root, { recursive: true, force: true });
   }
   const variants: OffBenchResult["variants"] = {};
   const ratios: OffBenchResult["ratios"] = {};

@@ -101,7 +101,7 @@ const CONFIRMED_VERBS = new Set(["destroy", "off"]);
 async function engineSetUp(root: string, env: NodeJS.ProcessEnv) {
   const stamp = env.SANDBOX_DOCKER_STAMP;
   if (stamp === undefined || stamp === "") return undefined;
-  const { checkoutSetUp } = await import("./runtime.js");
+  const { checkoutSetUp } = await import("./off.js");
   return checkoutSetUp(root, stamp);
 }
 
@@ -115,27 +115,8 @@ export async function main(
   const code = await mainOnce(argv, io, root, env);
   const { args } = parseFlags(argv);
   if (code === EXIT.ok && args[0] === "off" && args[1] !== undefined && !asksForHelp(args))
-    await afterOff(root, args[1], env, io);
+    await (await import("./off.js")).afterOff(root, args[1], env, io);
   return code;
-}
-
-/**
- * After a successful off switch: the checkout's local PostgreSQL stops when the stack's ledger is kept there. A
- * config that cannot be read names no such server, and a server that will not stop is said, never an error.
- */
-async function afterOff(root: string, stack: string, env: NodeJS.ProcessEnv, io: Io): Promise<void> {
-  let place: string;
-  try {
-    place = ledgerFile({ jobRoot: root, ...ledgerTargetFromConfig(rawConfig(root, stack) ?? {}) }, env);
-  } catch {
-    return;
-  }
-  try {
-    const said = await (await import("./ledger-shared.js")).stopLocalLedgerServer(root, place);
-    if (said !== undefined) io.err(said);
-  } catch (e) {
-    io.err(`warning: the local PostgreSQL did not stop: ${e instanceof Error ? e.message : String(e)}\n`);
-  }
 }
 
 async function mainOnce(
@@ -301,7 +282,7 @@ async function mainOnce(
   }
   if (verb === "off" && project === undefined) {
     const target = await offTarget(root, stack, env);
-    const { runOff } = await import("./runtime.js");
+    const { runOff } = await import("./off.js");
     return runOff(
       target,
       io,
@@ -318,6 +299,12 @@ async function mainOnce(
     const { runKubeTaskVerb } = await import("./kube-runtime.js");
     const ledgerAt = verb === "off" ? undefined : file(stack, project);
     return runKubeTaskVerb(verb as TaskVerb, project, kubeTarget(root, stack), rest, io, json, ledgerAt);
+  }
+  if (verb === "off" && project !== undefined) {
+    // The off switch alone: it loads no launcher and no policy (cli/off.ts).
+    const { runOff } = await import("./off.js");
+    const target = { name: project.spec.name, jobRoot: project.jobRoot };
+    return runOff(target, io, json, undefined, await engineSetUp(root, env));
   }
   if (taskVerb && project !== undefined) {
     const { runTaskVerb } = await import("./runtime.js");

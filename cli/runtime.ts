@@ -1,8 +1,5 @@
-import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, rmSync } from "node:fs";
-import { join } from "node:path";
-import type Dockerode from "dockerode";
+import { existsSync } from "node:fs";
 import {
   type LaunchSpec,
   launchSpec,
@@ -12,128 +9,24 @@ import {
 } from "../components/model";
 import { identifyAgent } from "../runtime/agent-keys";
 import { deployedSpecs, specDifference } from "../runtime/deployed-shape";
-import { dockerClient } from "../runtime/docker/client";
 import { removeJobFolder } from "../runtime/jobs";
 import { Launcher } from "../runtime/launcher";
 import { isLedgerUrl, Ledger, meterOf } from "../runtime/ledger";
-import { offSwitch } from "../runtime/offSwitch";
 import { policyPreflight } from "../runtime/preflight";
 import { currentProxy } from "../runtime/proxy";
 import { runEscape, runProbe } from "../runtime/walls";
-import { dockerEngineProblem } from "./engine-host";
 import { openLedger } from "./ledger";
+import { type Attempt, connect, type EngineSetUp, isFailure, runOff, withSetUp } from "./off";
 import type { Io } from "./output";
 import { parseRunArgs, type RunOptions, runSpec } from "./run-options";
 import { runOne } from "./run-task";
-import { type Failure, failureOf, report, templatesOf } from "./task-failure";
+import { failureOf, report, templatesOf } from "./task-failure";
 import type { TaskVerb } from "./verbs";
 import { escapeVerb, probeVerb } from "./walls-verbs";
 
+// The off switch and the engine set-up live in cli/off.ts (so that `off` loads no launcher); named here as before.
+export { checkoutSetUp, type EngineSetUp, type OffTarget, runOff } from "./off";
 export type { Io };
-
-/** The local engine, or the failure saying how to start it. */
-async function connect(verb: string): Promise<Dockerode | Failure> {
-  const problem = await dockerEngineProblem();
-  return problem === undefined ? dockerClient() : { kind: "no-engine", message: `${verb}: ${problem}` };
-}
-
-/**
- * The engine and image set-up a task verb may run once when it finds no engine or an image missing, before any task
- * started; then the verb is tried again. True when the set-up succeeded.
- */
-export type EngineSetUp = (need?: { runtime: string }) => boolean;
-
-/**
- * The checkout front's set-up (`./sandbox` answers "engine up, images current" from a cached fact, `stamp`, and
- * checks with toolchain/docker.sh only when that fact is missing): forgets the fact, so that the next call checks
- * again, and runs toolchain/docker.sh (its messages on stderr).
- */
-export function checkoutSetUp(root: string, stamp: string): EngineSetUp {
-  return (need) => {
-    if (need !== undefined) {
-      // gVisor: built once and registered with the engine by toolchain/runsc.sh; other runtimes are the user's.
-      if (need.runtime !== "runsc") return false;
-      return (
-        spawnSync("bash", [join(root, "toolchain", "runsc.sh")], { stdio: ["ignore", 2, 2] }).status === 0
-      );
-    }
-    rmSync(stamp, { force: true });
-    return (
-      spawnSync("bash", [join(root, "toolchain", "docker.sh")], { stdio: ["ignore", 2, 2] }).status === 0
-    );
-  };
-}
-
-function isFailure(x: Dockerode | Failure): x is Failure {
-  return typeof (x as Partial<Failure>).kind === "string";
-}
-
-/** What one attempt of a verb came to: its exit code, or a failure not yet reported. */
-type Attempt = number | (Failure & { started: boolean });
-
-/**
- * Runs `attempt`; when it failed for want of an engine or an image before any task started and `setUp` is given,
- * runs the set-up once and tries again. Reports a failure once, in the end.
- */
-async function withSetUp(
-  verb: string,
-  io: Io,
-  json: boolean,
-  setUp: EngineSetUp | undefined,
-  attempt: () => Promise<Attempt>,
-): Promise<number> {
-  let outcome = await attempt();
-  const repairable = (o: Attempt) =>
-    typeof o !== "number" &&
-    !o.started &&
-    (o.kind === "no-engine" || o.kind === "image-missing" || o.kind === "runtime-missing");
-  if (setUp !== undefined && repairable(outcome) && typeof outcome !== "number") {
-    const need = outcome.kind === "runtime-missing" ? { runtime: outcome.runtime ?? "" } : undefined;
-    if (setUp(need)) outcome = await attempt();
-  }
-  if (typeof outcome === "number") return outcome;
-  const { started: _started, ...failure } = outcome;
-  return report(verb, failure, io, json);
-}
-
-/** Where the off switch looks: the project's name and the job root its job folders live under. */
-export interface OffTarget {
-  readonly name: string;
-  readonly jobRoot: string;
-}
-
-/**
- * The off switch: every container, network and volume labelled with the project, then its job folders. Needs only
- * the name and the job root, so it also runs when the config is no longer valid (`note` says so).
- */
-export async function runOff(
-  target: OffTarget,
-  io: Io,
-  json: boolean,
-  note?: string,
-  setUp?: EngineSetUp,
-): Promise<number> {
-  return withSetUp("off", io, json, setUp, () => offOnce(target, io, json, note));
-}
-
-async function offOnce(target: OffTarget, io: Io, json: boolean, note?: string): Promise<Attempt> {
-  const docker = await connect("off");
-  if (isFailure(docker)) return { ...docker, started: false };
-  if (note !== undefined) io.err(`${note}\n`);
-  try {
-    const r = await offSwitch(docker, target.name, { jobRoot: target.jobRoot });
-    const folders = r.jobFolders ?? [];
-    io.out(
-      json
-        ? `${JSON.stringify({ verb: "off", ok: true, exitCode: 0, ...r, jobFolders: folders })}\n`
-        : `off switch for ${target.name}: removed ${r.containers.length} container(s), ${r.networks.length} network(s), ${r.volumes.length} volume(s), ${folders.length} job folder(s)\n` +
-            [...r.containers, ...r.networks, ...r.volumes, ...folders].map((n) => `  - ${n}\n`).join(""),
-    );
-    return 0;
-  } catch (e) {
-    return { ...failureOf("off", e), started: true };
-  }
-}
 
 /**
  * Runs a task verb. `run <template> [options] [-- command...]` launches one task (see cli/run-options.ts);

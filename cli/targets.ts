@@ -12,7 +12,7 @@ import {
 } from "../stacks/config";
 import { toolkitFiles } from "../toolchain/pulumi";
 import { targetFromLabels, targetFromState } from "./identity";
-import type { OffTarget } from "./runtime";
+import type { OffTarget } from "./off";
 
 /** The raw `namespace:key` map of a stack's config file, or undefined when it cannot be read or parsed. */
 export function rawConfig(root: string, stack: string): Record<string, string> | undefined {

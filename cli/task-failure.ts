@@ -4,7 +4,7 @@
  */
 import type { ResolvedProject } from "../components/model";
 import { AgentKeyRefused } from "../runtime/agent-keys";
-import { ImageMissing, isImageMissing, LaunchRefused, RuntimeMissing } from "../runtime/launcher";
+import { ImageMissing, isImageMissing, LaunchRefused, RuntimeMissing } from "../runtime/launch-errors";
 import { BudgetRefused } from "../runtime/ledger";
 import { isLedgerProblem } from "../runtime/ledger/errors";
 import { LedgerGone } from "../runtime/ledger/witness";

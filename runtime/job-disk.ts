@@ -6,6 +6,7 @@
  * and the probe says its size is not bounded on this host.
  */
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import {
   accessSync,
   closeSync,
@@ -16,8 +17,11 @@ import {
   openSync,
   readFileSync,
   readlinkSync,
+  renameSync,
   rmSync,
+  statSync,
   truncateSync,
+  writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -76,6 +80,48 @@ function makeImage(image: string, sizeMb: number, what: string): void {
 }
 
 let probed: JobDiskState | undefined;
+/** Whether {@link probed} came from a trial kept for this boot rather than one made by this process. */
+let probedFromRecord = false;
+
+/**
+ * Where a trial mount that worked is kept for the rest of the boot (`/run` is emptied at each boot), so that each
+ * launcher process (every `./sandbox run`) does not make one again: a file named by everything the trial's answer
+ * rests on (the boot, this process's mount namespace, the loop control device, and the path, size and time of each
+ * tool), readable by root alone. A failed trial is never kept.
+ */
+export const JOB_DISK_TRIAL_DIR = "/run/sandbox-projects";
+
+/** The record's file for this host as it is now, or undefined when what it rests on cannot be read. */
+export function trialRecord(): string | undefined {
+  try {
+    const mark = (path: string) => {
+      const s = statSync(path);
+      return `${path} ${s.ino} ${s.rdev} ${s.size} ${s.mtimeMs}`;
+    };
+    const facts = [
+      readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim(),
+      readlinkSync("/proc/self/ns/mnt"),
+      mark("/dev/loop-control"),
+      ...["mkfs.ext4", "mount", "umount"].map((t) => mark(findTool(t) ?? t)),
+    ];
+    const key = createHash("sha256").update(facts.join("\n")).digest("hex").slice(0, 32);
+    return join(JOB_DISK_TRIAL_DIR, `job-disk-trial-${key}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Keeps a trial that worked (written whole, then renamed into place); a record that cannot be written is none. */
+function keepTrial(record: string): void {
+  try {
+    mkdirSync(JOB_DISK_TRIAL_DIR, { recursive: true, mode: 0o700 });
+    const part = `${record}.${process.pid}`;
+    writeFileSync(part, "a trial mount worked\n", { mode: 0o600 });
+    renameSync(part, record);
+  } catch {
+    // The next launcher makes its own trial.
+  }
+}
 
 /** What this host allows, asked once: root, Linux, the tools, a loop device, and a trial mount that worked. */
 function hostSupport(): JobDiskState {
@@ -94,6 +140,11 @@ function hostSupport(): JobDiskState {
     return { bounded: false, reason: "no loop device (/dev/loop-control)" };
   const apart = engineApart();
   if (apart !== undefined) return { bounded: false, reason: apart };
+  const record = trialRecord();
+  if (record !== undefined && existsSync(record)) {
+    probedFromRecord = true;
+    return { bounded: true };
+  }
   const dir = mkdtempSync(join(tmpdir(), "sandbox-job-disk-"));
   const image = join(dir, "trial.img");
   const mnt = join(dir, "mnt");
@@ -102,6 +153,7 @@ function hostSupport(): JobDiskState {
     makeImage(image, 2, "a trial mount");
     run("mount", ["-o", JOB_DISK_MOUNT_OPTIONS, image, mnt], "a trial mount");
     run("umount", [mnt], "a trial mount");
+    if (record !== undefined) keepTrial(record);
     return { bounded: true };
   } catch (e) {
     return { bounded: false, reason: e instanceof Error ? e.message : String(e) };
@@ -152,6 +204,20 @@ export function jobDiskSupport(): JobDiskState {
   }
   probed ??= hostSupport();
   return probed;
+}
+
+/**
+ * After a job folder's disk could not be mounted: when this process took the host's answer from a trial kept for the
+ * boot, that answer is forgotten and the host asked again by a trial of its own, as a launcher without the record
+ * would have; true when it was. The caller then goes by the new answer.
+ */
+export function askJobDiskAgain(): boolean {
+  if (!probedFromRecord) return false;
+  const record = trialRecord();
+  if (record !== undefined) rmSync(record, { force: true });
+  probed = undefined;
+  probedFromRecord = false;
+  return true;
 }
 
 /** Unescapes a path as /proc/self/mountinfo writes it (space, tab, newline and backslash as `\ooo`). */

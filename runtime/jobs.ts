@@ -18,6 +18,7 @@ import {
 import { dirname, join, relative } from "node:path";
 import { MANAGED_BY, parseUser } from "../components/model";
 import {
+  askJobDiskAgain,
   isMountPoint,
   type JobDiskState,
   jobDiskImagePath,
@@ -87,8 +88,16 @@ export function prepareJobFolder(
       // The disk's root gets the mode the plain folder got (the mount hides the folder's own).
       const mode = statSync(jobDir).mode & 0o7777;
       const real = join(realpathSync(jobRoot), id);
-      mountJobDisk(jobRoot, id, real, disk.diskMb);
-      chmodSync(real, mode);
+      let mounted = true;
+      try {
+        mountJobDisk(jobRoot, id, real, disk.diskMb);
+      } catch (e) {
+        // A host's answer kept from an earlier trial this boot may no longer hold: asked again, a host that now
+        // refuses a trial mount leaves the folder plain (and says so), as it would have without the kept answer.
+        if (!askJobDiskAgain() || jobDiskSupport().bounded) throw e;
+        mounted = false;
+      }
+      if (mounted) chmodSync(real, mode);
     }
   }
   try {

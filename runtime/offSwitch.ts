@@ -155,25 +155,32 @@ export async function offSwitch(
     );
   }
 
-  // Networks and volumes only after the containers: an endpoint or a mount still in use would refuse removal.
+  // Networks and volumes only after the containers: an endpoint or a mount still in use would refuse removal. The
+  // two kinds do not hold each other, so they are listed and removed side by side (each within `concurrency`).
   const networks: string[] = [];
-  await eachLimited(await docker.listNetworks({ filters }), concurrency, async (n) => {
-    try {
-      await docker.getNetwork(n.Id).remove();
-      networks.push(n.Name);
-    } catch (e) {
-      if (!isNotFound(e)) fail("network", n.Name, e);
-    }
-  });
   const volumes: string[] = [];
-  await eachLimited((await docker.listVolumes({ filters })).Volumes ?? [], concurrency, async (v) => {
-    try {
-      await docker.getVolume(v.Name).remove({ force: true });
-      volumes.push(v.Name);
-    } catch (e) {
-      if (!isNotFound(e) && !inProgress(e)) fail("volume", v.Name, e);
-    }
-  });
+  const [foundNetworks, foundVolumes] = await Promise.all([
+    docker.listNetworks({ filters }),
+    docker.listVolumes({ filters }),
+  ]);
+  await Promise.all([
+    eachLimited(foundNetworks, concurrency, async (n) => {
+      try {
+        await docker.getNetwork(n.Id).remove();
+        networks.push(n.Name);
+      } catch (e) {
+        if (!isNotFound(e)) fail("network", n.Name, e);
+      }
+    }),
+    eachLimited(foundVolumes.Volumes ?? [], concurrency, async (v) => {
+      try {
+        await docker.getVolume(v.Name).remove({ force: true });
+        volumes.push(v.Name);
+      } catch (e) {
+        if (!isNotFound(e) && !inProgress(e)) fail("volume", v.Name, e);
+      }
+    }),
+  ]);
 
   let report: OffReport = {
     project,

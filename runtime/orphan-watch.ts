@@ -244,7 +244,7 @@ export async function watch(dir: string, launcher: ProcessOwner): Promise<void> 
 /** The argument that makes this file the watchdog's program: `<node> <this file> --sandbox-watchdog <dir> <pid> <start>`. */
 export const WATCHDOG_FLAG = "--sandbox-watchdog";
 
-if (/orphan-watch\.[jt]s$/.test(process.argv[1] ?? "") && process.argv[2] === WATCHDOG_FLAG) {
+if (/orphan-watch\.(c?js|ts)$/.test(process.argv[1] ?? "") && process.argv[2] === WATCHDOG_FLAG) {
   const [dir = "", pid = "0", start = ""] = process.argv.slice(3);
   void watch(dir, { host: hostname(), pid: Number(pid), start: start === "" ? null : start }).then(() =>
     process.exit(0),

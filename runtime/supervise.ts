@@ -73,8 +73,18 @@ export async function superviseTask(
     })) as { StatusCode: number };
     const { StatusCode } = waited;
     // What the engine still had in flight reaches the live view before the result; a stream that does not end soon
-    // after the container did is let go.
-    if (live !== undefined) await Promise.race([live.done, new Promise((r) => setTimeout(r, 2000))]);
+    // after the container did is let go. The wait's timer is cleared once the stream ended: left running, it kept a
+    // finished front's process alive for its 2 s.
+    if (live !== undefined) {
+      let letGo: NodeJS.Timeout | undefined;
+      await Promise.race([
+        live.done,
+        new Promise((r) => {
+          letGo = setTimeout(r, 2000);
+        }),
+      ]);
+      clearTimeout(letGo);
+    }
     // A short task may exit between two polls: its pids cgroup, when still there, has the last word.
     pidsHits = Math.max(pidsHits, pidsLimitHits(container.id) ?? 0);
     // Gone (404), or being removed and no longer giving its logs (409): the off switch took it.

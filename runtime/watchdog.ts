@@ -12,10 +12,15 @@ import { dropEntry, thisProcess, WATCHDOG_FLAG, type WatchEntry, watchDir, watch
 /** The watchdog this process started for each watch folder, and the entries it wrote there and has not removed. */
 const watchdogs = new Map<string, { child: ChildProcess | undefined; entries: number; spawnedAt: number }>();
 
-/** The watchdog's program: the compiled file in the package, the TypeScript one (run as it is) in a checkout. */
+/**
+ * The watchdog's program: the compiled file in the package, the one the checkout front's bundle was built with (beside
+ * the bundle, toolchain/front-bundle.cjs), else the TypeScript one (run as it is) in a checkout.
+ */
 function program(): { file: string; flags: string[] } {
-  const js = join(__dirname, "orphan-watch.js");
-  if (existsSync(js)) return { file: js, flags: [] };
+  for (const name of ["orphan-watch.js", "orphan-watch.cjs"]) {
+    const js = join(__dirname, name);
+    if (existsSync(js)) return { file: js, flags: [] };
+  }
   return { file: join(__dirname, "orphan-watch.ts"), flags: ["--experimental-strip-types", "--no-warnings"] };
 }
 

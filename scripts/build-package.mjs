@@ -3,7 +3,8 @@
 // .d.ts files, the source tree's layout), the files the compiled code reads beside itself (the toolchain manifest),
 // and the two launchers it starts by path: the engine session wrapper (cli/engine-session/bin/pulumi, as in a
 // checkout) and the local Docker provider's `pulumi-resource-docker`, which runs the compiled provider. Run by
-// `npm run build` and before `npm pack`.
+// `npm run build` and before `npm pack`. Built into the checkout's own dist/, it also makes the checkout front's bundle
+// (toolchain/front-bundle.cjs: dist/front/sandbox.cjs, which the package does not ship).
 //
 //   node scripts/build-package.mjs [--out-dir <dir>]   (default dist; the consumer test builds into a cache)
 import { spawnSync } from "node:child_process";
@@ -11,6 +12,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, w
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import front from "../toolchain/front.cjs";
+import frontBundle from "../toolchain/front-bundle.cjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const at = process.argv.indexOf("--out-dir");
@@ -75,4 +77,16 @@ if (missing.length > 0) {
 }
 if (!front.recordBuild(root, out, sources))
   process.stderr.write("build-package: sources changed during the build; ./sandbox will not run it\n");
+if (out === join(root, "dist")) {
+  // The checkout front's bundle: optional (the front builds it when missing, or runs the build above), so a bundle
+  // that cannot be made is said, not a failed package build.
+  try {
+    if (!(await frontBundle.buildBundle(root, front)))
+      process.stderr.write(
+        "build-package: sources changed during the bundle's build; ./sandbox will not run it\n",
+      );
+  } catch (e) {
+    process.stderr.write(`build-package: no front bundle (${e instanceof Error ? e.message : String(e)})\n`);
+  }
+}
 process.stderr.write(`build-package: built ${relative(process.cwd(), out) || "."}\n`);

@@ -314,6 +314,9 @@ export function findStackFile(root: string, stack: string, installed: boolean): 
  * same messages as the program, before it starts the engine.
  */
 export function configMapFromStackYaml(text: string, file: string): Record<string, string> {
+  // A verb reads its stack's file more than once (checked, then for the ledger's place): the same text is parsed
+  // once, and each caller gets a copy of its own.
+  if (lastParsed?.text === text && lastParsed.file === file) return { ...lastParsed.map };
   const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {
     // With prettyErrors the first line of the message already ends in "at line L, column C:".
@@ -328,8 +331,12 @@ export function configMapFromStackYaml(text: string, file: string): Record<strin
   for (const [key, value] of Object.entries(root?.config ?? {})) {
     out[key] = typeof value === "string" ? value : JSON.stringify(value);
   }
+  lastParsed = { text, file, map: { ...out } };
   return out;
 }
+
+/** The last stack file {@link configMapFromStackYaml} parsed, and what it gave. */
+let lastParsed: { text: string; file: string; map: Readonly<Record<string, string>> } | undefined;
 
 /**
  * The project name and job root the off switch needs, read from a config that may no longer be valid (a budget

@@ -76,6 +76,7 @@ describe("bench/launch.ts", () => {
         { runs: number; minSeconds: number; medianSeconds: number; p95Seconds: number }
       >;
       ratios: { frontToDockerRun: number; libraryToDockerRun: number };
+      frontFixedStartSeconds: number;
     };
     expect(Object.keys(doc.results).sort()).toEqual(["./sandbox run", "Launcher.run", "docker run --rm"]);
     for (const res of Object.values(doc.results)) {
@@ -85,5 +86,8 @@ describe("bench/launch.ts", () => {
     }
     expect(doc.ratios.frontToDockerRun).toBeGreaterThan(0);
     expect(doc.ratios.libraryToDockerRun).toBeGreaterThan(0);
+    expect(doc.frontFixedStartSeconds).toBeCloseTo(
+      (doc.results["./sandbox run"]?.medianSeconds ?? 0) - (doc.results["Launcher.run"]?.medianSeconds ?? 0),
+    );
   });
 });

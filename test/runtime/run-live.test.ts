@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { main } from "../../cli/main";
 import { frontStackOnEngine, oneTemplate } from "../helpers/front-stack";
 
@@ -50,6 +50,49 @@ describe("run's live output", () => {
     expect(err.join("")).toContain("on stderr\n");
     // Shown once: the result does not repeat what was shown live.
     expect(err.join("").match(/on stderr/g)).toHaveLength(1);
+  }, 90_000);
+
+  it("leaves no timer running once it returned, so the front's process ends with the task", async () => {
+    // Every timer set while the front runs, and whether it has fired or was cleared since.
+    const pending = new Map<NodeJS.Timeout, string>();
+    const set = globalThis.setTimeout;
+    const clear = globalThis.clearTimeout;
+    const setSpy = vi.spyOn(globalThis, "setTimeout").mockImplementation(((
+      fn: (...a: unknown[]) => void,
+      ms?: number,
+      ...args: unknown[]
+    ) => {
+      const t = set(
+        (...a: unknown[]) => {
+          pending.delete(t);
+          fn(...a);
+        },
+        ms,
+        ...args,
+      );
+      pending.set(
+        t,
+        `${ms} ms, set at ${new Error().stack
+          ?.split("\n")
+          .find((l) => l.includes("/runtime/") || l.includes("/cli/"))
+          ?.trim()}`,
+      );
+      return t;
+    }) as typeof setTimeout);
+    const clearSpy = vi.spyOn(globalThis, "clearTimeout").mockImplementation((t) => {
+      pending.delete(t as NodeJS.Timeout);
+      clear(t);
+    });
+    try {
+      const r = await stack.front("run", "rl", "default", "--", "echo", "done");
+      expect(r.code, r.err).toBe(0);
+      expect(r.out).toBe("done\n");
+    } finally {
+      setSpy.mockRestore();
+      clearSpy.mockRestore();
+    }
+    // A timer that holds no reference does not keep the process alive.
+    expect([...pending].filter(([t]) => t.hasRef()).map(([, at]) => at)).toEqual([]);
   }, 90_000);
 
   it("with --json, holds the output in its one document and shows nothing before it", async () => {

@@ -231,6 +231,18 @@ describe("config plumbing", () => {
     expect(defaultProjectName(stack)).toBe(name);
   });
 
+  it("gives each caller of the same text a copy of its own, and never another text's map", () => {
+    const a = "config:\n  sandbox:name: one\n";
+    const b = "config:\n  sandbox:name: two\n";
+    for (let i = 0; i < 3; i++) configMapFromStackYaml(a, "f")["sandbox:name"] = "changed by its caller";
+    expect(configMapFromStackYaml(a, "f")).toEqual({ "sandbox:name": "one" });
+    expect(configMapFromStackYaml(b, "f")).toEqual({ "sandbox:name": "two" });
+    expect(configMapFromStackYaml(a, "f")).toEqual({ "sandbox:name": "one" });
+    // The same text under another file's name is that file's: its errors name it.
+    expect(() => configMapFromStackYaml("config:\n  a: b\n   c: d\n", "x.yaml")).toThrow("x.yaml");
+    expect(() => configMapFromStackYaml("config:\n  a: b\n   c: d\n", "y.yaml")).toThrow("y.yaml");
+  });
+
   it("names the file and line of YAML that does not parse", () => {
     expect(() => configMapFromStackYaml("config:\n  a: b\n   c: d\n", "stacks/Pulumi.bad.yaml")).toThrow(
       "invalid stack config file:\n  - stacks/Pulumi.bad.yaml: not valid YAML: Nested mappings are not allowed in compact mappings at line 2, column 6",

@@ -1,0 +1,150 @@
+// The checkout's front as one file: cli/main.ts with every module it loads and the light packages they use (zod,
+// yaml, the Docker client), bundled by esbuild into dist/front/sandbox.cjs. One file that Node's compile cache keeps
+// whole starts a task verb in far less time than the same modules found and loaded one by one (bench/README.md,
+// "Launch of one task"). The heavy packages stay outside it, loaded from node_modules by the verbs that use them
+// (the Pulumi SDK, the Kubernetes client, PostgreSQL's), as the compiled build loads them.
+//
+// The bundle is the checkout's TypeScript, not the package build: every `__dirname` of a source names that source's
+// own folder in the checkout, so the files the code finds beside itself (the watchdog's program, the engine session
+// wrapper, the toolchain manifest) are the checkout's, as under tsx. A bundle runs only while fresh: the size and
+// modification time of every file it was made from (the sources, package.json and the installed packages' lock) are
+// recorded beside it, and toolchain/front.cjs checks them before every run. Built by `npm run build` and, when
+// stale, by the front itself. Plain JavaScript, loaded only to build.
+"use strict";
+const { existsSync, mkdirSync, readFileSync, renameSync, rmSync } = require("node:fs");
+const { dirname, join, relative, sep } = require("node:path");
+
+/** Where the bundle goes, from the checkout's root. */
+const { BUNDLE } = require("./front.cjs");
+
+/** Packages the bundle leaves to node_modules: loaded by stack, Kubernetes and shared-ledger verbs only. */
+const EXTERNAL = [
+  "@pulumi/*",
+  "@kubernetes/client-node",
+  "pg",
+  "ssh2",
+  "cpu-features",
+  "@grpc/*",
+  "protobufjs",
+];
+
+/**
+ * dockerode loads BuildKit sessions and Docker over SSH whatever the call; the front uses neither (cli/lean-docker.ts
+ * says why). In the bundle those two files are stand-ins that fail naming why if anything ever calls them.
+ */
+const STAND_INS = [
+  { file: /[\\/]dockerode[\\/]lib[\\/]session\.js$/, what: "BuildKit sessions (image builds)" },
+  { file: /[\\/]docker-modem[\\/]lib[\\/]ssh\.js$/, what: "Docker over SSH" },
+];
+
+/**
+ * Programs the code starts by path, compiled beside the bundle from the same sources: the watchdog (runtime/
+ * orphan-watch.ts), which runtime/watchdog.ts looks for beside itself. Run as TypeScript it costs a tenth of a second
+ * of CPU at every launch, while the task starts.
+ */
+const PROGRAMS = [
+  { source: "runtime/orphan-watch.ts", out: "orphan-watch.cjs", foundBy: "runtime/watchdog.ts" },
+];
+
+/**
+ * `__dirname` of the source `file` (relative to `root`), in a bundle at `out`: that source's folder in the checkout,
+ * found from the bundle's own place (so that a checkout moved with its bundle still finds its files); for a source
+ * that finds one of {@link PROGRAMS}, the bundle's folder, where the compiled program is.
+ */
+function dirnameOf(root, out, file) {
+  if (PROGRAMS.some((p) => p.foundBy === file)) return "__dirname";
+  const path = relative(dirname(out), join(root, dirname(file)))
+    .split(sep)
+    .join("/");
+  return `require("node:path").join(__dirname, ${JSON.stringify(path)})`;
+}
+
+/** esbuild's hooks: the checkout's `__dirname` in every source, and the Docker client's stand-ins. */
+function checkoutPlugin(root, out) {
+  return {
+    name: "sandbox-checkout",
+    setup(build) {
+      for (const { file, what } of STAND_INS) {
+        const why = `the sandbox front drives the local Docker engine over its unix socket; ${what} is not loaded`;
+        build.onLoad({ filter: file }, () => ({
+          contents: `module.exports = () => { throw new Error(${JSON.stringify(why)}); };`,
+          loader: "js",
+        }));
+      }
+      build.onLoad({ filter: /\.ts$/ }, (args) => {
+        const file = relative(root, args.path);
+        if (file.startsWith("..") || file.split(sep).includes("node_modules")) return undefined;
+        const text = readFileSync(args.path, "utf8");
+        const checkoutDirname = dirnameOf(root, out, file.split(sep).join("/"));
+        return { contents: text.replace(/\b__dirname\b/g, checkoutDirname), loader: "ts" };
+      });
+    },
+  };
+}
+
+/**
+ * Builds the bundle of the checkout at `root` (at `out`, {@link BUNDLE} by default) and records what it was made
+ * from beside it, unless a file changed while it ran (then the bundle has no record, and the front does not run it).
+ * Returns whether a fresh bundle is in place. `front` is toolchain/front.cjs (its snapshot and record). Safe to run
+ * from two processes at once: each writes its own file and renames it into place, then its record.
+ */
+async function buildBundle(root, front, out = join(root, BUNDLE)) {
+  const esbuild = require("esbuild");
+  const before = front.sourceSnapshot(root, "bundle");
+  const common = { absWorkingDir: root, bundle: true, platform: "node", format: "cjs", target: "node22" };
+  const builds = [
+    {
+      ...common,
+      entryPoints: [join(root, "cli", "main.ts")],
+      outfile: out,
+      external: EXTERNAL,
+      // `require.main === module` guards the modules that are also programs: in the bundle none of them is.
+      define: { "require.main": "undefined" },
+      logLevel: "error",
+      // main.ts's guard above reads `module`, which in the bundle is the bundle's own: what the guard needs.
+      logOverride: { "commonjs-variable-in-esm": "silent" },
+      plugins: [checkoutPlugin(root, out)],
+    },
+    // The programs import Node's own modules only, and run as themselves: their own guards stand.
+    ...PROGRAMS.filter((p) => existsSync(join(root, p.source))).map((p) => ({
+      ...common,
+      entryPoints: [join(root, p.source)],
+      outfile: join(dirname(out), p.out),
+      logLevel: "error",
+    })),
+  ];
+  mkdirSync(dirname(out), { recursive: true });
+  const parts = builds.map((b) => ({ to: b.outfile, part: `${b.outfile}.${process.pid}.part` }));
+  try {
+    await Promise.all(builds.map((b, i) => esbuild.build({ ...b, outfile: parts[i].part })));
+    // The programs first: the bundle, renamed last, is what a front looks for.
+    for (const { to, part } of parts.reverse()) renameSync(part, to);
+  } finally {
+    for (const { part } of parts) rmSync(part, { force: true });
+  }
+  return front.recordSources(
+    root,
+    out,
+    before,
+    "bundle",
+    parts.map((p) => p.to),
+  );
+}
+
+module.exports = { EXTERNAL, buildBundle };
+
+// `node toolchain/front-bundle.cjs`: builds the checkout's bundle (`npm run build` does too).
+if (require.main === module) {
+  const root = join(__dirname, "..");
+  buildBundle(root, require("./front.cjs")).then(
+    (fresh) => {
+      if (!fresh)
+        process.stderr.write("front-bundle: sources changed during the build; the front will not run it\n");
+      else process.stderr.write(`front-bundle: built ${BUNDLE}\n`);
+    },
+    (e) => {
+      process.stderr.write(`front-bundle: ${e instanceof Error ? e.message : String(e)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
