@@ -1,7 +1,7 @@
-import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type Dockerode from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ProjectInput, resolveProject } from "../../components/model";
@@ -11,6 +11,7 @@ import { offSwitch, projectLeftovers } from "../../runtime/offSwitch";
 import { idleRunId, POOL_HOLDER_LABEL, WarmPool } from "../../runtime/pool";
 import { policyPreflight } from "../../runtime/preflight";
 import { requireDocker, specOf, TEST_IMAGE, testProject } from "../helpers/docker";
+import { spawnPoolHolder } from "../helpers/pool-holder";
 
 /**
  * Pre-started pool members cost what running tasks cost: each holds a slot of the project's concurrency and, under
@@ -159,25 +160,7 @@ describe("members are fresh", () => {
       testProject("pool-k", { pooled: { image: TEST_IMAGE } }, { monthlyCapUsd: 100, maxConcurrentTasks: 4 }),
     );
     const spec = specOf(p, "pooled");
-    const dir = mkdtempSync(join(tmpdir(), "pool-holder-"));
-    writeFileSync(join(dir, "spec.json"), JSON.stringify(spec));
-    const root = resolve(__dirname, "..", "..");
-    writeFileSync(
-      join(dir, "holder.ts"),
-      [
-        `import { readFileSync } from "node:fs";`,
-        `import { dockerClient } from ${JSON.stringify(join(root, "runtime/docker/client"))};`,
-        `import { WarmPool } from ${JSON.stringify(join(root, "runtime/pool"))};`,
-        `import { policyPreflight } from ${JSON.stringify(join(root, "runtime/preflight"))};`,
-        `const spec = JSON.parse(readFileSync(${JSON.stringify(join(dir, "spec.json"))}, "utf8"));`,
-        "void new WarmPool(dockerClient(), { size: 2, preflight: policyPreflight() }).warm(spec);",
-        "setInterval(() => undefined, 1000);",
-      ].join("\n"),
-    );
-    const child = spawn(process.execPath, ["--import", "tsx", join(dir, "holder.ts")], {
-      cwd: root,
-      stdio: "ignore",
-    });
+    const child = spawnPoolHolder(spec, 2);
     let left: string[] = [];
     try {
       await until("the holder's members wait", async () => (await waiting(p.spec.name)).length === 2);

@@ -1,7 +1,6 @@
-import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { Readable } from "node:stream";
 import type Dockerode from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,6 +20,7 @@ const scrub = (evidence: string) =>
     .replace(/\d+/g, "N");
 
 import { requireDocker, specOf, TEST_IMAGE, testProject } from "../helpers/docker";
+import { spawnPoolHolder } from "../helpers/pool-holder";
 
 let docker: Dockerode;
 const projects: { name: string; jobRoot: string }[] = [];
@@ -454,26 +454,8 @@ describe("the off switch after a crash", () => {
       ),
     );
     const spec = specOf(p, "default");
-    const dir = mkdtempSync(join(tmpdir(), "pool-crash-"));
-    writeFileSync(join(dir, "spec.json"), JSON.stringify(spec));
-    const root = resolve(__dirname, "..", "..");
-    writeFileSync(
-      join(dir, "refill.ts"),
-      [
-        `import { readFileSync } from "node:fs";`,
-        `import { dockerClient } from ${JSON.stringify(join(root, "runtime/docker/client"))};`,
-        `import { WarmPool } from ${JSON.stringify(join(root, "runtime/pool"))};`,
-        `import { policyPreflight } from ${JSON.stringify(join(root, "runtime/preflight"))};`,
-        `const spec = JSON.parse(readFileSync(${JSON.stringify(join(dir, "spec.json"))}, "utf8"));`,
-        "void new WarmPool(dockerClient(), { size: 20, preflight: policyPreflight() }).warm(spec);",
-        "setInterval(() => undefined, 1000);",
-      ].join("\n"),
-    );
-    // The refill runs in a process of its own (no tsx wrapper between), killed outright as a crash would.
-    const child = spawn(process.execPath, ["--import", "tsx", join(dir, "refill.ts")], {
-      cwd: root,
-      stdio: "ignore",
-    });
+    // The refill runs in a process of its own, killed outright as a crash would.
+    const child = spawnPoolHolder(spec, 20);
     try {
       const deadline = Date.now() + 60_000;
       while ((await members(p.spec.name)).length < 2) {
