@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type Dockerode from "dockerode";
 import { dockerClient } from "../runtime/docker/client";
 import { isLedgerUrl } from "../runtime/ledger";
-import { offSwitch } from "../runtime/offSwitch";
+import { OffSwitchError, offSwitch } from "../runtime/offSwitch";
 import { ledgerTargetFromConfig } from "../stacks/config";
 import { dockerEngineProblem } from "./engine-host";
 import { ledgerFile } from "./ledger-file";
@@ -103,7 +103,17 @@ export async function runOff(
 }
 
 async function offOnce(target: OffTarget, io: Io, json: boolean, note?: string): Promise<Attempt> {
-  const docker = await connect("off");
+  // The engine is asked first only when there is a note to say once it answers; otherwise the off switch's own first
+  // call asks it (a round trip fewer), and only a call that failed otherwise than by an object left asks why.
+  let docker: Dockerode | Failure | undefined;
+  if (note === undefined) {
+    try {
+      docker = dockerClient();
+    } catch {
+      // an engine address the client refuses: said below, as the engine's problem
+    }
+  }
+  docker ??= await connect("off");
   if (isFailure(docker)) return { ...docker, started: false };
   if (note !== undefined) io.err(`${note}\n`);
   try {
@@ -117,6 +127,11 @@ async function offOnce(target: OffTarget, io: Io, json: boolean, note?: string):
     );
     return 0;
   } catch (e) {
+    if (!(e instanceof OffSwitchError)) {
+      // Nothing the engine was asked to remove failed: the engine itself did not answer, or answered otherwise.
+      const problem = await dockerEngineProblem();
+      if (problem !== undefined) return { kind: "no-engine", message: `off: ${problem}`, started: false };
+    }
     return { ...failureOf("off", e), started: true };
   }
 }

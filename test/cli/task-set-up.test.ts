@@ -61,6 +61,13 @@ describe("the engine set-up of the task verbs", () => {
     expect(none.err).toHaveLength(1);
   });
 
+  it("off: an engine address the client refuses is the engine's problem (exit 3), not an internal error", async () => {
+    process.env.DOCKER_HOST = "tcp://127.0.0.1:1";
+    const c = capture();
+    expect(await runTaskVerb("off", loadStack(repo, "dev"), [], c.io, false)).toBe(3);
+    expect(c.err.join("")).toMatch(/^off: no Docker engine answers .*is not a unix socket/);
+  });
+
   it("never runs it for bad input", async () => {
     let calls = 0;
     const c = capture();
