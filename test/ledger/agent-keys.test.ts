@@ -2,9 +2,9 @@
  * Agent keys on a real ledger file: an agent is whoever holds one of its keys. The ledger keeps only the keys'
  * hashes; a claimed agent without its key, an unknown or revoked key, and another agent's key are refused.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { AGENT_KEY_ENV, AgentKeyRefused, AgentKeys } from "../../runtime/agent-keys";
 import type { Meter } from "../../runtime/ledger";
@@ -23,13 +23,18 @@ const meter: Meter = {
 };
 
 let open: { close(): unknown }[] = [];
+/** The temporary folders of the ledgers: removed after each test, so that no run leaves one behind. */
+let folders: string[] = [];
 afterEach(async () => {
   for (const o of open) await o.close();
   open = [];
+  for (const f of folders) rmSync(f, { recursive: true, force: true });
+  folders = [];
 });
 
 function keysAt(project = meter.project): { keys: AgentKeys; file: string; ledger: Ledger } {
   const file = join(mkdtempSync(join(tmpdir(), "agent-keys-")), "p.sqlite");
+  folders.push(dirname(file));
   const ledger = Ledger.open(file, { ...meter, project });
   const keys = new AgentKeys(ledger.store, project);
   open.push(ledger);
