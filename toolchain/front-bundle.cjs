@@ -1,15 +1,16 @@
 // The checkout's front as one file: cli/main.ts with every module it loads and the light packages they use (zod,
-// yaml, the Docker client), bundled by esbuild into dist/front/sandbox.cjs. One file that Node's compile cache keeps
-// whole starts a task verb in far less time than the same modules found and loaded one by one (bench/README.md,
-// "Launch of one task"). The heavy packages stay outside it, loaded from node_modules by the verbs that use them
-// (the Pulumi SDK, the Kubernetes client, PostgreSQL's), as the compiled build loads them.
+// yaml, the Docker client), bundled by esbuild into dist/front/sandbox.cjs. One file, loaded with V8's code of earlier
+// runs (toolchain/front.cjs), starts a task verb in far less time than the same modules found and loaded one by one
+// (bench/README.md, "Launch of one task"). The heavy packages stay outside it, loaded from node_modules by the verbs
+// that use them (the Pulumi SDK, the Kubernetes client, PostgreSQL's), as the compiled build loads them.
 //
 // The bundle is the checkout's TypeScript, not the package build: every `__dirname` of a source names that source's
-// own folder in the checkout, so the files the code finds beside itself (the watchdog's program, the engine session
-// wrapper, the toolchain manifest) are the checkout's, as under tsx. A bundle runs only while fresh: the size and
-// modification time of every file it was made from (the sources, package.json and the installed packages' lock) are
-// recorded beside it, and toolchain/front.cjs checks them before every run. Built by `npm run build` and, when
-// stale, by the front itself. Plain JavaScript, loaded only to build.
+// own folder in the checkout, so the files the code finds beside itself (the engine session wrapper, the toolchain
+// manifest) are the checkout's, as under tsx; the one program it starts by path, the watchdog, is compiled beside the
+// bundle from the same sources. A bundle runs only while fresh: the size and modification time of every file it was
+// made from (the sources, package.json, the installed packages' lock) and of the files it made are recorded beside
+// it, and toolchain/front.cjs checks them before every run. Built by `npm run build` and, when stale, by the front
+// itself. Plain JavaScript, loaded only to build.
 "use strict";
 const { existsSync, mkdirSync, readFileSync, renameSync, rmSync } = require("node:fs");
 const { dirname, join, relative, sep } = require("node:path");
