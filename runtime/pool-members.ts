@@ -3,11 +3,29 @@ import { type LaunchSpec, taskContainerName } from "../components/model";
 import { isNotFound } from "./docker/client";
 import { taskContainer } from "./docker/taskContainer";
 import { prepareJobFolder, removeJobFolder } from "./jobs";
+import type { Preflight } from "./launch-errors";
 import type { Ledger } from "./ledger";
 import { ownerAlive, type ProcessOwner, thisProcess } from "./orphan-watch";
 import { gateEntrypoint, makeGate } from "./pool-gate";
 
-/** The members of the warm pool (runtime/pool.ts): what one is, its create body, and what a dead holder left. */
+/**
+ * The members of the warm pool (runtime/pool.ts): what one is, its create body, its cost, and what a dead holder
+ * left.
+ *
+ * A member is a cold launch started early. Its create body is the one recipe's (`taskContainer`) for its own task
+ * id, byte for byte, but for its entrypoint (the gate), its name while it waits (`<project>-pool-<id>`) and one label
+ * naming the process that holds it; it passes the same preflight on that body before it is created. Because the
+ * command, the files and the agent arrive with the claim, one pool serves every launch of its template: any
+ * command, any deadline up to the template's. A launch with an explicit task id, standard input or a network of its
+ * own per task (proxy mode, broker routes) runs cold; a new version of the template drains the old members.
+ *
+ * A waiting member costs what a running task costs: it holds one of the project's slots (the launcher lends them,
+ * {@link PoolHolder}), and with a ledger its wait is a run of the project's (no agent), admitted under the cap before
+ * the member is created and charged until it is claimed (its slot then passes to the task's run) or removed. Members
+ * older than the template's `pool.maxIdleSeconds` are replaced. Every member carries the project's labels and its
+ * job folder the toolkit's marker, so the off switch finds what a crashed holder left; the next pool of the project
+ * removes members whose holder is gone.
+ */
 
 /** A task container waiting, started behind its gate, for one task. */
 export interface PoolMember {
@@ -175,4 +193,87 @@ export async function removeContainer(member: PoolMember): Promise<void> {
 export async function removeMember(spec: LaunchSpec, member: PoolMember): Promise<void> {
   await removeContainer(member);
   removeJobFolder(spec.jobFolder.hostRoot, member.id);
+}
+
+export interface Waiting {
+  readonly member: PoolMember;
+  /** Its create body (name aside), to tell whether a launch's spec still makes the same member. */
+  readonly body: string;
+  readonly since: number;
+}
+
+export interface Shelf {
+  spec: LaunchSpec;
+  readonly members: Waiting[];
+  /** Bumped when the shelf is drained: a member created for an older generation is removed, never shelved. */
+  generation: number;
+  refill?: Promise<void>;
+  /** The image's entrypoint, read once. */
+  entrypoint?: Promise<readonly string[]>;
+  /** Why the template cannot wait behind a gate (no shell in its image): its launches run cold. */
+  gateless?: string;
+}
+
+/** The engine's answers to a rename whose source is gone (404) or whose target exists (409): claimed elsewhere. */
+export const lostRace = (e: unknown) => {
+  const code = (e as { statusCode?: number }).statusCode;
+  return code === 404 || code === 409;
+};
+
+/**
+ * Whether a member still runs and, when its gate ended before any claim, why: the image has no `sh` (exit 127), or
+ * its shell could not read the channel.
+ */
+export async function memberState(
+  member: PoolMember,
+  image: string,
+): Promise<{ readonly running: boolean; readonly ended?: string }> {
+  const state = await member.container.inspect().then(
+    (i) => i.State,
+    () => undefined,
+  );
+  if (state === undefined) return { running: false };
+  if (state.Running) return { running: true };
+  return {
+    running: false,
+    ended:
+      state.ExitCode === 127
+        ? `image ${image} has no sh for the pool's gate`
+        : `the pool's gate in image ${image} ended before its claim (exit ${state.ExitCode})`,
+  };
+}
+
+export interface WarmPoolOptions {
+  /** Members per template whose spec names no `pool` (a whole number from 1). Defaults to none: such a template is not pooled. */
+  readonly size?: number;
+  /** Seconds a member of such a template may wait before it is replaced. Defaults to 600. */
+  readonly maxIdleSeconds?: number;
+  /** The rule check of every member's body before it is created: the launcher's own (`policyPreflight()`). */
+  readonly preflight: Preflight;
+  /** A background refill that failed (the launch that triggered it ran anyway). Defaults to ignoring it. */
+  readonly onError?: (error: unknown, spec: LaunchSpec) => void;
+}
+
+/** What a launch asks for, as far as the pool is concerned. */
+export interface PoolRequest {
+  readonly id?: string;
+  readonly stdin?: unknown;
+}
+
+/** Refuses options a pool cannot work with, naming the option, its value and what is allowed. */
+export function checkPoolOptions(options: WarmPoolOptions): void {
+  const { size, maxIdleSeconds } = options;
+  if (
+    size !== undefined &&
+    (typeof size !== "number" || !Number.isInteger(size) || size < 1 || size > 10000)
+  ) {
+    throw new TypeError(`WarmPool: size ${String(size)} must be a whole number from 1 to 10000`);
+  }
+  const idle = maxIdleSeconds;
+  if (idle !== undefined && (typeof idle !== "number" || !Number.isInteger(idle) || idle < 1)) {
+    throw new TypeError(`WarmPool: maxIdleSeconds ${String(idle)} must be a whole number of seconds from 1`);
+  }
+  if (typeof options.preflight !== "function") {
+    throw new TypeError("WarmPool: preflight must be the launcher's rule check (policyPreflight())");
+  }
 }

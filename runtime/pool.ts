@@ -1,17 +1,24 @@
 import { randomBytes } from "node:crypto";
 import type Dockerode from "dockerode";
 import { type LaunchSpec, PER_TASK_NETWORK } from "../components/model";
-import { LaunchRefused, type Preflight } from "./launch-errors";
+import { LaunchRefused } from "./launch-errors";
 import { type Gate, GateClosed, openGate } from "./pool-gate";
 import {
   bodyOf,
+  checkPoolOptions,
+  lostRace,
   memberBody,
+  memberState,
   type PoolHolder,
   type PoolMember,
+  type PoolRequest,
   removeContainer,
   removeMember,
+  type Shelf,
   startMember,
   sweepStaleMembers,
+  type Waiting,
+  type WarmPoolOptions,
 } from "./pool-members";
 
 export {
@@ -20,7 +27,9 @@ export {
   POOL_HOLDER_LABEL,
   type PoolHolder,
   type PoolMember,
+  type PoolRequest,
   poolMemberName,
+  type WarmPoolOptions,
 } from "./pool-members";
 
 /**
@@ -31,62 +40,8 @@ export {
  * launch's command line, deadline wrapper included, which the gate's shell `exec`s. The member is removed after its
  * task, never reused.
  *
- * A member is a cold launch started early. Its create body is the one recipe's (`taskContainer`) for its own task
- * id, byte for byte, but for its entrypoint (the gate), its name while it waits (`<project>-pool-<id>`) and one label
- * naming the process that holds it; it passes the same preflight on that body before it is created. Because the
- * command, the files and the agent arrive with the claim, one pool serves every launch of its template: any
- * command, any deadline up to the template's. A launch with an explicit task id, standard input or a network of its
- * own per task (proxy mode, broker routes) runs cold; a new version of the template drains the old members.
- *
- * A waiting member costs what a running task costs: it holds one of the project's slots (the launcher lends them,
- * {@link PoolHolder}), and with a ledger its wait is a run of the project's (no agent), admitted under the cap before
- * the member is created and charged until it is claimed (its slot then passes to the task's run) or removed. Members
- * older than the template's `pool.maxIdleSeconds` are replaced. Every member carries the project's labels and its
- * job folder the toolkit's marker, so the off switch finds what a crashed holder left; the next pool of the project
- * removes members whose holder is gone.
+ * What a member is and what it costs: runtime/pool-members.ts; docs/runtime.md has the whole story.
  */
-
-export interface WarmPoolOptions {
-  /** Members per template whose spec names no `pool` (a whole number from 1). Defaults to none: such a template is not pooled. */
-  readonly size?: number;
-  /** Seconds a member of such a template may wait before it is replaced. Defaults to 600. */
-  readonly maxIdleSeconds?: number;
-  /** The rule check of every member's body before it is created: the launcher's own (`policyPreflight()`). */
-  readonly preflight: Preflight;
-  /** A background refill that failed (the launch that triggered it ran anyway). Defaults to ignoring it. */
-  readonly onError?: (error: unknown, spec: LaunchSpec) => void;
-}
-
-/** What a launch asks for, as far as the pool is concerned. */
-export interface PoolRequest {
-  readonly id?: string;
-  readonly stdin?: unknown;
-}
-
-interface Waiting {
-  readonly member: PoolMember;
-  /** Its create body (name aside), to tell whether a launch's spec still makes the same member. */
-  readonly body: string;
-  readonly since: number;
-}
-
-interface Shelf {
-  spec: LaunchSpec;
-  readonly members: Waiting[];
-  /** Bumped when the shelf is drained: a member created for an older generation is removed, never shelved. */
-  generation: number;
-  refill?: Promise<void>;
-  /** The image's entrypoint, read once. */
-  entrypoint?: Promise<readonly string[]>;
-  /** Why the template cannot wait behind a gate (no shell in its image): its launches run cold. */
-  gateless?: string;
-}
-
-/** The engine's answers to a rename whose source is gone (404) or whose target exists (409): claimed elsewhere. */
-const lostRace = (e: unknown) => {
-  const code = (e as { statusCode?: number }).statusCode;
-  return code === 404 || code === 409;
-};
 
 /**
  * Keeps members ready per template and hands each to one task. Used by a long-lived {@link Launcher} (a service that
@@ -108,22 +63,7 @@ export class WarmPool {
     private readonly docker: Dockerode,
     private readonly options: WarmPoolOptions,
   ) {
-    const { size, maxIdleSeconds } = options;
-    if (
-      size !== undefined &&
-      (typeof size !== "number" || !Number.isInteger(size) || size < 1 || size > 10000)
-    ) {
-      throw new TypeError(`WarmPool: size ${String(size)} must be a whole number from 1 to 10000`);
-    }
-    const idle = maxIdleSeconds;
-    if (idle !== undefined && (typeof idle !== "number" || !Number.isInteger(idle) || idle < 1)) {
-      throw new TypeError(
-        `WarmPool: maxIdleSeconds ${String(idle)} must be a whole number of seconds from 1`,
-      );
-    }
-    if (typeof options.preflight !== "function") {
-      throw new TypeError("WarmPool: preflight must be the launcher's rule check (policyPreflight())");
-    }
+    checkPoolOptions(options);
   }
 
   /**
@@ -193,7 +133,9 @@ export class WarmPool {
       try {
         await member.container.rename({ name: member.name });
       } catch (e) {
-        // Claimed by another process or removed by the off switch: never ours again, but its slot and wait are.
+        // Claimed by another process or removed by the off switch: never ours again, but its slot, its wait and
+        // the gate's writer are.
+        this.dropGate(member);
         this.release(shelf.spec, member);
         if (!lostRace(e)) {
           await removeMember(shelf.spec, member).catch(() => undefined);
@@ -231,26 +173,18 @@ export class WarmPool {
    * once a writer is there, and the pool holds that writer until the claim writes or the member is removed).
    */
   private openGate(spec: LaunchSpec, member: PoolMember): Promise<Gate> {
-    const running = async () => {
-      const state = await member.container.inspect().then(
-        (i) => i.State,
-        () => undefined,
-      );
-      if (state?.Running) return true;
+    return openGate(member.jobDir, async () => {
+      const { running, ended } = await memberState(member, spec.image);
       const shelf = this.shelves.get(shelfKey(spec));
       // A gate that ended before its claim will end in every member: the template runs cold from now on.
-      if (shelf !== undefined && state !== undefined && shelf.gateless === undefined) {
-        shelf.gateless =
-          state.ExitCode === 127
-            ? `image ${spec.image} has no sh for the pool's gate`
-            : `the pool's gate in image ${spec.image} ended before its claim (exit ${state.ExitCode})`;
+      if (ended !== undefined && shelf !== undefined && shelf.gateless === undefined) {
+        shelf.gateless = ended;
         // Its other members cannot open either (one being made now is removed when it is done).
         this.track(this.drain(shelf).catch(() => undefined));
-        this.options.onError?.(new GateClosed(`${shelf.gateless}; its launches run cold`), spec);
+        this.options.onError?.(new GateClosed(`${ended}; its launches run cold`), spec);
       }
-      return false;
-    };
-    return openGate(member.jobDir, running);
+      return running;
+    });
   }
 
   /** A slot came free in the project of `spec` (a task ended): refill its templates' members in the background. */
@@ -432,17 +366,21 @@ export class WarmPool {
 
   /** A member leaves the pool unclaimed: its container and job folder go, its wait is charged, its slot freed. */
   private async retire(spec: LaunchSpec, member: PoolMember): Promise<void> {
-    // The writer the pool held open: closed, the gate reads nothing and its shell ends.
-    void this.gates.get(member)?.then(
-      (g) => g.abandon(),
-      () => undefined,
-    );
-    this.gates.delete(member);
+    this.dropGate(member);
     try {
       await removeMember(spec, member);
     } finally {
       this.release(spec, member);
     }
+  }
+
+  /** Closes the writer the pool held open for a member's gate: the gate then reads nothing and its shell ends. */
+  private dropGate(member: PoolMember): void {
+    void this.gates.get(member)?.then(
+      (g) => g.abandon(),
+      () => undefined,
+    );
+    this.gates.delete(member);
   }
 
   private release(spec: LaunchSpec, member: PoolMember): void {
