@@ -16,7 +16,7 @@ const scrub = (evidence: string) =>
   evidence
     .replace(/[0-9a-z]{8}-[0-9a-f]{6}/g, "<id>")
     // Whether the fork bomb's count could still be read depends on the machine's speed, pooled or cold alike.
-    .replace(/processes at the end: (unknown|\d+)/g, "processes at the end: <n>")
+    .replace(/processes at the end: [^;]*/g, "processes at the end: <n>")
     .replace(/\d+/g, "N");
 
 import { requireDocker, specOf, TEST_IMAGE, testProject } from "../helpers/docker";
@@ -136,7 +136,9 @@ const TASK = [
   "id -u; id -g; pwd; ls -A /job; cat /job/in.txt",
   "grep -E '^(Cap|NoNewPrivs|Seccomp|Sig(Ign|Blk)|Umask)' /proc/self/status",
   // The task's command line as its own process sees it, its descriptors, and no gate's channel.
-  "tr '\\0' ' ' < /proc/$$/cmdline; echo; ls /proc/$$/fd | tr '\\n' ' '; echo; ls -a /job/.sandbox-gate 2>&1",
+  // (ls writes to a file: in a pipeline the shell would hold the pipe's ends while ls lists them, depending on timing.)
+  "tr '\\0' ' ' < /proc/$$/cmdline; echo; ls /proc/$$/fd > /tmp/fds; tr '\\n' ' ' < /tmp/fds; rm /tmp/fds; echo",
+  "ls -a /job/.sandbox-gate 2>&1",
   "ls -A /tmp; df -k /job | tail -n 1 | awk '{print $2}'",
   "cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max",
   "env | grep -v '^HOSTNAME=' | sort",
