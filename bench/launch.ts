@@ -22,7 +22,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type Dockerode from "dockerode";
 import { loadStack } from "../cli/main";
-import { launchSpec, projectNetworkName } from "../components/model";
+import { type LaunchSpec, launchSpec, projectNetworkName } from "../components/model";
 import { dockerClient } from "../runtime/docker/client";
 import { taskContainer } from "../runtime/docker/taskContainer";
 import { prepareJobFolder, removeJobFolder } from "../runtime/jobs";
@@ -52,6 +52,26 @@ export function parseOptions(argv: readonly string[]): LaunchBenchOptions {
     build: argv.includes("--build"),
     out: option(argv, "--out") ?? join(ROOT, "bench", "results", "launch.json"),
   };
+}
+
+/**
+ * Calls `run` with the `docker run --rm` arguments of a task of `spec` running `command`: exactly the create body the
+ * launcher sends, on a job folder made as the launcher makes it (owned by the template's user) before the call and
+ * removed after it.
+ */
+export function withDockerRun<T>(
+  spec: LaunchSpec,
+  command: readonly string[],
+  run: (args: string[]) => T,
+): T {
+  const id = `bench-${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
+  const { body } = taskContainer(spec, id, { command });
+  prepareJobFolder(spec.jobFolder.hostRoot, id, spec.project, spec.user, {});
+  try {
+    return run(["run", "--rm", ...dockerRunArgs(body)]);
+  } finally {
+    removeJobFolder(spec.jobFolder.hostRoot, id);
+  }
 }
 
 /**
@@ -195,17 +215,8 @@ export async function runLaunchBench(options: LaunchBenchOptions) {
       const used = process.cpuUsage(cpu);
       return { seconds, cpuSeconds: (used.user + used.system) / 1e6 };
     },
-    "docker run --rm": async (): Promise<Sample> => {
-      const id = `bench-${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
-      const { body } = taskContainer(spec, id, { command: ["true"] });
-      // The job folder as the launcher makes it (owned by the template's user), made before the clock starts.
-      prepareJobFolder(spec.jobFolder.hostRoot, id, spec.project, spec.user, {});
-      try {
-        return timedCommand("docker", ["run", "--rm", ...dockerRunArgs(body)]);
-      } finally {
-        removeJobFolder(spec.jobFolder.hostRoot, id);
-      }
-    },
+    "docker run --rm": async (): Promise<Sample> =>
+      withDockerRun(spec, ["true"], (args) => timedCommand("docker", args)),
   } as const;
 
   const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(ways).map((k) => [k, []]));

@@ -24,12 +24,10 @@ import { loadStack } from "../cli/main";
 import { serveSocketPath } from "../cli/serve-run";
 import { launchSpec, projectNetworkName } from "../components/model";
 import { dockerClient } from "../runtime/docker/client";
-import { taskContainer } from "../runtime/docker/taskContainer";
-import { prepareJobFolder, removeJobFolder } from "../runtime/jobs";
 import { offSwitch, projectLeftovers } from "../runtime/offSwitch";
 import { SandboxClient } from "../runtime/serve/client";
 import { fmt, median, ROOT, runBenchmark, writeResult } from "./common";
-import { dockerRunArgs } from "./launch";
+import { withDockerRun } from "./launch";
 import { option, quantile } from "./stats";
 
 const argv = process.argv.slice(2);
@@ -174,16 +172,7 @@ async function oneTask() {
         /through the launch service/,
       ),
     "SandboxClient.run": () => launch(client, { template: "default", command: ["true"] }),
-    "docker run --rm": async () => {
-      const id = `bench-${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
-      const { body } = taskContainer(spec, id, { command: ["true"] });
-      prepareJobFolder(spec.jobFolder.hostRoot, id, spec.project, spec.user, {});
-      try {
-        return timedCommand("docker", ["run", "--rm", ...dockerRunArgs(body)]);
-      } finally {
-        removeJobFolder(spec.jobFolder.hostRoot, id);
-      }
-    },
+    "docker run --rm": async () => withDockerRun(spec, ["true"], (args) => timedCommand("docker", args)),
   };
   const names = Object.keys(ways);
   const samples: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
