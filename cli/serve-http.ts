@@ -17,7 +17,6 @@ import type { Ledger } from "../runtime/ledger";
 import {
   API,
   type EndReason,
-  type ExitEvent,
   type Health,
   type RunRequestBody,
   SERVICE_NAME,
@@ -27,7 +26,7 @@ import type { TaskResult } from "../runtime/task";
 import { runSpec } from "./run-options";
 import { templateNotDeployed } from "./runtime";
 import { Answer, answerOf, checkRunRequest, describeValue, readJson } from "./serve-request";
-import { readResults } from "./serve-results";
+import { exitEvent } from "./serve-results";
 
 /** Launches in flight at once (waiting for a slot or running); past it a launch is refused as busy. */
 export const MAX_IN_FLIGHT = 256;
@@ -212,6 +211,7 @@ async function run(
     if (!res.destroyed) res.write(`${JSON.stringify(event)}\n`);
   };
   const entry = { template: body.template, agent };
+  let answered = false;
   try {
     const stale = await templateNotDeployed(ctx.ledger, project, body.template);
     if (stale !== undefined)
@@ -227,31 +227,51 @@ async function run(
       env: body.env ?? {},
       ...(body.timeoutSeconds === undefined ? {} : { timeoutSeconds: body.timeoutSeconds }),
     });
-    const result = await claims.run(claim, () =>
-      ctx.launcher.run(spec, {
-        ...(body.command === undefined ? {} : { command: body.command }),
-        ...(body.files === undefined ? {} : { files: body.files }),
-        ...(body.stdin === undefined ? {} : { stdin: stringStream(body.stdin) }),
-        ...(agent === null ? {} : { agent }),
-        onOutput: (stream, data) => send({ type: stream, data }),
-      }),
+    // The answer ends as soon as the result is in hand; the launch goes on to remove the container and give its slot
+    // back (the service waits for that when it stops).
+    const answer = (result: TaskResult) => {
+      if (answered) return;
+      answered = true;
+      const exit = exitEvent(result, body, agent, project.jobRoot);
+      // Logged before the answer ends, so that the line is there once the client has its result.
+      ctx.log({
+        at: new Date().toISOString(),
+        status: 200,
+        ...entry,
+        id: exit.id,
+        exitCode: exit.exitCode,
+        reason: exit.reason,
+        ms: Date.now() - started,
+        chargeUsd: exit.chargeUsd,
+        ...(claim.abandoned ? { abandoned: true } : {}),
+      });
+      send(exit);
+      res.end();
+    };
+    answer(
+      await claims.run(claim, () =>
+        ctx.launcher.run(spec, {
+          ...(body.command === undefined ? {} : { command: body.command }),
+          ...(body.files === undefined ? {} : { files: body.files }),
+          ...(body.stdin === undefined ? {} : { stdin: stringStream(body.stdin) }),
+          ...(agent === null ? {} : { agent }),
+          onOutput: (stream, data) => send({ type: stream, data }),
+          onResult: answer,
+        }),
+      ),
     );
-    const exit = exitEvent(result, body, agent, project.jobRoot);
-    // Logged before the answer ends, so that the line is there once the client has its result.
-    ctx.log({
-      at: new Date().toISOString(),
-      status: 200,
-      ...entry,
-      id: exit.id,
-      exitCode: exit.exitCode,
-      reason: exit.reason,
-      ms: Date.now() - started,
-      chargeUsd: exit.chargeUsd,
-      ...(claim.abandoned ? { abandoned: true } : {}),
-    });
-    send(exit);
-    res.end();
   } catch (e) {
+    // Answered already: what failed after the result (the container's removal) is the off switch's to mend.
+    if (answered) {
+      ctx.log({
+        at: new Date().toISOString(),
+        ...entry,
+        status: 200,
+        ms: Date.now() - started,
+        error: answerOf(e).error,
+      });
+      return;
+    }
     // A task that started and then failed leaves no job folder behind. (One that failed before it started, whose id
     // the service never learnt, may have left one: the off switch removes it with the project's.)
     if (claim.id !== undefined) removeJobFolder(project.jobRoot, claim.id);
@@ -269,48 +289,6 @@ async function run(
       res.end();
     }
   }
-}
-
-/** The exit event of a task that ran; its job folder is read for results, then removed. */
-function exitEvent(
-  result: TaskResult,
-  body: RunRequestBody,
-  agent: string | null,
-  jobRoot: string,
-): ExitEvent {
-  const found =
-    result.removed || result.jobDir === ""
-      ? { results: {}, binaryResults: {}, skipped: [] }
-      : readResults(result.jobDir, body.files ?? {});
-  removeJobFolder(jobRoot, result.id);
-  const reason: EndReason = result.removed
-    ? "off"
-    : result.stoppedByCap
-      ? "cap"
-      : result.limits.includes("timeout")
-        ? "timeout"
-        : result.limits.includes("oom")
-          ? "oom"
-          : "exit";
-  return {
-    type: "exit",
-    id: result.id,
-    template: body.template,
-    container: result.container,
-    exitCode: result.exitCode,
-    reason,
-    limits: result.limits,
-    killedByLauncher: result.killedByLauncher,
-    stoppedByCap: result.stoppedByCap,
-    removed: result.removed === true,
-    durationMs: result.durationMs,
-    chargeUsd: result.chargeUsd ?? null,
-    agent,
-    ...found,
-    dropped: result.liveDropped ?? { stdout: 0, stderr: 0 },
-    ...(result.egress === undefined ? {} : { egress: result.egress }),
-    ...(result.broker === undefined ? {} : { broker: result.broker }),
-  };
 }
 
 /** The agent of the presented key; none for the operator on the socket. */

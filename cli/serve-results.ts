@@ -1,12 +1,14 @@
 /**
- * What a task left in its job folder, returned by the launch service with its exit event (the folder is removed
+ * A task's exit event as the launch service sends it, with what the task left in its job folder (the folder is removed
  * after). Everything there was written by code nobody reviewed, so it is read as plain data: regular files only,
  * opened without following a link, walked without recursion, and bounded in bytes, entries and depth; an input file
  * the task left unchanged is not sent back.
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from "node:fs";
 import { join } from "node:path";
-import type { SkippedResult } from "../runtime/serve/protocol";
+import { removeJobFolder } from "../runtime/jobs";
+import type { EndReason, ExitEvent, RunRequestBody, SkippedResult } from "../runtime/serve/protocol";
+import type { TaskResult } from "../runtime/task";
 
 /** Bounds of what is returned: file contents in all, entries looked at, folder depth. */
 export const RESULT_LIMITS = { bytes: 8 * 1024 * 1024, entries: 10_000, depth: 32 } as const;
@@ -111,4 +113,46 @@ function readPlain(path: string, max: number): Buffer | undefined {
   } finally {
     closeSync(fd);
   }
+}
+
+/** The exit event of a task that ran; its job folder is read for results, then removed. */
+export function exitEvent(
+  result: TaskResult,
+  body: RunRequestBody,
+  agent: string | null,
+  jobRoot: string,
+): ExitEvent {
+  const found =
+    result.removed || result.jobDir === ""
+      ? { results: {}, binaryResults: {}, skipped: [] }
+      : readResults(result.jobDir, body.files ?? {});
+  removeJobFolder(jobRoot, result.id);
+  const reason: EndReason = result.removed
+    ? "off"
+    : result.stoppedByCap
+      ? "cap"
+      : result.limits.includes("timeout")
+        ? "timeout"
+        : result.limits.includes("oom")
+          ? "oom"
+          : "exit";
+  return {
+    type: "exit",
+    id: result.id,
+    template: body.template,
+    container: result.container,
+    exitCode: result.exitCode,
+    reason,
+    limits: result.limits,
+    killedByLauncher: result.killedByLauncher,
+    stoppedByCap: result.stoppedByCap,
+    removed: result.removed === true,
+    durationMs: result.durationMs,
+    chargeUsd: result.chargeUsd ?? null,
+    agent,
+    ...found,
+    dropped: result.liveDropped ?? { stdout: 0, stderr: 0 },
+    ...(result.egress === undefined ? {} : { egress: result.egress }),
+    ...(result.broker === undefined ? {} : { broker: result.broker }),
+  };
 }

@@ -283,6 +283,7 @@ export class Launcher implements TaskLauncher {
         result = { ...result, chargeUsd: closed.chargeUsd ?? 0 };
       }
       this.options.onEvent?.({ type: "result", id: task.id, running: slots.active });
+      request.onResult?.(result);
       return result;
     } catch (e) {
       await gate?.abandon();

@@ -39,6 +39,12 @@ export interface TaskRequest {
    * one reads an empty input. A pool never serves such a task: its members were made without an open input.
    */
   readonly stdin?: NodeJS.ReadableStream;
+  /**
+   * Called once with the task's result as soon as it is in hand (output, exit code, charge): on Docker before its
+   * container is removed, so that a caller who answers someone can answer then while `run` goes on to remove the
+   * container and give its slot back; on Kubernetes when `run` returns. Not called when the launch fails.
+   */
+  readonly onResult?: (result: TaskResult) => void;
 }
 
 /** A limit a task ran into: its deadline, its memory, or its process cap. */

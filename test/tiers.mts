@@ -3,6 +3,8 @@
  *
  * - `unit`: nothing: unit, Pulumi-mock and policy tests. `npm test` runs this tier.
  * - `oracle`: a Go toolchain, to build the differential oracles of test/oracles/ (test/helpers/goOracle.ts).
+ * - `docker`: a Docker engine and the offline test images (toolchain/docker.sh), and nothing the toolchain builds:
+ *   these run while it builds. Only the files named in DOCKER_TESTS: a new file waits for the toolchain (`engine`).
  * - `engine`: a Docker engine, the Pulumi engine, a local Kubernetes control plane or the packed npm package.
  * - `node`: a real Kubernetes node on this machine (test/engine/node.ts). Its kubelet's cgroups, its bridge and the
  *   iptables rules of kube-proxy and the NetworkPolicy enforcer are the machine's, so `./sandbox test` runs this tier
@@ -15,7 +17,7 @@
  */
 
 /** The tiers: one vitest project each (vitest.config.mts). */
-export const TIERS = ["unit", "oracle", "engine", "node"] as const;
+export const TIERS = ["unit", "oracle", "docker", "engine", "node"] as const;
 
 /** One tier. */
 export type Tier = (typeof TIERS)[number];
@@ -58,17 +60,54 @@ export const ORACLE_TESTS: readonly string[] = [
 
 /** Tests in the unit folders that need a Docker engine. */
 export const ENGINE_TESTS: readonly string[] = [
-  "test/broker/docker.test.ts",
   "test/cli/toolchain-locks.test.ts",
   "test/package/consumer.test.ts",
   "test/proxy/answering.test.ts",
   "test/proxy/docker.test.ts",
 ];
 
+/**
+ * Tests that need a Docker engine and nothing the toolchain builds (the Pulumi CLI, the Kubernetes parts, gVisor,
+ * PostgreSQL, Go): test/cli/tiers.test.ts checks that none reaches them, and `./sandbox test` runs these while the
+ * toolchain builds, one file at a time, as every tier.
+ */
+export const DOCKER_TESTS: readonly string[] = [
+  "test/broker/docker.test.ts",
+  "test/providers/docker.test.ts",
+  "test/runtime/agent-keys.test.ts",
+  "test/runtime/bench-concurrent.test.ts",
+  "test/runtime/bench-ledger.test.ts",
+  "test/runtime/bench-pool.test.ts",
+  "test/runtime/cli.test.ts",
+  "test/runtime/engine-host.test.ts",
+  "test/runtime/job-disk-trial.test.ts",
+  "test/runtime/job-disk.test.ts",
+  "test/runtime/launcher.test.ts",
+  "test/runtime/ledger.test.ts",
+  "test/runtime/off-bench.test.ts",
+  "test/runtime/off-broken.test.ts",
+  "test/runtime/off-sticks.test.ts",
+  "test/runtime/off-switch.test.ts",
+  "test/runtime/orphan.test.ts",
+  "test/runtime/outputs.test.ts",
+  "test/runtime/pool-budget.test.ts",
+  "test/runtime/pool.test.ts",
+  "test/runtime/run-env.test.ts",
+  "test/runtime/run-live.test.ts",
+  "test/runtime/run-off.test.ts",
+  "test/runtime/run-signal.test.ts",
+  "test/runtime/run-stdin.test.ts",
+  "test/runtime/run-verb.test.ts",
+  "test/runtime/run-wait.test.ts",
+  "test/runtime/service-logs.test.ts",
+  "test/serve/serve.test.ts",
+];
+
 /** The tier of a test file, given by its path from the repository root with `/` separators. */
 export function tierOf(file: string): Tier {
   if (ORACLE_TESTS.includes(file)) return "oracle";
   if (ENGINE_TESTS.includes(file)) return "engine";
+  if (DOCKER_TESTS.includes(file)) return "docker";
   const parts = file.split("/");
   if (parts.length > 2 && NODE_FOLDERS.includes(parts[1] ?? "")) return "node";
   return parts.length > 2 && UNIT_FOLDERS.includes(parts[1] ?? "") ? "unit" : "engine";

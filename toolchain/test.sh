@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test suite: type check, lint (zero warnings), then every test of every tier (test/tiers.mts): the unit tier
-# while the toolchain builds, then the oracle and engine tiers, then the node tier on its own. Arguments go to vitest (one run): `--project unit` runs one tier, file
+# The test suite: type check, lint (zero warnings), then every test of every tier (test/tiers.mts): the unit and
+# Docker tiers while the toolchain builds, then the oracle and engine tiers, then the node tier on its own. Arguments go to vitest (one run): `--project unit` runs one tier, file
 # names run those files. Prints one closing line: "tests: N passed, N failed".
 set -uo pipefail
 # The whole script is one function, called on the last line: bash has read all of it before anything runs, so
@@ -38,7 +38,7 @@ run_suite() {
     toolchain_pid=""
     cat .sandbox/toolchain.log
   }
-  rm -f .sandbox/test-results.json .sandbox/test-results-unit.json .sandbox/test-results-node.json
+  rm -f .sandbox/test-results.json .sandbox/test-results-unit.json .sandbox/test-results-docker.json .sandbox/test-results-node.json
   if [ "$#" -gt 0 ]; then
     wait_toolchain
     echo "== tests"
@@ -50,6 +50,8 @@ run_suite() {
     biome check --error-on-warnings . || status=1
     echo "== tests that need nothing but Node (unit tier)"
     vitest run --project unit --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-unit.json || status=1
+    echo "== tests on the Docker engine alone (docker tier), while the toolchain builds"
+    vitest run --project docker --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-docker.json || status=1
     # The oracles build Go modules of their own: beside the toolchain's builds they would only wait for the CPU.
     wait_toolchain
     echo "== tests on Go oracles and on the engines (oracle and engine tiers)"
@@ -61,7 +63,7 @@ run_suite() {
   node -e '
   const fs = require("node:fs");
   const t = { numPassedTests: 0, numFailedTests: 0, numTotalTests: 0 };
-  for (const f of [".sandbox/test-results-unit.json", ".sandbox/test-results.json", ".sandbox/test-results-node.json"]) {
+  for (const f of [".sandbox/test-results-unit.json", ".sandbox/test-results-docker.json", ".sandbox/test-results.json", ".sandbox/test-results-node.json"]) {
     try {
       const r = JSON.parse(fs.readFileSync(f, "utf8"));
       for (const k of Object.keys(t)) t[k] += r[k] ?? 0;

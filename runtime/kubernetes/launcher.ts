@@ -159,7 +159,9 @@ export class KubeLauncher implements TaskLauncher {
         const result = await this.runAdmitted(spec, request, id, files, (p) => {
           pod = p;
         });
-        return await this.charge(result, pod);
+        const charged = await this.charge(result, pod);
+        request.onResult?.(charged);
+        return charged;
       } catch (e) {
         if (ledger !== undefined && this.openRuns.delete(id)) {
           const error = e instanceof Error ? e.message : String(e);

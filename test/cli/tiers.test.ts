@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import config from "../../vitest.config.mjs";
-import { ENGINE_TESTS, ORACLE_TESTS, TIERS, tierOf, UNIT_FOLDERS } from "../tiers.mjs";
+import { DOCKER_TESTS, ENGINE_TESTS, ORACLE_TESTS, TIERS, tierOf, UNIT_FOLDERS } from "../tiers.mjs";
 
 const repo = join(__dirname, "../..");
 const testFiles = readdirSync(join(repo, "test"), { recursive: true, encoding: "utf8" })
@@ -17,6 +17,19 @@ const NEEDS: readonly [RegExp, string][] = [
   [/^test\/helpers\/goOracle\.ts$/, "go"],
   [/^test\/helpers\/(docker|dockerEngine)\.ts$/, "engine"],
   [/^test\/(engine|stacks-engine)\//, "engine"],
+  [/^test\/(engine|stacks-engine)\//, "toolchain"],
+];
+
+/**
+ * What in a test module's text says it needs a part the toolchain builds: gVisor's runtime, the Kubernetes control
+ * plane or node, PostgreSQL, the toolchain's own scripts (they build what is missing), Go.
+ */
+const TOOLCHAIN_TEXT: readonly RegExp[] = [
+  /\brunsc\b/,
+  /kube-apiserver|kubelet|\bkwok\b/,
+  /postgres/i,
+  /toolchain\/(setup|runsc|postgres)(\.sh|\/)/,
+  /\bgoOracle\b|"go",\s*\[/,
 ];
 
 /** The test modules a file imports, directly or through other test modules (production modules are not followed). */
@@ -38,13 +51,24 @@ function testModulesReached(file: string): Set<string> {
   return seen;
 }
 
+/** Whether a test file or a test module it reaches names a part the toolchain builds. */
+function namesToolchain(file: string): boolean {
+  return [...testModulesReached(file)].some((m) => {
+    const text = readFileSync(join(repo, m), "utf8");
+    return TOOLCHAIN_TEXT.some((re) => re.test(text));
+  });
+}
+
 /** What a test file needs besides Node, judged by the test modules it reaches and what they call. */
 function needs(file: string): Set<string> {
   const out = new Set<string>();
   for (const m of testModulesReached(file)) {
     for (const [re, need] of NEEDS) if (re.test(m)) out.add(need);
     const text = readFileSync(join(repo, m), "utf8");
-    if (/^import (?!type)[^;]*from "@pulumi\/pulumi\/automation"/m.test(text)) out.add("engine");
+    if (/^import (?!type)[^;]*from "@pulumi\/pulumi\/automation"/m.test(text)) {
+      out.add("engine");
+      out.add("toolchain");
+    }
   }
   return out;
 }
@@ -69,6 +93,28 @@ describe("the test tiers", () => {
   it.each(ENGINE_TESTS)("%s, named an engine test, exists and reaches an engine", (file) => {
     expect(testFiles).toContain(file);
     expect(needs(file)).toContain("engine");
+  });
+
+  it.each(DOCKER_TESTS)(
+    "%s, named a Docker test, exists and reaches nothing the toolchain builds",
+    (file) => {
+      expect(testFiles).toContain(file);
+      expect(tierOf(file)).toBe("docker");
+      expect(needs(file)).not.toContain("toolchain");
+      expect(needs(file)).not.toContain("go");
+      expect(namesToolchain(file)).toBe(false);
+    },
+  );
+
+  it("tells a test that needs what the toolchain builds from one that needs only Docker", () => {
+    // Negative controls: files that need gVisor, the Pulumi engine, PostgreSQL or a Go oracle.
+    for (const file of [
+      "test/runtime/gvisor.test.ts",
+      "test/stacks-engine/front.test.ts",
+      "test/postgres/stores.test.ts",
+      "test/policy/engine-json.test.ts",
+    ])
+      expect(namesToolchain(file) || needs(file).has("toolchain") || needs(file).has("go")).toBe(true);
   });
 
   it("names as exceptions only files of the unit folders, where the folder would say unit", () => {
@@ -101,21 +147,23 @@ describe("the test tiers", () => {
       .split("\n")
       .map((line) => line.trim())
       .filter((line) => line.startsWith("vitest "));
-    // With arguments, one run of what they name; without, the unit tier (while the toolchain builds), then the
-    // oracle and engine tiers, then the node's alone: every tier exactly once.
-    expect(vitest).toHaveLength(4);
+    // With arguments, one run of what they name; without, the unit and Docker tiers (while the toolchain builds),
+    // then the oracle and engine tiers, then the node's alone: every tier exactly once.
+    expect(vitest).toHaveLength(5);
     expect(vitest[0]).toMatch(/^vitest run /);
     expect(vitest[0]).not.toContain("--project");
     const projectsOf = (line: string) => [...line.matchAll(/--project (\S+)/g)].map((m) => m[1]).sort();
     const runs = vitest.slice(1).map(projectsOf);
     expect(runs.flat().sort()).toEqual([...TIERS].sort());
     expect(runs[0]).toEqual(["unit"]);
-    expect(runs[1]).toEqual(["engine", "oracle"]);
-    expect(runs[2]).toEqual(["node"]);
-    // The engine tiers run after the toolchain build is waited for; the first one before it.
+    expect(runs[1]).toEqual(["docker"]);
+    expect(runs[2]).toEqual(["engine", "oracle"]);
+    expect(runs[3]).toEqual(["node"]);
+    // The engine tiers run after the toolchain build is waited for; the first two before it.
     const lines = testSh.split("\n").map((line) => line.trim());
     const at = (prefix: string) => lines.findIndex((line) => line.startsWith(prefix));
     expect(at("vitest run --project unit")).toBeLessThan(lines.lastIndexOf("wait_toolchain"));
+    expect(at("vitest run --project docker")).toBeLessThan(lines.lastIndexOf("wait_toolchain"));
     expect(lines.lastIndexOf("wait_toolchain")).toBeLessThan(at("vitest run --project oracle"));
   });
 });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Launcher, LaunchRefused, Slots } from "../../runtime/launcher";
 import { offSwitch, projectLeftovers } from "../../runtime/offSwitch";
 import { policyPreflight } from "../../runtime/preflight";
+import type { TaskResult } from "../../runtime/task";
 import { ESCAPE_CHECKS, runEscape, runProbe } from "../../runtime/walls";
 import { requireDocker, specOf, TEST_IMAGE, testProject } from "../helpers/docker";
 
@@ -97,6 +98,35 @@ describe("launching a task", () => {
       "sandbox.template": "six",
       "sandbox.task": "walls",
     });
+  });
+
+  it("hands the result over once, before the container is removed, and returns the same result", async () => {
+    const seen: string[] = [];
+    let handed: TaskResult | undefined;
+    const l = new Launcher(docker, {
+      ledger: false,
+      preflight: policyPreflight(),
+      onEvent: (e) => {
+        if (e.type === "end") seen.push("end");
+      },
+    });
+    const r = await l.run(specOf(project, "default"), {
+      id: "handed",
+      command: ["sh", "-c", "echo out; exit 4"],
+      onResult: (result) => {
+        handed = result;
+        // Synchronous: the launcher cannot remove the container while this callback runs.
+        const state = spawnSync("docker", ["inspect", "-f", "{{.State.Status}}", result.container], {
+          encoding: "utf8",
+        });
+        seen.push(`result:${state.stdout.trim()}`);
+      },
+    });
+    expect(seen).toEqual(["result:exited", "end"]);
+    expect(handed).toEqual(r);
+    expect(r.exitCode).toBe(4);
+    expect(r.stdout).toBe("out\n");
+    expect(await projectLeftovers(docker, project.spec.name)).toEqual([]);
   });
 
   it("refuses a template that leaves NET_ADMIN off its drop list before creating anything", async () => {
