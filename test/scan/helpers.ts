@@ -1,8 +1,8 @@
 // Runs `scan` in-process the way the CLI does, and reads its JSON report.
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { expect } from "vitest";
+import { afterAll, expect } from "vitest";
 import { runScan } from "../../cli/scan";
 import type { ReportFinding, ScanReport } from "../../policy/report/model";
 import { ALL_RULES } from "../../policy/rules/registry";
@@ -60,9 +60,16 @@ export function rulesOf(report: ScanReport, name: string): string[] {
   return [...new Set(violationsOf(report, name).map((v) => v.slice(0, v.indexOf(":"))))].sort();
 }
 
-/** A temporary folder with the given files. */
+/** The folders tempFiles made for the test file that imports this module, removed after its tests. */
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A temporary folder with the given files (removed after the test file's tests). */
 export function tempFiles(files: Readonly<Record<string, string>>): string {
   const dir = mkdtempSync(join(tmpdir(), "sandbox-scan-"));
+  made.push(dir);
   for (const [name, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, name)), { recursive: true });
     writeFileSync(join(dir, name), text);
