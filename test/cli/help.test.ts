@@ -2,16 +2,17 @@
 // config is read: the stack file here is broken on purpose, and the environment has no engine); verbs that change
 // or remove objects need their stack named, and on a terminal the removing ones ask first.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { completionScript, VERB_HELP, VERBS } from "../../cli/help";
 import { EXIT, main } from "../../cli/main";
 import type { Io } from "../../cli/output";
 
 let root: string;
 let env: NodeJS.ProcessEnv;
+let empty: string;
 
 beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), "sandbox-help-"));
@@ -19,8 +20,12 @@ beforeEach(() => {
   // A config that fails: any verb that read it would say so instead of printing its help.
   writeFileSync(join(root, "stacks", "Pulumi.dev.yaml"), "config:\n  sandbox:budget: lots\n");
   writeFileSync(join(root, "stacks", "Pulumi.prod.yaml"), "config:\n  sandbox:budget: lots\n");
-  const empty = mkdtempSync(join(tmpdir(), "sandbox-empty-"));
+  empty = mkdtempSync(join(tmpdir(), "sandbox-empty-"));
   env = { PATH: empty, XDG_CACHE_HOME: empty, PULUMI_HOME: empty };
+});
+
+afterEach(() => {
+  for (const dir of [root, empty]) rmSync(dir, { recursive: true, force: true });
 });
 
 async function run(argv: string[], extra: Partial<Io> = {}) {

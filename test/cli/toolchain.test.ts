@@ -1,7 +1,7 @@
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { DEV_PASSPHRASE, engineEnv, policyPackArg } from "../../cli/engine";
 import { TOOLCHAIN } from "../../toolchain/manifest";
 import {
@@ -15,7 +15,16 @@ import {
 
 const { PULUMI_VERSION } = TOOLCHAIN;
 
-const temp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
+/** The folders made here, removed after the file's tests. */
+const made: string[] = [];
+const temp = (prefix: string) => {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
 
 /** A fake executable that prints `version` for `pulumi version`. */
 function fakeTool(dir: string, name: string, version: string): string {
