@@ -231,8 +231,8 @@ async function run(
     // back (the service waits for that when it stops).
     const answer = (result: TaskResult) => {
       if (answered) return;
-      answered = true;
       const exit = exitEvent(result, body, agent, project.jobRoot);
+      answered = true;
       // Logged before the answer ends, so that the line is there once the client has its result.
       ctx.log({
         at: new Date().toISOString(),

@@ -283,7 +283,11 @@ export class Launcher implements TaskLauncher {
         result = { ...result, chargeUsd: closed.chargeUsd ?? 0 };
       }
       this.options.onEvent?.({ type: "result", id: task.id, running: slots.active });
-      request.onResult?.(result);
+      try {
+        request.onResult?.(result);
+      } catch {
+        // The caller's own failure changes nothing of the task's: `run` still removes it and returns its result.
+      }
       return result;
     } catch (e) {
       await gate?.abandon();

@@ -42,7 +42,8 @@ export interface TaskRequest {
   /**
    * Called once with the task's result as soon as it is in hand (output, exit code, charge): on Docker before its
    * container is removed, so that a caller who answers someone can answer then while `run` goes on to remove the
-   * container and give its slot back; on Kubernetes when `run` returns. Not called when the launch fails.
+   * container and give its slot back; on Kubernetes when `run` returns. Not called when the launch fails; what it
+   * throws is ignored (`run` still returns the result).
    */
   readonly onResult?: (result: TaskResult) => void;
 }

@@ -160,7 +160,11 @@ export class KubeLauncher implements TaskLauncher {
           pod = p;
         });
         const charged = await this.charge(result, pod);
-        request.onResult?.(charged);
+        try {
+          request.onResult?.(charged);
+        } catch {
+          // The caller's own failure changes nothing of the task's: `run` still returns its result.
+        }
         return charged;
       } catch (e) {
         if (ledger !== undefined && this.openRuns.delete(id)) {

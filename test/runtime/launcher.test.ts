@@ -129,6 +129,18 @@ describe("launching a task", () => {
     expect(await projectLeftovers(docker, project.spec.name)).toEqual([]);
   });
 
+  it("returns the result and removes the task when the result's callback throws", async () => {
+    const r = await launcher().run(specOf(project, "default"), {
+      command: ["sh", "-c", "echo kept"],
+      onResult: () => {
+        throw new Error("the caller's own failure");
+      },
+    });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe("kept\n");
+    expect(await projectLeftovers(docker, project.spec.name)).toEqual([]);
+  });
+
   it("refuses a template that leaves NET_ADMIN off its drop list before creating anything", async () => {
     const tampered = { ...specOf(project, "default"), capDrop: ["NET_RAW", "MKNOD"] };
     const l = launcher();
