@@ -13,7 +13,7 @@
 // itself. Plain JavaScript, loaded only to build.
 "use strict";
 const { existsSync, mkdirSync, readFileSync, renameSync, rmSync } = require("node:fs");
-const { dirname, join, relative, sep } = require("node:path");
+const { basename, dirname, join, relative, sep } = require("node:path");
 
 /** Where the bundle goes, from the checkout's root. */
 const { BUNDLE } = require("./front.cjs");
@@ -37,6 +37,48 @@ const STAND_INS = [
   { file: /[\\/]dockerode[\\/]lib[\\/]session\.js$/, what: "BuildKit sessions (image builds)" },
   { file: /[\\/]docker-modem[\\/]lib[\\/]ssh\.js$/, what: "Docker over SSH" },
 ];
+
+/**
+ * zod modules no verb of the front uses, which zod's namespace loads whatever the call: every language's error
+ * messages but English (which zod's schemas load themselves) and the JSON Schema reader. Loaded at every start they
+ * cost several milliseconds (sixty modules evaluated); in the bundle each is a stand-in whose exports load the real
+ * module on their first call and then do exactly what it does, so `z.locales.fr()` and `z.fromJSONSchema()` still work.
+ * Each entry: the file, and the function names it exports (read from the file: re-exports of one module's default
+ * each, or one function of its own).
+ */
+const ON_FIRST_CALL = [
+  { file: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/, reexports: true },
+  { file: /[\\/]zod[\\/]v4[\\/]classic[\\/]from-json-schema\.js$/, functions: ["fromJSONSchema"] },
+];
+/** The namespace by which a stand-in reaches the real module it stands for. */
+const REAL = "sandbox-real";
+
+/**
+ * The stand-in of `path` (an ES module): each exported function loads its module on first call. A module that
+ * re-exports the defaults of others (`export { default as x } from "./x.js"`) loads only the one called; a module of
+ * its own functions is loaded whole, from {@link REAL}. Throws when the file holds another kind of export, so that a
+ * new version of the package is never bundled with a stand-in that misses one.
+ */
+function onFirstCall(path, entry) {
+  const text = readFileSync(path, "utf8");
+  const lines = [];
+  if (entry.reexports) {
+    for (const line of text.split("\n")) {
+      if (line.trim() === "") continue;
+      const m = /^export \{ default as ([A-Za-z_$][\w$]*) \} from ("\.\/[\w.-]+\.js");$/.exec(line);
+      if (m === null) throw new Error(`${path}: a line the bundle's stand-in does not know: ${line}`);
+      lines.push(`export function ${m[1]}(...args) { return require(${m[2]}).default(...args); }`);
+    }
+  } else {
+    const exported = [...text.matchAll(/^export\s+(?:(?:async\s+)?function\*?|const|let|var|class|\{|\*|default)\s*([\w$]*)/gm)];
+    const names = exported.map((m) => m[1]);
+    if (names.join(",") !== entry.functions.join(","))
+      throw new Error(`${path}: exports ${names.join(", ")}, the bundle's stand-in knows ${entry.functions.join(", ")}`);
+    for (const name of names)
+      lines.push(`export function ${name}(...args) { return require(${JSON.stringify(`${REAL}:${basename(path)}`)}).${name}(...args); }`);
+  }
+  return { contents: `${lines.join("\n")}\n`, loader: "js", resolveDir: dirname(path) };
+}
 
 /**
  * Programs the code starts by path, compiled beside the bundle from the same sources: the watchdog (runtime/
@@ -72,6 +114,20 @@ function checkoutPlugin(root, out) {
           loader: "js",
         }));
       }
+      for (const entry of ON_FIRST_CALL) {
+        build.onLoad({ filter: entry.file }, (args) =>
+          args.namespace === "file" ? onFirstCall(args.path, entry) : undefined,
+        );
+      }
+      build.onResolve({ filter: new RegExp(`^${REAL}:`) }, (args) => ({
+        path: relative(root, join(args.resolveDir, args.path.slice(REAL.length + 1))),
+        namespace: REAL,
+      }));
+      build.onLoad({ filter: /.*/, namespace: REAL }, (args) => ({
+        contents: readFileSync(join(root, args.path), "utf8"),
+        loader: "js",
+        resolveDir: dirname(join(root, args.path)),
+      }));
       build.onLoad({ filter: /\.ts$/ }, (args) => {
         const file = relative(root, args.path);
         if (file.startsWith("..") || file.split(sep).includes("node_modules")) return undefined;

@@ -18,7 +18,6 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { crc32 } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const REPO = join(__dirname, "../..");
@@ -102,8 +101,9 @@ describe("the front's bundle on a checkout of its own", () => {
   it("keeps V8's code of each verb beside the bundle, once per verb, for that bundle only", () => {
     const cache = join(root, `${front.BUNDLE}.code-cache`);
     const header = () => JSON.parse(readFileSync(cache, "utf8").split("\n")[0] ?? "") as object;
-    const bytes = readFileSync(join(root, front.BUNDLE));
-    const made = `${crc32(bytes)} ${bytes.length}`;
+    // The bundle it was made from: the file's inode, size and modification time.
+    const s = statSync(join(root, front.BUNDLE), { bigint: true });
+    const made = `${s.ino} ${s.size} ${s.mtimeNs}`;
     expect(header()).toEqual({ made, verbs: ["a"] });
     const kept = statSync(cache).mtimeMs;
     expect(runFront()).toMatchObject({ version: 1 });
@@ -116,6 +116,12 @@ describe("the front's bundle on a checkout of its own", () => {
     writeFileSync(cache, `${JSON.stringify({ made, verbs: ["a", "b"] })}\nnot V8's`);
     expect(runFront()).toMatchObject({ version: 1 });
     expect(header()).toEqual({ made, verbs: ["a"] });
+    // A bundle built anew of the same length (V8 checks no more) is another file: the old code is not used for it.
+    write("cli/main.ts", main(4));
+    expect(runFront()).toMatchObject({ version: 4 });
+    const rebuilt = statSync(join(root, front.BUNDLE), { bigint: true });
+    expect(rebuilt.size).toBe(s.size);
+    expect(header()).toEqual({ made: `${rebuilt.ino} ${rebuilt.size} ${rebuilt.mtimeNs}`, verbs: ["a"] });
   }, 60_000);
 
   it("never runs a stale bundle: a changed source is built again before it runs", () => {
