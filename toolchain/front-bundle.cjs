@@ -41,8 +41,8 @@ const STAND_INS = [
 /**
  * zod modules no verb of the front uses, which zod's namespace loads whatever the call: every language's error
  * messages but English (which zod's schemas load themselves) and the JSON Schema reader. Loaded at every start they
- * cost several milliseconds (sixty modules evaluated); in the bundle each is a stand-in whose exports load the real
- * module on their first call and then do exactly what it does, so `z.locales.fr()` and `z.fromJSONSchema()` still work.
+ * cost several milliseconds (sixty modules evaluated); in the bundle each is a stand-in whose exports load the
+ * real module on their first call and then do exactly what it does: `z.locales.fr()` and `z.fromJSONSchema()` work.
  * Each entry: the file, and the function names it exports (read from the file: re-exports of one module's default
  * each, or one function of its own).
  */
@@ -55,8 +55,8 @@ const REAL = "sandbox-real";
 
 /**
  * The stand-in of `path` (an ES module): each exported function loads its module on first call. A module that
- * re-exports the defaults of others (`export { default as x } from "./x.js"`) loads only the one called; a module of
- * its own functions is loaded whole, from {@link REAL}. Throws when the file holds another kind of export, so that a
+ * re-exports the defaults of others (`export { default as x } from "./x.js"`) loads only the one called; a module
+ * of its own functions is loaded whole, from {@link REAL}. Throws when the file holds another kind of export, so that a
  * new version of the package is never bundled with a stand-in that misses one.
  */
 function onFirstCall(path, entry) {
@@ -70,14 +70,63 @@ function onFirstCall(path, entry) {
       lines.push(`export function ${m[1]}(...args) { return require(${m[2]}).default(...args); }`);
     }
   } else {
-    const exported = [...text.matchAll(/^export\s+(?:(?:async\s+)?function\*?|const|let|var|class|\{|\*|default)\s*([\w$]*)/gm)];
-    const names = exported.map((m) => m[1]);
-    if (names.join(",") !== entry.functions.join(","))
-      throw new Error(`${path}: exports ${names.join(", ")}, the bundle's stand-in knows ${entry.functions.join(", ")}`);
+    const exports = /^export\s+(?:(?:async\s+)?function\*?|const|let|var|class|\{|\*|default)\s*([\w$]*)/gm;
+    const names = [...text.matchAll(exports)].map((m) => m[1]);
+    const known = entry.functions.join(", ");
+    if (names.join(", ") !== known)
+      throw new Error(`${path}: exports ${names.join(", ")}, the bundle's stand-in knows ${known}`);
+    const real = JSON.stringify(`${REAL}:${basename(path)}`);
     for (const name of names)
-      lines.push(`export function ${name}(...args) { return require(${JSON.stringify(`${REAL}:${basename(path)}`)}).${name}(...args); }`);
+      lines.push(`export function ${name}(...args) { return require(${real}).${name}(...args); }`);
   }
   return { contents: `${lines.join("\n")}\n`, loader: "js", resolveDir: dirname(path) };
+}
+
+/** A stand-in for Node's module `name`: loaded on the first use of any of its properties, then exactly that module. */
+const lazyBuiltin = (name) =>
+  `(() => { let m; const load = () => (m ??= require(${JSON.stringify(name)})); return new Proxy({}, { ` +
+  "get: (_, k) => load()[k], has: (_, k) => k in load(), ownKeys: () => Reflect.ownKeys(load()), " +
+  "getOwnPropertyDescriptor: (_, k) => { const d = Reflect.getOwnPropertyDescriptor(load(), k); " +
+  "return d === undefined ? undefined : { ...d, configurable: true }; } }); })()";
+
+/**
+ * Changes to the Docker client's files in the bundle, each for what it costs every task verb's start and for a path
+ * the front never takes (it drives the local engine over its unix socket only, and builds no image). Each `find`
+ * must occur exactly once, or the bundle is not built: a new version of the package is never bundled half changed.
+ */
+const PATCHES = [
+  {
+    // zlib gzips image build contexts only: loaded with the client it costs 2 ms.
+    file: /[\\/]dockerode[\\/]lib[\\/]util\.js$/,
+    find: "require('zlib')",
+    replace: lazyBuiltin("zlib"),
+  },
+  {
+    // https (and TLS) serve an engine over TCP only.
+    file: /[\\/]docker-modem[\\/]lib[\\/]http\.js$/,
+    find: "require('https')",
+    replace: lazyBuiltin("https"),
+  },
+  {
+    // Node's HTTP agent names the TLS server of every request unless told, and to do so tests whether "localhost" is
+    // an IP address: its IPv6 pattern, compiled at the first request of a process, costs 4 to 5 ms. A request over a
+    // unix socket has no TLS server to name.
+    file: /[\\/]docker-modem[\\/]lib[\\/]modem\.js$/,
+    find: "  var optionsf = {\n",
+    replace: '  var optionsf = {\n    servername: "",\n',
+  },
+];
+
+/** `path`'s text with its {@link PATCHES}; throws when one does not occur exactly once. */
+function patched(path, patches) {
+  let text = readFileSync(path, "utf8");
+  for (const { find, replace } of patches) {
+    const at = text.indexOf(find);
+    if (at === -1 || text.indexOf(find, at + 1) !== -1)
+      throw new Error(`${path}: the bundle's change of ${JSON.stringify(find)} needs it exactly once`);
+    text = text.slice(0, at) + replace + text.slice(at + find.length);
+  }
+  return text;
 }
 
 /**
@@ -111,6 +160,15 @@ function checkoutPlugin(root, out) {
         const why = `the sandbox front drives the local Docker engine over its unix socket; ${what} is not loaded`;
         build.onLoad({ filter: file }, () => ({
           contents: `module.exports = () => { throw new Error(${JSON.stringify(why)}); };`,
+          loader: "js",
+        }));
+      }
+      for (const file of new Set(PATCHES.map((p) => p.file))) {
+        build.onLoad({ filter: file }, (args) => ({
+          contents: patched(
+            args.path,
+            PATCHES.filter((p) => p.file === file),
+          ),
           loader: "js",
         }));
       }
@@ -188,7 +246,7 @@ async function buildBundle(root, front, out = join(root, BUNDLE)) {
   );
 }
 
-module.exports = { EXTERNAL, buildBundle };
+module.exports = { EXTERNAL, buildBundle, checkoutPlugin };
 
 // `node toolchain/front-bundle.cjs`: builds the checkout's bundle (`npm run build` does too).
 if (require.main === module) {
