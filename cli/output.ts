@@ -20,7 +20,7 @@ export interface Io {
 
 /** The front's own streams. */
 export function processIo(): Io {
-  // Asked of the descriptor: \`process.stdin\` would make the stream (and load Node's file streams and readline, a few
+  // Asked of the descriptor: `process.stdin` would make the stream (and load Node's file streams and readline, a few
   // milliseconds of every start) for a verb that never reads it.
   const interactive = isatty(0) && process.stderr.isTTY === true;
   return {
