@@ -1,3 +1,4 @@
+import { isatty } from "node:tty";
 import { asStarted } from "./front-command";
 import { ProgressLines } from "./progress";
 /** Where the front writes: stdout holds the result (one JSON document with `--json`), stderr everything else. */
@@ -19,7 +20,9 @@ export interface Io {
 
 /** The front's own streams. */
 export function processIo(): Io {
-  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
+  // Asked of the descriptor: `process.stdin` would make the stream (and load Node's file streams and readline, a few
+  // milliseconds of every start) for a verb that never reads it.
+  const interactive = isatty(0) && process.stderr.isTTY === true;
   return {
     out: (t) => process.stdout.write(t),
     err: (t) => process.stderr.write(t),

@@ -14,7 +14,6 @@
  */
 import { execFileSync } from "node:child_process";
 import { closeSync, constants, lchownSync, openSync, unlinkSync } from "node:fs";
-import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { parseUser } from "../components/model";
 
@@ -87,6 +86,9 @@ export async function openGate(jobDir: string, running: () => Promise<boolean>):
     }
   }
   try {
+    // Node's promise file API, loaded by the claim that uses it: loaded with this module it costs every task verb of
+    // the front a few milliseconds at start (it brings readline's interface along), and only a pooled claim needs it.
+    const { open } = await import("node:fs/promises");
     // With a reader there, a blocking open returns at once; writes through it then wait for the reader, not fail.
     return new Gate(await open(fifo, constants.O_WRONLY), fifo);
   } finally {

@@ -13,7 +13,7 @@
 // itself. Plain JavaScript, loaded only to build.
 "use strict";
 const { existsSync, mkdirSync, readFileSync, renameSync, rmSync } = require("node:fs");
-const { dirname, join, relative, sep } = require("node:path");
+const { basename, dirname, join, relative, sep } = require("node:path");
 
 /** Where the bundle goes, from the checkout's root. */
 const { BUNDLE } = require("./front.cjs");
@@ -37,6 +37,97 @@ const STAND_INS = [
   { file: /[\\/]dockerode[\\/]lib[\\/]session\.js$/, what: "BuildKit sessions (image builds)" },
   { file: /[\\/]docker-modem[\\/]lib[\\/]ssh\.js$/, what: "Docker over SSH" },
 ];
+
+/**
+ * zod modules no verb of the front uses, which zod's namespace loads whatever the call: every language's error
+ * messages but English (which zod's schemas load themselves) and the JSON Schema reader. Loaded at every start they
+ * cost several milliseconds (sixty modules evaluated); in the bundle each is a stand-in whose exports load the
+ * real module on their first call and then do exactly what it does: `z.locales.fr()` and `z.fromJSONSchema()` work.
+ * Each entry: the file, and the function names it exports (read from the file: re-exports of one module's default
+ * each, or one function of its own).
+ */
+const ON_FIRST_CALL = [
+  { file: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/, reexports: true },
+  { file: /[\\/]zod[\\/]v4[\\/]classic[\\/]from-json-schema\.js$/, functions: ["fromJSONSchema"] },
+];
+/** The namespace by which a stand-in reaches the real module it stands for. */
+const REAL = "sandbox-real";
+
+/**
+ * The stand-in of `path` (an ES module): each exported function loads its module on first call. A module that
+ * re-exports the defaults of others (`export { default as x } from "./x.js"`) loads only the one called; a module
+ * of its own functions is loaded whole, from {@link REAL}. Throws when the file holds another kind of export, so that a
+ * new version of the package is never bundled with a stand-in that misses one.
+ */
+function onFirstCall(path, entry) {
+  const text = readFileSync(path, "utf8");
+  const lines = [];
+  if (entry.reexports) {
+    for (const line of text.split("\n")) {
+      if (line.trim() === "") continue;
+      const m = /^export \{ default as ([A-Za-z_$][\w$]*) \} from ("\.\/[\w.-]+\.js");$/.exec(line);
+      if (m === null) throw new Error(`${path}: a line the bundle's stand-in does not know: ${line}`);
+      lines.push(`export function ${m[1]}(...args) { return require(${m[2]}).default(...args); }`);
+    }
+  } else {
+    const exports = /^export\s+(?:(?:async\s+)?function\*?|const|let|var|class|\{|\*|default)\s*([\w$]*)/gm;
+    const names = [...text.matchAll(exports)].map((m) => m[1]);
+    const known = entry.functions.join(", ");
+    if (names.join(", ") !== known)
+      throw new Error(`${path}: exports ${names.join(", ")}, the bundle's stand-in knows ${known}`);
+    const real = JSON.stringify(`${REAL}:${basename(path)}`);
+    for (const name of names)
+      lines.push(`export function ${name}(...args) { return require(${real}).${name}(...args); }`);
+  }
+  return { contents: `${lines.join("\n")}\n`, loader: "js", resolveDir: dirname(path) };
+}
+
+/** A stand-in for Node's module `name`: loaded on the first use of any of its properties, then exactly that module. */
+const lazyBuiltin = (name) =>
+  `(() => { let m; const load = () => (m ??= require(${JSON.stringify(name)})); return new Proxy({}, { ` +
+  "get: (_, k) => load()[k], has: (_, k) => k in load(), ownKeys: () => Reflect.ownKeys(load()), " +
+  "getOwnPropertyDescriptor: (_, k) => { const d = Reflect.getOwnPropertyDescriptor(load(), k); " +
+  "return d === undefined ? undefined : { ...d, configurable: true }; } }); })()";
+
+/**
+ * Changes to the Docker client's files in the bundle, each for what it costs every task verb's start and for a path
+ * the front never takes (it drives the local engine over its unix socket only, and builds no image). Each `find`
+ * must occur exactly once, or the bundle is not built: a new version of the package is never bundled half changed.
+ */
+const PATCHES = [
+  {
+    // zlib gzips image build contexts only: loaded with the client it costs 2 ms.
+    file: /[\\/]dockerode[\\/]lib[\\/]util\.js$/,
+    find: "require('zlib')",
+    replace: lazyBuiltin("zlib"),
+  },
+  {
+    // https (and TLS) serve an engine over TCP only.
+    file: /[\\/]docker-modem[\\/]lib[\\/]http\.js$/,
+    find: "require('https')",
+    replace: lazyBuiltin("https"),
+  },
+  {
+    // Node's HTTP agent names the TLS server of every request unless told, and to do so tests whether "localhost" is
+    // an IP address: its IPv6 pattern, compiled at the first request of a process, costs 4 to 5 ms. A request over a
+    // unix socket has no TLS server to name.
+    file: /[\\/]docker-modem[\\/]lib[\\/]modem\.js$/,
+    find: "  var optionsf = {\n",
+    replace: '  var optionsf = {\n    servername: "",\n',
+  },
+];
+
+/** `path`'s text with its {@link PATCHES}; throws when one does not occur exactly once. */
+function patched(path, patches) {
+  let text = readFileSync(path, "utf8");
+  for (const { find, replace } of patches) {
+    const at = text.indexOf(find);
+    if (at === -1 || text.indexOf(find, at + 1) !== -1)
+      throw new Error(`${path}: the bundle's change of ${JSON.stringify(find)} needs it exactly once`);
+    text = text.slice(0, at) + replace + text.slice(at + find.length);
+  }
+  return text;
+}
 
 /**
  * Programs the code starts by path, compiled beside the bundle from the same sources: the watchdog (runtime/
@@ -72,6 +163,29 @@ function checkoutPlugin(root, out) {
           loader: "js",
         }));
       }
+      for (const file of new Set(PATCHES.map((p) => p.file))) {
+        build.onLoad({ filter: file }, (args) => ({
+          contents: patched(
+            args.path,
+            PATCHES.filter((p) => p.file === file),
+          ),
+          loader: "js",
+        }));
+      }
+      for (const entry of ON_FIRST_CALL) {
+        build.onLoad({ filter: entry.file }, (args) =>
+          args.namespace === "file" ? onFirstCall(args.path, entry) : undefined,
+        );
+      }
+      build.onResolve({ filter: new RegExp(`^${REAL}:`) }, (args) => ({
+        path: relative(root, join(args.resolveDir, args.path.slice(REAL.length + 1))),
+        namespace: REAL,
+      }));
+      build.onLoad({ filter: /.*/, namespace: REAL }, (args) => ({
+        contents: readFileSync(join(root, args.path), "utf8"),
+        loader: "js",
+        resolveDir: dirname(join(root, args.path)),
+      }));
       build.onLoad({ filter: /\.ts$/ }, (args) => {
         const file = relative(root, args.path);
         if (file.startsWith("..") || file.split(sep).includes("node_modules")) return undefined;
@@ -132,7 +246,7 @@ async function buildBundle(root, front, out = join(root, BUNDLE)) {
   );
 }
 
-module.exports = { EXTERNAL, buildBundle };
+module.exports = { EXTERNAL, buildBundle, checkoutPlugin };
 
 // `node toolchain/front-bundle.cjs`: builds the checkout's bundle (`npm run build` does too).
 if (require.main === module) {

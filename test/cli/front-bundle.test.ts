@@ -18,7 +18,6 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { crc32 } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const REPO = join(__dirname, "../..");
@@ -32,6 +31,7 @@ type Front = {
 const front = require("../../toolchain/front.cjs") as Front;
 const bundler = require("../../toolchain/front-bundle.cjs") as {
   buildBundle: (root: string, f: Front, out?: string) => Promise<boolean>;
+  checkoutPlugin: (root: string, out: string) => unknown;
 };
 
 let root: string;
@@ -102,8 +102,9 @@ describe("the front's bundle on a checkout of its own", () => {
   it("keeps V8's code of each verb beside the bundle, once per verb, for that bundle only", () => {
     const cache = join(root, `${front.BUNDLE}.code-cache`);
     const header = () => JSON.parse(readFileSync(cache, "utf8").split("\n")[0] ?? "") as object;
-    const bytes = readFileSync(join(root, front.BUNDLE));
-    const made = `${crc32(bytes)} ${bytes.length}`;
+    // The bundle it was made from: the file's inode, size and modification time.
+    const s = statSync(join(root, front.BUNDLE), { bigint: true });
+    const made = `${s.ino} ${s.size} ${s.mtimeNs}`;
     expect(header()).toEqual({ made, verbs: ["a"] });
     const kept = statSync(cache).mtimeMs;
     expect(runFront()).toMatchObject({ version: 1 });
@@ -116,6 +117,12 @@ describe("the front's bundle on a checkout of its own", () => {
     writeFileSync(cache, `${JSON.stringify({ made, verbs: ["a", "b"] })}\nnot V8's`);
     expect(runFront()).toMatchObject({ version: 1 });
     expect(header()).toEqual({ made, verbs: ["a"] });
+    // A bundle built anew of the same length (V8 checks no more) is another file: the old code is not used for it.
+    write("cli/main.ts", main(4));
+    expect(runFront()).toMatchObject({ version: 4 });
+    const rebuilt = statSync(join(root, front.BUNDLE), { bigint: true });
+    expect(rebuilt.size).toBe(s.size);
+    expect(header()).toEqual({ made: `${rebuilt.ino} ${rebuilt.size} ${rebuilt.mtimeNs}`, verbs: ["a"] });
   }, 60_000);
 
   it("never runs a stale bundle: a changed source is built again before it runs", () => {
@@ -236,6 +243,76 @@ describe("the real front's bundle", () => {
       rmSync(empty, { recursive: true, force: true });
     }
   });
+
+  it("leaves out of a task verb's start what it never uses, and each part still works when it is used", async () => {
+    // The bundle's changes to zod and the Docker client, on a program of their own bundled as the front is: zod's
+    // other languages and JSON Schema reader, Node's zlib and https, loaded only when used, and the Docker client's
+    // requests over a unix socket to a server of this test.
+    const dir = mkdtempSync(join(REPO, "dist", "front-test-parts-"));
+    try {
+      writeFileSync(
+        join(dir, "entry.ts"),
+        `import { z } from "zod";
+import { createServer } from "node:http";
+const Modem = require("docker-modem");
+const util = require("dockerode/lib/util");
+const loaded = (m: string) => (process as unknown as { moduleLoadList: string[] }).moduleLoadList.includes("NativeModule " + m);
+export async function probe(socket: string) {
+  const before = { zlib: loaded("zlib"), https: loaded("https"), tls: loaded("tls") };
+  const english = z.string().safeParse(1).error?.issues[0]?.message;
+  z.config(z.locales.fr());
+  const french = z.string().safeParse(1).error?.issues[0]?.message;
+  z.config(z.locales.en());
+  const read = z.fromJSONSchema({ type: "string", minLength: 2 });
+  const server = createServer((req, res) => res.end(JSON.stringify({ url: req.url, host: req.headers.host })));
+  await new Promise<void>((r) => server.listen(socket, r));
+  const modem = new Modem({ socketPath: socket });
+  const answer = await new Promise((resolve, reject) =>
+    modem.dial({ path: "/version?", method: "GET", statusCodes: { 200: true } }, (e: unknown, d: unknown) => (e ? reject(e) : resolve(d))),
+  );
+  server.close();
+  const gzip = typeof util.prepareBuildContext === "function" && typeof require("zlib").createGzip === "function";
+  return { before, english, french, short: read.safeParse("a").success, long: read.safeParse("ab").success, answer, gzip, zlibAfter: loaded("zlib") };
+}
+`,
+      );
+      const esbuild = require("esbuild") as typeof import("esbuild");
+      const out = join(dir, "parts.cjs");
+      await esbuild.build({
+        absWorkingDir: REPO,
+        entryPoints: [join(dir, "entry.ts")],
+        outfile: out,
+        bundle: true,
+        platform: "node",
+        format: "cjs",
+        target: "node22",
+        logLevel: "error",
+        plugins: [bundler.checkoutPlugin(REPO, out) as import("esbuild").Plugin],
+      });
+      const text = readFileSync(out, "utf8");
+      // Each change is in place: the first call loads the real module.
+      expect(text).toContain('servername: ""');
+      expect(text).toContain('m ??= require("zlib")');
+      expect(text).toContain('m ??= require("https")');
+      expect(text).not.toContain("// ../main/node_modules/zod/v4/locales/fr.js\nvar error");
+      const script = `require(${JSON.stringify(out)}).probe(${JSON.stringify(join(dir, "s.sock"))}).then((r) => process.stdout.write(JSON.stringify(r)));`;
+      const r = spawnSync(process.execPath, ["-e", script], { encoding: "utf8" });
+      expect(r.stderr).toBe("");
+      const { z } = require("zod") as typeof import("zod");
+      expect(JSON.parse(r.stdout)).toEqual({
+        before: { zlib: false, https: false, tls: false },
+        english: z.string().safeParse(1).error?.issues[0]?.message,
+        french: "Entrée invalide : chaîne de caractères attendu, nombre reçu",
+        short: false,
+        long: true,
+        answer: { url: "/version", host: "localhost" },
+        gzip: true,
+        zlibAfter: true,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it("calls the Docker client's stand-ins with a message that names why", () => {
     const text = readFileSync(out, "utf8");
