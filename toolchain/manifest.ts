@@ -35,6 +35,8 @@ export const MANIFEST_KEYS = [
   "MOBY_DAEMON_VERSION",
   "MOBY_SECCOMP_VERSION",
   "KUBE_API_VERSION",
+  "AGENT_SANDBOX_VERSION",
+  "KUBERAY_VERSION",
 ] as const;
 
 /** One key of the manifest. */
