@@ -1,0 +1,235 @@
+/**
+ * Conformance of the operators' verdict tables (crd-verdicts/) with their pinned CRD schemas (crds.generated.ts):
+ * every field of every pinned kind and version has a verdict; every verdict names a field some version has, and
+ * rules that exist; a pod template or pod spec judged by the pod rules is one the carriers really read (derived
+ * from carriers.ts, not trusted); a core Kubernetes value no rule reads is refused; a judged field's hostile
+ * fragment, laid over a hardened object of its kind, is refused by one of its rules (and its control passes); a
+ * hardened object of every kind and version passes every rule; and a key outside the pinned schema fails closed
+ * where it is written.
+ */
+import { describe, expect, it } from "vitest";
+import { ALL_RULES, judge } from "../../../../policy/rules/registry";
+import type { Shape } from "../../../../policy/sources/docker/shape";
+import { podSites } from "../../../../policy/sources/kubernetes/carriers";
+import { CRD_VERDICTS, type Operator } from "../../../../policy/sources/kubernetes/crd-fields";
+import { CRD_SCHEMAS } from "../../../../policy/sources/kubernetes/crds.generated";
+import { adaptResources } from "../../../../policy/sources/subject";
+import { verdictFor } from "../../../../policy/sources/verdict";
+import { safePodSpec } from "../../fixtures";
+
+const UNJUDGED = "sandbox-disallow-unjudged-fields";
+const META = { labels: { "sandbox.project": "demo", "sandbox.role": "task" } };
+
+const isObj = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** `b` laid over `a`: objects merged key by key, lists element by element, anything else replaced. */
+function over(a: unknown, b: unknown): unknown {
+  if (Array.isArray(a) && Array.isArray(b)) return b.map((x, i) => over(a[i], x));
+  if (!isObj(a) || !isObj(b)) return b;
+  const out: Record<string, unknown> = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = over(a[k], v);
+  return out;
+}
+
+const pod = () => ({ metadata: META, spec: safePodSpec() });
+const rayCluster = () => ({
+  headGroupSpec: { rayStartParams: { "dashboard-host": "0.0.0.0" }, template: pod() },
+  workerGroupSpecs: [
+    { groupName: "w", replicas: 1, minReplicas: 1, maxReplicas: 1, rayStartParams: {}, template: pod() },
+  ],
+});
+
+/** A hardened `spec` of every pinned kind: it passes every rule. */
+const HARDENED: Readonly<Record<string, () => object>> = {
+  Sandbox: () => ({ podTemplate: pod(), service: true, operatingMode: "Running" }),
+  SandboxTemplate: () => ({ podTemplate: pod(), networkPolicyManagement: "Managed" }),
+  SandboxClaim: () => ({ warmPoolRef: { name: "pool" }, lifecycle: { shutdownPolicy: "Delete" } }),
+  SandboxWarmPool: () => ({ replicas: 2, sandboxTemplateRef: { name: "tpl" } }),
+  RayCluster: rayCluster,
+  RayJob: () => ({
+    entrypoint: "python run.py",
+    rayClusterSpec: rayCluster(),
+    submitterPodTemplate: pod(),
+  }),
+  RayService: () => ({ rayClusterConfig: rayCluster(), serveConfigV2: "applications: []" }),
+};
+
+interface PinnedKind {
+  readonly operator: Operator;
+  readonly group: string;
+  readonly kind: string;
+  readonly versions: Readonly<Record<string, Shape>>;
+}
+
+const KINDS: readonly PinnedKind[] = (Object.keys(CRD_SCHEMAS) as Operator[]).flatMap((operator) =>
+  Object.entries(
+    CRD_SCHEMAS[operator].kinds as Record<string, Record<string, Record<string, Shape>>>,
+  ).flatMap(([group, kinds]) =>
+    Object.entries(kinds).map(([kind, versions]) => ({ operator, group, kind, versions })),
+  ),
+);
+
+/** Every field path of a shape with its shape, as fieldPaths lists them. */
+function fieldShapes(s: Shape, base = ""): [string, Shape][] {
+  switch (s.k) {
+    case "ptr":
+      return fieldShapes(s.to, base);
+    case "slice":
+    case "array":
+      return fieldShapes(s.of, `${base}[]`);
+    case "map":
+      return fieldShapes(s.of, `${base}{}`);
+    case "struct":
+      return Object.entries(s.fields).flatMap(([k, f]) => {
+        const p = base === "" ? k : `${base}.${k}`;
+        return [[p, f] as [string, Shape], ...fieldShapes(f, p)];
+      });
+    default:
+      return [];
+  }
+}
+
+const leaf = (s: Shape): Shape => (s.k === "ptr" ? leaf(s.to) : s);
+
+function object(k: PinnedKind, version: string, spec: unknown) {
+  return {
+    apiVersion: `${k.group}/${version}`,
+    kind: k.kind,
+    metadata: { name: "t", namespace: "agents" },
+    spec,
+  };
+}
+
+function views(k: PinnedKind, version: string, spec: unknown) {
+  return adaptResources(`kubernetes:${k.group}/${version}:${k.kind}`, object(k, version, spec), "t");
+}
+
+function failing(k: PinnedKind, version: string, spec: unknown, config = {}): string[] {
+  return views(k, version, spec).flatMap((v) =>
+    judge(v, ALL_RULES, config)
+      .filter((r) => r.findings.some((f) => !f.unchecked))
+      .map((r) => r.rule.id),
+  );
+}
+
+function unjudged(k: PinnedKind, version: string, spec: unknown): { path?: string; message: string }[] {
+  return views(k, version, spec).flatMap((v) =>
+    judge(v, ALL_RULES, {})
+      .filter((r) => r.rule.id === UNJUDGED)
+      .flatMap((r) => r.findings.map((f) => ({ path: f.path, message: f.message }))),
+  );
+}
+
+/** A value of a path pattern's parent objects holding `value` (`a.b[].c` -> `{a: {b: [{c: value}]}}`). */
+function placed(path: string, value: unknown): unknown {
+  return path
+    .split(".")
+    .reverse()
+    .reduce<unknown>(
+      (v, part) => (part.endsWith("[]") ? { [part.slice(0, -2)]: [v] } : { [part]: v }),
+      value,
+    );
+}
+
+describe.each(KINDS)("$operator $kind", (k) => {
+  const table = CRD_VERDICTS[k.operator];
+  const byVersion = Object.entries(k.versions).map(([v, s]) => [v, fieldShapes(s)] as const);
+  const all = new Set(byVersion.flatMap(([, f]) => f.map(([p]) => p)));
+
+  it("gives every field of every pinned version a verdict", () => {
+    expect(all.size).toBeGreaterThan(0);
+    expect([...all].filter((p) => verdictFor(table, `${k.kind}.${p}`) === undefined)).toEqual([]);
+  });
+
+  it("a hardened object of every version passes every rule", () => {
+    const hardened = HARDENED[k.kind];
+    expect(hardened, `no hardened ${k.kind}`).toBeDefined();
+    for (const version of Object.keys(k.versions))
+      expect(failing(k, version, hardened?.()), `${k.kind} ${version}`).toEqual([]);
+  });
+
+  it("judges a pod template or pod spec by the pod rules only where the carriers read it", () => {
+    for (const [version, fields] of byVersion)
+      for (const [p, s] of fields) {
+        const l = leaf(s);
+        if (l.k !== "core" || (l.type !== "core/v1.PodTemplateSpec" && l.type !== "core/v1.PodSpec"))
+          continue;
+        const v = verdictFor(table, `${k.kind}.${p}`);
+        const concrete = `spec.${p.replace(/\[\]/g, "[0]")}`;
+        const value = l.type === "core/v1.PodSpec" ? safePodSpec() : pod();
+        const sites = podSites(
+          `kubernetes:${k.group}/${version}:${k.kind}`,
+          object(k, version, over(HARDENED[k.kind]?.(), (placed(p, value) as Record<string, unknown>) ?? {})),
+        );
+        const specPath = l.type === "core/v1.PodSpec" ? concrete : `${concrete}.spec`;
+        const read = (sites ?? []).some((site) => site.specPath === specPath);
+        expect({ path: p, version, read, verdict: v?.v }).toEqual({
+          path: p,
+          version,
+          read: v?.v === "judged",
+          verdict: read ? "judged" : "refused",
+        });
+      }
+  });
+
+  it("refuses every core Kubernetes value no rule reads", () => {
+    for (const [, fields] of byVersion)
+      for (const [p, s] of fields) {
+        const l = leaf(s);
+        if (l.k !== "core" || l.type === "meta/v1.Time") continue;
+        expect({ path: p, verdict: verdictFor(table, `${k.kind}.${p}`)?.v }).not.toEqual({
+          path: p,
+          verdict: "inert",
+        });
+      }
+  });
+
+  it("names only fields a pinned version has, and rules that exist", () => {
+    const ids = new Set(ALL_RULES.map((r) => r.id));
+    for (const [key, v] of Object.entries(table)) {
+      if (!key.startsWith(`${k.kind}.`)) continue;
+      expect(all, key).toContain(key.slice(k.kind.length + 1));
+      if (v.v === "judged") for (const r of v.rules) expect(ids.has(r), `${key}: ${r}`).toBe(true);
+    }
+  });
+
+  const judgedFields = Object.entries(table).filter(
+    ([key, v]) => key.startsWith(`${k.kind}.`) && v.v === "judged",
+  );
+  it.each(judgedFields)("%s: its hostile fragment is refused by its rules", (key, v) => {
+    if (v.v !== "judged") return;
+    const path = key.slice(k.kind.length + 1);
+    for (const [version, fields] of byVersion) {
+      if (!fields.some(([p]) => p === path)) continue;
+      const hit = failing(k, version, over(HARDENED[k.kind]?.(), v.hostile), v.config);
+      expect(
+        hit.filter((r) => v.rules.includes(r)).length,
+        `${version}: ${JSON.stringify(hit)}`,
+      ).toBeGreaterThan(0);
+      if (v.control !== undefined)
+        expect(failing(k, version, over(HARDENED[k.kind]?.(), v.control), v.config), version).toEqual([]);
+    }
+  });
+
+  it("a key outside the pinned schema fails closed where it is written, in any case", () => {
+    const [version] = Object.keys(k.versions);
+    if (version === undefined) return;
+    const hardened = HARDENED[k.kind]?.() ?? {};
+    const first = Object.keys(hardened)[0] ?? "x";
+    for (const key of [
+      "sidecars",
+      first.toUpperCase(),
+      `${first.charAt(0).toUpperCase()}${first.slice(1)}`,
+    ]) {
+      const f = unjudged(k, version, { ...hardened, [key]: [{ name: "x" }] });
+      expect(f.map((x) => x.path)).toEqual([`spec.${key}`]);
+      expect(f[0]?.message).toContain(`not a field of ${k.kind} in`);
+    }
+  });
+
+  it("a version the pinned release does not serve fails closed at apiVersion", () => {
+    const f = unjudged(k, "v9", HARDENED[k.kind]?.());
+    expect(f.map((x) => x.path)).toEqual(["apiVersion"]);
+  });
+});
