@@ -12,8 +12,8 @@ import type { Shape } from "../docker/shape";
 import { field, join } from "../lenient";
 import { isGoZero, type UnjudgedField, type VerdictTable, verdictFor } from "../verdict";
 import { follow, podSites } from "./carriers";
-import { AGENT_SANDBOX_VERDICTS } from "./crd-verdicts/agent-sandbox";
-import { KUBERAY_VERDICTS } from "./crd-verdicts/kuberay";
+import { AGENT_SANDBOX_ANNOTATIONS, AGENT_SANDBOX_VERDICTS } from "./crd-verdicts/agent-sandbox";
+import { KUBERAY_ANNOTATIONS, KUBERAY_VERDICTS } from "./crd-verdicts/kuberay";
 import { CRD_SCHEMAS } from "./crds.generated";
 import { coreFields, injectorFields } from "./fields";
 import type { KubeType } from "./sites";
@@ -25,6 +25,12 @@ export type Operator = keyof typeof CRD_SCHEMAS;
 export const CRD_VERDICTS: Readonly<Record<Operator, VerdictTable>> = {
   "agent-sandbox": AGENT_SANDBOX_VERDICTS,
   kuberay: KUBERAY_VERDICTS,
+};
+
+/** Annotations of the object itself each operator acts on, by key (only refused ones: any other key is data). */
+export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
+  "agent-sandbox": AGENT_SANDBOX_ANNOTATIONS,
+  kuberay: KUBERAY_ANNOTATIONS,
 };
 
 type Kinds = Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, Shape>>>>>>;
@@ -132,7 +138,31 @@ export function crdFields(t: KubeType, type: string, props: unknown): UnjudgedFi
     ];
   const out: UnjudgedField[] = [];
   const w: Walk = { table: CRD_VERDICTS[pinned.operator], kind: t.kind, release, out };
-  walk(w, field(props, "spec"), shape, "", "spec", 0);
+  const spec = field(props, "spec");
+  if (spec !== undefined && spec !== null && !isUnknown(spec) && !isPlain(spec))
+    out.push({
+      path: "spec",
+      field: `${t.kind}.spec`,
+      reason: `${t.kind}'s spec is an object in ${release}; ${JSON.stringify(spec).slice(0, 40)} cannot be read`,
+    });
+  walk(w, spec, shape, "", "spec", 0);
+  const notes = field(field(props, "metadata"), "annotations");
+  const annotations = CRD_ANNOTATIONS[pinned.operator];
+  if (isPlain(notes))
+    for (const [key, value] of Object.entries(notes)) {
+      const verdict = Object.hasOwn(annotations, key) ? annotations[key] : undefined;
+      if (
+        verdict?.v === "refused" &&
+        !isGoZero(value) &&
+        !isUnknown(value) &&
+        verdict.allows?.(value) !== true
+      )
+        out.push({
+          path: join("metadata.annotations", key),
+          field: `${t.kind}.metadata.annotations{}.${key}`,
+          reason: verdict.why,
+        });
+    }
   // Operators' pod metadata is often a type of their own (agent-sandbox's PodMetadata): the injectors are checked
   // on every pod the carriers read, whatever its type.
   for (const site of podSites(type, props) ?? [])

@@ -78,3 +78,14 @@ export const AGENT_SANDBOX_VERDICTS: VerdictTable = {
   "SandboxWarmPool.sandboxTemplateRef": inert("it names the SandboxTemplate, judged as its own object"),
   "SandboxWarmPool.updateStrategy": inert("when the pool replaces its stale sandboxes; it opens nothing"),
 };
+
+/**
+ * Annotations of the object itself the controller acts on, by key: `agents.x-k8s.io/pod-name` makes a Sandbox
+ * track (and adopt, when it is labelled adoptable) the pod of that name (controllers/sandbox_controller.go
+ * `resolvePodName`).
+ */
+export const AGENT_SANDBOX_ANNOTATIONS: VerdictTable = {
+  "agents.x-k8s.io/pod-name": refused(
+    "the controller takes the pod of this name as the sandbox's, in place of one made from the template the rules judged",
+  ),
+};

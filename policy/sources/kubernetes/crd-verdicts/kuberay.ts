@@ -2,7 +2,7 @@
  * The verdict of every field of KubeRay's kinds (github.com/ray-project/kuberay/ray-operator, the version
  * crds.generated.ts pins: apis/ray/v1 and v1alpha1 RayCluster, RayJob, RayService; one table for both versions),
  * keyed `<Kind>.<path under spec>`. Reasons from the operator's own source (controllers/ray/common/pod.go,
- * service.go, ingress.go; controllers/ray/utils). Pod templates are judged by the pod rules (carriers.ts), the
+ * service.go; rayjob_controller.go, rayservice_controller.go; controllers/ray/utils). Pod templates are judged by the pod rules (carriers.ts), the
  * autoscaler's options by the rules that judge the container crd-ray.ts adds, the head's Service and Ingress
  * switches by sandbox-disallow-exposed-ports (operator-exposure.ts). A judged field's `hostile` is a `spec` fragment
  * laid over a hardened object of the kind; test/policy/sources/kubernetes/crd-verdicts.test.ts proves one of its
@@ -266,5 +266,16 @@ export const KUBERAY_VERDICTS: VerdictTable = {
   "RayService.deploymentUnhealthySecondThreshold": inert("when the operator replaces an unhealthy cluster"),
   "RayService.excludeHeadPodFromServeSvc": inert(
     "whether the head pod is behind the Serve Service; it opens nothing",
+  ),
+};
+
+/**
+ * Annotations of the object itself the operator acts on, by key: `ray.io/ft-enabled: "true"` turns GCS fault
+ * tolerance on as `gcsFaultToleranceOptions` does (controllers/ray/utils `IsGCSFaultToleranceEnabled`).
+ */
+export const KUBERAY_ANNOTATIONS: VerdictTable = {
+  "ray.io/ft-enabled": refused(
+    "the operator turns GCS fault tolerance on: the head connects out to an external Redis whose address and credentials no rule reads",
+    (v) => typeof v === "string" && v.toLowerCase() !== "true",
   ),
 };
