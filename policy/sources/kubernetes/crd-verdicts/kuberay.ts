@@ -2,11 +2,11 @@
  * The verdict of every field of KubeRay's kinds (github.com/ray-project/kuberay/ray-operator, the version
  * crds.generated.ts pins: apis/ray/v1 and v1alpha1 RayCluster, RayJob, RayService; one table for both versions),
  * keyed `<Kind>.<path under spec>`. Reasons from the operator's own source (controllers/ray/common/pod.go,
- * service.go; rayjob_controller.go, rayservice_controller.go; controllers/ray/utils). Pod templates are judged by the pod rules (carriers.ts), the
- * autoscaler's options by the rules that judge the container crd-ray.ts adds, the head's Service and Ingress
- * switches by sandbox-disallow-exposed-ports (operator-exposure.ts). A judged field's `hostile` is a `spec` fragment
- * laid over a hardened object of the kind; test/policy/sources/kubernetes/crd-verdicts.test.ts proves one of its
- * rules refuses it.
+ * service.go; rayjob_controller.go, rayservice_controller.go; controllers/ray/utils). Pod templates are judged by
+ * the pod rules (carriers.ts), the autoscaler's options by the rules that judge the container crd-ray.ts adds, the
+ * head's Service and Ingress switches by sandbox-disallow-exposed-ports (operator-exposure.ts). A judged field's
+ * `hostile` is a `spec` fragment laid over a hardened object of the kind;
+ * test/policy/sources/kubernetes/crd-verdicts.test.ts proves one of its rules refuses it.
  */
 import { inert, judged, refused, type Verdict, type VerdictTable } from "../../verdict";
 
