@@ -313,6 +313,22 @@ describe("attacks on the operators' fields", () => {
       over(rayCluster(), { headGroupSpec: { rayStartParams: { "redis-password": "hunter2" } } }),
       ["spec.headGroupSpec.rayStartParams"],
     ],
+    [
+      "a mesh injector annotation in a Ray pod template's metadata",
+      "RayCluster",
+      "v1",
+      over(rayCluster(), {
+        headGroupSpec: { template: { metadata: { annotations: { "linkerd.io/inject": "enabled" } } } },
+      }),
+      ["spec.headGroupSpec.template.metadata.annotations.linkerd.io/inject"],
+    ],
+    [
+      "a key outside agent-sandbox's own pod metadata type",
+      "SandboxTemplate",
+      "v1beta1",
+      { podTemplate: over(pod(), { metadata: { namespace: "kube-system" } }) },
+      ["spec.podTemplate.metadata.namespace"],
+    ],
     ["a spec that is not an object", "SandboxWarmPool", "v1beta1", "replicas: 3", ["spec"]],
   ])("%s", (_, name, version, spec, want) => {
     expect(paths(name, version, spec)).toEqual(want);
