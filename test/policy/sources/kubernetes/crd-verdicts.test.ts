@@ -13,6 +13,7 @@ import type { Shape } from "../../../../policy/sources/docker/shape";
 import { podSites } from "../../../../policy/sources/kubernetes/carriers";
 import { CRD_VERDICTS, type Operator } from "../../../../policy/sources/kubernetes/crd-fields";
 import { CRD_SCHEMAS } from "../../../../policy/sources/kubernetes/crds.generated";
+import { kindVerdict } from "../../../../policy/sources/kubernetes/kinds";
 import { adaptResources } from "../../../../policy/sources/subject";
 import { verdictFor } from "../../../../policy/sources/verdict";
 import { safePodSpec } from "../../fixtures";
@@ -137,6 +138,11 @@ describe.each(KINDS)("$operator $kind", (k) => {
   const table = CRD_VERDICTS[k.operator];
   const byVersion = Object.entries(k.versions).map(([v, s]) => [v, fieldShapes(s)] as const);
   const all = new Set(byVersion.flatMap(([, f]) => f.map(([p]) => p)));
+
+  it("has a kind verdict that lets a hardened object through", () => {
+    for (const version of Object.keys(k.versions))
+      expect(["read", "through"]).toContain(kindVerdict({ group: k.group, version, kind: k.kind })?.v);
+  });
 
   it("gives every field of every pinned version a verdict", () => {
     expect(all.size).toBeGreaterThan(0);
