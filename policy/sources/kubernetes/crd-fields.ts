@@ -166,7 +166,7 @@ export function crdFields(t: KubeType, type: string, props: unknown): UnjudgedFi
   // Operators' pod metadata is often a type of their own (agent-sandbox's PodMetadata): the injectors are checked
   // on every pod the carriers read, whatever its type.
   for (const site of podSites(type, props) ?? [])
-    if (site.metaPath !== undefined && site.remap === undefined && !site.metaPath.includes("#"))
+    if (site.metaPath !== undefined && site.remap === undefined)
       injectorFields(follow(props, site.metaPath), site.metaPath, out);
   return dedupe(out);
 }
