@@ -37,6 +37,7 @@ export const MANIFEST_KEYS = [
   "KUBE_API_VERSION",
   "AGENT_SANDBOX_VERSION",
   "KUBERAY_VERSION",
+  "KUBEFLOW_TRAINER_VERSION",
 ] as const;
 
 /** One key of the manifest. */

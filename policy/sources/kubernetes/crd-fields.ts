@@ -13,6 +13,7 @@ import { field, join } from "../lenient";
 import { isGoZero, type UnjudgedField, type VerdictTable, verdictFor } from "../verdict";
 import { follow, podSites } from "./carriers";
 import { AGENT_SANDBOX_ANNOTATIONS, AGENT_SANDBOX_VERDICTS } from "./crd-verdicts/agent-sandbox";
+import { KUBEFLOW_TRAINER_VERDICTS } from "./crd-verdicts/kubeflow-trainer";
 import { KUBERAY_ANNOTATIONS, KUBERAY_VERDICTS } from "./crd-verdicts/kuberay";
 import { CRD_SCHEMAS } from "./crds.generated";
 import { coreFields, injectorFields } from "./fields";
@@ -25,12 +26,14 @@ export type Operator = keyof typeof CRD_SCHEMAS;
 export const CRD_VERDICTS: Readonly<Record<Operator, VerdictTable>> = {
   "agent-sandbox": AGENT_SANDBOX_VERDICTS,
   kuberay: KUBERAY_VERDICTS,
+  "kubeflow-trainer": KUBEFLOW_TRAINER_VERDICTS,
 };
 
 /** Annotations of the object itself each operator acts on, by key (only refused ones: any other key is data). */
 export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
   "agent-sandbox": AGENT_SANDBOX_ANNOTATIONS,
   kuberay: KUBERAY_ANNOTATIONS,
+  "kubeflow-trainer": {},
 };
 
 type Kinds = Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, Shape>>>>>>;
@@ -116,6 +119,7 @@ function walk(w: Walk, v: unknown, s: Shape, schema: string, path: string, depth
 const RELEASE: Readonly<Record<Operator, string>> = {
   "agent-sandbox": "agent-sandbox",
   kuberay: "KubeRay",
+  "kubeflow-trainer": "Kubeflow Trainer",
 };
 
 /**

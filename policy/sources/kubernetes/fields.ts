@@ -197,8 +197,17 @@ function podSpecShape(path: string): Shape | undefined {
   return s;
 }
 
-/** The core types whose fields are checked against the claimed version where an operator's CRD holds them. */
-export const CLAIMED_CORE_TYPES: readonly string[] = [...Object.keys(IN_POD_SPEC), "core/v1.PodTemplateSpec"];
+/** The keys of a core value at `path` other than `known`, each a field the claimed version's `type` does not have. */
+function outside(value: unknown, known: readonly string[], type: string, path: string): UnjudgedField[] {
+  if (!isPlain(value)) return [];
+  return Object.keys(value)
+    .filter((k) => !known.includes(k))
+    .map((k) => ({
+      path: join(path, k),
+      field: `${type}.${k}`,
+      reason: `it is not a field of ${type} in Kubernetes ${KUBERNETES_API.kubernetes} (${KUBERNETES_API.module} ${KUBERNETES_API.version}), the version the project claims`,
+    }));
+}
 
 /**
  * The fields of a core Kubernetes value an operator's CRD holds at `path` that fail closed, against the claimed
@@ -207,17 +216,8 @@ export const CLAIMED_CORE_TYPES: readonly string[] = [...Object.keys(IN_POD_SPEC
  */
 export function coreFields(type: string, value: unknown, path: string): UnjudgedField[] | undefined {
   if (type === "core/v1.PodTemplateSpec") {
-    const out: UnjudgedField[] = [];
-    if (isPlain(value))
-      for (const k of Object.keys(value))
-        if (k !== "metadata" && k !== "spec")
-          out.push({
-            path: join(path, k),
-            field: `PodTemplateSpec.${k}`,
-            reason: `it is not a field of PodTemplateSpec in Kubernetes ${KUBERNETES_API.kubernetes} (${KUBERNETES_API.module} ${KUBERNETES_API.version}), the version the project claims`,
-          });
     return [
-      ...out,
+      ...outside(value, ["metadata", "spec"], "PodTemplateSpec", path),
       ...podSpecFields(
         field(value, "spec"),
         join(path, "spec"),
@@ -225,6 +225,23 @@ export function coreFields(type: string, value: unknown, path: string): Unjudged
         join(path, "metadata"),
       ),
     ];
+  }
+  if (type === "batch/v1.JobTemplateSpec") {
+    // The claimed tables hold no JobSpec: its pod template is checked, its other keys are the job's settings.
+    const spec = field(value, "spec");
+    return [
+      ...outside(value, ["metadata", "spec"], "JobTemplateSpec", path),
+      ...(coreFields(
+        "core/v1.PodTemplateSpec",
+        field(spec, "template"),
+        join(join(path, "spec"), "template"),
+      ) ?? []),
+    ];
+  }
+  if (type === "meta/v1.ObjectMeta") {
+    const out: UnjudgedField[] = [];
+    walk({ table: OBJECT_META_VERDICTS, root: "ObjectMeta", out }, value, OBJECT_META, "", path, 0);
+    return out;
   }
   const at = Object.hasOwn(IN_POD_SPEC, type) ? IN_POD_SPEC[type] : undefined;
   const shape = at === undefined ? undefined : podSpecShape(at);

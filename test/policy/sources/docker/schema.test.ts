@@ -52,6 +52,7 @@ describe("the generated Engine API schema", () => {
     for (const [key, operator] of [
       ["AGENT_SANDBOX_VERSION", "agent-sandbox"],
       ["KUBERAY_VERSION", "kuberay"],
+      ["KUBEFLOW_TRAINER_VERSION", "kubeflow-trainer"],
     ] as const) {
       const { module, version } = CRD_SCHEMAS[operator];
       expect(version).toBe(TOOLCHAIN[key]);

@@ -42,6 +42,28 @@ const rayCluster = () => ({
   ],
 });
 
+const trainingRuntime = () => ({
+  mlPolicy: { numNodes: 1, torch: { numProcPerNode: "auto" } },
+  template: {
+    spec: {
+      replicatedJobs: [
+        {
+          name: "node",
+          replicas: 1,
+          template: {
+            spec: {
+              backoffLimit: 0,
+              activeDeadlineSeconds: 3600,
+              ttlSecondsAfterFinished: 60,
+              template: pod(),
+            },
+          },
+        },
+      ],
+    },
+  },
+});
+
 /** A hardened `spec` of every pinned kind: it passes every rule. */
 const HARDENED: Readonly<Record<string, () => object>> = {
   Sandbox: () => ({ podTemplate: pod(), service: true, operatingMode: "Running" }),
@@ -55,6 +77,15 @@ const HARDENED: Readonly<Record<string, () => object>> = {
     submitterPodTemplate: pod(),
   }),
   RayService: () => ({ rayClusterConfig: rayCluster(), serveConfigV2: "applications: []" }),
+  TrainingRuntime: trainingRuntime,
+  ClusterTrainingRuntime: trainingRuntime,
+  TrainJob: () => ({
+    runtimeRef: { name: "torch-distributed", kind: "ClusterTrainingRuntime" },
+    trainer: {
+      command: ["torchrun", "train.py"],
+      numNodes: 2,
+    },
+  }),
 };
 
 interface PinnedKind {
@@ -160,16 +191,22 @@ describe.each(KINDS)("$operator $kind", (k) => {
     for (const [version, fields] of byVersion)
       for (const [p, s] of fields) {
         const l = leaf(s);
-        if (l.k !== "core" || (l.type !== "core/v1.PodTemplateSpec" && l.type !== "core/v1.PodSpec"))
-          continue;
+        // Where each carries the pod spec, and a hardened value of it.
+        const carried: Record<string, [string, () => object]> = {
+          "core/v1.PodSpec": ["", safePodSpec],
+          "core/v1.PodTemplateSpec": [".spec", pod],
+          "batch/v1.JobTemplateSpec": [".spec.template.spec", () => ({ spec: { template: pod() } })],
+        };
+        const c = l.k === "core" && Object.hasOwn(carried, l.type) ? carried[l.type] : undefined;
+        if (l.k !== "core" || c === undefined) continue;
         const v = verdictFor(table, `${k.kind}.${p}`);
         const concrete = `spec.${p.replace(/\[\]/g, "[0]")}`;
-        const value = l.type === "core/v1.PodSpec" ? safePodSpec() : pod();
+        const value = c[1]();
         const sites = podSites(
           `kubernetes:${k.group}/${version}:${k.kind}`,
           object(k, version, over(HARDENED[k.kind]?.(), (placed(p, value) as Record<string, unknown>) ?? {})),
         );
-        const specPath = l.type === "core/v1.PodSpec" ? concrete : `${concrete}.spec`;
+        const specPath = `${concrete}${c[0]}`;
         const read = (sites ?? []).some((site) => site.specPath === specPath);
         expect({ path: p, version, read, verdict: v?.v }).toEqual({
           path: p,
@@ -184,7 +221,8 @@ describe.each(KINDS)("$operator $kind", (k) => {
     for (const [, fields] of byVersion)
       for (const [p, s] of fields) {
         const l = leaf(s);
-        if (l.k !== "core" || l.type === "meta/v1.Time") continue;
+        // Values of a single JSON scalar (a time, a number or a name) carry nothing a rule could read.
+        if (l.k !== "core" || ["meta/v1.Time", "intstr.IntOrString"].includes(l.type)) continue;
         expect({ path: p, verdict: verdictFor(table, `${k.kind}.${p}`)?.v }).not.toEqual({
           path: p,
           verdict: "inert",
