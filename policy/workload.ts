@@ -383,11 +383,21 @@ export interface WorkloadView {
   readonly unjudgedFields?: readonly UnjudgedField[];
 }
 
+/**
+ * An operator's object judged field by field against its pinned CRD schema (policy/sources/kubernetes/crd-fields.ts):
+ * the fields outside its pods that fail closed. Its pods are workload views of their own.
+ */
+export interface FieldsView {
+  readonly subject: "fields";
+  readonly origin: Origin;
+  readonly unjudgedFields: readonly UnjudgedField[];
+}
+
 /** Everything a rule may be asked to judge. */
 export type { IngressView, ServiceView, UnjudgedView } from "./workload-exposure";
 export type { ConfigMapUse, PodVolumeView } from "./workload-volumes";
 
-export type Subject = WorkloadView | ServiceView | IngressView | UnjudgedView;
+export type Subject = WorkloadView | ServiceView | IngressView | UnjudgedView | FieldsView;
 
 /** A container's display name in messages: `container "app"`, `init container "setup"`. */
 export function containerLabel(c: ContainerView): string {

@@ -35,6 +35,9 @@ export const MANIFEST_KEYS = [
   "MOBY_DAEMON_VERSION",
   "MOBY_SECCOMP_VERSION",
   "KUBE_API_VERSION",
+  "AGENT_SANDBOX_VERSION",
+  "KUBERAY_VERSION",
+  "KUBEFLOW_TRAINER_VERSION",
 ] as const;
 
 /** One key of the manifest. */

@@ -3,7 +3,10 @@
 # pins their versions): policy/sources/docker/schema.generated.ts (the Engine API's types) and
 # policy/sources/compose/schema.generated.ts (compose-go's schema) and policy/sources/docker/daemon.generated.ts (the
 # daemon's default masked and read-only paths), policy/sources/docker/seccomp.generated.ts (Docker's default seccomp
-# profile), policy/sources/kubernetes/schema.generated.ts (the built-in kinds and the pod spec of k8s.io/api). Needs Go (as toolchain/setup.sh finds it).
+# profile), policy/sources/kubernetes/schema.generated.ts (the built-in kinds and the pod spec of k8s.io/api), and
+# policy/sources/kubernetes/crds.generated.ts (the workload operators' CRD schemas, from their own API packages:
+# toolchain/crds/go.mod pins them, a module of its own so that their k8s.io/api never moves the claimed one). Both
+# generator modules share toolchain/shapegen. Needs Go (as toolchain/setup.sh finds it).
 # Usage: toolchain/schemas.sh [--check]   (--check: exit 1 when a committed table is not what the generator writes)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -11,12 +14,12 @@ top="$(dirname "$here")"
 PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null || { echo "schemas: Go is needed on PATH (or at /usr/local/go/bin)" >&2; exit 3; }
 status=0
-# table OUT [ARG]: the generator's table (with ARG) formatted as the project's formatter writes TypeScript, written
-# to OUT, or with --check compared with it.
+# table OUT [ARG [MODULE]]: the generator's table (with ARG; from toolchain/MODULE, schemas by default) formatted as
+# the project's formatter writes TypeScript, written to OUT, or with --check compared with it.
 table() {
   local out="$1" tmp
   tmp="$(mktemp)"
-  (cd "$here/schemas" && GOFLAGS=-mod=mod GOTOOLCHAIN=local go run . ${2:+"$2"}) |
+  (cd "$here/${3:-schemas}" && GOFLAGS=-mod=mod GOTOOLCHAIN=local go run . ${2:+"$2"}) |
     "$top/node_modules/.bin/biome" check --write --stdin-file-path="$out" >"$tmp"
   if [ "$check" = 1 ]; then
     cmp -s "$tmp" "$out" || { echo "schemas: $out is stale; run toolchain/schemas.sh" >&2; status=1; }
@@ -32,4 +35,5 @@ table "$top/policy/sources/compose/schema.generated.ts" compose
 table "$top/policy/sources/docker/daemon.generated.ts" daemon
 table "$top/policy/sources/docker/seccomp.generated.ts" seccomp
 table "$top/policy/sources/kubernetes/schema.generated.ts" kubernetes
+table "$top/policy/sources/kubernetes/crds.generated.ts" "" crds
 exit "$status"

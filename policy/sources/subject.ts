@@ -2,6 +2,7 @@
 
 import { isUnknown, type Subject } from "../workload";
 import { adaptLaunchSpec, LAUNCH_TYPE } from "./docker/read";
+import { crdFields } from "./kubernetes/crd-fields";
 import { embeddedSubjects } from "./kubernetes/embedded-subjects";
 import { kindReason } from "./kubernetes/kinds";
 import { adaptOperatorExposure } from "./kubernetes/operator-exposure";
@@ -46,6 +47,14 @@ export function adaptResources(
           ? `${JSON.stringify(type.slice(type.lastIndexOf(":") + 1))} is not a kind name the API server matches (letters and digits): no kind has a verdict for it`
           : undefined);
   out.push(...exposure);
+  // An operator's object whose CRD schema is pinned is judged field by field too (crd-fields.ts), its pods aside.
+  const fields = t === undefined || isUnknown(props) ? undefined : crdFields(t, type, props);
+  if (fields !== undefined)
+    out.push({
+      subject: "fields",
+      origin: { backend: "kubernetes", type, kind: t?.kind ?? "", name },
+      unjudgedFields: fields,
+    });
   if (reason === undefined) return out;
   const kind = t?.kind ?? type.slice(type.lastIndexOf(":") + 1);
   const backend = type.startsWith("docker:") ? "docker" : "kubernetes";

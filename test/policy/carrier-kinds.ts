@@ -111,7 +111,7 @@ export const TEMPLATE_PLACEMENTS: readonly Placement[] = [
   },
   {
     name: "agent-sandbox Sandbox",
-    type: "kubernetes:agents.x-k8s.io/v1alpha1:Sandbox",
+    type: "kubernetes:agents.x-k8s.io/v1beta1:Sandbox",
     build: (s) => ({ spec: { podTemplate: tpl(s) } }),
   },
 ];

@@ -186,13 +186,13 @@ export const CARRIERS: readonly Carrier[] = [
     build: (spec, m) => ({ spec: { replicas: 1, template: template(spec, m) } }),
   },
   {
-    type: "kubernetes:agents.x-k8s.io/v1alpha1:Sandbox",
+    type: "kubernetes:agents.x-k8s.io/v1beta1:Sandbox",
     kind: "Sandbox",
     specPath: ["spec", "podTemplate", "spec"],
     build: (spec, m) => ({ spec: { podTemplate: template(spec, m) } }),
   },
   {
-    type: "kubernetes:extensions.agents.x-k8s.io/v1alpha1:SandboxTemplate",
+    type: "kubernetes:extensions.agents.x-k8s.io/v1beta1:SandboxTemplate",
     kind: "SandboxTemplate",
     specPath: ["spec", "podTemplate", "spec"],
     build: (spec, m) => ({ spec: { podTemplate: template(spec, m) } }),

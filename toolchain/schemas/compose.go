@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/compose-spec/compose-go/v2/schema"
+
+	"sandbox-projects/toolchain/shapegen"
 )
 
 const composeModule = "github.com/compose-spec/compose-go/v2"
@@ -98,7 +100,7 @@ func composeTable(version string) string {
 	sort.Strings(names)
 	b.WriteString("/** Every property path of each definition of the schema (`build.ssh`, `watch[].path`). */\nexport const COMPOSE_DEFS: Readonly<Record<string, readonly string[]>> = {\n")
 	for _, n := range names {
-		fmt.Fprintf(&b, "  %s: %s,\n", tsKey(n), jsonList(defs[n]))
+		fmt.Fprintf(&b, "  %s: %s,\n", shapegen.TSKey(n), jsonList(defs[n]))
 	}
 	b.WriteString("};\n")
 	return b.String()

@@ -12,6 +12,7 @@ require (
 	k8s.io/apimachinery v0.36.3
 	k8s.io/client-go v0.36.3
 	k8s.io/kube-aggregator v0.36.3
+	sandbox-projects/toolchain/shapegen v0.0.0
 )
 
 require (
@@ -140,3 +141,6 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.3 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+// The shape generator both generator modules share (toolchain/crds uses it too).
+replace sandbox-projects/toolchain/shapegen => ../shapegen

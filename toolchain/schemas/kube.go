@@ -7,7 +7,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -16,16 +15,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
-	"k8s.io/apimachinery/pkg/runtime"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	apiregistrationv1beta1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1beta1"
+
+	"sandbox-projects/toolchain/shapegen"
 )
 
 const kubeModule = "k8s.io/api"
-
-var jsonUnmarshaler = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
 
 var kubeRoots = []struct {
 	name, doc string
@@ -78,11 +77,11 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 func kubeTable() string {
-	g := &gen{defs: map[string]string{}, busy: map[string]bool{}, jsonLeaves: true}
+	g := shapegen.New(true)
 	rootExpr := map[string]string{}
 	for _, r := range kubeRoots {
-		rootExpr[r.name] = g.shape(r.t)
-		g.roots = append(g.roots, rootExpr[r.name])
+		rootExpr[r.name] = g.Shape(r.t)
+		g.Roots = append(g.Roots, rootExpr[r.name])
 	}
 	ver := moduleVersion(kubeModule)
 	var b bytes.Buffer
@@ -93,7 +92,7 @@ import { %s, type Shape } from "../docker/shape";
 /** The Go module the tables come from and the Kubernetes version it is: the version the project claims. */
 export const KUBERNETES_API = { module: %q, version: %q, kubernetes: "1.%s" } as const;
 
-`, kubeModule, ver, strings.TrimPrefix(ver, "v0."), g.imports(), kubeModule, ver, strings.TrimPrefix(ver, "v0."))
+`, kubeModule, ver, strings.TrimPrefix(ver, "v0."), g.Imports(), kubeModule, ver, strings.TrimPrefix(ver, "v0."))
 	b.WriteString("/** Every built-in kind an API server of this version serves: group (`core` for the core group) -> kind -> versions. */\n")
 	b.WriteString("export const BUILTIN_KINDS: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = {\n")
 	kinds := builtinKinds()
@@ -111,8 +110,8 @@ export const KUBERNETES_API = { module: %q, version: %q, kubernetes: "1.%s" } as
 		b.WriteString("  },\n")
 	}
 	b.WriteString("};\n\n")
-	for _, c := range g.order {
-		fmt.Fprintf(&b, "const %s: Shape = %s;\n", c, g.defs[c])
+	for _, c := range g.Order {
+		fmt.Fprintf(&b, "const %s: Shape = %s;\n", c, g.Defs[c])
 	}
 	b.WriteString("\n")
 	for _, r := range kubeRoots {

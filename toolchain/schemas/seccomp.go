@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/moby/profiles/seccomp"
+
+	"sandbox-projects/toolchain/shapegen"
 )
 
 const seccompModule = "github.com/moby/profiles/seccomp"
@@ -67,7 +69,7 @@ func seccompTable(version string) string {
 	sort.Strings(names)
 	b.WriteString("/**\n * For the syscalls the default allows to every container under argument conditions: each rule's conditions, ANDed,\n * as `<index> <op> <value> <valueTwo>` joined by ` & ` (a syscall may have several rules).\n */\nexport const DEFAULT_CONDITIONS: Readonly<Record<string, readonly string[]>> = {\n")
 	for _, n := range names {
-		fmt.Fprintf(&b, "  %s: %s,\n", tsKey(n), jsonList(conditions[n]))
+		fmt.Fprintf(&b, "  %s: %s,\n", shapegen.TSKey(n), jsonList(conditions[n]))
 	}
 	b.WriteString("};\n")
 	return b.String()

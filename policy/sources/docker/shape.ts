@@ -22,7 +22,12 @@ export type Shape =
   /** `[]byte`: a base64 JSON text. */
   | { readonly k: "bytes" }
   /** `interface{}`: any JSON value. */
-  | { readonly k: "any" };
+  | { readonly k: "any" }
+  /**
+   * A core Kubernetes type inside an operator's CRD (`core/v1.PodTemplateSpec`, `meta/v1.Time`): not expanded in
+   * the CRD's table, its fields are those of the claimed Kubernetes version (crds.generated.ts).
+   */
+  | { readonly k: "core"; readonly type: string };
 
 export const string: Shape = { k: "string" };
 export const bool: Shape = { k: "bool" };
@@ -40,6 +45,7 @@ export const uint16 = int(16, true);
 export const uint32 = int(32, true);
 export const uint64 = int(64, true);
 export const text = (type: string): Shape => ({ k: "text", type });
+export const core = (type: string): Shape => ({ k: "core", type });
 export const ptr = (to: Shape): Shape => ({ k: "ptr", to });
 export const struct = (fields: Record<string, Shape>): Shape => ({ k: "struct", fields });
 export const map = (of: Shape, key?: string): Shape =>

@@ -45,6 +45,8 @@ const CONTROLLER = { replicas: "replicas", controller: true } as const;
  *   `spec.taskManager.podTemplate`: each a Pod);
  * - Volcano (batch.volcano.sh Job `spec.tasks[].template`);
  * - KEDA (keda.sh ScaledJob `spec.jobTargetRef`, a JobSpec: keda.sh/docs/latest/reference/scaledjob-spec);
+ * - Kubeflow Trainer v2 (trainer.kubeflow.org TrainingRuntime, ClusterTrainingRuntime: a JobSet spec under
+ *   `spec.template.spec`, its jobs' pods at `replicatedJobs[].template.spec.template`);
  * - JobSet (jobset.x-k8s.io `spec.replicatedJobs[].template.spec.template`); LeaderWorkerSet
  *   (leaderworkerset.x-k8s.io `spec.leaderWorkerTemplate.leaderTemplate` / `workerTemplate`);
  * - Knative Serving (serving.knative.dev Service/Configuration `spec.template`, Revision `spec` is a pod spec).
@@ -142,6 +144,20 @@ const CARRIERS: Readonly<Record<string, readonly Carrier[]>> = {
       controller: false,
     },
   ],
+  ...Object.fromEntries(
+    ["TrainingRuntime", "ClusterTrainingRuntime"].map((k) => [
+      k,
+      [
+        {
+          groups: ["trainer.kubeflow.org"],
+          templates: ["spec.template.spec.replicatedJobs[].template.spec.template"],
+          job: true,
+          replicas: "parallelism",
+          controller: false,
+        },
+      ],
+    ]),
+  ),
   LeaderWorkerSet: [
     {
       groups: ["leaderworkerset.x-k8s.io"],

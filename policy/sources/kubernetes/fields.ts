@@ -6,7 +6,7 @@
  */
 import { isUnknown } from "../../workload";
 import type { Shape } from "../docker/shape";
-import { join } from "../lenient";
+import { field, join } from "../lenient";
 import { isGoZero, type UnjudgedField, type VerdictTable, verdictFor } from "../verdict";
 import { KUBERNETES_API, OBJECT_META, POD_SPEC } from "./schema.generated";
 import { OBJECT_META_VERDICTS, POD_SPEC_VERDICTS } from "./verdicts";
@@ -75,6 +75,9 @@ function walk(w: Walk, v: unknown, s: Shape, schema: string, path: string, depth
 }
 
 /**
+ * Injector labels and annotations in pod metadata at `metaPath` (exported for operators' pod metadata, which is not
+ * an ObjectMeta).
+ *
  * Pod labels and annotations that make a mesh's admission injector add containers to the pod after the rules judged
  * it (Istio's `istio-proxy` and its NET_ADMIN `istio-init`, Linkerd's `linkerd-init`, Kuma's and Consul's init
  * containers, each unless a CNI plugin replaces the init container), or volumes and images to those containers
@@ -129,7 +132,7 @@ const INJECTORS: readonly {
   },
 ];
 
-function injectorFields(meta: unknown, metaPath: string, out: UnjudgedField[]): void {
+export function injectorFields(meta: unknown, metaPath: string, out: UnjudgedField[]): void {
   for (const where of ["labels", "annotations"] as const) {
     const map = isPlain(meta) ? meta[where] : undefined;
     if (!isPlain(map)) continue;
@@ -158,5 +161,92 @@ export function podSpecFields(
     walk({ table: OBJECT_META_VERDICTS, root: "ObjectMeta", out }, meta, OBJECT_META, "", metaPath, 0);
     injectorFields(meta, metaPath, out);
   }
+  return out;
+}
+
+/**
+ * Where each core type an operator's CRD holds sits in the claimed PodSpec: its fields are those of that place, with
+ * that place's verdicts (a refused container field is refused in an operator's autoscaler options too).
+ */
+const IN_POD_SPEC: Readonly<Record<string, string>> = {
+  "core/v1.PodSpec": "",
+  "core/v1.Container": "containers[]",
+  "core/v1.EnvVar": "containers[].env[]",
+  "core/v1.EnvVarSource": "containers[].env[].valueFrom",
+  "core/v1.EnvFromSource": "containers[].envFrom[]",
+  "core/v1.ResourceRequirements": "containers[].resources",
+  "core/v1.SecurityContext": "containers[].securityContext",
+  "core/v1.VolumeMount": "containers[].volumeMounts[]",
+  "core/v1.Volume": "volumes[]",
+  "core/v1.PersistentVolumeClaimSpec": "volumes[].ephemeral.volumeClaimTemplate.spec",
+};
+
+/** The shape at a schema path of the PodSpec (`containers[].env[]`). */
+function podSpecShape(path: string): Shape | undefined {
+  let s: Shape | undefined = POD_SPEC;
+  for (const part of path === "" ? [] : path.split(".")) {
+    const name = part.replace(/\[\]$/, "");
+    while (s?.k === "ptr") s = s.to;
+    if (s?.k !== "struct" || !Object.hasOwn(s.fields, name)) return undefined;
+    s = s.fields[name];
+    if (part.endsWith("[]")) {
+      while (s?.k === "ptr") s = s.to;
+      s = s?.k === "slice" ? s.of : undefined;
+    }
+  }
+  return s;
+}
+
+/** The keys of a core value at `path` other than `known`, each a field the claimed version's `type` does not have. */
+function outside(value: unknown, known: readonly string[], type: string, path: string): UnjudgedField[] {
+  if (!isPlain(value)) return [];
+  return Object.keys(value)
+    .filter((k) => !known.includes(k))
+    .map((k) => ({
+      path: join(path, k),
+      field: `${type}.${k}`,
+      reason: `it is not a field of ${type} in Kubernetes ${KUBERNETES_API.kubernetes} (${KUBERNETES_API.module} ${KUBERNETES_API.version}), the version the project claims`,
+    }));
+}
+
+/**
+ * The fields of a core Kubernetes value an operator's CRD holds at `path` that fail closed, against the claimed
+ * version's PodSpec and ObjectMeta and their verdicts; undefined for a core type the claimed tables do not hold
+ * (its verdict in the operator's table decides alone).
+ */
+export function coreFields(type: string, value: unknown, path: string): UnjudgedField[] | undefined {
+  if (type === "core/v1.PodTemplateSpec") {
+    return [
+      ...outside(value, ["metadata", "spec"], "PodTemplateSpec", path),
+      ...podSpecFields(
+        field(value, "spec"),
+        join(path, "spec"),
+        field(value, "metadata"),
+        join(path, "metadata"),
+      ),
+    ];
+  }
+  if (type === "batch/v1.JobTemplateSpec") {
+    // The claimed tables hold no JobSpec: its pod template is checked, its other keys are the job's settings.
+    const spec = field(value, "spec");
+    return [
+      ...outside(value, ["metadata", "spec"], "JobTemplateSpec", path),
+      ...(coreFields(
+        "core/v1.PodTemplateSpec",
+        field(spec, "template"),
+        join(join(path, "spec"), "template"),
+      ) ?? []),
+    ];
+  }
+  if (type === "meta/v1.ObjectMeta") {
+    const out: UnjudgedField[] = [];
+    walk({ table: OBJECT_META_VERDICTS, root: "ObjectMeta", out }, value, OBJECT_META, "", path, 0);
+    return out;
+  }
+  const at = Object.hasOwn(IN_POD_SPEC, type) ? IN_POD_SPEC[type] : undefined;
+  const shape = at === undefined ? undefined : podSpecShape(at);
+  if (at === undefined || shape === undefined) return undefined;
+  const out: UnjudgedField[] = [];
+  walk({ table: POD_SPEC_VERDICTS, root: "PodSpec", out }, value, shape, at, path, 0);
   return out;
 }

@@ -27,7 +27,9 @@
  *   the LSM rule unless allowed by name; a ProfileBinding and a ProfileRecording make the operator's webhook change
  *   pods at admission (internal/pkg/webhooks/binding, recording); raw SELinux and AppArmor policies are installed on
  *   every node with rules the project does not read;
- * - Tekton StepAction (tekton.dev v1beta1, v1alpha1): it runs only as a step that names it, and is judged there.
+ * - Tekton StepAction (tekton.dev v1beta1, v1alpha1): it runs only as a step that names it, and is judged there;
+ * - agent-sandbox v1.0.1 (extensions/api/v1beta1 SandboxClaim, SandboxWarmPool): sandboxes of a SandboxTemplate;
+ * - Kubeflow Trainer v2.0.0 (pkg/apis/trainer/v1alpha1 TrainJob): the pods of a training runtime.
  */
 import { isObj } from "../lenient";
 import type { KindTable, KindVerdict } from "./kind-verdict";
@@ -209,6 +211,23 @@ export const OPERATOR_KINDS: KindTable = {
       "it configures the operator's privileged daemon on every node (host paths, recorders, log enricher) from flattened settings the project pins no schema for",
     ),
     SecurityProfileNodeStatus: inert("the operator's record of a profile's state on one node"),
+  },
+  // agent-sandbox's claims and warm pools run pods only from a SandboxTemplate, a pod carrier judged as its own
+  // object; what a claim adds to the pod is judged field by field (crd-verdicts/agent-sandbox.ts).
+  "extensions.agents.x-k8s.io": {
+    SandboxClaim: through(
+      "it takes a sandbox made from the SandboxTemplate its warm pool names, judged as its own object; what the claim adds to the pod is judged field by field",
+    ),
+    SandboxWarmPool: through(
+      "it keeps sandboxes of the SandboxTemplate it names ready, judged as its own object; its fields are judged one by one",
+    ),
+  },
+  // Kubeflow Trainer's TrainJob runs the pods of the runtime it names, a pod carrier judged as its own object; what
+  // the job changes in them is judged field by field (crd-verdicts/kubeflow-trainer.ts).
+  "trainer.kubeflow.org": {
+    TrainJob: through(
+      "it runs the pods of the TrainingRuntime or ClusterTrainingRuntime it names, judged as its own object; what the job changes in them is judged field by field",
+    ),
   },
   "tekton.dev": {
     StepAction: through(

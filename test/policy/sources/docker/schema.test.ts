@@ -11,6 +11,7 @@ import { COMPOSE_SPEC } from "../../../../policy/sources/compose/schema.generate
 import { DAEMON } from "../../../../policy/sources/docker/daemon.generated";
 import { ENGINE_API } from "../../../../policy/sources/docker/schema.generated";
 import { DEFAULT_SECCOMP } from "../../../../policy/sources/docker/seccomp.generated";
+import { CRD_SCHEMAS } from "../../../../policy/sources/kubernetes/crds.generated";
 import { KUBERNETES_API } from "../../../../policy/sources/kubernetes/schema.generated";
 import { TOOLCHAIN } from "../../../../toolchain/manifest";
 import { goEnvironment } from "../../../helpers/goOracle";
@@ -46,6 +47,19 @@ describe("the generated Engine API schema", () => {
       new RegExp(`^\\s*k8s\\.io/api ${TOOLCHAIN.KUBE_API_VERSION.replace(/\./g, "\\.")}$`, "m"),
     );
     expect(KUBERNETES_API.version).toBe(TOOLCHAIN.KUBE_API_VERSION);
+    // The operators' CRD schemas come from a module of their own, whose k8s.io/api may be newer.
+    const crds = readFileSync(join(ROOT, "toolchain", "crds", "go.mod"), "utf8");
+    for (const [key, operator] of [
+      ["AGENT_SANDBOX_VERSION", "agent-sandbox"],
+      ["KUBERAY_VERSION", "kuberay"],
+      ["KUBEFLOW_TRAINER_VERSION", "kubeflow-trainer"],
+    ] as const) {
+      const { module, version } = CRD_SCHEMAS[operator];
+      expect(version).toBe(TOOLCHAIN[key]);
+      expect(crds).toMatch(
+        new RegExp(`^\\s*${module.replace(/\./g, "\\.")} ${version.replace(/\./g, "\\.")}$`, "m"),
+      );
+    }
     const oracle = readFileSync(join(ROOT, "test", "oracles", "compose", "go.mod"), "utf8");
     expect(oracle).toMatch(
       new RegExp(`github\\.com/compose-spec/compose-go/v2 ${compose.replace(/\./g, "\\.")}$`, "m"),

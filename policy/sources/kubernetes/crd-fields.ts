@@ -1,0 +1,187 @@
+/**
+ * The fields of an operator's object whose CRD schema the project pins (crds.generated.ts, from the operator's own
+ * API package): every key under `spec` is a field of the pinned version's schema, with a verdict in the operator's
+ * table (crd-verdicts/), as a pod's fields are (fields.ts). A key outside the schema fails closed where it is
+ * written (the operator decodes names exactly as written, and a newer release may act on it); a refused field fails
+ * when set to anything but Go's zero value or a value its verdict allows. Core Kubernetes values inside (a pod
+ * template, a container's env) are checked against the claimed Kubernetes version (fields.ts `coreFields`), and the
+ * metadata of every pod the carriers read for mesh injectors.
+ */
+import { isUnknown } from "../../workload";
+import type { Shape } from "../docker/shape";
+import { field, join } from "../lenient";
+import { isGoZero, type UnjudgedField, type VerdictTable, verdictFor } from "../verdict";
+import { follow, podSites } from "./carriers";
+import { AGENT_SANDBOX_ANNOTATIONS, AGENT_SANDBOX_VERDICTS } from "./crd-verdicts/agent-sandbox";
+import { KUBEFLOW_TRAINER_VERDICTS } from "./crd-verdicts/kubeflow-trainer";
+import { KUBERAY_ANNOTATIONS, KUBERAY_VERDICTS } from "./crd-verdicts/kuberay";
+import { CRD_SCHEMAS } from "./crds.generated";
+import { coreFields, injectorFields } from "./fields";
+import type { KubeType } from "./sites";
+
+/** The name of an operator whose schema is pinned: a key of CRD_SCHEMAS. */
+export type Operator = keyof typeof CRD_SCHEMAS;
+
+/** Each pinned operator's verdicts, keyed `<Kind>.<path under spec>` (lists `[]`, maps `{}`). */
+export const CRD_VERDICTS: Readonly<Record<Operator, VerdictTable>> = {
+  "agent-sandbox": AGENT_SANDBOX_VERDICTS,
+  kuberay: KUBERAY_VERDICTS,
+  "kubeflow-trainer": KUBEFLOW_TRAINER_VERDICTS,
+};
+
+/** Annotations of the object itself each operator acts on, by key (only refused ones: any other key is data). */
+export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
+  "agent-sandbox": AGENT_SANDBOX_ANNOTATIONS,
+  kuberay: KUBERAY_ANNOTATIONS,
+  "kubeflow-trainer": {},
+};
+
+type Kinds = Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, Shape>>>>>>;
+
+/** The pinned operator of a kind and the kind's spec shape by version, or undefined when none pins it. */
+export function pinnedKind(
+  t: Pick<KubeType, "group" | "kind">,
+): { operator: Operator; versions: Readonly<Record<string, Shape>> } | undefined {
+  for (const operator of Object.keys(CRD_SCHEMAS) as Operator[]) {
+    const kinds: Kinds = CRD_SCHEMAS[operator].kinds;
+    const group = Object.hasOwn(kinds, t.group) ? kinds[t.group] : undefined;
+    const versions = group !== undefined && Object.hasOwn(group, t.kind) ? group[t.kind] : undefined;
+    if (versions !== undefined) return { operator, versions };
+  }
+  return undefined;
+}
+
+const isPlain = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+
+interface Walk {
+  readonly table: VerdictTable;
+  readonly kind: string;
+  /** `KubeRay v1.5.0 (github.com/...)`, for the reasons. */
+  readonly release: string;
+  readonly out: UnjudgedField[];
+}
+
+function walk(w: Walk, v: unknown, s: Shape, schema: string, path: string, depth: number): void {
+  if (v === undefined || v === null || isUnknown(v) || depth > 64) return;
+  switch (s.k) {
+    case "ptr":
+      walk(w, v, s.to, schema, path, depth);
+      return;
+    case "slice":
+    case "array":
+      if (Array.isArray(v))
+        v.forEach((x, i) => {
+          walk(w, x, s.of, `${schema}[]`, join(path, i), depth + 1);
+        });
+      return;
+    case "map":
+      if (isPlain(v))
+        for (const [k, x] of Object.entries(v)) walk(w, x, s.of, `${schema}{}`, join(path, k), depth + 1);
+      return;
+    case "core":
+      w.out.push(...(coreFields(s.type, v, path) ?? []));
+      return;
+    case "struct":
+      if (!isPlain(v)) return;
+      for (const [k, x] of Object.entries(v)) {
+        const fieldSchema = schema === "" ? k : `${schema}.${k}`;
+        const at = join(path, k);
+        const name = `${w.kind}.${fieldSchema}`;
+        const f = Object.hasOwn(s.fields, k) ? s.fields[k] : undefined;
+        if (f === undefined) {
+          w.out.push({
+            path: at,
+            field: name,
+            reason: `it is not a field of ${w.kind} in ${w.release}, the version the project claims, whose operator reads field names exactly as written: a release that knows it acts on what no rule judged`,
+          });
+          continue;
+        }
+        const verdict = verdictFor(w.table, name);
+        if (verdict === undefined) {
+          w.out.push({ path: at, field: name, reason: `the project has no verdict for ${name}` });
+          continue;
+        }
+        if (verdict.v === "refused") {
+          if (!isGoZero(x) && !isUnknown(x) && verdict.allows?.(x) !== true)
+            w.out.push({ path: at, field: name, reason: verdict.why });
+          continue;
+        }
+        walk(w, x, f, fieldSchema, at, depth + 1);
+      }
+      return;
+    default:
+      return;
+  }
+}
+
+/** How the reasons name an operator's release. */
+const RELEASE: Readonly<Record<Operator, string>> = {
+  "agent-sandbox": "agent-sandbox",
+  kuberay: "KubeRay",
+  "kubeflow-trainer": "Kubeflow Trainer",
+};
+
+/**
+ * Every field of an object of a pinned operator's kind that fails closed, or undefined when no operator's schema
+ * is pinned for the kind. An apiVersion the pinned release does not serve fails at `apiVersion`.
+ */
+export function crdFields(t: KubeType, type: string, props: unknown): UnjudgedField[] | undefined {
+  const pinned = pinnedKind(t);
+  if (pinned === undefined) return undefined;
+  const { module, version } = CRD_SCHEMAS[pinned.operator];
+  const release = `${RELEASE[pinned.operator]} ${version} (${module})`;
+  const shape = Object.hasOwn(pinned.versions, t.version) ? pinned.versions[t.version] : undefined;
+  if (shape === undefined)
+    return [
+      {
+        path: "apiVersion",
+        field: `${t.kind}.apiVersion`,
+        reason: `${t.group}/${t.version} is not a version of ${t.kind} in ${release}, the release the project claims (it serves ${Object.keys(pinned.versions).join(", ")}): a release that serves it may read fields no rule judged`,
+      },
+    ];
+  const out: UnjudgedField[] = [];
+  const w: Walk = { table: CRD_VERDICTS[pinned.operator], kind: t.kind, release, out };
+  const spec = field(props, "spec");
+  if (spec !== undefined && spec !== null && !isUnknown(spec) && !isPlain(spec))
+    out.push({
+      path: "spec",
+      field: `${t.kind}.spec`,
+      reason: `${t.kind}'s spec is an object in ${release}; ${JSON.stringify(spec).slice(0, 40)} cannot be read`,
+    });
+  walk(w, spec, shape, "", "spec", 0);
+  const notes = field(field(props, "metadata"), "annotations");
+  const annotations = CRD_ANNOTATIONS[pinned.operator];
+  if (isPlain(notes))
+    for (const [key, value] of Object.entries(notes)) {
+      const verdict = Object.hasOwn(annotations, key) ? annotations[key] : undefined;
+      if (
+        verdict?.v === "refused" &&
+        !isGoZero(value) &&
+        !isUnknown(value) &&
+        verdict.allows?.(value) !== true
+      )
+        out.push({
+          path: join("metadata.annotations", key),
+          field: `${t.kind}.metadata.annotations{}.${key}`,
+          reason: verdict.why,
+        });
+    }
+  // Operators' pod metadata is often a type of their own (agent-sandbox's PodMetadata): the injectors are checked
+  // on every pod the carriers read, whatever its type.
+  for (const site of podSites(type, props) ?? [])
+    if (site.metaPath !== undefined && site.remap === undefined)
+      injectorFields(follow(props, site.metaPath), site.metaPath, out);
+  return dedupe(out);
+}
+
+/** One finding per place and field (a PodTemplateSpec's injectors are found by both walks). */
+function dedupe(all: UnjudgedField[]): UnjudgedField[] {
+  const seen = new Set<string>();
+  return all.filter((f) => {
+    const key = `${f.path}\u0000${f.field}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

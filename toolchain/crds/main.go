@@ -1,0 +1,177 @@
+// The CRD schema generator: turns the workload operators' own API packages (the versions go.mod pins, a module of
+// its own so that their newer k8s.io/api never moves the Kubernetes version toolchain/schemas claims) into
+// policy/sources/kubernetes/crds.generated.ts: for each operator, every group, kind and version its API packages
+// register (top-level objects, the ones with ObjectMeta), the shape of the object's `spec` as the operator decodes
+// it (toolchain/shapegen with sigs.k8s.io/json's rules: json tags, inline structs promoted, case-sensitive; types
+// with their own UnmarshalJSON are leaves). Core Kubernetes types inside a spec (k8s.io/api, k8s.io/apimachinery) are
+// not expanded: they are named leaves, core("core/v1.PodTemplateSpec"), judged against the claimed Kubernetes
+// version by the pod readers.
+//
+// Usage: go run . > ../../policy/sources/kubernetes/crds.generated.ts  (toolchain/schemas.sh writes and checks it)
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	trainerv1alpha1 "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	rayv1alpha1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1alpha1"
+	sandboxv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
+	sandboxextv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
+
+	"sandbox-projects/toolchain/shapegen"
+)
+
+// The operators, by the name their verdict table goes by (policy/sources/kubernetes/crd-verdicts/<name>.ts): the
+// Go module whose version go.mod pins, and the API packages' scheme registrations.
+var operators = []struct {
+	name, module string
+	add          []func(*runtime.Scheme) error
+}{
+	{"agent-sandbox", "sigs.k8s.io/agent-sandbox", []func(*runtime.Scheme) error{sandboxv1beta1.AddToScheme, sandboxextv1beta1.AddToScheme}},
+	{"kuberay", "github.com/ray-project/kuberay/ray-operator", []func(*runtime.Scheme) error{rayv1.AddToScheme, rayv1alpha1.AddToScheme}},
+	{"kubeflow-trainer", "github.com/kubeflow/trainer/v2", []func(*runtime.Scheme) error{trainerv1alpha1.AddToScheme}},
+}
+
+// coreName names a core Kubernetes struct by its package under k8s.io/api or k8s.io/apimachinery (`core/v1`,
+// `meta/v1`, `resource`), or "" for any other type.
+func coreName(t reflect.Type) string {
+	pkg := t.PkgPath()
+	var rest string
+	switch {
+	case strings.HasPrefix(pkg, "k8s.io/api/"):
+		rest = strings.TrimPrefix(pkg, "k8s.io/api/")
+	case strings.HasPrefix(pkg, "k8s.io/apimachinery/pkg/apis/"):
+		rest = strings.TrimPrefix(pkg, "k8s.io/apimachinery/pkg/apis/")
+	case strings.HasPrefix(pkg, "k8s.io/apimachinery/"):
+		rest = pkg[strings.LastIndex(pkg, "/")+1:]
+	default:
+		return ""
+	}
+	return rest + "." + t.Name()
+}
+
+var nonIdent = regexp.MustCompile(`[^A-Za-z0-9]+`)
+
+func moduleVersion(path string) string {
+	info, ok := debug.ReadBuildInfo()
+	if ok {
+		for _, d := range info.Deps {
+			if d.Path == path {
+				return d.Version
+			}
+		}
+	}
+	panic("no build info for " + path)
+}
+
+type kindSpec struct {
+	group, kind, version string
+	spec                 reflect.Type
+}
+
+// kinds lists the top-level object kinds (with ObjectMeta and a `spec`) the operator's packages register.
+func kinds(add []func(*runtime.Scheme) error) []kindSpec {
+	s := runtime.NewScheme()
+	for _, a := range add {
+		if err := a(s); err != nil {
+			panic(err)
+		}
+	}
+	objectMeta := reflect.TypeOf(metav1.ObjectMeta{})
+	var out []kindSpec
+	for gvk, t := range s.AllKnownTypes() {
+		if gvk.Group == "" || strings.HasSuffix(gvk.Kind, "List") {
+			continue
+		}
+		f, ok := t.FieldByName("ObjectMeta")
+		if !ok || f.Type != objectMeta {
+			continue
+		}
+		spec, ok := t.FieldByName("Spec")
+		if !ok {
+			panic(gvk.String() + " has no Spec")
+		}
+		out = append(out, kindSpec{gvk.Group, gvk.Kind, gvk.Version, spec.Type})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		return a.group+"/"+a.kind+"/"+a.version < b.group+"/"+b.kind+"/"+b.version
+	})
+	return out
+}
+
+func main() {
+	g := shapegen.New(true)
+	g.Leaf = func(t reflect.Type) (string, bool) {
+		if t.Kind() != reflect.Struct {
+			return "", false
+		}
+		if n := coreName(t); n != "" {
+			return fmt.Sprintf("core(%q)", n), true
+		}
+		return "", false
+	}
+	var body bytes.Buffer
+	var mods []string
+	for _, op := range operators {
+		ver := moduleVersion(op.module)
+		mods = append(mods, op.module+" "+ver)
+		g.Name = func(t reflect.Type) string {
+			rel := strings.TrimPrefix(strings.TrimPrefix(t.PkgPath(), op.module), "/")
+			return nonIdent.ReplaceAllString(op.name+"_"+rel, "_") + "_" + t.Name()
+		}
+		fmt.Fprintf(&body, "  %q: {\n    module: %q,\n    version: %q,\n    kinds: {\n", op.name, op.module, ver)
+		lastGroup, lastKind := "", ""
+		for _, k := range kinds(op.add) {
+			if k.group != lastGroup || k.kind != lastKind {
+				if lastKind != "" {
+					body.WriteString(" },\n")
+				}
+				if k.group != lastGroup {
+					if lastGroup != "" {
+						body.WriteString("      },\n")
+					}
+					fmt.Fprintf(&body, "      %q: {\n", k.group)
+				}
+				fmt.Fprintf(&body, "        %s: {", k.kind)
+				lastGroup, lastKind = k.group, k.kind
+			}
+			expr := g.Shape(k.spec)
+			g.Roots = append(g.Roots, expr)
+			fmt.Fprintf(&body, " %s: %s,", shapegen.TSKey(k.version), expr)
+		}
+		body.WriteString(" },\n")
+		body.WriteString("      },\n    },\n  },\n")
+	}
+	var b bytes.Buffer
+	api := moduleVersion("k8s.io/api")
+	fmt.Fprintf(&b, `// GENERATED by toolchain/crds from %s (with k8s.io/api %s). Do not edit: run `+"`npm run schemas`"+`.
+// test/policy/sources/docker/schema.test.ts fails when this file is not what the generator writes.
+import { %s, type Shape } from "../docker/shape";
+
+`, strings.Join(mods, ", "), api, g.Imports())
+	for _, c := range g.Order {
+		fmt.Fprintf(&b, "const %s: Shape = %s;\n", c, g.Defs[c])
+	}
+	b.WriteString(`
+/**
+ * The operators whose CRD schemas the project claims, by the name of their verdict table: the Go module and version
+ * the schemas come from, and the ` + "`spec`" + ` of every kind they register: group -> kind -> version -> shape.
+ */
+export const CRD_SCHEMAS = {
+`)
+	b.Write(body.Bytes())
+	b.WriteString("} as const satisfies Readonly<Record<string, { module: string; version: string; kinds: Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, Shape>>>>>> }>>;\n")
+	os.Stdout.Write(b.Bytes())
+}

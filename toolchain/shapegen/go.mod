@@ -1,0 +1,3 @@
+module sandbox-projects/toolchain/shapegen
+
+go 1.26.3
