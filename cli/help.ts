@@ -269,7 +269,7 @@ exit codes: 0 printed, 2 another shell`,
 Prints the usage of every verb, or one verb's arguments, options, examples and exit codes.`,
   test: `usage: sandbox test [vitest arguments]
 
-The checkout's test suite: type check, lint, then every tier (unit, oracle, docker, engine, node). Arguments go to vitest.`,
+The checkout's test suite: type check, lint, then every tier (unit, oracle, docker, stack, engine, node). Arguments go to vitest.`,
 };
 
 /** Every verb the front knows, for `did you mean` and completion. */

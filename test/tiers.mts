@@ -5,6 +5,8 @@
  * - `oracle`: a Go toolchain, to build the differential oracles of test/oracles/ (test/helpers/goOracle.ts).
  * - `docker`: a Docker engine and the offline test images (toolchain/docker.sh), and nothing the toolchain builds:
  *   these run while it builds. Only the files named in DOCKER_TESTS: a new file waits for the toolchain (`engine`).
+ * - `stack`: a Docker engine with the toolchain's first builds (gVisor registered with it, PostgreSQL, the Pulumi CLI)
+ *   and nothing of Kubernetes: these run while the Kubernetes parts build. Only the files named in STACK_TESTS.
  * - `engine`: a Docker engine, the Pulumi engine, a local Kubernetes control plane or the packed npm package.
  * - `node`: a real Kubernetes node on this machine (test/engine/node.ts). Its kubelet's cgroups, its bridge and the
  *   iptables rules of kube-proxy and the NetworkPolicy enforcer are the machine's, so `./sandbox test` runs this tier
@@ -17,7 +19,7 @@
  */
 
 /** The tiers: one vitest project each (vitest.config.mts). */
-export const TIERS = ["unit", "oracle", "docker", "engine", "node"] as const;
+export const TIERS = ["unit", "oracle", "docker", "stack", "engine", "node"] as const;
 
 /** One tier. */
 export type Tier = (typeof TIERS)[number];
@@ -62,8 +64,6 @@ export const ORACLE_TESTS: readonly string[] = [
 export const ENGINE_TESTS: readonly string[] = [
   "test/cli/toolchain-locks.test.ts",
   "test/package/consumer.test.ts",
-  "test/proxy/answering.test.ts",
-  "test/proxy/docker.test.ts",
 ];
 
 /**
@@ -103,11 +103,37 @@ export const DOCKER_TESTS: readonly string[] = [
   "test/serve/serve.test.ts",
 ];
 
+/**
+ * Tests that need the Docker engine with gVisor, PostgreSQL and the Pulumi CLI, and nothing of Kubernetes (its control
+ * plane, node, resource plugin or simulated nodes): test/cli/tiers.test.ts checks that none reaches them, and
+ * `./sandbox test` runs these once those first builds are done, while the Kubernetes parts build.
+ */
+export const STACK_TESTS: readonly string[] = [
+  "test/postgres/stores.test.ts",
+  "test/proxy/answering.test.ts",
+  "test/proxy/docker.test.ts",
+  "test/runtime/bench-launch.test.ts",
+  "test/runtime/bench-runsc.test.ts",
+  "test/runtime/bench-serve.test.ts",
+  "test/runtime/gvisor.test.ts",
+  "test/runtime/policy-gate.test.ts",
+  "test/runtime/task-container.test.ts",
+  "test/stacks-engine/broker.test.ts",
+  "test/stacks-engine/budget-contract.test.ts",
+  "test/stacks-engine/config-set.test.ts",
+  "test/stacks-engine/docker.test.ts",
+  "test/stacks-engine/engine-tools-stamp.test.ts",
+  "test/stacks-engine/front.test.ts",
+  "test/stacks-engine/preview-first.test.ts",
+  "test/stacks-engine/same-verdict.test.ts",
+];
+
 /** The tier of a test file, given by its path from the repository root with `/` separators. */
 export function tierOf(file: string): Tier {
   if (ORACLE_TESTS.includes(file)) return "oracle";
   if (ENGINE_TESTS.includes(file)) return "engine";
   if (DOCKER_TESTS.includes(file)) return "docker";
+  if (STACK_TESTS.includes(file)) return "stack";
   const parts = file.split("/");
   if (parts.length > 2 && NODE_FOLDERS.includes(parts[1] ?? "")) return "node";
   return parts.length > 2 && UNIT_FOLDERS.includes(parts[1] ?? "") ? "unit" : "engine";

@@ -4,7 +4,15 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import config from "../../vitest.config.mjs";
-import { DOCKER_TESTS, ENGINE_TESTS, ORACLE_TESTS, TIERS, tierOf, UNIT_FOLDERS } from "../tiers.mjs";
+import {
+  DOCKER_TESTS,
+  ENGINE_TESTS,
+  ORACLE_TESTS,
+  STACK_TESTS,
+  TIERS,
+  tierOf,
+  UNIT_FOLDERS,
+} from "../tiers.mjs";
 
 const repo = join(__dirname, "../..");
 const testFiles = readdirSync(join(repo, "test"), { recursive: true, encoding: "utf8" })
@@ -18,6 +26,14 @@ const NEEDS: readonly [RegExp, string][] = [
   [/^test\/helpers\/(docker|dockerEngine)\.ts$/, "engine"],
   [/^test\/(engine|stacks-engine)\//, "engine"],
   [/^test\/(engine|stacks-engine)\//, "toolchain"],
+  [/^test\/engine\//, "kube"],
+];
+
+/** What in a test module's text says it needs a part of Kubernetes the toolchain builds. */
+const KUBE_TEXT: readonly RegExp[] = [
+  /kube-apiserver|kubelet|\bkwok\b|requireEngineToolchain|KubeLauncher/,
+  /sandbox:backend: kubernetes|backend: "kubernetes"|kubernetes-plugin/,
+  /\bgoOracle\b|"go",\s*\[/,
 ];
 
 /**
@@ -51,13 +67,16 @@ function testModulesReached(file: string): Set<string> {
   return seen;
 }
 
-/** Whether a test file or a test module it reaches names a part the toolchain builds. */
-function namesToolchain(file: string): boolean {
+/** Whether a test file or a test module it reaches says one of `texts`. */
+function says(file: string, texts: readonly RegExp[]): boolean {
   return [...testModulesReached(file)].some((m) => {
     const text = readFileSync(join(repo, m), "utf8");
-    return TOOLCHAIN_TEXT.some((re) => re.test(text));
+    return texts.some((re) => re.test(text));
   });
 }
+
+/** Whether a test file or a test module it reaches names a part the toolchain builds. */
+const namesToolchain = (file: string) => says(file, TOOLCHAIN_TEXT);
 
 /** What a test file needs besides Node, judged by the test modules it reaches and what they call. */
 function needs(file: string): Set<string> {
@@ -106,6 +125,25 @@ describe("the test tiers", () => {
     },
   );
 
+  it.each(STACK_TESTS)("%s, named a stack test, exists and reaches nothing of Kubernetes", (file) => {
+    expect(testFiles).toContain(file);
+    expect(tierOf(file)).toBe("stack");
+    expect(needs(file)).not.toContain("kube");
+    expect(needs(file)).not.toContain("go");
+    expect(says(file, KUBE_TEXT)).toBe(false);
+  });
+
+  it("tells a test that needs Kubernetes from one that needs the first builds only", () => {
+    // Negative controls: the control plane's tests, a benchmark that asks for the whole engine toolchain, the scale
+    // test's simulated nodes.
+    for (const file of [
+      "test/engine/engine.test.ts",
+      "test/runtime/bench-preview.test.ts",
+      "test/scale/many-launchers.test.ts",
+    ])
+      expect(needs(file).has("kube") || says(file, KUBE_TEXT)).toBe(true);
+  });
+
   it("tells a test that needs what the toolchain builds from one that needs only Docker", () => {
     // Negative controls: files that need gVisor, the Pulumi engine, PostgreSQL or a Go oracle.
     for (const file of [
@@ -148,8 +186,9 @@ describe("the test tiers", () => {
       .map((line) => line.trim())
       .filter((line) => line.startsWith("vitest "));
     // With arguments, one run of what they name; without, the unit and Docker tiers (while the toolchain builds),
-    // then the oracle and engine tiers, then the node's alone: every tier exactly once.
-    expect(vitest).toHaveLength(5);
+    // the stack tier (once its first builds are done), then the oracle and engine tiers, then the node's alone:
+    // every tier exactly once.
+    expect(vitest).toHaveLength(6);
     expect(vitest[0]).toMatch(/^vitest run /);
     expect(vitest[0]).not.toContain("--project");
     const projectsOf = (line: string) => [...line.matchAll(/--project (\S+)/g)].map((m) => m[1]).sort();
@@ -157,13 +196,17 @@ describe("the test tiers", () => {
     expect(runs.flat().sort()).toEqual([...TIERS].sort());
     expect(runs[0]).toEqual(["unit"]);
     expect(runs[1]).toEqual(["docker"]);
-    expect(runs[2]).toEqual(["engine", "oracle"]);
-    expect(runs[3]).toEqual(["node"]);
+    expect(runs[2]).toEqual(["stack"]);
+    expect(runs[3]).toEqual(["engine", "oracle"]);
+    expect(runs[4]).toEqual(["node"]);
     // The engine tiers run after the toolchain build is waited for; the first two before it.
     const lines = testSh.split("\n").map((line) => line.trim());
     const at = (prefix: string) => lines.findIndex((line) => line.startsWith(prefix));
     expect(at("vitest run --project unit")).toBeLessThan(lines.lastIndexOf("wait_toolchain"));
     expect(at("vitest run --project docker")).toBeLessThan(lines.lastIndexOf("wait_toolchain"));
+    // The stack tier waits for the first builds (wait_first_builds), not for the whole toolchain.
+    expect(lines.lastIndexOf("wait_first_builds")).toBeLessThan(at("vitest run --project stack"));
+    expect(at("vitest run --project stack")).toBeLessThan(lines.lastIndexOf("wait_toolchain"));
     expect(lines.lastIndexOf("wait_toolchain")).toBeLessThan(at("vitest run --project oracle"));
   });
 });
