@@ -14,7 +14,7 @@ import type { PoolHolder, WarmPool } from "./pool";
 import { claimScript, type Gate } from "./pool-gate";
 import { findProxy, taskDecisions } from "./proxy";
 import { superviseTask } from "./supervise";
-import type { TaskLauncher, TaskRequest, TaskResult } from "./task";
+import { handResult, type TaskLauncher, type TaskRequest, type TaskResult } from "./task";
 import { closeTaskNetwork, openTaskNetwork, type TaskNetwork, withPeerHosts } from "./task-network";
 import { watchTask } from "./watchdog";
 
@@ -283,11 +283,7 @@ export class Launcher implements TaskLauncher {
         result = { ...result, chargeUsd: closed.chargeUsd ?? 0 };
       }
       this.options.onEvent?.({ type: "result", id: task.id, running: slots.active });
-      try {
-        request.onResult?.(result);
-      } catch {
-        // The caller's own failure changes nothing of the task's: `run` still removes it and returns its result.
-      }
+      handResult(request, result);
       return result;
     } catch (e) {
       await gate?.abandon();

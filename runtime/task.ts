@@ -48,6 +48,15 @@ export interface TaskRequest {
   readonly onResult?: (result: TaskResult) => void;
 }
 
+/** Gives `result` to the request's `onResult`; what the callback throws is the caller's own and changes nothing. */
+export function handResult(request: TaskRequest, result: TaskResult): void {
+  try {
+    request.onResult?.(result);
+  } catch {
+    // The caller's own failure: `run` still finishes the task and returns its result.
+  }
+}
+
 /** A limit a task ran into: its deadline, its memory, or its process cap. */
 export type LimitHit = "timeout" | "oom" | "pids";
 

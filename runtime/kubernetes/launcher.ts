@@ -13,7 +13,7 @@ import { type LaunchSpec, taskJobName, taskServiceAccountName } from "../../comp
 import { LaunchRefused } from "../launch-errors";
 import type { Ledger } from "../ledger";
 import { Slots } from "../limits";
-import type { TaskLauncher, TaskRequest, TaskResult } from "../task";
+import { handResult, type TaskLauncher, type TaskRequest, type TaskResult } from "../task";
 import { apiMessage, apiStatus, type KubeApis } from "./api";
 import { podPidsHits } from "./pod-pids";
 import { type PodWatch, podWatch } from "./pod-watch";
@@ -160,11 +160,7 @@ export class KubeLauncher implements TaskLauncher {
           pod = p;
         });
         const charged = await this.charge(result, pod);
-        try {
-          request.onResult?.(charged);
-        } catch {
-          // The caller's own failure changes nothing of the task's: `run` still returns its result.
-        }
+        handResult(request, charged);
         return charged;
       } catch (e) {
         if (ledger !== undefined && this.openRuns.delete(id)) {
