@@ -4,9 +4,9 @@
  * - `unit`: nothing: unit, Pulumi-mock and policy tests. `npm test` runs this tier.
  * - `oracle`: a Go toolchain, to build the differential oracles of test/oracles/ (test/helpers/goOracle.ts).
  * - `docker`: a Docker engine and the offline test images (toolchain/docker.sh), and nothing the toolchain builds:
- *   these run while it builds. Only the files named in DOCKER_TESTS: a new file waits for the toolchain (`engine`).
+ *   these need none of its builds. Only the files named in DOCKER_TESTS: a new file waits for the toolchain (`engine`).
  * - `stack`: a Docker engine with the toolchain's first builds (gVisor registered with it, PostgreSQL, the Pulumi CLI)
- *   and nothing of Kubernetes: these run while the Kubernetes parts build. Only the files named in STACK_TESTS.
+ *   and nothing of Kubernetes. Only the files named in STACK_TESTS.
  * - `engine`: a Docker engine, the Pulumi engine, a local Kubernetes control plane or the packed npm package.
  * - `node`: a real Kubernetes node on this machine (test/engine/node.ts). Its kubelet's cgroups, its bridge and the
  *   iptables rules of kube-proxy and the NetworkPolicy enforcer are the machine's, so `./sandbox test` runs this tier
@@ -105,8 +105,7 @@ export const DOCKER_TESTS: readonly string[] = [
 
 /**
  * Tests that need the Docker engine with gVisor, PostgreSQL and the Pulumi CLI, and nothing of Kubernetes (its control
- * plane, node, resource plugin or simulated nodes): test/cli/tiers.test.ts checks that none reaches them, and
- * `./sandbox test` runs these once those first builds are done, while the Kubernetes parts build.
+ * plane, node, resource plugin or simulated nodes): test/cli/tiers.test.ts checks that none reaches them.
  */
 export const STACK_TESTS: readonly string[] = [
   "test/postgres/stores.test.ts",

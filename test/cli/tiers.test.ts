@@ -185,28 +185,21 @@ describe("the test tiers", () => {
       .split("\n")
       .map((line) => line.trim())
       .filter((line) => line.startsWith("vitest "));
-    // With arguments, one run of what they name; without, the unit and Docker tiers (while the toolchain builds),
-    // the stack tier (once its first builds are done), then the oracle and engine tiers, then the node's alone:
-    // every tier exactly once.
-    expect(vitest).toHaveLength(6);
+    // With arguments, one run of what they name; without, the unit tier (while the toolchain builds), then the
+    // oracle, docker, stack and engine tiers, then the node's alone: every tier exactly once.
+    expect(vitest).toHaveLength(4);
     expect(vitest[0]).toMatch(/^vitest run /);
     expect(vitest[0]).not.toContain("--project");
     const projectsOf = (line: string) => [...line.matchAll(/--project (\S+)/g)].map((m) => m[1]).sort();
     const runs = vitest.slice(1).map(projectsOf);
     expect(runs.flat().sort()).toEqual([...TIERS].sort());
     expect(runs[0]).toEqual(["unit"]);
-    expect(runs[1]).toEqual(["docker"]);
-    expect(runs[2]).toEqual(["stack"]);
-    expect(runs[3]).toEqual(["engine", "oracle"]);
-    expect(runs[4]).toEqual(["node"]);
-    // The engine tiers run after the toolchain build is waited for; the first two before it.
+    expect(runs[1]).toEqual(["docker", "engine", "oracle", "stack"]);
+    expect(runs[2]).toEqual(["node"]);
+    // The engine tiers run after the toolchain build is waited for; the unit tier before it.
     const lines = testSh.split("\n").map((line) => line.trim());
     const at = (prefix: string) => lines.findIndex((line) => line.startsWith(prefix));
     expect(at("vitest run --project unit")).toBeLessThan(lines.lastIndexOf("wait_toolchain"));
-    expect(at("vitest run --project docker")).toBeLessThan(lines.lastIndexOf("wait_toolchain"));
-    // The stack tier waits for the first builds (wait_first_builds), not for the whole toolchain.
-    expect(lines.lastIndexOf("wait_first_builds")).toBeLessThan(at("vitest run --project stack"));
-    expect(at("vitest run --project stack")).toBeLessThan(lines.lastIndexOf("wait_toolchain"));
     expect(lines.lastIndexOf("wait_toolchain")).toBeLessThan(at("vitest run --project oracle"));
   });
 });
