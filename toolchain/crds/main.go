@@ -17,6 +17,7 @@ import (
 	"reflect"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 
@@ -33,14 +34,17 @@ import (
 )
 
 // The operators, by the name their verdict table goes by (policy/sources/kubernetes/crd-verdicts/<name>.ts): the
-// Go module whose version go.mod pins, and the API packages' scheme registrations.
+// Go module whose version go.mod pins, the API packages' scheme registrations and, when not every kind they register
+// is one whose fields the project judges, the kinds that are (the others keep their kind verdicts, kinds.ts: an
+// operator's internal state objects, which no user writes, fail closed there).
 var operators = []struct {
 	name, module string
 	add          []func(*runtime.Scheme) error
+	only         []string
 }{
-	{"agent-sandbox", "sigs.k8s.io/agent-sandbox", []func(*runtime.Scheme) error{sandboxv1beta1.AddToScheme, sandboxextv1beta1.AddToScheme}},
-	{"kuberay", "github.com/ray-project/kuberay/ray-operator", []func(*runtime.Scheme) error{rayv1.AddToScheme, rayv1alpha1.AddToScheme}},
-	{"kubeflow-trainer", "github.com/kubeflow/trainer/v2", []func(*runtime.Scheme) error{trainerv1alpha1.AddToScheme}},
+	{"agent-sandbox", "sigs.k8s.io/agent-sandbox", []func(*runtime.Scheme) error{sandboxv1beta1.AddToScheme, sandboxextv1beta1.AddToScheme}, nil},
+	{"kuberay", "github.com/ray-project/kuberay/ray-operator", []func(*runtime.Scheme) error{rayv1.AddToScheme, rayv1alpha1.AddToScheme}, nil},
+	{"kubeflow-trainer", "github.com/kubeflow/trainer/v2", []func(*runtime.Scheme) error{trainerv1alpha1.AddToScheme}, nil},
 }
 
 // coreName names a core Kubernetes struct by its package under k8s.io/api or k8s.io/apimachinery (`core/v1`,
@@ -80,8 +84,9 @@ type kindSpec struct {
 	spec                 reflect.Type
 }
 
-// kinds lists the top-level object kinds (with ObjectMeta and a `spec`) the operator's packages register.
-func kinds(add []func(*runtime.Scheme) error) []kindSpec {
+// kinds lists the top-level object kinds (with ObjectMeta and a `spec`) the operator's packages register, only those
+// named when only is not empty (each must be registered).
+func kinds(add []func(*runtime.Scheme) error, only []string) []kindSpec {
 	s := runtime.NewScheme()
 	for _, a := range add {
 		if err := a(s); err != nil {
@@ -94,6 +99,9 @@ func kinds(add []func(*runtime.Scheme) error) []kindSpec {
 		if gvk.Group == "" || strings.HasSuffix(gvk.Kind, "List") {
 			continue
 		}
+		if len(only) > 0 && !slices.Contains(only, gvk.Kind) {
+			continue
+		}
 		f, ok := t.FieldByName("ObjectMeta")
 		if !ok || f.Type != objectMeta {
 			continue
@@ -103,6 +111,11 @@ func kinds(add []func(*runtime.Scheme) error) []kindSpec {
 			panic(gvk.String() + " has no Spec")
 		}
 		out = append(out, kindSpec{gvk.Group, gvk.Kind, gvk.Version, spec.Type})
+	}
+	for _, k := range only {
+		if !slices.ContainsFunc(out, func(s kindSpec) bool { return s.kind == k }) {
+			panic("no registered kind " + k)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -133,7 +146,7 @@ func main() {
 		}
 		fmt.Fprintf(&body, "  %q: {\n    module: %q,\n    version: %q,\n    kinds: {\n", op.name, op.module, ver)
 		lastGroup, lastKind := "", ""
-		for _, k := range kinds(op.add) {
+		for _, k := range kinds(op.add, op.only) {
 			if k.group != lastGroup || k.kind != lastKind {
 				if lastKind != "" {
 					body.WriteString(" },\n")
