@@ -10,12 +10,13 @@
 import { isUnknown } from "../../workload";
 import type { Shape } from "../docker/shape";
 import { field, join } from "../lenient";
-import { isGoZero, type UnjudgedField, type VerdictTable, verdictFor } from "../verdict";
+import { isGoZero, type UnjudgedField, type VerdictTable } from "../verdict";
 import { follow, podSites } from "./carriers";
 import { AGENT_SANDBOX_ANNOTATIONS, AGENT_SANDBOX_VERDICTS } from "./crd-verdicts/agent-sandbox";
 import { KUBEFLOW_TRAINER_VERDICTS } from "./crd-verdicts/kubeflow-trainer";
 import { KUBERAY_ANNOTATIONS, KUBERAY_VERDICTS } from "./crd-verdicts/kuberay";
 import { CRD_SCHEMAS } from "./crds.generated";
+import { type FieldWalk, walkFields } from "./field-walk";
 import { coreFields, injectorFields } from "./fields";
 import type { KubeType } from "./sites";
 
@@ -54,67 +55,6 @@ export function pinnedKind(
 const isPlain = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 
-interface Walk {
-  readonly table: VerdictTable;
-  readonly kind: string;
-  /** `KubeRay v1.5.0 (github.com/...)`, for the reasons. */
-  readonly release: string;
-  readonly out: UnjudgedField[];
-}
-
-function walk(w: Walk, v: unknown, s: Shape, schema: string, path: string, depth: number): void {
-  if (v === undefined || v === null || isUnknown(v) || depth > 64) return;
-  switch (s.k) {
-    case "ptr":
-      walk(w, v, s.to, schema, path, depth);
-      return;
-    case "slice":
-    case "array":
-      if (Array.isArray(v))
-        v.forEach((x, i) => {
-          walk(w, x, s.of, `${schema}[]`, join(path, i), depth + 1);
-        });
-      return;
-    case "map":
-      if (isPlain(v))
-        for (const [k, x] of Object.entries(v)) walk(w, x, s.of, `${schema}{}`, join(path, k), depth + 1);
-      return;
-    case "core":
-      w.out.push(...(coreFields(s.type, v, path) ?? []));
-      return;
-    case "struct":
-      if (!isPlain(v)) return;
-      for (const [k, x] of Object.entries(v)) {
-        const fieldSchema = schema === "" ? k : `${schema}.${k}`;
-        const at = join(path, k);
-        const name = `${w.kind}.${fieldSchema}`;
-        const f = Object.hasOwn(s.fields, k) ? s.fields[k] : undefined;
-        if (f === undefined) {
-          w.out.push({
-            path: at,
-            field: name,
-            reason: `it is not a field of ${w.kind} in ${w.release}, the version the project claims, whose operator reads field names exactly as written: a release that knows it acts on what no rule judged`,
-          });
-          continue;
-        }
-        const verdict = verdictFor(w.table, name);
-        if (verdict === undefined) {
-          w.out.push({ path: at, field: name, reason: `the project has no verdict for ${name}` });
-          continue;
-        }
-        if (verdict.v === "refused") {
-          if (!isGoZero(x) && !isUnknown(x) && verdict.allows?.(x) !== true)
-            w.out.push({ path: at, field: name, reason: verdict.why });
-          continue;
-        }
-        walk(w, x, f, fieldSchema, at, depth + 1);
-      }
-      return;
-    default:
-      return;
-  }
-}
-
 /** How the reasons name an operator's release. */
 const RELEASE: Readonly<Record<Operator, string>> = {
   "agent-sandbox": "agent-sandbox",
@@ -141,7 +81,14 @@ export function crdFields(t: KubeType, type: string, props: unknown): UnjudgedFi
       },
     ];
   const out: UnjudgedField[] = [];
-  const w: Walk = { table: CRD_VERDICTS[pinned.operator], kind: t.kind, release, out };
+  const w: FieldWalk = {
+    table: CRD_VERDICTS[pinned.operator],
+    name: (p) => `${t.kind}.${p}`,
+    key: (p) => `${t.kind}.${p}`,
+    notAField: `it is not a field of ${t.kind} in ${release}, the version the project claims, whose operator reads field names exactly as written: a release that knows it acts on what no rule judged`,
+    core: coreFields,
+    out,
+  };
   const spec = field(props, "spec");
   if (spec !== undefined && spec !== null && !isUnknown(spec) && !isPlain(spec))
     out.push({
@@ -149,7 +96,7 @@ export function crdFields(t: KubeType, type: string, props: unknown): UnjudgedFi
       field: `${t.kind}.spec`,
       reason: `${t.kind}'s spec is an object in ${release}; ${JSON.stringify(spec).slice(0, 40)} cannot be read`,
     });
-  walk(w, spec, shape, "", "spec", 0);
+  walkFields(w, spec, shape, "", "spec");
   const notes = field(field(props, "metadata"), "annotations");
   const annotations = CRD_ANNOTATIONS[pinned.operator];
   if (isPlain(notes))

@@ -4,74 +4,25 @@
  * case-sensitive, and a newer server may act on a field this version does not have) and fields whose verdict is
  * refused (verdicts.ts), each where it is written. sandbox-disallow-unjudged-fields turns them into findings.
  */
-import { isUnknown } from "../../workload";
 import type { Shape } from "../docker/shape";
 import { field, join } from "../lenient";
-import { isGoZero, type UnjudgedField, type VerdictTable, verdictFor } from "../verdict";
+import type { UnjudgedField, VerdictTable } from "../verdict";
+import { type FieldWalk, walkFields } from "./field-walk";
 import { KUBERNETES_API, OBJECT_META, POD_SPEC } from "./schema.generated";
 import { OBJECT_META_VERDICTS, POD_SPEC_VERDICTS } from "./verdicts";
 
 const isPlain = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 
-interface Walk {
-  readonly table: VerdictTable;
-  /** The schema's name for the root (`PodSpec`, `ObjectMeta`), prefixed to each field's schema path. */
-  readonly root: string;
-  readonly out: UnjudgedField[];
-}
-
-function walk(w: Walk, v: unknown, s: Shape, schema: string, path: string, depth: number): void {
-  if (v === undefined || v === null || isUnknown(v) || depth > 64) return;
-  switch (s.k) {
-    case "ptr":
-      walk(w, v, s.to, schema, path, depth);
-      return;
-    case "slice":
-    case "array":
-      if (Array.isArray(v))
-        v.forEach((x, i) => {
-          walk(w, x, s.of, `${schema}[]`, join(path, i), depth + 1);
-        });
-      return;
-    case "map":
-      if (isPlain(v))
-        for (const [k, x] of Object.entries(v)) walk(w, x, s.of, `${schema}{}`, join(path, k), depth + 1);
-      return;
-    case "struct":
-      if (!isPlain(v)) return;
-      for (const [k, x] of Object.entries(v)) {
-        const fieldSchema = schema === "" ? k : `${schema}.${k}`;
-        const at = join(path, k);
-        const f = Object.hasOwn(s.fields, k) ? s.fields[k] : undefined;
-        if (f === undefined) {
-          w.out.push({
-            path: at,
-            field: `${w.root}.${fieldSchema}`,
-            reason: `it is not a field of ${w.root} in Kubernetes ${KUBERNETES_API.kubernetes} (${KUBERNETES_API.module} ${KUBERNETES_API.version}), the version the project claims, which reads field names exactly as written: a server that knows it acts on what no rule judged`,
-          });
-          continue;
-        }
-        const verdict = verdictFor(w.table, fieldSchema);
-        if (verdict === undefined) {
-          w.out.push({
-            path: at,
-            field: `${w.root}.${fieldSchema}`,
-            reason: `the project has no verdict for ${w.root}.${fieldSchema}`,
-          });
-          continue;
-        }
-        if (verdict.v === "refused") {
-          if (!isGoZero(x) && !isUnknown(x) && verdict.allows?.(x) !== true)
-            w.out.push({ path: at, field: `${w.root}.${fieldSchema}`, reason: verdict.why });
-          continue;
-        }
-        walk(w, x, f, fieldSchema, at, depth + 1);
-      }
-      return;
-    default:
-      return;
-  }
+/** A walk of the claimed Kubernetes tables from `root` (`PodSpec`, `ObjectMeta`), whose table keys omit the root. */
+function builtIn(table: VerdictTable, root: string, out: UnjudgedField[]): FieldWalk {
+  return {
+    table,
+    name: (p) => `${root}.${p}`,
+    key: (p) => p,
+    notAField: `it is not a field of ${root} in Kubernetes ${KUBERNETES_API.kubernetes} (${KUBERNETES_API.module} ${KUBERNETES_API.version}), the version the project claims, which reads field names exactly as written: a server that knows it acts on what no rule judged`,
+    out,
+  };
 }
 
 /**
@@ -156,9 +107,9 @@ export function podSpecFields(
   metaPath: string | undefined,
 ): UnjudgedField[] {
   const out: UnjudgedField[] = [];
-  walk({ table: POD_SPEC_VERDICTS, root: "PodSpec", out }, spec, POD_SPEC, "", specPath, 0);
+  walkFields(builtIn(POD_SPEC_VERDICTS, "PodSpec", out), spec, POD_SPEC, "", specPath);
   if (metaPath !== undefined) {
-    walk({ table: OBJECT_META_VERDICTS, root: "ObjectMeta", out }, meta, OBJECT_META, "", metaPath, 0);
+    walkFields(builtIn(OBJECT_META_VERDICTS, "ObjectMeta", out), meta, OBJECT_META, "", metaPath);
     injectorFields(meta, metaPath, out);
   }
   return out;
@@ -240,13 +191,13 @@ export function coreFields(type: string, value: unknown, path: string): Unjudged
   }
   if (type === "meta/v1.ObjectMeta") {
     const out: UnjudgedField[] = [];
-    walk({ table: OBJECT_META_VERDICTS, root: "ObjectMeta", out }, value, OBJECT_META, "", path, 0);
+    walkFields(builtIn(OBJECT_META_VERDICTS, "ObjectMeta", out), value, OBJECT_META, "", path);
     return out;
   }
   const at = Object.hasOwn(IN_POD_SPEC, type) ? IN_POD_SPEC[type] : undefined;
   const shape = at === undefined ? undefined : podSpecShape(at);
   if (at === undefined || shape === undefined) return undefined;
   const out: UnjudgedField[] = [];
-  walk({ table: POD_SPEC_VERDICTS, root: "PodSpec", out }, value, shape, at, path, 0);
+  walkFields(builtIn(POD_SPEC_VERDICTS, "PodSpec", out), value, shape, at, path);
   return out;
 }

@@ -1,0 +1,99 @@
+/**
+ * The one walk of a value against its pinned schema and a verdict table, shared by the built-in kinds' pod fields
+ * (fields.ts) and the operators' CRD fields (crd-fields.ts): every key of a struct is a field of the schema, with a
+ * verdict; a key outside the schema fails closed where it is written (the API server and the operators decode field
+ * names exactly as written, and a newer release may act on it); a refused field fails when set to anything but Go's
+ * zero value or a value its verdict allows; any other field is walked into. Lists, maps and pointers are walked
+ * through; a core Kubernetes value inside an operator's schema goes to the walk's `core` reader.
+ */
+import { isUnknown } from "../../workload";
+import type { Shape } from "../docker/shape";
+import { join } from "../lenient";
+import { isGoZero, type UnjudgedField, type VerdictTable, verdictFor } from "../verdict";
+
+/** What differs between the walks: how a field is named, looked up, and explained. */
+export interface FieldWalk {
+  readonly table: VerdictTable;
+  /** A field's name in findings, from its schema path (`PodSpec.hostNetwork`, `RayCluster.headGroupSpec`). */
+  readonly name: (schemaPath: string) => string;
+  /** The key of a field in the table, from its schema path. */
+  readonly key: (schemaPath: string) => string;
+  /** Why a key outside the schema fails closed. */
+  readonly notAField: string;
+  /**
+   * The findings inside a core Kubernetes value (a `core` leaf of an operator's schema) at `path`, or undefined for a
+   * core type the claimed tables do not hold (then the field's own verdict decided alone). Without a reader, a core
+   * leaf is a field with no verdict.
+   */
+  readonly core?: (type: string, value: unknown, path: string) => UnjudgedField[] | undefined;
+  readonly out: UnjudgedField[];
+}
+
+const isPlain = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+
+/** Walks `v`, written at `path`, against the shape `s` at the schema path `schema`. */
+export function walkFields(
+  w: FieldWalk,
+  v: unknown,
+  s: Shape,
+  schema: string,
+  path: string,
+  depth = 0,
+): void {
+  if (v === undefined || v === null || isUnknown(v) || depth > 64) return;
+  switch (s.k) {
+    case "ptr":
+      walkFields(w, v, s.to, schema, path, depth);
+      return;
+    case "slice":
+    case "array":
+      if (Array.isArray(v))
+        v.forEach((x, i) => {
+          walkFields(w, x, s.of, `${schema}[]`, join(path, i), depth + 1);
+        });
+      return;
+    case "map":
+      if (isPlain(v))
+        for (const [k, x] of Object.entries(v))
+          walkFields(w, x, s.of, `${schema}{}`, join(path, k), depth + 1);
+      return;
+    case "core": {
+      const found = w.core?.(s.type, v, path);
+      if (w.core === undefined)
+        w.out.push({
+          path,
+          field: w.name(schema),
+          reason: `the project has no verdict for ${w.name(schema)}`,
+        });
+      else if (found !== undefined) w.out.push(...found);
+      return;
+    }
+    case "struct":
+      if (!isPlain(v)) return;
+      for (const [k, x] of Object.entries(v)) {
+        const fieldSchema = schema === "" ? k : `${schema}.${k}`;
+        const at = join(path, k);
+        const name = w.name(fieldSchema);
+        const f = Object.hasOwn(s.fields, k) ? s.fields[k] : undefined;
+        if (f === undefined) {
+          w.out.push({ path: at, field: name, reason: w.notAField });
+          continue;
+        }
+        const verdict = verdictFor(w.table, w.key(fieldSchema));
+        if (verdict === undefined) {
+          w.out.push({ path: at, field: name, reason: `the project has no verdict for ${name}` });
+          continue;
+        }
+        if (verdict.v === "refused") {
+          if (!isGoZero(x) && !isUnknown(x) && verdict.allows?.(x) !== true)
+            w.out.push({ path: at, field: name, reason: verdict.why });
+          continue;
+        }
+        walkFields(w, x, f, fieldSchema, at, depth + 1);
+      }
+      return;
+    default:
+      return;
+  }
+}
