@@ -1,5 +1,5 @@
 import type Dockerode from "dockerode";
-import { type LaunchSpec, taskContainerName } from "../components/model";
+import { type LaunchSpec, PER_TASK_NETWORK, taskContainerName } from "../components/model";
 import { isNotFound } from "./docker/client";
 import { taskContainer } from "./docker/taskContainer";
 import { prepareJobFolder, removeJobFolder } from "./jobs";
@@ -212,6 +212,48 @@ export interface Shelf {
   entrypoint?: Promise<readonly string[]>;
   /** Why the template cannot wait behind a gate (no shell in its image): its launches run cold. */
   gateless?: string;
+}
+
+/**
+ * Whether the meter stops the shelf's waits: the month's spend reached the project's cap for runs (every wait is a
+ * run of the project's, no agent's, so one reading answers for the shelf). A hard stop: members cost what running
+ * tasks cost, and the meter stops those at the cap (runtime/supervise.ts).
+ */
+async function capReached(shelf: Shelf): Promise<boolean> {
+  const w = shelf.members.find(
+    (m) => m.member.idleRun !== undefined && m.member.holder?.ledger !== undefined,
+  );
+  const ledger = w?.member.holder?.ledger;
+  if (w?.member.idleRun === undefined || ledger === undefined) return false;
+  const stopAt = await ledger.stopTime(w.member.idleRun);
+  return stopAt !== undefined && ledger.now() >= stopAt;
+}
+
+/** A template whose launches get a network of their own cannot wait in a pool. */
+export function checkPoolable(spec: LaunchSpec): void {
+  if (spec.network === PER_TASK_NETWORK)
+    throw new RangeError(
+      `WarmPool: template "${spec.template}" gets a network of its own per task at launch (proxy mode or broker routes), so it is launched cold (egress mode none is pooled)`,
+    );
+}
+
+/** The image's entrypoint, which a claimed command runs under as a cold launch's does. */
+export async function imageEntrypoint(docker: Dockerode, image: string): Promise<readonly string[]> {
+  const e: unknown = (await docker.getImage(image).inspect()).Config.Entrypoint;
+  return typeof e === "string" ? [e] : Array.isArray(e) ? (e as string[]) : [];
+}
+
+/** The members that leave a shelf now (taken off it): all at the cap, else those that waited past `maxIdleMs`. */
+export async function leaving(
+  shelf: Shelf,
+  maxIdleMs: number,
+): Promise<{ members: Waiting[]; stoppedBy?: "cap" }> {
+  if (await capReached(shelf).catch(() => false))
+    return { members: shelf.members.splice(0), stoppedBy: "cap" };
+  const now = Date.now();
+  const old = shelf.members.filter((w) => now - w.since > maxIdleMs);
+  for (const w of old) shelf.members.splice(shelf.members.indexOf(w), 1);
+  return { members: old };
 }
 
 /** The engine's answers to a rename whose source is gone (404) or whose target exists (409): claimed elsewhere. */

@@ -5,7 +5,10 @@ import { LaunchRefused } from "./launch-errors";
 import { type Gate, GateClosed, openGate } from "./pool-gate";
 import {
   bodyOf,
+  checkPoolable,
   checkPoolOptions,
+  imageEntrypoint,
+  leaving,
   lostRace,
   memberBody,
   memberState,
@@ -57,6 +60,8 @@ export class WarmPool {
   /** The gates of waiting members, opened (or opening) as soon as each started. */
   private readonly gates = new Map<PoolMember, Promise<Gate>>();
   private timer: NodeJS.Timeout | undefined;
+  /** A pass of `expire` is under way (one at a time: a slow ledger is not overtaken). */
+  private expiring = false;
   private closed = false;
 
   constructor(
@@ -101,7 +106,8 @@ export class WarmPool {
    * slots or its cap run out first). A member refused by the preflight refuses the warm-up (nothing is created).
    */
   async warm(spec: LaunchSpec): Promise<void> {
-    this.check(spec);
+    if (this.closed) throw new Error("WarmPool: the pool is closed");
+    checkPoolable(spec);
     const wanted = spec.pool?.size ?? this.options.size ?? 0;
     if (wanted > spec.maxConcurrentTasks) {
       throw new RangeError(
@@ -246,15 +252,6 @@ export class WarmPool {
     void p.finally(() => this.pending.delete(p));
   }
 
-  private check(spec: LaunchSpec): void {
-    if (this.closed) throw new Error("WarmPool: the pool is closed");
-    if (spec.network === PER_TASK_NETWORK) {
-      throw new RangeError(
-        `WarmPool: template "${spec.template}" gets a network of its own per task at launch (proxy mode or broker routes), so it is launched cold (egress mode none is pooled)`,
-      );
-    }
-  }
-
   private shelfFor(spec: LaunchSpec): Shelf {
     const key = shelfKey(spec);
     const existing = this.shelves.get(key);
@@ -263,7 +260,7 @@ export class WarmPool {
     this.shelves.set(key, shelf);
     // A new version of the template: the old members are removed, never claimed; refill with the new one.
     if (existing) this.track(this.drain(existing).catch((e: unknown) => this.options.onError?.(e, spec)));
-    this.timer ??= setInterval(() => this.expire(), 1000).unref();
+    this.timer ??= setInterval(() => void this.expire(), 1000).unref();
     return shelf;
   }
 
@@ -300,13 +297,7 @@ export class WarmPool {
     const body = memberBody(spec, id);
     const violations = this.options.preflight(body, spec);
     if (violations.length > 0) throw new LaunchRefused(spec.template, violations);
-    shelf.entrypoint ??= this.docker
-      .getImage(spec.image)
-      .inspect()
-      .then((i) => {
-        const e: unknown = i.Config.Entrypoint;
-        return typeof e === "string" ? [e] : Array.isArray(e) ? (e as string[]) : [];
-      });
+    shelf.entrypoint ??= imageEntrypoint(this.docker, spec.image);
     const entrypoint = await shelf.entrypoint;
     const waiting = await startMember(
       this.docker,
@@ -333,19 +324,25 @@ export class WarmPool {
     return spec.pool?.maxIdleSeconds ?? this.options.maxIdleSeconds ?? 600;
   }
 
-  /** Replaces members that waited longer than their template allows. */
-  private expire(): void {
-    const now = Date.now();
-    for (const shelf of this.shelves.values()) {
-      const limit = this.maxIdle(shelf.spec) * 1000;
-      const old = shelf.members.filter((w) => now - w.since > limit);
-      if (old.length === 0) continue;
-      for (const w of old) shelf.members.splice(shelf.members.indexOf(w), 1);
-      this.track(
-        Promise.all(old.map((w) => this.retire(shelf.spec, w.member)))
-          .then(() => this.refill(shelf.spec))
-          .catch((e: unknown) => this.options.onError?.(e, shelf.spec)),
-      );
+  /**
+   * Each second, one pass at a time: a shelf's members leave at the cap (no refill: the cap admits none), else those
+   * that waited longer than their template allows are replaced.
+   */
+  private async expire(): Promise<void> {
+    if (this.expiring) return;
+    this.expiring = true;
+    try {
+      for (const shelf of this.shelves.values()) {
+        const { members, stoppedBy } = await leaving(shelf, this.maxIdle(shelf.spec) * 1000);
+        if (members.length === 0) continue;
+        this.track(
+          Promise.all(members.map((w) => this.retire(shelf.spec, w.member, stoppedBy)))
+            .then(() => stoppedBy ?? this.refill(shelf.spec))
+            .catch((e: unknown) => this.options.onError?.(e, shelf.spec)),
+        );
+      }
+    } finally {
+      this.expiring = false;
     }
   }
 
@@ -365,12 +362,12 @@ export class WarmPool {
   }
 
   /** A member leaves the pool unclaimed: its container and job folder go, its wait is charged, its slot freed. */
-  private async retire(spec: LaunchSpec, member: PoolMember): Promise<void> {
+  private async retire(spec: LaunchSpec, member: PoolMember, stoppedBy?: "cap"): Promise<void> {
     this.dropGate(member);
     try {
       await removeMember(spec, member);
     } finally {
-      this.release(spec, member);
+      this.release(spec, member, stoppedBy);
     }
   }
 
@@ -383,14 +380,17 @@ export class WarmPool {
     this.gates.delete(member);
   }
 
-  private release(spec: LaunchSpec, member: PoolMember): void {
-    this.track(this.closeWait(member).catch(() => undefined));
+  private release(spec: LaunchSpec, member: PoolMember, stoppedBy?: "cap"): void {
+    this.track(this.closeWait(member, stoppedBy).catch(() => undefined));
     member.holder?.releaseSlot(spec);
   }
 
-  private async closeWait(member: PoolMember): Promise<void> {
+  private async closeWait(member: PoolMember, stoppedBy?: "cap"): Promise<void> {
     if (member.idleRun !== undefined)
-      await member.holder?.ledger?.complete(member.idleRun, { exitCode: null });
+      await member.holder?.ledger?.complete(member.idleRun, {
+        exitCode: null,
+        ...(stoppedBy ? { stoppedBy } : {}),
+      });
   }
 }
 

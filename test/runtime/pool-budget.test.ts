@@ -108,6 +108,62 @@ describe("a waiting member is charged and counted like a running task", () => {
     await ledger.close();
   });
 
+  it("removes waiting members when the month's spend reaches the cap, as the meter stops running tasks", async () => {
+    // $1 a second for the member: its wait (at most 660 s, the idle limit and a minute) fits the $1,000 cap alone.
+    const budget: ProjectInput["budget"] = {
+      monthlyCapUsd: 1000,
+      usdPerVcpuHour: 3600,
+      usdPerGbHour: 0,
+      enforce: "metered",
+      maxConcurrentTasks: 2,
+    };
+    const templates: ProjectInput["templates"] = {
+      pooled: { image: TEST_IMAGE, pool: { size: 1 }, resources: { vcpu: 1, memoryMb: 64, tmpfsMb: 8 } },
+    };
+    const name = `pool-c-${Math.random().toString(36).slice(2, 8)}`;
+    const jobRoot = mkdtempSync(join(tmpdir(), `${name}-jobs-`));
+    const p = track(resolveProject({ name, jobRoot, budget, templates }));
+    const spec = specOf(p, "pooled");
+    const ledger = Ledger.open(join(jobRoot, "..", `${name}.ledger.sqlite`), meterOf(p));
+    const pool = new WarmPool(docker, { preflight: policyPreflight() });
+    const launcher = new Launcher(docker, { ledger, preflight: policyPreflight(), pool });
+    try {
+      await pool.warm(spec);
+      const [member] = await waiting(name);
+      if (member === undefined) throw new Error("no member");
+      // Below the cap the member waits on, pass after pass of the pool's meter.
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(await waiting(name)).toEqual([member]);
+      // Another launcher of the project spends almost all the rest (a run of 990 s, charged in full).
+      await ledger.admit({
+        id: "elsewhere",
+        template: "pooled",
+        specHash: spec.specHash,
+        command: ["elsewhere"],
+        container: "elsewhere",
+        size: { vcpu: 1, memoryMb: 64 },
+        maxSeconds: 990,
+      });
+      await ledger.complete("elsewhere", { exitCode: 0, usedSeconds: 990 });
+      // The member's own wait then reaches the cap within seconds: it is removed, and none replaces it.
+      await until("the member is removed at the cap", async () => (await waiting(name)).length === 0);
+      await pool.settled();
+      expect(await waiting(name)).toEqual([]);
+      expect(await ledger.run(idleRunId(member))).toMatchObject({ status: "done", stoppedBy: "cap" });
+      const spend = await ledger.spend();
+      expect(spend.open).toBe(0);
+      expect(spend.spentUsd).toBeLessThanOrEqual(1000 + 1e-6);
+      expect(spend.blocked).toBe(true);
+      expect(readdirSync(jobRoot)).not.toContain(member);
+      // And a launch is refused by the cap, not served by a member.
+      await expect(launcher.run(spec, { files: { "run.sh": "echo hi\n" } })).rejects.toThrow(/cap/);
+    } finally {
+      await pool.close();
+    }
+    expect(await projectLeftovers(docker, name)).toEqual([]);
+    await ledger.close();
+  });
+
   it("gives a waiting member's slot up to a launch it cannot serve, instead of making it wait", async () => {
     const p = track(
       testProject(
