@@ -47,6 +47,8 @@ export interface ReconciledUse {
  * What a run a dead launcher left is charged for, given the engine's times of its container (undefined when the
  * engine no longer knows it) and the time now: from the start to the end on the engine's clock (to `now` if it has
  * not ended), nothing if it never started, and without times up to its deadline (its maximum), as no more is known.
+ * The start is never before the run's admission: a pool member's container started before its claim, and its wait
+ * until then is a run of its own (the project's), already charged.
  */
 export function reconciledUse(run: RunRecord, times: EngineTimes | undefined, now: number): ReconciledUse {
   if (times === undefined) {
@@ -60,11 +62,12 @@ export function reconciledUse(run: RunRecord, times: EngineTimes | undefined, no
   if (times.startedAt === undefined) {
     return { endedAt: Math.max(now, run.admittedAt), usedSeconds: 0, basis: "never-started" };
   }
+  const start = Math.max(times.startedAt, run.admittedAt);
   const end =
     times.finishedAt !== undefined && times.finishedAt >= times.startedAt
-      ? times.finishedAt
-      : Math.max(now, times.startedAt);
-  return { endedAt: end, usedSeconds: (end - times.startedAt) / 1000, basis: "engine" };
+      ? Math.max(times.finishedAt, start)
+      : Math.max(now, start);
+  return { endedAt: end, usedSeconds: (end - start) / 1000, basis: "engine" };
 }
 
 /** What reconciliation asks of the ledger (runtime/ledger/index.ts keeps it). */

@@ -133,6 +133,26 @@ describe("what a run a dead launcher left is charged for", () => {
     expect(reconciledUse(run(), times({ finishedAt: T0 }), T0 + 2_500).usedSeconds).toBe(2);
   });
 
+  it("starts at the run's admission for a pool member's container, started before its claim", async () => {
+    // The member waited 100 s behind its gate (charged as the project's wait); the task was admitted at its claim.
+    const claimed = run({ admittedAt: T0 + 100_000 });
+    expect(reconciledUse(claimed, times({ startedAt: T0, finishedAt: T0 + 130_000 }), T0 + 999_000)).toEqual({
+      endedAt: T0 + 130_000,
+      usedSeconds: 30,
+      basis: "engine",
+    });
+    // Still running at the reconciliation: from the claim to now.
+    expect(
+      reconciledUse(claimed, times({ startedAt: T0, finishedAt: undefined }), T0 + 110_000).usedSeconds,
+    ).toBe(10);
+    // Ended before the claim was recorded (a member that died waiting): nothing for the task.
+    expect(
+      reconciledUse(claimed, times({ startedAt: T0, finishedAt: T0 + 50_000 }), T0 + 999_000),
+    ).toMatchObject({
+      usedSeconds: 0,
+    });
+  });
+
   it("is nothing when the container never started", async () => {
     expect(reconciledUse(run(), times({ startedAt: undefined }), T0 + 5_000)).toEqual({
       endedAt: T0 + 5_000,
