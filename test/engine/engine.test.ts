@@ -9,6 +9,7 @@ import { type Cluster, startCluster } from "./cluster";
 import {
   BUDGET,
   hardenedPodSpec,
+  operatorObjectsProgram,
   QUOTA_NAME,
   TASK_LIMITS,
   TASK_POD,
@@ -121,6 +122,34 @@ describe("a stack with objects the pack cannot judge whole", () => {
         // The inert Namespace and the hardened Pod are not refused.
         expect(output).not.toMatch(/\(kubernetes:core\/v1:Namespace: sandbox\)/);
         expect(output).not.toMatch(/\(kubernetes:core\/v1:Pod: task\)/);
+        expect((await cluster.api("GET", `/api/v1/namespaces/${namespace}`)).status).toBe(404);
+      } finally {
+        await ws.dispose(stack);
+      }
+    },
+    ENGINE_TIMEOUT,
+  );
+});
+
+describe("a stack of an operator's objects", () => {
+  it(
+    "fails preview on a RayCluster key of a newer KubeRay release than the pinned one; the hardened RayCluster passes",
+    async () => {
+      const { cluster, ws } = env();
+      const namespace = uniqueNamespace("sandbox-ray");
+      const stack = await ws.newStack(
+        "operator-objects",
+        operatorObjectsProgram({ kubeconfig: cluster.kubeconfig, namespace }),
+      );
+      try {
+        const output = await refusedPreview(stack, /sandbox-disallow-unjudged-fields/);
+        expect(output).toMatch(
+          /\[mandatory\].*sandbox-disallow-unjudged-fields\s+\(kubernetes:ray\.io\/v1:RayCluster: ray-newer\)/,
+        );
+        expect(output).toMatch(/spec\.authOptions/);
+        // The same rule, the same stack, without the newer key: the hardened RayCluster and the CRD are not refused.
+        expect(output).not.toMatch(/\(kubernetes:ray\.io\/v1:RayCluster: ray-hardened\)/);
+        expect(output).not.toMatch(/CustomResourceDefinition: rayclusters\)/);
         expect((await cluster.api("GET", `/api/v1/namespaces/${namespace}`)).status).toBe(404);
       } finally {
         await ws.dispose(stack);

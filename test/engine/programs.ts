@@ -147,3 +147,61 @@ export function unjudgedKindsProgram(o: { kubeconfig: string; namespace: string 
     return { namespace: ns.metadata.name };
   };
 }
+
+/**
+ * A stack of an operator's objects, KubeRay's (whose CRD schema the project pins): a hardened RayCluster, and one
+ * holding a key of a newer KubeRay release than the pinned one (`authOptions`), which fails closed. The CRD is in
+ * the stack, as an operator's chart installs it, so the provider knows the kind in a preview of an empty cluster.
+ */
+export function operatorObjectsProgram(o: { kubeconfig: string; namespace: string }): PulumiFn {
+  return async () => {
+    const provider = new k8s.Provider("local-apiserver", { kubeconfig: o.kubeconfig });
+    const ns = new k8s.core.v1.Namespace("sandbox", { metadata: { name: o.namespace } }, { provider });
+    const crd = new k8s.apiextensions.v1.CustomResourceDefinition(
+      "rayclusters",
+      {
+        metadata: { name: "rayclusters.ray.io" },
+        spec: {
+          group: "ray.io",
+          names: {
+            kind: "RayCluster",
+            plural: "rayclusters",
+            singular: "raycluster",
+            listKind: "RayClusterList",
+          },
+          scope: "Namespaced",
+          versions: [
+            {
+              name: "v1",
+              served: true,
+              storage: true,
+              schema: { openAPIV3Schema: { type: "object", x_kubernetes_preserve_unknown_fields: true } },
+            },
+          ],
+        },
+      },
+      { provider },
+    );
+    const template = { metadata: { labels: { app: "ray" } }, spec: hardenedPodSpec() };
+    const rayCluster = (name: string, extra: Record<string, unknown>) =>
+      new k8s.apiextensions.CustomResource(
+        name,
+        {
+          apiVersion: "ray.io/v1",
+          kind: "RayCluster",
+          metadata: { name, namespace: ns.metadata.name },
+          spec: {
+            headGroupSpec: { rayStartParams: {}, template },
+            workerGroupSpecs: [
+              { groupName: "w", replicas: 1, minReplicas: 1, maxReplicas: 1, rayStartParams: {}, template },
+            ],
+            ...extra,
+          },
+        },
+        { provider, dependsOn: [crd] },
+      );
+    rayCluster("ray-hardened", {});
+    rayCluster("ray-newer", { authOptions: { mode: "token" } });
+    return { namespace: ns.metadata.name };
+  };
+}
