@@ -52,27 +52,40 @@ async function until(what: string, check: () => Promise<boolean>): Promise<void>
   }
 }
 
+/**
+ * A project of one pooled template (1 vCPU, a member of its own) under a metered cap of `capUsd`, at `usdPerVcpuHour`,
+ * two tasks at once, with its ledger, pool and launcher.
+ */
+function meteredPool(
+  prefix: string,
+  capUsd: number,
+  usdPerVcpuHour: number,
+  agents?: ProjectInput["agents"],
+) {
+  const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
+  const jobRoot = mkdtempSync(join(tmpdir(), `${name}-jobs-`));
+  const budget: ProjectInput["budget"] = {
+    monthlyCapUsd: capUsd,
+    usdPerVcpuHour,
+    usdPerGbHour: 0,
+    enforce: "metered",
+    maxConcurrentTasks: 2,
+  };
+  const templates: ProjectInput["templates"] = {
+    pooled: { image: TEST_IMAGE, pool: { size: 1 }, resources: { vcpu: 1, memoryMb: 64, tmpfsMb: 8 } },
+  };
+  const p = track(resolveProject({ name, jobRoot, budget, templates, ...(agents ? { agents } : {}) }));
+  const ledger = Ledger.open(join(jobRoot, "..", `${name}.ledger.sqlite`), meterOf(p));
+  const pool = new WarmPool(docker, { preflight: policyPreflight() });
+  const launcher = new Launcher(docker, { ledger, preflight: policyPreflight(), pool });
+  return { name, jobRoot, spec: specOf(p, "pooled"), ledger, pool, launcher };
+}
+
 describe("a waiting member is charged and counted like a running task", () => {
   it("charges a member's wait to the project and hands its slot to the claiming agent's run", async () => {
-    const templates: ProjectInput["templates"] = {
-      pooled: { image: TEST_IMAGE, pool: { size: 1 }, resources: { vcpu: 1, memoryMb: 64, tmpfsMb: 8 } },
-    };
-    const budget: ProjectInput["budget"] = {
-      monthlyCapUsd: 100,
-      usdPerVcpuHour: 36,
-      usdPerGbHour: 0,
-      enforce: "metered",
-      maxConcurrentTasks: 2,
-    };
-    const name = `pool-l-${Math.random().toString(36).slice(2, 8)}`;
-    const jobRoot = mkdtempSync(join(tmpdir(), `${name}-jobs-`));
-    const p = track(
-      resolveProject({ name, jobRoot, budget, templates, agents: { alice: { maxConcurrentTasks: 1 } } }),
-    );
-    const spec = specOf(p, "pooled");
-    const ledger = Ledger.open(join(jobRoot, "..", `${name}.ledger.sqlite`), meterOf(p));
-    const pool = new WarmPool(docker, { preflight: policyPreflight() });
-    const launcher = new Launcher(docker, { ledger, preflight: policyPreflight(), pool });
+    const { name, spec, ledger, pool, launcher } = meteredPool("pool-l", 100, 36, {
+      alice: { maxConcurrentTasks: 1 },
+    });
     try {
       await pool.warm(spec);
       const [member] = await waiting(name);
@@ -110,23 +123,7 @@ describe("a waiting member is charged and counted like a running task", () => {
 
   it("removes waiting members when the month's spend reaches the cap, as the meter stops running tasks", async () => {
     // $1 a second for the member: its wait (at most 660 s, the idle limit and a minute) fits the $1,000 cap alone.
-    const budget: ProjectInput["budget"] = {
-      monthlyCapUsd: 1000,
-      usdPerVcpuHour: 3600,
-      usdPerGbHour: 0,
-      enforce: "metered",
-      maxConcurrentTasks: 2,
-    };
-    const templates: ProjectInput["templates"] = {
-      pooled: { image: TEST_IMAGE, pool: { size: 1 }, resources: { vcpu: 1, memoryMb: 64, tmpfsMb: 8 } },
-    };
-    const name = `pool-c-${Math.random().toString(36).slice(2, 8)}`;
-    const jobRoot = mkdtempSync(join(tmpdir(), `${name}-jobs-`));
-    const p = track(resolveProject({ name, jobRoot, budget, templates }));
-    const spec = specOf(p, "pooled");
-    const ledger = Ledger.open(join(jobRoot, "..", `${name}.ledger.sqlite`), meterOf(p));
-    const pool = new WarmPool(docker, { preflight: policyPreflight() });
-    const launcher = new Launcher(docker, { ledger, preflight: policyPreflight(), pool });
+    const { name, jobRoot, spec, ledger, pool, launcher } = meteredPool("pool-c", 1000, 3600);
     try {
       await pool.warm(spec);
       const [member] = await waiting(name);
