@@ -3,7 +3,9 @@
  * WorkflowSpec, Template; workflow/controller/workflowpod.go, operator.go `mergedTemplateDefaultsInto`;
  * workflow/util/util.go `ApplyPodSpecPatch`):
  * - one pod per template with `container`, `script` or `containerSet`, after `spec.templateDefaults` is merged under
- *   it (strategic merge; the defaults' `container`/`script`/... only into a template of that type);
+ *   it (strategic merge; the defaults' `container`/`script`/... only into a template of that type); a `resource` or
+ *   `data` template's pod runs the controller's executor as `main`, and has the template's other containers and
+ *   pod settings;
  * - the main container is `main`; a script's `source` is what it runs, judged as its command line;
  *   `initContainers` and `sidecars` join it; `securityContext` and `automountServiceAccountToken` come from the
  *   template, else the workflow; `hostNetwork` and `volumes` from the workflow, template `volumes` added;
@@ -199,7 +201,11 @@ export function argoSites(props: unknown, wfPath: string, callable: boolean): Po
       });
       sources[0] = s;
     } else main.push(...partsOf(at(tpl, "containerSet.containers"), join(tPath, "containerSet.containers")));
-    if (main.length === 0) return; // steps, dag, resource (read by ./embedded.ts), suspend, http: no pod of the user's
+    // A resource or data template runs the executor as its main container (operator.go `executeResource`,
+    // `executeData`: the controller's own image and settings), in a pod that gets the template's other containers,
+    // volumes, settings and patch; steps, dag, suspend: no pod; http and plugin: the controller's agent pod.
+    const executor = field(tpl, "resource") !== undefined || field(tpl, "data") !== undefined;
+    if (main.length === 0 && !executor) return;
     const mapper = new PathMapper(wfPath);
     const spec: Obj = { restartPolicy: "Never" }; // the executor never restarts a step's pod
     putList(
