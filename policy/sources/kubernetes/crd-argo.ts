@@ -149,6 +149,26 @@ function applyPatches(
   return decoded;
 }
 
+/**
+ * Mounts of a volume the pod does not declare: the controller adds volumes of its own to every pod
+ * (workflowpod.go: the executor's service account token `exec-sa-token`, the artifact repository's Secrets, named
+ * after them, `createSecretVolumesAndMounts`), and a container that names one mounts what no rule judged.
+ */
+function undeclaredMounts(pod: Obj, problems: Problems): void {
+  const declared = new Set(items(pod.volumes).map((v) => field(v, "name")));
+  for (const key of ["containers", "initContainers"])
+    items(pod[key]).forEach((c, i) => {
+      items(field(c, "volumeMounts")).forEach((m, j) => {
+        const name = field(m, "name");
+        if (typeof name === "string" && !declared.has(name))
+          problems.push({
+            path: `spec.${key}[${i}].volumeMounts[${j}]`, // the site's map puts it where it is written
+            reason: `a mount of volume ${JSON.stringify(name)}, which the workflow does not declare: the controller adds volumes of its own to the pod (the executor's token, exec-sa-token; the artifact repository's Secrets, named after them), so the mount is of one no rule judged`,
+          });
+      });
+    });
+}
+
 /** A container with its name, and a script's source appended to its command line (mapped to `source`). */
 export function withSource(
   c: unknown,
@@ -257,6 +277,7 @@ export function argoSites(props: unknown, wfPath: string, callable: boolean): Po
       mapper,
       problems,
     );
+    undeclaredMounts(patched, problems);
     const metadata = strategicMerge(field(wfv, "podMetadata") ?? {}, field(tpl, "metadata") ?? {}) as Obj;
     const pod = sealPlaceholders({ spec: patched, metadata }, "argo", "workflow");
     out.push(rebuilt(pod, tPath, mapper, problems.length > 0 ? { unreadable: problems } : {}));

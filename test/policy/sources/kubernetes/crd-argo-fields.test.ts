@@ -332,3 +332,31 @@ describe("attacks on Argo Workflows' fields", () => {
     );
   });
 });
+
+describe("volumes the controller adds", () => {
+  it("a container mounting the executor's token volume by name fails closed", () => {
+    const spec = withMain((m) => ({
+      ...m,
+      container: {
+        ...(m.container as Obj),
+        volumeMounts: [
+          { name: "job", mountPath: "/job" },
+          { name: "exec-sa-token", mountPath: "/t" },
+        ],
+      },
+    }));
+    expect(findings("Workflow", spec).map((f) => f.path)).toContain(
+      "spec.templates[0].container.volumeMounts[1]",
+    );
+  });
+
+  it("a sidecar mounting an artifact repository's Secret volume by its name fails closed", () => {
+    const spec = withMain((m) => ({
+      ...m,
+      sidecars: [{ name: "s", image: "x", volumeMounts: [{ name: "my-minio-cred", mountPath: "/c" }] }],
+    }));
+    expect(findings("Workflow", spec).map((f) => f.path)).toContain(
+      "spec.templates[0].sidecars[0].volumeMounts[0]",
+    );
+  });
+});
