@@ -152,7 +152,8 @@ function applyPatches(
 /**
  * Mounts of a volume the pod does not declare: the controller adds volumes of its own to every pod
  * (workflowpod.go: the executor's service account token `exec-sa-token`, the artifact repository's Secrets, named
- * after them, `createSecretVolumesAndMounts`), and a container that names one mounts what no rule judged.
+ * after them, `createSecretVolumesAndMounts`). It refuses a template's mount of a volume the spec does not declare
+ * (`addVolumeReferences`), but a podSpecPatch is applied after, and its mount of one of those is created.
  */
 function undeclaredMounts(pod: Obj, problems: Problems): void {
   const declared = new Set(items(pod.volumes).map((v) => field(v, "name")));

@@ -334,6 +334,17 @@ describe("attacks on Argo Workflows' fields", () => {
 });
 
 describe("volumes the controller adds", () => {
+  it("a podSpecPatch mounting the executor's token volume in main fails closed (applied after the controller checks mounts)", () => {
+    const patch = JSON.stringify({
+      containers: [{ name: "main", volumeMounts: [{ name: "exec-sa-token", mountPath: "/t" }] }],
+    });
+    const spec = withMain((m) => ({ ...m, podSpecPatch: patch }));
+    // The patched container is main, so the mount is named in it (the mapper follows the container, not the patch).
+    const f = findings("Workflow", spec).filter((x) => x.rule === "sandbox-require-readable-values");
+    expect(f.map((x) => x.path)).toEqual(["spec.templates[0].container.volumeMounts[2]"]);
+    expect(f[0]?.message).toContain('a mount of volume "exec-sa-token"');
+  });
+
   it("a container mounting the executor's token volume by name fails closed", () => {
     const spec = withMain((m) => ({
       ...m,
