@@ -5,7 +5,7 @@
  * as good as unset. Reasons from the controller's and the executor's own source (workflow/controller/workflowpod.go,
  * operator.go, steps.go, dag.go; workflow/executor; workflow/artifacts). Used by ./argo-workflows.ts.
  */
-import { inert, judged, refused, type UnjudgedField, type Verdict } from "../../verdict";
+import { inert, isGoZero, judged, refused, type UnjudgedField, type Verdict } from "../../verdict";
 import { injectorFields } from "../fields";
 
 export const PRIV = "sandbox-disallow-privileged";
@@ -84,7 +84,11 @@ const LOCATION = (where: string) =>
 export function locations(base: string): Record<string, Verdict> {
   const out: Record<string, Verdict> = {};
   for (const [s, key] of Object.entries(KEY_ONLY))
-    out[`${base}.${s}`] = refused(LOCATION(s), only({ [key]: "string" }));
+    out[`${base}.${s}`] = refused(
+      LOCATION(s),
+      (v) =>
+        isPlain(v) && Object.entries(v).every(([k, x]) => (k === key ? typeof x === "string" : isGoZero(x))),
+    );
   out[`${base}.artifactory`] = refused(LOCATION("Artifactory"));
   out[`${base}.git`] = refused(
     "the executor clones this repository with the user, password or SSH key from the Secrets named (mounted into its containers), and may skip host-key and TLS checks; no rule reads any of it",

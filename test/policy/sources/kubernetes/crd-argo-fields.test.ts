@@ -246,6 +246,11 @@ describe("attacks on Argo Workflows' fields", () => {
       "Workflow",
       artifactIn({ s3: { key: "inputs/a.tgz" } }),
     ],
+    [
+      "a key inside the configured repository beside empty settings",
+      "Workflow",
+      artifactIn({ s3: { key: "inputs/a.tgz", bucket: "", accessKeySecret: null } }),
+    ],
     ["an artifact file mode without setuid", "Workflow", artifactIn({ raw: { data: "x" }, mode: 0o755 })],
     [
       "ordinary labels in the pod metadata",
