@@ -3,9 +3,9 @@
 // policy/sources/kubernetes/crds.generated.ts: for each operator, every group, kind and version its API packages
 // register (top-level objects, the ones with ObjectMeta), the shape of the object's `spec` as the operator decodes
 // it (toolchain/shapegen with sigs.k8s.io/json's rules: json tags, inline structs promoted, case-sensitive; types
-// with their own UnmarshalJSON are leaves). Core Kubernetes types inside a spec (k8s.io/api, k8s.io/apimachinery) are
-// not expanded: they are named leaves, core("core/v1.PodTemplateSpec"), judged against the claimed Kubernetes
-// version by the pod readers.
+// with their own UnmarshalJSON are leaves; a struct named in `cycles` met again inside its own shape is `any`). Core
+// Kubernetes types inside a spec (k8s.io/api, k8s.io/apimachinery) are not expanded: they are named leaves,
+// core("core/v1.PodTemplateSpec"), judged against the claimed Kubernetes version by the pod readers.
 //
 // Usage: go run . > ../../policy/sources/kubernetes/crds.generated.ts  (toolchain/schemas.sh writes and checks it)
 package main
@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	wfv1alpha1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	trainerv1alpha1 "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	rayv1alpha1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1alpha1"
@@ -45,6 +46,18 @@ var operators = []struct {
 	{"agent-sandbox", "sigs.k8s.io/agent-sandbox", []func(*runtime.Scheme) error{sandboxv1beta1.AddToScheme, sandboxextv1beta1.AddToScheme}, nil},
 	{"kuberay", "github.com/ray-project/kuberay/ray-operator", []func(*runtime.Scheme) error{rayv1.AddToScheme, rayv1alpha1.AddToScheme}, nil},
 	{"kubeflow-trainer", "github.com/kubeflow/trainer/v2", []func(*runtime.Scheme) error{trainerv1alpha1.AddToScheme}, nil},
+	{"argo-workflows", "github.com/argoproj/argo-workflows/v3", []func(*runtime.Scheme) error{wfv1alpha1.AddToScheme}, []string{"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"}},
+}
+
+// cycles are the structs that hold themselves: met again inside its own shape (Argo's DAG task's `inline`
+// Template), such a struct is a leaf, `any`; the walk does not enter it, and its field's verdict says what the
+// operator does with it. Any other cycle stops the generator.
+var cycles = []string{"v1alpha1.Template"}
+
+// decodesAs names the types whose own UnmarshalJSON decodes exactly another type's JSON: they are that type's shape,
+// not leaves. Argo's ParallelSteps (a list of steps, each checked for keys outside WorkflowStep's, then decoded).
+var decodesAs = map[string]reflect.Type{
+	"v1alpha1.ParallelSteps": reflect.TypeOf([]wfv1alpha1.WorkflowStep{}),
 }
 
 // coreName names a core Kubernetes struct by its package under k8s.io/api or k8s.io/apimachinery (`core/v1`,
@@ -133,8 +146,12 @@ func main() {
 		if n := coreName(t); n != "" {
 			return fmt.Sprintf("core(%q)", n), true
 		}
+		if d, ok := decodesAs[t.String()]; ok {
+			return g.Shape(d), true
+		}
 		return "", false
 	}
+	g.Cycle = func(t reflect.Type) (string, bool) { return "any", slices.Contains(cycles, t.String()) }
 	var body bytes.Buffer
 	var mods []string
 	for _, op := range operators {

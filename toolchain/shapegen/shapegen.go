@@ -34,6 +34,9 @@ type Gen struct {
 	// Name, when set, names a struct's constant in place of ConstName (tables of several packages whose last path
 	// elements agree).
 	Name func(t reflect.Type) string
+	// Cycle, when set, may name a leaf expression for a struct met again inside its own shape (a table of constants
+	// cannot hold a cycle); without one such a type is an error.
+	Cycle func(t reflect.Type) (string, bool)
 }
 
 // New returns an empty generator.
@@ -127,6 +130,11 @@ func (g *Gen) Shape(t reflect.Type) string {
 			return c
 		}
 		if g.busy[c] {
+			if g.Cycle != nil {
+				if s, ok := g.Cycle(t); ok {
+					return s
+				}
+			}
 			panic("recursive type " + t.String())
 		}
 		g.busy[c] = true

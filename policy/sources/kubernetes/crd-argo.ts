@@ -3,7 +3,9 @@
  * WorkflowSpec, Template; workflow/controller/workflowpod.go, operator.go `mergedTemplateDefaultsInto`;
  * workflow/util/util.go `ApplyPodSpecPatch`):
  * - one pod per template with `container`, `script` or `containerSet`, after `spec.templateDefaults` is merged under
- *   it (strategic merge; the defaults' `container`/`script`/... only into a template of that type);
+ *   it (strategic merge; the defaults' `container`/`script`/... only into a template of that type); a `resource` or
+ *   `data` template's pod runs the controller's executor as `main`, and has the template's other containers and
+ *   pod settings;
  * - the main container is `main`; a script's `source` is what it runs, judged as its command line;
  *   `initContainers` and `sidecars` join it; `securityContext` and `automountServiceAccountToken` come from the
  *   template, else the workflow; `hostNetwork` and `volumes` from the workflow, template `volumes` added;
@@ -147,6 +149,27 @@ function applyPatches(
   return decoded;
 }
 
+/**
+ * Mounts of a volume the pod does not declare: the controller adds volumes of its own to every pod
+ * (workflowpod.go: the executor's service account token `exec-sa-token`, the artifact repository's Secrets, named
+ * after them, `createSecretVolumesAndMounts`). It refuses a template's mount of a volume the spec does not declare
+ * (`addVolumeReferences`), but a podSpecPatch is applied after, and its mount of one of those is created.
+ */
+function undeclaredMounts(pod: Obj, problems: Problems): void {
+  const declared = new Set(items(pod.volumes).map((v) => field(v, "name")));
+  for (const key of ["containers", "initContainers"])
+    items(pod[key]).forEach((c, i) => {
+      items(field(c, "volumeMounts")).forEach((m, j) => {
+        const name = field(m, "name");
+        if (typeof name === "string" && !declared.has(name))
+          problems.push({
+            path: `spec.${key}[${i}].volumeMounts[${j}]`, // the site's map puts it where it is written
+            reason: `a mount of volume ${JSON.stringify(name)}, which the workflow does not declare: the controller adds volumes of its own to the pod (the executor's token, exec-sa-token; the artifact repository's Secrets, named after them), so the mount is of one no rule judged`,
+          });
+      });
+    });
+}
+
 /** A container with its name, and a script's source appended to its command line (mapped to `source`). */
 export function withSource(
   c: unknown,
@@ -199,7 +222,11 @@ export function argoSites(props: unknown, wfPath: string, callable: boolean): Po
       });
       sources[0] = s;
     } else main.push(...partsOf(at(tpl, "containerSet.containers"), join(tPath, "containerSet.containers")));
-    if (main.length === 0) return; // steps, dag, resource (read by ./embedded.ts), suspend, http: no pod of the user's
+    // A resource or data template runs the executor as its main container (operator.go `executeResource`,
+    // `executeData`: the controller's own image and settings), in a pod that gets the template's other containers,
+    // volumes, settings and patch; steps, dag, suspend: no pod; http and plugin: the controller's agent pod.
+    const executor = field(tpl, "resource") !== undefined || field(tpl, "data") !== undefined;
+    if (main.length === 0 && !executor) return;
     const mapper = new PathMapper(wfPath);
     const spec: Obj = { restartPolicy: "Never" }; // the executor never restarts a step's pod
     putList(
@@ -251,6 +278,7 @@ export function argoSites(props: unknown, wfPath: string, callable: boolean): Po
       mapper,
       problems,
     );
+    undeclaredMounts(patched, problems);
     const metadata = strategicMerge(field(wfv, "podMetadata") ?? {}, field(tpl, "metadata") ?? {}) as Obj;
     const pod = sealPlaceholders({ spec: patched, metadata }, "argo", "workflow");
     out.push(rebuilt(pod, tPath, mapper, problems.length > 0 ? { unreadable: problems } : {}));

@@ -74,14 +74,26 @@ export function argoWorkflowValues(wf: unknown): Map<string, string> {
   return out;
 }
 
-/** The steps and DAG tasks of a workflow spec that call the template named `name`. */
+/**
+ * The steps, DAG tasks and lifecycle hooks (the workflow's, a step's, a task's) of a workflow spec that may call the
+ * template named `name`: by name, or by a `templateRef` naming a template of that name (references.ts adds the
+ * referenced object's templates to the caller's, so either may be the one called; more callers only make a value
+ * less likely to be single).
+ */
 function argoCallers(wf: unknown, name: unknown): unknown[] {
   const out: unknown[] = [];
+  const calls = (c: unknown): boolean =>
+    field(c, "template") === name || field(field(c, "templateRef"), "template") === name;
+  const withHooks = (c: unknown): void => {
+    if (calls(c)) out.push(c);
+    const hooks = field(c, "hooks");
+    if (isObj(hooks)) for (const h of Object.values(hooks)) if (calls(h)) out.push(h);
+  };
+  const hooks = field(wf, "hooks");
+  if (isObj(hooks)) for (const h of Object.values(hooks)) if (calls(h)) out.push(h);
   for (const t of items(field(wf, "templates"))) {
-    for (const group of items(field(t, "steps")))
-      for (const step of items(group)) if (field(step, "template") === name) out.push(step);
-    for (const task of items(field(field(t, "dag"), "tasks")))
-      if (field(task, "template") === name) out.push(task);
+    for (const group of items(field(t, "steps"))) for (const step of items(group)) withHooks(step);
+    for (const task of items(field(field(t, "dag"), "tasks"))) withHooks(task);
   }
   return out;
 }

@@ -18,6 +18,7 @@ import { adaptResources } from "../../../../policy/sources/subject";
 import { verdictFor } from "../../../../policy/sources/verdict";
 import { safePodSpec } from "../../fixtures";
 import { validate } from "../../harness";
+import { ARGO_HARDENED } from "./crd-hardened-argo";
 
 const UNJUDGED = "sandbox-disallow-unjudged-fields";
 const META = { labels: { "sandbox.project": "demo", "sandbox.role": "task" } };
@@ -86,6 +87,7 @@ const HARDENED: Readonly<Record<string, () => object>> = {
       numNodes: 2,
     },
   }),
+  ...ARGO_HARDENED,
 };
 
 interface PinnedKind {
