@@ -8,12 +8,21 @@
 # toolchain/crds/go.mod pins them, a module of its own so that their k8s.io/api never moves the claimed one). Both
 # generator modules share toolchain/shapegen. Needs Go (as toolchain/setup.sh finds it).
 # Usage: toolchain/schemas.sh [--check]   (--check: exit 1 when a committed table is not what the generator writes)
+#        toolchain/schemas.sh --download  (only fetch the generators' modules into the module cache: `./sandbox test`
+#        does it while the toolchain builds, so that the check, in the oracle tier, waits for no download)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 top="$(dirname "$here")"
 PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null || { echo "schemas: Go is needed on PATH (or at /usr/local/go/bin)" >&2; exit 3; }
 status=0
+if [ "${1:-}" = "--download" ]; then
+  # The packages' modules, not the whole graph (an operator's go.mod lists far more than its API packages need).
+  for m in schemas crds; do
+    (cd "$here/$m" && GOFLAGS=-mod=mod GOTOOLCHAIN=local go list -deps . >/dev/null) || status=1
+  done
+  exit "$status"
+fi
 # table OUT [ARG [MODULE]]: the generator's table (with ARG; from toolchain/MODULE, schemas by default) formatted as
 # the project's formatter writes TypeScript, written to OUT, or with --check compared with it.
 table() {

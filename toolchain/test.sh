@@ -17,6 +17,9 @@ run_suite() {
   # kwok, for the scale test's simulated nodes, builds beside the rest (a few minutes the first time, mostly the
   # module download); the scale test runs `setup.sh kwok` itself, which waits for this build or finds it cached.
   bash toolchain/setup.sh kwok >.sandbox/kwok-setup.log 2>&1 &
+  # The schema generators' modules (hundreds of MB the first time: the operators' API packages) download beside the
+  # builds: the oracle tier's check of the generated tables then only compiles and runs them.
+  bash toolchain/schemas.sh --download >.sandbox/schemas-download.log 2>&1 &
   # The builds (minutes each the first time, cached by version after that) run beside the type check, the lint and
   # the unit tier, which need none of them; the other tiers wait for them.
   # On two cores the builds keep both busy: a test tier run beside them (the docker and stack tiers were, once) only
