@@ -3,6 +3,7 @@ module sandbox-projects/toolchain/crds
 go 1.26.3
 
 require (
+	github.com/argoproj/argo-rollouts v1.10.1
 	github.com/kubeflow/trainer/v2 v2.0.0
 	github.com/ray-project/kuberay/ray-operator v1.5.0
 	k8s.io/apimachinery v0.36.4
@@ -28,6 +29,7 @@ require (
 	github.com/go-openapi/swag/stringutils v0.25.1 // indirect
 	github.com/go-openapi/swag/typeutils v0.25.1 // indirect
 	github.com/go-openapi/swag/yamlutils v0.25.1 // indirect
+	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/google/gnostic-models v0.7.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect

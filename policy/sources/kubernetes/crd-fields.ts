@@ -13,6 +13,7 @@ import { field, join } from "../lenient";
 import { isGoZero, type UnjudgedField, type VerdictTable } from "../verdict";
 import { follow, podSites } from "./carriers";
 import { AGENT_SANDBOX_ANNOTATIONS, AGENT_SANDBOX_VERDICTS } from "./crd-verdicts/agent-sandbox";
+import { ARGO_ROLLOUTS_VERDICTS } from "./crd-verdicts/argo-rollouts";
 import { KUBEFLOW_TRAINER_VERDICTS } from "./crd-verdicts/kubeflow-trainer";
 import { KUBERAY_ANNOTATIONS, KUBERAY_VERDICTS } from "./crd-verdicts/kuberay";
 import { CRD_SCHEMAS } from "./crds.generated";
@@ -28,6 +29,7 @@ export const CRD_VERDICTS: Readonly<Record<Operator, VerdictTable>> = {
   "agent-sandbox": AGENT_SANDBOX_VERDICTS,
   kuberay: KUBERAY_VERDICTS,
   "kubeflow-trainer": KUBEFLOW_TRAINER_VERDICTS,
+  "argo-rollouts": ARGO_ROLLOUTS_VERDICTS,
 };
 
 /** Annotations of the object itself each operator acts on, by key (only refused ones: any other key is data). */
@@ -35,6 +37,7 @@ export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
   "agent-sandbox": AGENT_SANDBOX_ANNOTATIONS,
   kuberay: KUBERAY_ANNOTATIONS,
   "kubeflow-trainer": {},
+  "argo-rollouts": {},
 };
 
 type Kinds = Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, Shape>>>>>>;
@@ -60,6 +63,7 @@ const RELEASE: Readonly<Record<Operator, string>> = {
   "agent-sandbox": "agent-sandbox",
   kuberay: "KubeRay",
   "kubeflow-trainer": "Kubeflow Trainer",
+  "argo-rollouts": "Argo Rollouts",
 };
 
 /**

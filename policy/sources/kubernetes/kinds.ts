@@ -26,7 +26,15 @@ import { TUNNEL_KINDS } from "./tunnel-exposure";
  * kinds.test.ts holds the list to what they read).
  */
 export const REBUILT: Readonly<Record<string, readonly string[]>> = {
-  "argoproj.io": ["Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"],
+  "argoproj.io": [
+    "Workflow",
+    "WorkflowTemplate",
+    "ClusterWorkflowTemplate",
+    "CronWorkflow",
+    "AnalysisTemplate",
+    "ClusterAnalysisTemplate",
+    "AnalysisRun",
+  ],
   "tekton.dev": ["Task", "ClusterTask", "TaskRun", "Pipeline", "PipelineRun"],
   "sparkoperator.k8s.io": ["SparkApplication", "ScheduledSparkApplication"],
   "kubevirt.io": [

@@ -18,6 +18,7 @@ import { adaptResources } from "../../../../policy/sources/subject";
 import { verdictFor } from "../../../../policy/sources/verdict";
 import { safePodSpec } from "../../fixtures";
 import { validate } from "../../harness";
+import { HARDENED_ROLLOUTS } from "./crd-hardened-rollouts";
 
 const UNJUDGED = "sandbox-disallow-unjudged-fields";
 const META = { labels: { "sandbox.project": "demo", "sandbox.role": "task" } };
@@ -66,6 +67,7 @@ const trainingRuntime = () => ({
 
 /** A hardened `spec` of every pinned kind: it passes every rule. */
 const HARDENED: Readonly<Record<string, () => object>> = {
+  ...HARDENED_ROLLOUTS,
   Sandbox: () => ({ podTemplate: pod(), service: true, operatingMode: "Running" }),
   SandboxTemplate: () => ({ podTemplate: pod(), networkPolicyManagement: "Managed" }),
   SandboxClaim: () => ({ warmPoolRef: { name: "pool" }, lifecycle: { shutdownPolicy: "Delete" } }),
@@ -196,6 +198,7 @@ describe.each(KINDS)("$operator $kind", (k) => {
           "core/v1.PodSpec": ["", safePodSpec],
           "core/v1.PodTemplateSpec": [".spec", pod],
           "batch/v1.JobTemplateSpec": [".spec.template.spec", () => ({ spec: { template: pod() } })],
+          "batch/v1.JobSpec": [".template.spec", () => ({ template: pod() })],
         };
         const c = l.k === "core" && Object.hasOwn(carried, l.type) ? carried[l.type] : undefined;
         if (l.k !== "core" || c === undefined) continue;
