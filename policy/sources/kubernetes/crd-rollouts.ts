@@ -61,7 +61,7 @@ export function analysisSites(kind: string, props: unknown): PodSite[] | undefin
     const template = field(field(job, "spec"), "template");
     const sealed =
       isObj(template) && !isUnknown(template)
-        ? sealPlaceholders(substituteAll(template, "argo", values), "argo", "Argo Rollouts")
+        ? sealPlaceholders(substituteAll(template, "argo", values), "argo", "rollout analysis")
         : template;
     const keys = ["spec", "metrics", i, "provider", "job", "spec", "template"];
     out.push({

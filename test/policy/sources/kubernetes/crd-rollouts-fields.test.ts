@@ -1,0 +1,375 @@
+/**
+ * Attacks on Argo Rollouts' fields (crd-verdicts/argo-rollouts.ts), their analysis jobs (crd-rollouts.ts) and their
+ * references to other objects of the set (references-rollouts.ts), each written as the controller's source reads it:
+ * what the controller adds to pods, runs or routes outside the template the rules judged fails closed where it is
+ * written; hardened, ordinary objects pass.
+ */
+import { describe, expect, it } from "vitest";
+import { ALL_RULES, judge } from "../../../../policy/rules/registry";
+import { adaptResources } from "../../../../policy/sources/subject";
+import { checkReferences } from "../../../../policy/stack/disallow-unjudged-references";
+import { safePodSpec } from "../../fixtures";
+import { HARDENED_ROLLOUTS } from "./crd-hardened-rollouts";
+
+const ARGO = "kubernetes:argoproj.io/v1alpha1:";
+const UNJUDGED = "sandbox-disallow-unjudged-fields";
+const META = { labels: { "sandbox.project": "demo", "sandbox.role": "task" } };
+const pod = () => ({ metadata: META, spec: safePodSpec() });
+
+const isObj = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+function over(a: unknown, b: unknown): unknown {
+  if (Array.isArray(a) && Array.isArray(b)) return b.map((x, i) => over(a[i], x));
+  if (!isObj(a) || !isObj(b)) return b;
+  const out: Record<string, unknown> = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = over(a[k], v);
+  return out;
+}
+
+const hardened = (kind: string): unknown => HARDENED_ROLLOUTS[kind]?.() ?? {};
+const object = (kind: string, spec: unknown) => ({ metadata: { name: "r", namespace: "agents" }, spec });
+
+/** Blocking findings of every rule: `rule path`. */
+function blocking(kind: string, spec: unknown): string[] {
+  return adaptResources(`${ARGO}${kind}`, object(kind, spec), "r").flatMap((v) =>
+    judge(v, ALL_RULES, {}).flatMap((r) =>
+      r.findings.filter((f) => !f.unchecked).map((f) => `${r.rule.id} ${f.path ?? ""}`),
+    ),
+  );
+}
+const unjudged = (kind: string, spec: unknown) =>
+  blocking(kind, spec)
+    .filter((x) => x.startsWith(`${UNJUDGED} `))
+    .map((x) => x.slice(UNJUDGED.length + 1));
+
+const canary = (c: object) => over(hardened("Rollout"), { strategy: { canary: c } });
+const step = (s: object) => canary({ steps: [s] });
+const metric = (provider: object, extra: object = {}) => ({ metrics: [{ name: "m", provider }], ...extra });
+
+describe("Argo Rollouts: fields the controller acts on outside the judged template", () => {
+  it.each([
+    [
+      "a mesh injector label on the canary's pods",
+      canary({ canaryMetadata: { labels: { "sidecar.istio.io/inject": "true" } } }),
+      ["spec.strategy.canary.canaryMetadata"],
+    ],
+    [
+      "an AppArmor annotation on the stable pods",
+      canary({
+        stableMetadata: {
+          annotations: { "container.apparmor.security.beta.kubernetes.io/task": "unconfined" },
+        },
+      }),
+      ["spec.strategy.canary.stableMetadata"],
+    ],
+    [
+      "a traffic router's Ingress annotations (a configuration snippet)",
+      canary({
+        canaryService: "c",
+        stableService: "s",
+        trafficRouting: {
+          nginx: { stableIngress: "web", additionalIngressAnnotations: { "server-snippet": "return 200;" } },
+        },
+      }),
+      ["spec.strategy.canary.trafficRouting"],
+    ],
+    [
+      "a canary scaled past the replicas",
+      step({ setCanaryScale: { replicas: 100 } }),
+      ["spec.strategy.canary.steps[0].setCanaryScale.replicas"],
+    ],
+    [
+      "a canary weight past 100",
+      step({ setCanaryScale: { weight: 150 } }),
+      ["spec.strategy.canary.steps[0].setCanaryScale.weight"],
+    ],
+    [
+      "a step plugin",
+      step({ plugin: { name: "x", config: { a: 1 } } }),
+      ["spec.strategy.canary.steps[0].plugin"],
+    ],
+    [
+      "a mirror route",
+      step({ setMirrorRoute: { name: "m", percentage: 100 } }),
+      ["spec.strategy.canary.steps[0].setMirrorRoute"],
+    ],
+    [
+      "an experiment that labels its pods and runs five",
+      step({
+        experiment: {
+          templates: [
+            {
+              name: "e",
+              specRef: "canary",
+              replicas: 5,
+              metadata: { labels: { "linkerd.io/inject": "enabled" } },
+            },
+          ],
+        },
+      }),
+      [
+        "spec.strategy.canary.steps[0].experiment.templates[0].replicas",
+        "spec.strategy.canary.steps[0].experiment.templates[0].metadata",
+      ],
+    ],
+    [
+      "a blue-green preview of ten copies with an injector annotation",
+      over(hardened("Rollout"), {
+        strategy: {
+          canary: null,
+          blueGreen: {
+            activeService: "a",
+            previewReplicaCount: 10,
+            previewMetadata: { annotations: { "vault.hashicorp.com/agent-inject": "true" } },
+          },
+        },
+      }),
+      ["spec.strategy.blueGreen.previewReplicaCount", "spec.strategy.blueGreen.previewMetadata"],
+    ],
+    [
+      "a selector key outside LabelSelector",
+      over(hardened("Rollout"), { selector: { matchFields: { a: "b" } } }),
+      ["spec.selector"],
+    ],
+    [
+      "a template key in another case",
+      { ...(hardened("Rollout") as object), Template: pod() },
+      ["spec.Template"],
+    ],
+  ])("%s", (_, spec, want) => {
+    expect(unjudged("Rollout", spec)).toEqual(want);
+  });
+
+  it("ordinary canary settings pass: a 50% canary scale, one experiment pod of the canary, analysis by name", () => {
+    const spec = canary({
+      steps: [
+        { setWeight: 20 },
+        { setCanaryScale: { weight: 50 } },
+        { experiment: { duration: "1m", templates: [{ name: "e", specRef: "canary", replicas: 1 }] } },
+        { analysis: { templates: [{ templateName: "smoke" }], args: [{ name: "service", value: "web" }] } },
+        { pause: {} },
+      ],
+    });
+    expect(blocking("Rollout", spec)).toEqual([]);
+  });
+
+  it("a privileged template fails by the pod rules; hostile values never throw", () => {
+    const priv = over(hardened("Rollout"), {
+      template: { spec: { containers: [{ securityContext: { privileged: true } }] } },
+    });
+    expect(blocking("Rollout", priv)).toContain(
+      "sandbox-disallow-privileged spec.template.spec.containers[0]",
+    );
+    for (const spec of [
+      { strategy: "canary", workloadRef: "web", template: [] },
+      { strategy: { canary: { steps: "x", canaryMetadata: [1] } } },
+      { templates: { a: 1 }, analyses: "x" },
+      { metrics: [{ provider: "job" }, null, { provider: { job: { spec: "x" } } }] },
+    ])
+      for (const kind of ["Rollout", "Experiment", "AnalysisTemplate", "AnalysisRun"])
+        expect(() => blocking(kind, spec)).not.toThrow();
+  });
+});
+
+describe("Argo Rollouts analysis: providers and arguments", () => {
+  it.each([
+    [
+      "a web metric to the metadata server",
+      metric({ web: { url: "http://169.254.169.254/latest/meta-data/" } }),
+      ["spec.metrics[0].provider.web"],
+    ],
+    [
+      "a Prometheus query",
+      metric({ prometheus: { address: "http://prom:9090", query: "up" } }),
+      ["spec.metrics[0].provider.prometheus"],
+    ],
+    [
+      "a metric plugin",
+      metric({ plugin: { "argoproj-labs/x": { a: 1 } } }),
+      ["spec.metrics[0].provider.plugin"],
+    ],
+    [
+      "an argument from a Secret",
+      {
+        ...(hardened("AnalysisTemplate") as object),
+        args: [{ name: "t", valueFrom: { secretKeyRef: { name: "s", key: "k" } } }],
+      },
+      ["spec.args[0].valueFrom.secretKeyRef"],
+    ],
+    [
+      "annotations on the Job",
+      over(hardened("AnalysisTemplate"), {
+        metrics: [{ provider: { job: { metadata: { annotations: { a: "b" } } } } }],
+      }),
+      ["spec.metrics[0].provider.job.metadata"],
+    ],
+  ])("%s", (_, spec, want) => {
+    expect(unjudged("AnalysisTemplate", spec)).toEqual(want);
+  });
+
+  it("a job metric's pod is judged where it is written, in a template, a cluster template and a run", () => {
+    const priv = {
+      metrics: [
+        {
+          provider: {
+            job: {
+              spec: { template: { spec: { containers: [{ securityContext: { privileged: true } }] } } },
+            },
+          },
+        },
+      ],
+    };
+    for (const kind of ["AnalysisTemplate", "ClusterAnalysisTemplate", "AnalysisRun"])
+      expect(blocking(kind, over(hardened(kind), priv))).toContain(
+        "sandbox-disallow-privileged spec.metrics[0].provider.job.spec.template.spec.containers[0]",
+      );
+  });
+
+  it("a template's placeholder in a host path fails closed; a run's argument fills it", () => {
+    const hostPath = (p: string) =>
+      over(hardened("AnalysisTemplate"), {
+        metrics: [
+          {
+            provider: {
+              job: {
+                spec: {
+                  template: { spec: { volumes: [{ name: "job", emptyDir: null, hostPath: { path: p } }] } },
+                },
+              },
+            },
+          },
+        ],
+      });
+    const tpl = blocking("AnalysisTemplate", {
+      ...(hostPath("{{ args.p }}") as object),
+      args: [{ name: "p", value: "/tmp" }],
+    });
+    expect(tpl).toContain(
+      "sandbox-require-readable-values spec.metrics[0].provider.job.spec.template.spec.volumes[0].hostPath.path",
+    );
+    const run = blocking("AnalysisRun", {
+      ...(hostPath("{{args.p}}") as object),
+      args: [{ name: "p", value: "/var/run/docker.sock" }],
+    });
+    expect(run.some((x) => x.startsWith("sandbox-disallow-runtime-socket "))).toBe(true);
+    // A placeholder in command text stays text, as the controller leaves the rest of the pod.
+    expect(blocking("AnalysisTemplate", hardened("AnalysisTemplate"))).toEqual([]);
+  });
+
+  it("an Experiment's template is judged; its per-template Service passes", () => {
+    expect(
+      blocking("Experiment", over(hardened("Experiment"), { templates: [{ service: { name: "e" } }] })),
+    ).toEqual([]);
+    expect(
+      blocking(
+        "Experiment",
+        over(hardened("Experiment"), { templates: [{ template: { spec: { hostNetwork: true } } }] }),
+      ),
+    ).toContain("sandbox-disallow-host-namespaces spec.templates[0].template.spec.hostNetwork");
+  });
+});
+
+interface SetItem {
+  readonly type: string;
+  readonly name: string;
+  readonly urn: string;
+  readonly props: unknown;
+}
+const res = (kind: string, name: string, props: object, type = `${ARGO}${kind}`): SetItem => ({
+  type,
+  name,
+  urn: `u/${kind}/${name}`,
+  props: { metadata: { name, namespace: "agents" }, ...props },
+});
+const deployment = (spec: object = {}) =>
+  res(
+    "Deployment",
+    "web",
+    { spec: { replicas: 0, selector: { matchLabels: { app: "web" } }, template: over(pod(), spec) } },
+    "kubernetes:apps/v1:Deployment",
+  );
+const rollout = (spec: object) =>
+  res("Rollout", "web", { spec: over({ ...(hardened("Rollout") as object), template: undefined }, spec) });
+const refs = (...rs: SetItem[]) =>
+  checkReferences(rs).map((f) => `${f.urn} ${f.path ?? ""} ${f.message}`);
+
+describe("Argo Rollouts references: the workload, the analysis templates, the Services", () => {
+  const ref = { workloadRef: { apiVersion: "apps/v1", kind: "Deployment", name: "web" } };
+
+  it("a rollout whose workload the set does not hold fails closed; with the hardened Deployment it passes", () => {
+    expect(refs(rollout(ref))).toEqual([
+      expect.stringContaining(
+        'spec.workloadRef Rollout "web" copies its pods from Deployment "web", which is not in the input',
+      ),
+    ]);
+    expect(refs(rollout(ref), deployment())).toEqual([]);
+  });
+
+  it("the referenced template is judged as the rollout's pods, paths named where the Deployment writes them", () => {
+    const f = refs(rollout(ref), deployment({ spec: { hostPID: true } }));
+    expect(f.some((x) => x.includes('Deployment "web" spec.template.spec.hostPID'))).toBe(true);
+  });
+
+  it("a PodTemplate answers; a kind the controller does not copy from, or in another case, fails closed", () => {
+    const tpl = res("PodTemplate", "web", { template: pod() }, "kubernetes:core/v1:PodTemplate");
+    expect(
+      refs(rollout({ workloadRef: { apiVersion: "v1", kind: "PodTemplate", name: "web" } }), tpl),
+    ).toEqual([]);
+    for (const w of [
+      { apiVersion: "apps/v1", kind: "StatefulSet", name: "web" },
+      { apiVersion: "apps/v1", kind: "deployment", name: "web" },
+      { apiVersion: "extensions/v1beta1", kind: "Deployment", name: "web" },
+    ])
+      expect(refs(rollout({ workloadRef: w }), deployment()).map((x) => x.split(" ")[1])).toEqual([
+        "spec.workloadRef",
+      ]);
+  });
+
+  it("analysis templates and Services the set does not hold fail closed; held ones pass", () => {
+    const spec = {
+      strategy: {
+        canary: {
+          canaryService: "web-canary",
+          stableService: "web",
+          analysis: {
+            templates: [{ templateName: "smoke" }, { templateName: "global", clusterScope: true }],
+          },
+          steps: [
+            {
+              experiment: {
+                templates: [{ name: "e", specRef: "stable" }],
+                analyses: [{ name: "a", templateName: "other" }],
+              },
+            },
+          ],
+        },
+      },
+    };
+    const paths = refs(rollout(over(hardened("Rollout"), spec) as object)).map((x) => x.split(" ")[1]);
+    expect(paths).toEqual([
+      "spec.strategy.canary.canaryService",
+      "spec.strategy.canary.stableService",
+      "spec.strategy.canary.analysis.templates[0].templateName",
+      "spec.strategy.canary.analysis.templates[1].templateName",
+      "spec.strategy.canary.steps[0].experiment.analyses[0].templateName",
+    ]);
+    const svc = (name: string) =>
+      res(
+        "Service",
+        name,
+        { spec: { selector: { app: "web" }, ports: [{ port: 80 }] } },
+        "kubernetes:core/v1:Service",
+      );
+    const held = [
+      svc("web-canary"),
+      svc("web"),
+      res("AnalysisTemplate", "smoke", { spec: hardened("AnalysisTemplate") }),
+      res("AnalysisTemplate", "other", { spec: hardened("AnalysisTemplate") }),
+      {
+        ...res("ClusterAnalysisTemplate", "global", { spec: hardened("ClusterAnalysisTemplate") }),
+        props: { metadata: { name: "global" }, spec: hardened("ClusterAnalysisTemplate") },
+      },
+    ];
+    expect(refs(rollout(over(hardened("Rollout"), spec) as object), ...held)).toEqual([]);
+  });
+});
