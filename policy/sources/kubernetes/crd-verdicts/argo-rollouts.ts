@@ -13,6 +13,7 @@
  * a `spec` fragment laid over a hardened object of the kind; test/policy/sources/kubernetes/crd-verdicts.test.ts
  * proves one of its rules refuses it.
  */
+import { secretValueReason } from "../../../../components/model";
 import { inert, judged, refused, type Verdict, type VerdictTable } from "../../verdict";
 
 const PRIV = "sandbox-disallow-privileged";
@@ -57,6 +58,12 @@ const SECRET_ARG =
 
 const REQUEST = (provider: string) =>
   `the controller itself sends the query to ${provider}, from its own pod and outside the sandbox's egress walls, to an address the object chooses, with the headers, credentials and arguments (Secrets among them) the object gives, and keeps what answers in the run's status`;
+
+/** An argument's text, which the controller substitutes into the metrics (the job's pod among them). */
+const ARG_VALUE = refused(
+  "the controller substitutes this text for {{args.<name>}} in the metrics, the job's pod among them, where the credential checks do not see it: a value that looks like a credential fails",
+  (v) => typeof v === "string" && secretValueReason(v) === undefined,
+);
 
 const LIFECYCLE = "when the controller starts, stops, retries or deletes; it opens nothing";
 const ANALYSIS_RUN_METADATA =
@@ -122,9 +129,7 @@ function analysisSpec(kind: string): Record<string, Verdict> {
   return {
     [`${kind}.args`]: inert("the arguments substituted into the metrics; each source has its own verdict"),
     [`${kind}.args[].name`]: inert("a name"),
-    [`${kind}.args[].value`]: inert(
-      "text the controller substitutes for {{args.<name>}} (quoted); a placeholder in the job's pod is judged where it stands",
-    ),
+    [`${kind}.args[].value`]: ARG_VALUE,
     [`${kind}.args[].valueFrom`]: inert("where an argument's value comes from"),
     [`${kind}.args[].valueFrom.secretKeyRef`]: refused(SECRET_ARG),
     [`${kind}.args[].valueFrom.fieldRef`]: inert(
@@ -143,6 +148,7 @@ function rolloutAnalysis(base: string): Record<string, Verdict> {
     [`${base}.args`]: inert(
       "arguments from text, the rollout's own fields or a pod template hash; no Secret (a template's own Secret arguments are judged there)",
     ),
+    [`${base}.args[].value`]: ARG_VALUE,
     [`${base}.dryRun`]: inert("metrics whose failures do not fail the run"),
     [`${base}.analysisRunMetadata`]: inert(ANALYSIS_RUN_METADATA),
   };
@@ -222,6 +228,7 @@ const ROLLOUT: VerdictTable = {
   ),
   [`${EXPERIMENT_STEP}.duration`]: inert(LIFECYCLE),
   [`${EXPERIMENT_STEP}.analyses`]: inert(REFERENCE),
+  [`${EXPERIMENT_STEP}.analyses[].args[].value`]: ARG_VALUE,
   [`${EXPERIMENT_STEP}.dryRun`]: inert("metrics whose failures do not fail the run"),
   [`${EXPERIMENT_STEP}.analysisRunMetadata`]: inert(ANALYSIS_RUN_METADATA),
   [`${EXPERIMENT_STEP}.scaleDownDelaySeconds`]: inert(LIFECYCLE),
@@ -295,6 +302,7 @@ const EXPERIMENT: VerdictTable = {
   "Experiment.terminate": inert(LIFECYCLE),
   "Experiment.scaleDownDelaySeconds": inert(LIFECYCLE),
   "Experiment.analyses": inert(REFERENCE),
+  "Experiment.analyses[].args[].value": ARG_VALUE,
   "Experiment.analyses[].args[].valueFrom.secretKeyRef": refused(SECRET_ARG),
   "Experiment.dryRun": inert("metrics whose failures do not fail the run"),
   "Experiment.measurementRetention": inert("how many measurements the run's status keeps"),

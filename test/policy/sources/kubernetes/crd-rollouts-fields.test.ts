@@ -207,6 +207,22 @@ describe("Argo Rollouts analysis: providers and arguments", () => {
     expect(unjudged("AnalysisTemplate", spec)).toEqual(want);
   });
 
+  it("an argument that looks like a credential fails where it is written: the controller substitutes it unseen", () => {
+    const token = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+    expect(
+      unjudged("AnalysisTemplate", {
+        ...(hardened("AnalysisTemplate") as object),
+        args: [{ name: "t", value: token }],
+      }),
+    ).toEqual(["spec.args[0].value"]);
+    expect(
+      unjudged(
+        "Rollout",
+        step({ analysis: { templates: [{ templateName: "smoke" }], args: [{ name: "t", value: token }] } }),
+      ),
+    ).toEqual(["spec.strategy.canary.steps[0].analysis.args[0].value"]);
+  });
+
   it("a job metric's pod is judged where it is written, in a template, a cluster template and a run", () => {
     const priv = {
       metrics: [
@@ -290,8 +306,7 @@ const deployment = (spec: object = {}) =>
   );
 const rollout = (spec: object) =>
   res("Rollout", "web", { spec: over({ ...(hardened("Rollout") as object), template: undefined }, spec) });
-const refs = (...rs: SetItem[]) =>
-  checkReferences(rs).map((f) => `${f.urn} ${f.path ?? ""} ${f.message}`);
+const refs = (...rs: SetItem[]) => checkReferences(rs).map((f) => `${f.urn} ${f.path ?? ""} ${f.message}`);
 
 describe("Argo Rollouts references: the workload, the analysis templates, the Services", () => {
   const ref = { workloadRef: { apiVersion: "apps/v1", kind: "Deployment", name: "web" } };
