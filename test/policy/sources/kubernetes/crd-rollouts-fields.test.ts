@@ -27,11 +27,11 @@ function over(a: unknown, b: unknown): unknown {
 }
 
 const hardened = (kind: string): unknown => HARDENED_ROLLOUTS[kind]?.() ?? {};
-const object = (kind: string, spec: unknown) => ({ metadata: { name: "r", namespace: "agents" }, spec });
+const object = (spec: unknown) => ({ metadata: { name: "r", namespace: "agents" }, spec });
 
 /** Blocking findings of every rule: `rule path`. */
 function blocking(kind: string, spec: unknown): string[] {
-  return adaptResources(`${ARGO}${kind}`, object(kind, spec), "r").flatMap((v) =>
+  return adaptResources(`${ARGO}${kind}`, object(spec), "r").flatMap((v) =>
     judge(v, ALL_RULES, {}).flatMap((r) =>
       r.findings.filter((f) => !f.unchecked).map((f) => `${r.rule.id} ${f.path ?? ""}`),
     ),
