@@ -172,7 +172,7 @@ const ROLLOUT: VerdictTable = {
     "it names the Deployment, ReplicaSet or PodTemplate whose pod template the controller copies (templateref.go): the rollout is judged with that template where the set holds it, and fails closed where it does not (sandbox-disallow-unjudged-references)",
   ),
   "Rollout.workloadRef.scaleDown": inert(
-    "when the controller scales the named Deployment down; it adds no pod",
+    "when the controller scales the named Deployment down (progressively: back up to at most the rollout's replicas while the rollout is not healthy, rollout/replicaset.go); copies of the same judged template",
   ),
   "Rollout.minReadySeconds": inert(LIFECYCLE),
   "Rollout.rollbackWindow": inert(
