@@ -119,10 +119,11 @@ export function crdFields(t: KubeType, type: string, props: unknown): UnjudgedFi
         });
     }
   // Operators' pod metadata is often a type of their own (agent-sandbox's PodMetadata): the injectors are checked
-  // on every pod the carriers read, whatever its type.
+  // on every pod the carriers read, whatever its type, as the carrier reads it (an AnalysisRun's with its arguments
+  // substituted).
   for (const site of podSites(type, props) ?? [])
     if (site.metaPath !== undefined && site.remap === undefined)
-      injectorFields(follow(props, site.metaPath), site.metaPath, out);
+      injectorFields(follow(site.props, site.metaPath), site.metaPath, out);
   return dedupe(out);
 }
 

@@ -5,7 +5,19 @@
 import { safePodSpec } from "../../fixtures";
 
 const META = { labels: { "sandbox.project": "demo", "sandbox.role": "task" } };
-const pod = () => ({ metadata: META, spec: safePodSpec() });
+export const pod = () => ({ metadata: META, spec: safePodSpec() });
+
+const isObj = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** `b` laid over `a`: objects merged key by key, lists element by element, anything else replaced. */
+export function over(a: unknown, b: unknown): unknown {
+  if (Array.isArray(a) && Array.isArray(b)) return b.map((x, i) => over(a[i], x));
+  if (!isObj(a) || !isObj(b)) return b;
+  const out: Record<string, unknown> = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = over(a[k], v);
+  return out;
+}
 
 /** A metric whose provider is a Job of a hardened pod. */
 const jobMetric = () => ({
@@ -55,3 +67,6 @@ export const HARDENED_ROLLOUTS: Readonly<Record<string, () => object>> = {
   ClusterAnalysisTemplate: analysisTemplate,
   AnalysisRun: () => ({ ...analysisTemplate(), terminate: false }),
 };
+
+/** A hardened `spec` of the kind. */
+export const hardened = (kind: string): unknown => HARDENED_ROLLOUTS[kind]?.() ?? {};

@@ -1,32 +1,16 @@
 /**
- * Attacks on Argo Rollouts' fields (crd-verdicts/argo-rollouts.ts), their analysis jobs (crd-rollouts.ts) and their
- * references to other objects of the set (references-rollouts.ts), each written as the controller's source reads it:
- * what the controller adds to pods, runs or routes outside the template the rules judged fails closed where it is
- * written; hardened, ordinary objects pass.
+ * Attacks on Argo Rollouts' fields (crd-verdicts/argo-rollouts.ts) and their analysis jobs (crd-rollouts.ts), each
+ * written as the controller's source reads it: what the controller adds to pods, runs or routes outside the template
+ * the rules judged fails closed where it is written; hardened, ordinary objects pass. The references to other
+ * objects of the set: crd-rollouts-references.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import { ALL_RULES, judge } from "../../../../policy/rules/registry";
 import { adaptResources } from "../../../../policy/sources/subject";
-import { checkReferences } from "../../../../policy/stack/disallow-unjudged-references";
-import { safePodSpec } from "../../fixtures";
-import { HARDENED_ROLLOUTS } from "./crd-hardened-rollouts";
+import { hardened, over, pod } from "./crd-hardened-rollouts";
 
 const ARGO = "kubernetes:argoproj.io/v1alpha1:";
 const UNJUDGED = "sandbox-disallow-unjudged-fields";
-const META = { labels: { "sandbox.project": "demo", "sandbox.role": "task" } };
-const pod = () => ({ metadata: META, spec: safePodSpec() });
-
-const isObj = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-function over(a: unknown, b: unknown): unknown {
-  if (Array.isArray(a) && Array.isArray(b)) return b.map((x, i) => over(a[i], x));
-  if (!isObj(a) || !isObj(b)) return b;
-  const out: Record<string, unknown> = { ...a };
-  for (const [k, v] of Object.entries(b)) out[k] = over(a[k], v);
-  return out;
-}
-
-const hardened = (kind: string): unknown => HARDENED_ROLLOUTS[kind]?.() ?? {};
 const object = (spec: unknown) => ({ metadata: { name: "r", namespace: "agents" }, spec });
 
 /** Blocking findings of every rule: `rule path`. */
@@ -272,6 +256,21 @@ describe("Argo Rollouts analysis: providers and arguments", () => {
     expect(blocking("AnalysisTemplate", hardened("AnalysisTemplate"))).toEqual([]);
   });
 
+  it("a label key left to an argument fails closed in a template; a run's argument naming an injector fails", () => {
+    const keyed = over(hardened("AnalysisTemplate"), {
+      metrics: [
+        { provider: { job: { spec: { template: { metadata: { labels: { "{{args.k}}": "true" } } } } } } },
+      ],
+    });
+    const args = [{ name: "k", value: "sidecar.istio.io/inject" }];
+    expect(blocking("AnalysisTemplate", { ...(keyed as object), args })).toContain(
+      "sandbox-require-readable-values spec.metrics[0].provider.job.spec.template.metadata.labels.{{args.k}}",
+    );
+    expect(unjudged("AnalysisRun", { ...(keyed as object), args })).toEqual([
+      "spec.metrics[0].provider.job.spec.template.metadata.labels.sidecar.istio.io/inject",
+    ]);
+  });
+
   it("an Experiment's template is judged; its per-template Service passes", () => {
     expect(
       blocking("Experiment", over(hardened("Experiment"), { templates: [{ service: { name: "e" } }] })),
@@ -282,109 +281,5 @@ describe("Argo Rollouts analysis: providers and arguments", () => {
         over(hardened("Experiment"), { templates: [{ template: { spec: { hostNetwork: true } } }] }),
       ),
     ).toContain("sandbox-disallow-host-namespaces spec.templates[0].template.spec.hostNetwork");
-  });
-});
-
-interface SetItem {
-  readonly type: string;
-  readonly name: string;
-  readonly urn: string;
-  readonly props: unknown;
-}
-const res = (kind: string, name: string, props: object, type = `${ARGO}${kind}`): SetItem => ({
-  type,
-  name,
-  urn: `u/${kind}/${name}`,
-  props: { metadata: { name, namespace: "agents" }, ...props },
-});
-const deployment = (spec: object = {}) =>
-  res(
-    "Deployment",
-    "web",
-    { spec: { replicas: 0, selector: { matchLabels: { app: "web" } }, template: over(pod(), spec) } },
-    "kubernetes:apps/v1:Deployment",
-  );
-const rollout = (spec: object) =>
-  res("Rollout", "web", { spec: over({ ...(hardened("Rollout") as object), template: undefined }, spec) });
-const refs = (...rs: SetItem[]) => checkReferences(rs).map((f) => `${f.urn} ${f.path ?? ""} ${f.message}`);
-
-describe("Argo Rollouts references: the workload, the analysis templates, the Services", () => {
-  const ref = { workloadRef: { apiVersion: "apps/v1", kind: "Deployment", name: "web" } };
-
-  it("a rollout whose workload the set does not hold fails closed; with the hardened Deployment it passes", () => {
-    expect(refs(rollout(ref))).toEqual([
-      expect.stringContaining(
-        'spec.workloadRef Rollout "web" copies its pods from Deployment "web", which is not in the input',
-      ),
-    ]);
-    expect(refs(rollout(ref), deployment())).toEqual([]);
-  });
-
-  it("the referenced template is judged as the rollout's pods, paths named where the Deployment writes them", () => {
-    const f = refs(rollout(ref), deployment({ spec: { hostPID: true } }));
-    expect(f.some((x) => x.includes('Deployment "web" spec.template.spec.hostPID'))).toBe(true);
-  });
-
-  it("a PodTemplate answers; a kind the controller does not copy from, or in another case, fails closed", () => {
-    const tpl = res("PodTemplate", "web", { template: pod() }, "kubernetes:core/v1:PodTemplate");
-    expect(
-      refs(rollout({ workloadRef: { apiVersion: "v1", kind: "PodTemplate", name: "web" } }), tpl),
-    ).toEqual([]);
-    for (const w of [
-      { apiVersion: "apps/v1", kind: "StatefulSet", name: "web" },
-      { apiVersion: "apps/v1", kind: "deployment", name: "web" },
-      { apiVersion: "extensions/v1beta1", kind: "Deployment", name: "web" },
-    ])
-      expect(refs(rollout({ workloadRef: w }), deployment()).map((x) => x.split(" ")[1])).toEqual([
-        "spec.workloadRef",
-      ]);
-  });
-
-  it("analysis templates and Services the set does not hold fail closed; held ones pass", () => {
-    const spec = {
-      strategy: {
-        canary: {
-          canaryService: "web-canary",
-          stableService: "web",
-          analysis: {
-            templates: [{ templateName: "smoke" }, { templateName: "global", clusterScope: true }],
-          },
-          steps: [
-            {
-              experiment: {
-                templates: [{ name: "e", specRef: "stable" }],
-                analyses: [{ name: "a", templateName: "other" }],
-              },
-            },
-          ],
-        },
-      },
-    };
-    const paths = refs(rollout(over(hardened("Rollout"), spec) as object)).map((x) => x.split(" ")[1]);
-    expect(paths).toEqual([
-      "spec.strategy.canary.canaryService",
-      "spec.strategy.canary.stableService",
-      "spec.strategy.canary.analysis.templates[0].templateName",
-      "spec.strategy.canary.analysis.templates[1].templateName",
-      "spec.strategy.canary.steps[0].experiment.analyses[0].templateName",
-    ]);
-    const svc = (name: string) =>
-      res(
-        "Service",
-        name,
-        { spec: { selector: { app: "web" }, ports: [{ port: 80 }] } },
-        "kubernetes:core/v1:Service",
-      );
-    const held = [
-      svc("web-canary"),
-      svc("web"),
-      res("AnalysisTemplate", "smoke", { spec: hardened("AnalysisTemplate") }),
-      res("AnalysisTemplate", "other", { spec: hardened("AnalysisTemplate") }),
-      {
-        ...res("ClusterAnalysisTemplate", "global", { spec: hardened("ClusterAnalysisTemplate") }),
-        props: { metadata: { name: "global" }, spec: hardened("ClusterAnalysisTemplate") },
-      },
-    ];
-    expect(refs(rollout(over(hardened("Rollout"), spec) as object), ...held)).toEqual([]);
   });
 });
