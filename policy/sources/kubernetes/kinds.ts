@@ -22,8 +22,8 @@ import type { KubeType } from "./sites";
 import { TUNNEL_KINDS } from "./tunnel-exposure";
 
 /**
- * The custom resources whose pods crd-pods.ts and crd-spark-kubevirt.ts rebuild (test/policy/sources/kubernetes
- * kinds.test.ts holds the list to what they read).
+ * The custom resources whose pods crd-pods.ts, crd-spark-kubevirt.ts and crd-rollouts.ts rebuild or read
+ * (test/policy/sources/kubernetes kinds.test.ts holds the list to what they read).
  */
 export const REBUILT: Readonly<Record<string, readonly string[]>> = {
   "argoproj.io": [
