@@ -39,6 +39,7 @@ export const MANIFEST_KEYS = [
   "KUBERAY_VERSION",
   "KUBEFLOW_TRAINER_VERSION",
   "ARGO_WORKFLOWS_VERSION",
+  "ARGO_ROLLOUTS_VERSION",
 ] as const;
 
 /** One key of the manifest. */

@@ -11,6 +11,7 @@ import { at, field, str } from "../sources/lenient";
 import { isUnknown, type Val, type WorkloadView } from "../workload";
 import { autoscaledReplicas } from "./autoscalers";
 import { type BudgetConfig, judgeFacts, type ProjectFacts, readBudgetFacts } from "./budget-facts-reader";
+import { referencedWorkloads } from "./referenced-workloads";
 import { judgeSpend, type SpendTerm } from "./spend";
 import { defineStackRule, type StackFinding, type StackResource } from "./types";
 
@@ -219,8 +220,9 @@ export const requireBudgetBound = defineStackRule<BudgetConfig>({
 
     const scaled = autoscaledReplicas(resources, namespaceOf);
 
+    const workloadOf = referencedWorkloads(resources);
     for (const r of resources) {
-      const w = r.subject;
+      const w = workloadOf(r);
       if (w === undefined || w.subject !== "workload") continue;
       const label = `${w.origin.kind} "${w.origin.name}"`;
       if (w.origin.backend === "kubernetes") {

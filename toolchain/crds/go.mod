@@ -3,6 +3,7 @@ module sandbox-projects/toolchain/crds
 go 1.26.3
 
 require (
+	github.com/argoproj/argo-rollouts v1.10.1
 	github.com/argoproj/argo-workflows/v3 v3.7.18
 	github.com/kubeflow/trainer/v2 v2.0.0
 	github.com/ray-project/kuberay/ray-operator v1.5.0

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	wfv1alpha1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
+	rolloutsv1alpha1 "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	trainerv1alpha1 "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	rayv1alpha1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1alpha1"
@@ -47,6 +48,7 @@ var operators = []struct {
 	{"kuberay", "github.com/ray-project/kuberay/ray-operator", []func(*runtime.Scheme) error{rayv1.AddToScheme, rayv1alpha1.AddToScheme}, nil},
 	{"kubeflow-trainer", "github.com/kubeflow/trainer/v2", []func(*runtime.Scheme) error{trainerv1alpha1.AddToScheme}, nil},
 	{"argo-workflows", "github.com/argoproj/argo-workflows/v3", []func(*runtime.Scheme) error{wfv1alpha1.AddToScheme}, []string{"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"}},
+	{"argo-rollouts", "github.com/argoproj/argo-rollouts", []func(*runtime.Scheme) error{rolloutsv1alpha1.AddToScheme}, nil},
 }
 
 // cycles are the structs that hold themselves: met again inside its own shape (Argo's DAG task's `inline`

@@ -33,7 +33,9 @@ const CONTROLLER = { replicas: "replicas", controller: true } as const;
  * Built-in kinds: k8s.io/api (core/v1, apps/v1, batch/v1) and their old groups (extensions, apps/v1beta*, batch/v2alpha1).
  * Custom resources, each from its project's API reference:
  * - agent-sandbox (kubernetes-sigs/agent-sandbox, agents.x-k8s.io): Sandbox/SandboxTemplate `spec.podTemplate`;
- * - Argo Rollouts (argoproj.io Rollout): `spec.template`, like a Deployment;
+ * - Argo Rollouts (argoproj.io Rollout): `spec.template`, like a Deployment (a `workloadRef` names the object
+ *   whose template it copies: references-rollouts.ts); Experiment `spec.templates[].template` (its analysis
+ *   kinds' job metrics are read by crd-rollouts.ts);
  * - OpenShift (apps.openshift.io DeploymentConfig): `spec.template`;
  * - OpenKruise (apps.kruise.io CloneSet, Advanced StatefulSet/DaemonSet, BroadcastJob; AdvancedCronJob's
  *   `spec.template.jobTemplate` / `broadcastJobTemplate`);
@@ -69,6 +71,7 @@ const CARRIERS: Readonly<Record<string, readonly Carrier[]>> = {
   Sandbox: [{ templates: ["spec.podTemplate"], ...CONTROLLER }],
   SandboxTemplate: [{ templates: ["spec.podTemplate"], controller: true }],
   Rollout: [{ groups: ["argoproj.io"], templates: ["spec.template"], ...CONTROLLER }],
+  Experiment: [{ groups: ["argoproj.io"], templates: ["spec.templates[].template"], ...CONTROLLER }],
   DeploymentConfig: [{ groups: ["apps.openshift.io"], templates: ["spec.template"], ...CONTROLLER }],
   CloneSet: [{ groups: ["apps.kruise.io"], templates: ["spec.template"], ...CONTROLLER }],
   BroadcastJob: [{ groups: ["apps.kruise.io"], templates: ["spec.template"], job: true, controller: false }],

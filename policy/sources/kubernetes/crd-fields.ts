@@ -13,6 +13,7 @@ import { field, join } from "../lenient";
 import { isGoZero, type UnjudgedField, type VerdictTable } from "../verdict";
 import { follow, podSites } from "./carriers";
 import { AGENT_SANDBOX_ANNOTATIONS, AGENT_SANDBOX_VERDICTS } from "./crd-verdicts/agent-sandbox";
+import { ARGO_ROLLOUTS_VERDICTS } from "./crd-verdicts/argo-rollouts";
 import { ARGO_WORKFLOWS_VERDICTS } from "./crd-verdicts/argo-workflows";
 import { KUBEFLOW_TRAINER_VERDICTS } from "./crd-verdicts/kubeflow-trainer";
 import { KUBERAY_ANNOTATIONS, KUBERAY_VERDICTS } from "./crd-verdicts/kuberay";
@@ -30,6 +31,7 @@ export const CRD_VERDICTS: Readonly<Record<Operator, VerdictTable>> = {
   kuberay: KUBERAY_VERDICTS,
   "kubeflow-trainer": KUBEFLOW_TRAINER_VERDICTS,
   "argo-workflows": ARGO_WORKFLOWS_VERDICTS,
+  "argo-rollouts": ARGO_ROLLOUTS_VERDICTS,
 };
 
 /** Annotations of the object itself each operator acts on, by key (only refused ones: any other key is data). */
@@ -38,6 +40,7 @@ export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
   kuberay: KUBERAY_ANNOTATIONS,
   "kubeflow-trainer": {},
   "argo-workflows": {},
+  "argo-rollouts": {},
 };
 
 type Kinds = Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, Shape>>>>>>;
@@ -64,6 +67,7 @@ const RELEASE: Readonly<Record<Operator, string>> = {
   kuberay: "KubeRay",
   "kubeflow-trainer": "Kubeflow Trainer",
   "argo-workflows": "Argo Workflows",
+  "argo-rollouts": "Argo Rollouts",
 };
 
 /**
@@ -119,10 +123,11 @@ export function crdFields(t: KubeType, type: string, props: unknown): UnjudgedFi
         });
     }
   // Operators' pod metadata is often a type of their own (agent-sandbox's PodMetadata): the injectors are checked
-  // on every pod the carriers read, whatever its type.
+  // on every pod the carriers read, whatever its type, as the carrier reads it (an AnalysisRun's with its arguments
+  // substituted).
   for (const site of podSites(type, props) ?? [])
     if (site.metaPath !== undefined && site.remap === undefined)
-      injectorFields(follow(props, site.metaPath), site.metaPath, out);
+      injectorFields(follow(site.props, site.metaPath), site.metaPath, out);
   return dedupe(out);
 }
 

@@ -13,11 +13,12 @@
  *   `computeResources` is the container's `resources`) plus `sidecars`, `volumes`; a run's `podTemplate`
  *   (TaskRun `spec.podTemplate`; PipelineRun v1 `spec.taskRunTemplate.podTemplate`, v1beta1 `spec.podTemplate`,
  *   per task `taskRunSpecs[].podTemplate`) gives the pod's settings (tekton.dev/docs/pipelines/podtemplates).
- * - Spark operator and KubeVirt: crd-spark-kubevirt.ts.
+ * - Spark operator and KubeVirt: crd-spark-kubevirt.ts; Argo Rollouts' analysis jobs: crd-rollouts.ts.
  */
 import { isUnknown, UNKNOWN } from "../../workload";
 import { at, field, isObj, items, join } from "../lenient";
 import { argoSites, withSource } from "./crd-argo";
+import { analysisSites } from "./crd-rollouts";
 import { kubevirtSites, sparkSites } from "./crd-spark-kubevirt";
 import {
   type Part,
@@ -41,6 +42,8 @@ export function synthesizedSites(t: KubeType, props: unknown): PodSite[] | undef
     if (t.kind === "WorkflowTemplate" || t.kind === "ClusterWorkflowTemplate")
       return argoSites(props, "spec", true);
     if (t.kind === "CronWorkflow") return argoSites(props, "spec.workflowSpec", false);
+    const analysis = analysisSites(t.kind, props); // Argo Rollouts' job metrics
+    if (analysis !== undefined) return analysis;
   }
   if (t.group === "tekton.dev") return tektonSites(t.kind, props);
   if (t.group === "sparkoperator.k8s.io") return sparkSites(t.kind, props);

@@ -189,6 +189,10 @@ export function coreFields(type: string, value: unknown, path: string): Unjudged
       ) ?? []),
     ];
   }
+  if (type === "batch/v1.JobSpec") {
+    // The claimed tables hold no JobSpec: its pod template is checked, its other keys are the job's settings.
+    return coreFields("core/v1.PodTemplateSpec", field(value, "template"), join(path, "template")) ?? [];
+  }
   if (type === "meta/v1.ObjectMeta") {
     const out: UnjudgedField[] = [];
     walkFields(builtIn(OBJECT_META_VERDICTS, "ObjectMeta", out), value, OBJECT_META, "", path);

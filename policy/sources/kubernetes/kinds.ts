@@ -22,11 +22,19 @@ import type { KubeType } from "./sites";
 import { TUNNEL_KINDS } from "./tunnel-exposure";
 
 /**
- * The custom resources whose pods crd-pods.ts and crd-spark-kubevirt.ts rebuild (test/policy/sources/kubernetes
- * kinds.test.ts holds the list to what they read).
+ * The custom resources whose pods crd-pods.ts, crd-spark-kubevirt.ts and crd-rollouts.ts rebuild or read
+ * (test/policy/sources/kubernetes kinds.test.ts holds the list to what they read).
  */
 export const REBUILT: Readonly<Record<string, readonly string[]>> = {
-  "argoproj.io": ["Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"],
+  "argoproj.io": [
+    "Workflow",
+    "WorkflowTemplate",
+    "ClusterWorkflowTemplate",
+    "CronWorkflow",
+    "AnalysisTemplate",
+    "ClusterAnalysisTemplate",
+    "AnalysisRun",
+  ],
   "tekton.dev": ["Task", "ClusterTask", "TaskRun", "Pipeline", "PipelineRun"],
   "sparkoperator.k8s.io": ["SparkApplication", "ScheduledSparkApplication"],
   "kubevirt.io": [

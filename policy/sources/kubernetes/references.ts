@@ -19,13 +19,14 @@
  *   parameters merged by name). A `templateRef` (steps, DAG tasks, hooks) runs the named template of that
  *   WorkflowTemplate inside the calling workflow: its pod gets the caller's pod settings; every template of the
  *   referenced object is added to the caller, so templates it calls by name are judged too.
- *
+ * - Argo Rollouts (a Rollout's `workloadRef`, analysis templates, Services): references-rollouts.ts.
  * A referenced object is looked up by kind and `metadata.name`, in the referencing object's namespace (an object
  * that names none matches any: the namespace is chosen when the set is applied).
  */
 import { isUnknown } from "../../workload";
 import { at, field, isObj, items, join, str } from "../lenient";
 import { strategicMerge } from "./rebuild";
+import { ROLLOUTS_REF_KINDS, rolloutsReferences } from "./references-rollouts";
 import { parseKubeType } from "./sites";
 import { substituteAll, tektonValues } from "./templating";
 
@@ -87,7 +88,7 @@ export interface Resolution {
   readonly unknown: readonly string[];
 }
 
-class Resolver {
+export class Resolver {
   readonly used: Used[] = [];
   readonly unresolved: { path: string; reason: string }[] = [];
   readonly unknown: string[] = [];
@@ -381,6 +382,8 @@ export function resolveReferences(type: string, props: unknown, index: RefIndex)
     ["Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"].includes(t.kind)
   )
     out = argo(t.kind, props, r);
+  else if (t.group === "argoproj.io" && ROLLOUTS_REF_KINDS.includes(t.kind))
+    out = rolloutsReferences(t.kind, props, r);
   else return undefined;
   if (r.used.length === 0 && r.unresolved.length === 0 && r.unknown.length === 0) return undefined;
   return { props: out, used: r.used, unresolved: r.unresolved, unknown: r.unknown };

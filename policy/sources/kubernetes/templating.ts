@@ -230,7 +230,8 @@ export function sealPlaceholders<T>(pod: T, syntax: Syntax, who: string): T {
     if (!isObj(v)) return v;
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) {
-      if (hasPlaceholder(k, syntax) && harmless([...p, k]) !== "text") {
+      // A label or annotation key left to a parameter may become any key (an injector's, an AppArmor profile's).
+      if (hasPlaceholder(k, syntax) && (p[0] === "metadata" || harmless([...p, k]) !== "text")) {
         out[k] = new Unreadable(`the key ${JSON.stringify(k)} at ${where(p)} is a ${who} placeholder`);
         continue;
       }

@@ -54,6 +54,7 @@ describe("the generated Engine API schema", () => {
       ["KUBERAY_VERSION", "kuberay"],
       ["KUBEFLOW_TRAINER_VERSION", "kubeflow-trainer"],
       ["ARGO_WORKFLOWS_VERSION", "argo-workflows"],
+      ["ARGO_ROLLOUTS_VERSION", "argo-rollouts"],
     ] as const) {
       const { module, version } = CRD_SCHEMAS[operator];
       expect(version).toBe(TOOLCHAIN[key]);

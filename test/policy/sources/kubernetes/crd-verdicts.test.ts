@@ -19,6 +19,7 @@ import { verdictFor } from "../../../../policy/sources/verdict";
 import { safePodSpec } from "../../fixtures";
 import { validate } from "../../harness";
 import { ARGO_HARDENED } from "./crd-hardened-argo";
+import { HARDENED_ROLLOUTS } from "./crd-hardened-rollouts";
 
 const UNJUDGED = "sandbox-disallow-unjudged-fields";
 const META = { labels: { "sandbox.project": "demo", "sandbox.role": "task" } };
@@ -67,6 +68,7 @@ const trainingRuntime = () => ({
 
 /** A hardened `spec` of every pinned kind: it passes every rule. */
 const HARDENED: Readonly<Record<string, () => object>> = {
+  ...HARDENED_ROLLOUTS,
   Sandbox: () => ({ podTemplate: pod(), service: true, operatingMode: "Running" }),
   SandboxTemplate: () => ({ podTemplate: pod(), networkPolicyManagement: "Managed" }),
   SandboxClaim: () => ({ warmPoolRef: { name: "pool" }, lifecycle: { shutdownPolicy: "Delete" } }),
@@ -198,6 +200,7 @@ describe.each(KINDS)("$operator $kind", (k) => {
           "core/v1.PodSpec": ["", safePodSpec],
           "core/v1.PodTemplateSpec": [".spec", pod],
           "batch/v1.JobTemplateSpec": [".spec.template.spec", () => ({ spec: { template: pod() } })],
+          "batch/v1.JobSpec": [".template.spec", () => ({ template: pod() })],
         };
         const c = l.k === "core" && Object.hasOwn(carried, l.type) ? carried[l.type] : undefined;
         if (l.k !== "core" || c === undefined) continue;
