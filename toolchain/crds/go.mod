@@ -3,6 +3,7 @@ module sandbox-projects/toolchain/crds
 go 1.26.3
 
 require (
+	github.com/kubeflow/spark-operator/v2 v2.5.0
 	github.com/kubeflow/trainer/v2 v2.0.0
 	github.com/ray-project/kuberay/ray-operator v1.5.0
 	k8s.io/apimachinery v0.36.4

@@ -15,6 +15,7 @@ import { follow, podSites } from "./carriers";
 import { AGENT_SANDBOX_ANNOTATIONS, AGENT_SANDBOX_VERDICTS } from "./crd-verdicts/agent-sandbox";
 import { KUBEFLOW_TRAINER_VERDICTS } from "./crd-verdicts/kubeflow-trainer";
 import { KUBERAY_ANNOTATIONS, KUBERAY_VERDICTS } from "./crd-verdicts/kuberay";
+import { SPARK_OPERATOR_VERDICTS } from "./crd-verdicts/spark-operator";
 import { CRD_SCHEMAS } from "./crds.generated";
 import { coreFields, injectorFields } from "./fields";
 import type { KubeType } from "./sites";
@@ -27,6 +28,7 @@ export const CRD_VERDICTS: Readonly<Record<Operator, VerdictTable>> = {
   "agent-sandbox": AGENT_SANDBOX_VERDICTS,
   kuberay: KUBERAY_VERDICTS,
   "kubeflow-trainer": KUBEFLOW_TRAINER_VERDICTS,
+  "spark-operator": SPARK_OPERATOR_VERDICTS,
 };
 
 /** Annotations of the object itself each operator acts on, by key (only refused ones: any other key is data). */
@@ -34,7 +36,15 @@ export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
   "agent-sandbox": AGENT_SANDBOX_ANNOTATIONS,
   kuberay: KUBERAY_ANNOTATIONS,
   "kubeflow-trainer": {},
+  "spark-operator": {},
 };
+
+/**
+ * Operators that copy the object's own labels onto a pod they run (the Spark operator puts a SparkApplication's
+ * labels, Kueue's aside, on its driver pod: submission.go `driverConfOption`; a ScheduledSparkApplication's go to
+ * the applications it makes): a mesh injector's label there adds containers no rule saw.
+ */
+const LABELS_TO_PODS: ReadonlySet<Operator> = new Set(["spark-operator"]);
 
 type Kinds = Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, Shape>>>>>>;
 
@@ -120,6 +130,7 @@ const RELEASE: Readonly<Record<Operator, string>> = {
   "agent-sandbox": "agent-sandbox",
   kuberay: "KubeRay",
   "kubeflow-trainer": "Kubeflow Trainer",
+  "spark-operator": "Kubeflow Spark operator",
 };
 
 /**
@@ -167,6 +178,8 @@ export function crdFields(t: KubeType, type: string, props: unknown): UnjudgedFi
           reason: verdict.why,
         });
     }
+  if (LABELS_TO_PODS.has(pinned.operator))
+    injectorFields({ labels: field(field(props, "metadata"), "labels") }, "metadata", out);
   // Operators' pod metadata is often a type of their own (agent-sandbox's PodMetadata): the injectors are checked
   // on every pod the carriers read, whatever its type.
   for (const site of podSites(type, props) ?? [])

@@ -16,8 +16,9 @@
  *   to a hostPath PersistentVolume is resolved like a pod's.
  */
 import { isUnknown } from "../../workload";
-import { at, field, isObj, items, join, str } from "../lenient";
+import { at, entries, field, isObj, items, join, str } from "../lenient";
 import { sparkExtras } from "./crd-spark-conf";
+import { JVM_OPTION_VARIABLES, jvmOptionsSafe } from "./crd-verdicts/spark-conf-keys";
 import { PathMapper, partsOf, putField, putList, rebuilt, strategicMerge, unknownSite } from "./rebuild";
 import type { PodSite } from "./sites";
 
@@ -34,25 +35,76 @@ export function jvmBytes(v: unknown): number | undefined {
   return Number(m[1]) * (m[2] === undefined ? MIB : (UNITS[m[2]] ?? 1));
 }
 
+/**
+ * Whether the operator's webhook applies the role's pod settings: it mutates the pods of a role with no `template`
+ * (Go nil: absent or null) or of an app whose `sparkVersion` is not a semantic version of 3.0.0 or later
+ * (submission.go `driverConfOption`, `executorConfOption`; Go's x/mod/semver ranks an invalid version lowest).
+ */
+export function webhookMutates(app: unknown, role: "driver" | "executor"): boolean {
+  const template = field(field(app, role), "template");
+  if (template === undefined || template === null) return true;
+  const v = field(app, "sparkVersion");
+  if (typeof v !== "string") return true;
+  const m =
+    /^v?(0|[1-9]\d*)(?:\.(0|[1-9]\d*)(?:\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)?)?$/.exec(v);
+  if (m === null) return true;
+  const [major, minor, patch] = [Number(m[1]), Number(m[2] ?? 0), Number(m[3] ?? 0)];
+  if (major !== 3) return major < 3;
+  return minor === 0 && patch === 0 && m[4] !== undefined;
+}
+
+/** The name of the container Spark takes as its own: the operator names it; else the template's first. */
+function sparkContainerName(template: unknown, role: "driver" | "executor"): string {
+  const names = role === "driver" ? ["spark-kubernetes-driver"] : ["executor", "spark-kubernetes-executor"];
+  const own = items(field(field(template, "spec"), "containers")).map((c) => field(c, "name"));
+  const found = own.find((n) => typeof n === "string" && names.includes(n));
+  if (typeof found === "string") return found;
+  return typeof own[0] === "string" ? own[0] : (names[names.length - 1] ?? "");
+}
+
+/** Labels (driver: the app object's own, but Kueue's) and annotations the role's pod gets from Spark's conf. */
+function sparkMetadata(props: unknown, template: unknown, r: unknown, role: "driver" | "executor"): Obj {
+  const own = role === "driver" ? entries(field(field(props, "metadata"), "labels")) : [];
+  const labels = Object.fromEntries([
+    ...entries(field(field(template, "metadata"), "labels")),
+    ...own.filter(([k]) => !k.startsWith("kueue.x-k8s.io/")),
+    ...entries(field(r, "labels")),
+  ]);
+  const annotations = Object.fromEntries([
+    ...entries(field(field(template, "metadata"), "annotations")),
+    ...entries(field(r, "annotations")),
+  ]);
+  return { labels, annotations };
+}
+
 function sparkRole(props: unknown, appPath: string, role: "driver" | "executor"): PodSite {
   const app = at(props, appPath);
   const rPath = join(appPath, role);
   const r = field(app, role);
-  const mapper = new PathMapper(rPath);
+  const template = field(r, "template");
+  const base = field(template, "spec");
+  // Findings in what the template writes point at it.
+  const mapper = new PathMapper(isObj(base) ? join(rPath, "template.spec") : rPath);
+  const webhook = webhookMutates(app, role);
+  // What the operator's webhook adds (only to the pods it mutates), and what Spark itself sets from its conf.
+  const hooked = (key: string): unknown => (webhook ? field(r, key) : undefined);
   const memory = jvmBytes(field(r, "memory") ?? "1g");
   const limits: Obj = {};
   if (memory !== undefined) limits.memory = String(memory + Math.max(Math.round(memory * 0.1), 384 * MIB));
+  const memoryLimit = jvmBytes(hooked("memoryLimit"));
+  if (memoryLimit !== undefined) limits.memory = String(memoryLimit);
   if (field(r, "coreLimit") !== undefined) limits.cpu = field(r, "coreLimit");
-  const gpu = field(r, "gpu");
+  const gpu = hooked("gpu");
   const gpuName = str(field(gpu, "name"));
   if (typeof gpuName === "string") limits[gpuName] = field(gpu, "quantity") ?? 1;
-  const main: Obj = { name: role === "driver" ? "spark-kubernetes-driver" : "spark-kubernetes-executor" };
+  const main: Obj = { name: isObj(base) ? sparkContainerName(template, role) : `spark-kubernetes-${role}` };
   main.image = field(r, "image") ?? field(app, "image");
-  for (const key of ["securityContext", "env", "envFrom", "volumeMounts", "ports"])
-    if (field(r, key) !== undefined) main[key] = field(r, key);
+  for (const key of ["securityContext", "env", "envFrom", "ports", "lifecycle"])
+    if (hooked(key) !== undefined) main[key] = hooked(key);
+  if (field(r, "volumeMounts") !== undefined) main.volumeMounts = field(r, "volumeMounts");
   main.resources = { limits };
   // Secrets, ConfigMaps, environment, command-line options and sparkConf volumes the operator and Spark add.
-  const extras = sparkExtras(app, appPath, role);
+  const extras = sparkExtras(app, appPath, role, webhook);
   const appended = (key: string, more: Obj[] | string[]) => {
     if (more.length === 0) return;
     const cur = main[key];
@@ -61,26 +113,35 @@ function sparkRole(props: unknown, appPath: string, role: "driver" | "executor")
   appended("volumeMounts", extras.mounts);
   appended("env", extras.env);
   appended("args", extras.args);
+  // JVM options in the environment can set Spark properties too (SparkConf loads every spark.* system property).
+  for (const e of items(main.env)) {
+    const name = field(e, "name");
+    const value = field(e, "value");
+    if (
+      typeof name === "string" &&
+      JVM_OPTION_VARIABLES.test(name) &&
+      typeof value === "string" &&
+      !jvmOptionsSafe(value)
+    )
+      extras.unreadable.push({
+        path: rPath,
+        reason: `${name} gives the ${role}'s JVM options that set Spark properties (or read them from a file), which no rule reads`,
+      });
+  }
   const spec: Obj = { restartPolicy: "Never" };
   putList(
     spec,
     "containers",
-    [{ value: main, path: rPath }, ...partsOf(field(r, "sidecars"), join(rPath, "sidecars"))],
+    [{ value: main, path: rPath }, ...partsOf(hooked("sidecars"), join(rPath, "sidecars"))],
     mapper,
   );
-  putList(spec, "initContainers", partsOf(field(r, "initContainers"), join(rPath, "initContainers")), mapper);
-  putField(
-    spec,
-    "securityContext",
-    [{ value: field(r, "podSecurityContext"), path: join(rPath, "podSecurityContext") }],
-    mapper,
-  );
-  putField(
-    spec,
-    "hostNetwork",
-    [{ value: field(r, "hostNetwork"), path: join(rPath, "hostNetwork") }],
-    mapper,
-  );
+  putList(spec, "initContainers", partsOf(hooked("initContainers"), join(rPath, "initContainers")), mapper);
+  for (const [key, from] of [
+    ["securityContext", "podSecurityContext"],
+    ["hostNetwork", "hostNetwork"],
+    ["shareProcessNamespace", "shareProcessNamespace"],
+  ] as const)
+    putField(spec, key, [{ value: hooked(from), path: join(rPath, from) }], mapper);
   putList(
     spec,
     "volumes",
@@ -90,13 +151,8 @@ function sparkRole(props: unknown, appPath: string, role: "driver" | "executor")
     ],
     mapper,
   );
-  const template = field(r, "template");
-  const base = field(template, "spec");
   const merged = isObj(base) ? (strategicMerge(base, spec) as Obj) : spec;
-  const metadata = (field(template, "metadata") as Obj | undefined) ?? {
-    labels: field(r, "labels"),
-    annotations: field(r, "annotations"),
-  };
+  const metadata = sparkMetadata(props, template, r, role);
   const replicas = role === "executor" ? { replicas: field(r, "instances") } : {};
   const site = rebuilt({ spec: merged, metadata }, rPath, mapper, {
     props: { metadata, spec: merged, ...replicas },
