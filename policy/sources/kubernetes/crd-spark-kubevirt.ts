@@ -19,7 +19,16 @@ import { isUnknown } from "../../workload";
 import { at, entries, field, isObj, items, join, str } from "../lenient";
 import { sparkExtras } from "./crd-spark-conf";
 import { JVM_OPTION_VARIABLES, jvmOptionsSafe } from "./crd-verdicts/spark-conf-keys";
-import { PathMapper, partsOf, putField, putList, rebuilt, strategicMerge, unknownSite } from "./rebuild";
+import {
+  type Part,
+  PathMapper,
+  partsOf,
+  putField,
+  putList,
+  rebuilt,
+  strategicMerge,
+  unknownSite,
+} from "./rebuild";
 import type { PodSite } from "./sites";
 
 type Obj = Record<string, unknown>;
@@ -77,6 +86,34 @@ function sparkMetadata(props: unknown, template: unknown, r: unknown, role: "dri
   return { labels, annotations };
 }
 
+/**
+ * Maps each element of the lists merged over a template back to where it is written: a part of the role's settings
+ * to its field, an element of the template to the template; the Spark container the template holds to the template,
+ * but for the keys the role's settings give it.
+ */
+function mapMerged(
+  merged: Obj,
+  base: Obj,
+  lists: Record<string, Part[]>,
+  mapper: PathMapper,
+  tPath: string,
+  main: Obj,
+): void {
+  for (const [key, parts] of Object.entries(lists)) {
+    const own = items(base[key]).map((x) => field(x, "name"));
+    items(merged[key]).forEach((x, i) => {
+      const name = field(x, "name");
+      const part = parts.find((p) => field(p.value, "name") === name);
+      const j = own.indexOf(name);
+      const at = `spec.${key}[${i}]`;
+      if (part !== undefined && (j < 0 || part.value !== main)) mapper.add(at, part.path);
+      else if (j >= 0) mapper.add(at, `${tPath}.${key}[${j}]`);
+      if (part !== undefined && part.value === main && j >= 0)
+        for (const k of Object.keys(main)) if (k !== "name") mapper.add(`${at}.${k}`, part.path);
+    });
+  }
+}
+
 function sparkRole(props: unknown, appPath: string, role: "driver" | "executor"): PodSite {
   const app = at(props, appPath);
   const rPath = join(appPath, role);
@@ -129,29 +166,26 @@ function sparkRole(props: unknown, appPath: string, role: "driver" | "executor")
       });
   }
   const spec: Obj = { restartPolicy: "Never" };
-  putList(
-    spec,
-    "containers",
-    [{ value: main, path: rPath }, ...partsOf(hooked("sidecars"), join(rPath, "sidecars"))],
-    mapper,
-  );
-  putList(spec, "initContainers", partsOf(hooked("initContainers"), join(rPath, "initContainers")), mapper);
+  const lists: Record<string, Part[]> = {
+    containers: [{ value: main, path: rPath }, ...partsOf(hooked("sidecars"), join(rPath, "sidecars"))],
+    initContainers: partsOf(hooked("initContainers"), join(rPath, "initContainers")),
+    volumes: [
+      ...partsOf(field(app, "volumes"), join(appPath, "volumes")),
+      ...extras.volumes.map((value) => ({ value, path: rPath })),
+    ],
+  };
+  for (const [key, parts] of Object.entries(lists))
+    if (isObj(base)) {
+      if (parts.length > 0) spec[key] = parts.map((p) => p.value);
+    } else putList(spec, key, parts, mapper);
   for (const [key, from] of [
     ["securityContext", "podSecurityContext"],
     ["hostNetwork", "hostNetwork"],
     ["shareProcessNamespace", "shareProcessNamespace"],
   ] as const)
     putField(spec, key, [{ value: hooked(from), path: join(rPath, from) }], mapper);
-  putList(
-    spec,
-    "volumes",
-    [
-      ...partsOf(field(app, "volumes"), join(appPath, "volumes")),
-      ...extras.volumes.map((value) => ({ value, path: rPath })),
-    ],
-    mapper,
-  );
   const merged = isObj(base) ? (strategicMerge(base, spec) as Obj) : spec;
+  if (isObj(base)) mapMerged(merged, base, lists, mapper, join(rPath, "template.spec"), main);
   const metadata = sparkMetadata(props, template, r, role);
   const replicas = role === "executor" ? { replicas: field(r, "instances") } : {};
   const site = rebuilt({ spec: merged, metadata }, rPath, mapper, {

@@ -68,7 +68,7 @@ const depUri = (u: unknown): boolean => {
   if (isUnknown(u)) return true;
   if (typeof u !== "string") return false;
   const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(u.trim());
-  return m?.[1] !== undefined && DEP_SCHEMES.includes(m[1].toLowerCase()) && !/[,\s]/.test(u.trim());
+  return m?.[1] !== undefined && DEP_SCHEMES.includes(m[1]) && !/[,\s]/.test(u.trim());
 };
 
 /** True when a file URI, or every one of a list of them, is one the driver pod fetches itself. */
