@@ -35,7 +35,11 @@ const TUNING_KEYS: readonly RegExp[] = [
   /^spark\.kubernetes\.memoryOverheadFactor$/,
   /^spark\.kubernetes\.allocation\.batch\.(?:size|delay)$/,
   /^spark\.kubernetes\.executor\.deleteOnTermination$/,
-  /^spark\.sql\.(?:shuffle\.partitions|adaptive\.[A-Za-z.]+|autoBroadcastJoinThreshold|files\.maxPartitionBytes|session\.timeZone|ansi\.enabled)$/,
+  // Spark SQL's settings configure the engine inside the driver's and executors' JVMs.
+  /^spark\.sql\.[A-Za-z0-9.]+$/,
+  /^spark\.(?:app\.name|ui\.enabled|ui\.showConsoleProgress|eventLog\.enabled)$/,
+  /^spark\.kubernetes\.container\.image\.pullPolicy$/,
+  /^spark\.kubernetes\.local\.dirs\.tmpfs$/,
   /^spark\.(?:default\.parallelism|serializer|speculation|network\.timeout|locality\.wait|rdd\.compress|task\.maxFailures|task\.cpus|executor\.heartbeatInterval)$/,
   /^spark\.(?:kryoserializer\.buffer(?:\.max)?|kryo\.registrationRequired)$/,
   /^spark\.(?:shuffle\.compress|shuffle\.spill\.compress|io\.compression\.codec|broadcast\.compress)$/,
@@ -44,7 +48,7 @@ const TUNING_KEYS: readonly RegExp[] = [
 ];
 
 export const SPARK_PROPERTIES =
-  "the operator passes each entry to spark-submit as a Spark property (--conf): properties set the pods' labels, annotations, service account, API server, namespace, pod template, images, Java agents, and files spark-submit uploads from the operator's own pod, which no rule reads; only the volumes, secrets, secretKeyRef and environment properties the pod readers judge (spark.kubernetes.<role>.volumes|secrets|secretKeyRef.*, spark.kubernetes.driverEnv.*, spark.executorEnv.*) and properties that size or tune the work (spark.<role>.memory|cores|memoryOverhead, spark.executor.instances, spark.kubernetes.<role>.request|limit.cores, spark.sql.shuffle.partitions, spark.dynamicAllocation.*, serializer, compression and memory settings) pass";
+  "the operator passes each entry to spark-submit as a Spark property (--conf): properties set the pods' labels, annotations, service account, API server, namespace, pod template, images, Java agents, and files spark-submit uploads from the operator's own pod, which no rule reads; only the volumes, secrets, secretKeyRef and environment properties the pod readers judge (spark.kubernetes.<role>.volumes|secrets|secretKeyRef.*, spark.kubernetes.driverEnv.*, spark.executorEnv.*) and properties that size or tune the work inside the pods (spark.<role>.memory|cores|memoryOverhead, spark.executor.instances, spark.kubernetes.<role>.request|limit.cores, spark.sql.*, spark.dynamicAllocation.*, serializer, compression and memory settings) pass";
 
 /** True when every entry of a `sparkConf` map is a property the readers judge or one that only tunes the work. */
 export function sparkProperties(v: unknown): boolean {

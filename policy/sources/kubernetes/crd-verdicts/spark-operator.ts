@@ -32,7 +32,6 @@ const SENSITIVE = "sandbox-disallow-sensitive-host-mounts";
 const SOCKET = "sandbox-disallow-runtime-socket";
 const LSM = "sandbox-disallow-unconfined-lsm";
 const LIMITS = "sandbox-require-resource-limits";
-const READABLE = "sandbox-require-readable-values";
 
 const SCHEDULING = (what: string) =>
   `the operator's webhook sets the pod's ${what}: scheduling only, as the pod's own verdicts say; a value of the claimed Kubernetes version passes, a key outside it fails`;

@@ -259,7 +259,7 @@ describe("hostile shapes never throw, and fail where they break a field", () => 
     ["a list sparkConf", { sparkConf: [["spark.master", "local"]] }],
     [
       "a huge sparkConf",
-      { sparkConf: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`spark.sql.x${i}`, "1"])) },
+      { sparkConf: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`spark.custom.x${i}`, "1"])) },
     ],
     [
       "numbers for strings",
