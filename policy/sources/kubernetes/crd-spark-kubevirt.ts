@@ -1,11 +1,15 @@
 /**
  * Rebuilt pods of the Spark operator and KubeVirt (see crd-pods.ts for the approach).
  *
- * - Spark operator (sparkoperator.k8s.io SparkApplication; ScheduledSparkApplication under `spec.template`): a
- *   driver pod and the executors' pod (`executor.instances` copies). Each role writes one container's settings
- *   (`image` else the app's, `securityContext`, `env`, `envFrom`, `volumeMounts`, `ports`, `coreLimit` as the CPU
- *   limit, `gpu`), the pod's (`podSecurityContext`, `hostNetwork`), `sidecars` and `initContainers`; `spec.volumes`
- *   go to both pods; a role's `template` (operator v2) is the pod the operator starts from. Spark always sets the
+ * - Spark operator v2.5 (sparkoperator.k8s.io SparkApplication; ScheduledSparkApplication under `spec.template`): a
+ *   driver pod and the executors' pod (`executor.instances` copies), from the role's `template` (the pod Spark
+ *   starts from; its Spark container is the one named `spark-kubernetes-<role>`, else the first) with what Spark sets
+ *   from its conf (the image, `coreLimit` as the CPU limit, `volumeMounts`, `secrets`, `envVars`,
+ *   `envSecretKeyRefs`, `javaOptions`, the app's `arguments` and `sparkConf`, labels and annotations, the driver's
+ *   also the object's own labels) and, on the pods the operator's webhook mutates (no template, or a `sparkVersion`
+ *   below 3.0.0), what the webhook writes: `securityContext`, `env`, `envFrom`, `ports`, `lifecycle`,
+ *   `memoryLimit`, `gpu`, `configMaps`, `sidecars`, `initContainers`, `podSecurityContext`, `hostNetwork`,
+ *   `shareProcessNamespace` (submission.go, sparkpod_defaulter.go). `spec.volumes` go to both pods. Spark sets the
  *   memory limit to the role's memory plus overhead (spark.kubernetes.memoryOverheadFactor, 10%, at least 384 MiB);
  *   JVM sizes (`512m`, `2g`) are binary units (kubeflow.org/docs/components/spark-operator/user-guide).
  * - KubeVirt (kubevirt.io VirtualMachine `spec.template.spec`, VirtualMachineInstance `spec`,
@@ -62,13 +66,15 @@ export function webhookMutates(app: unknown, role: "driver" | "executor"): boole
   return minor === 0 && patch === 0 && m[4] !== undefined;
 }
 
-/** The name of the container Spark takes as its own: the operator names it; else the template's first. */
+/**
+ * The name of the container Spark takes as its own from a template: the one the operator names
+ * (spark.kubernetes.<role>.podTemplateContainerName, `spark-kubernetes-driver`/`-executor`), else the first.
+ */
 function sparkContainerName(template: unknown, role: "driver" | "executor"): string {
-  const names = role === "driver" ? ["spark-kubernetes-driver"] : ["executor", "spark-kubernetes-executor"];
+  const named = `spark-kubernetes-${role}`;
   const own = items(field(field(template, "spec"), "containers")).map((c) => field(c, "name"));
-  const found = own.find((n) => typeof n === "string" && names.includes(n));
-  if (typeof found === "string") return found;
-  return typeof own[0] === "string" ? own[0] : (names[names.length - 1] ?? "");
+  if (own.includes(named)) return named;
+  return typeof own[0] === "string" ? own[0] : named;
 }
 
 /** Labels (driver: the app object's own, but Kueue's) and annotations the role's pod gets from Spark's conf. */
