@@ -193,6 +193,13 @@ describe("the Spark operator's fields", () => {
     expect(unjudged(sparkApp(), { labels: { "kueue.x-k8s.io/queue-name": "q", app: "pi" } })).toEqual([]);
   });
 
+  it("the roles' annotations are the pods' own, read by the pod rules (an unconfined AppArmor profile)", () => {
+    const annotations = {
+      "container.apparmor.security.beta.kubernetes.io/spark-kubernetes-driver": "unconfined",
+    };
+    expect(failing(app({ driver: { annotations } }))).toContain("sandbox-disallow-unconfined-lsm");
+  });
+
   it("JVM options in the driver's environment that set Spark properties cannot be judged", () => {
     const env = [{ name: "JAVA_TOOL_OPTIONS", value: "-Dspark.kubernetes.executor.podTemplateFile=/x" }];
     expect(failing(app({ driver: { env } }))).toContain("sandbox-require-readable-values");
