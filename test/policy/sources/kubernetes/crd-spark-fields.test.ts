@@ -244,6 +244,23 @@ describe("Spark pods with a pod template", () => {
     expect(failing(app({ driver: { template } }))).toEqual([]);
   });
 
+  it("Spark takes the container the operator names, else the template's first: another one gets no limits", () => {
+    const { podSecurityContext, securityContext } = sparkApp().executor;
+    const template = {
+      spec: {
+        securityContext: podSecurityContext,
+        containers: [
+          { name: "main", securityContext },
+          { name: "executor", securityContext },
+        ],
+      },
+    };
+    expect(failing(app({ executor: { template } }))).toEqual(["sandbox-require-resource-limits"]);
+    const named = over(template, {}) as { spec: { containers: { name: string }[] } };
+    named.spec.containers = [{ ...named.spec.containers[0], name: "spark-kubernetes-executor" }];
+    expect(failing(app({ executor: { template: named } }))).toEqual([]);
+  });
+
   it("a privileged container in a template is refused, where it is written", () => {
     const template = { spec: { containers: [{ name: "x", securityContext: { privileged: true } }] } };
     const paths = results(app({ executor: { template } }))
