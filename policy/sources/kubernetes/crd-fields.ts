@@ -113,8 +113,14 @@ function walk(w: Walk, v: unknown, s: Shape, schema: string, path: string, depth
           continue;
         }
         if (verdict.v === "refused") {
-          if (!isGoZero(x) && !isUnknown(x) && verdict.allows?.(x) !== true)
-            w.out.push({ path: at, field: name, reason: verdict.why });
+          if (isGoZero(x) || isUnknown(x) || verdict.allows?.(x) === true) continue;
+          const each = verdict.allowsEntry;
+          if (each !== undefined && isPlain(x))
+            for (const [key, entry] of Object.entries(x)) {
+              if (!each(key, entry))
+                w.out.push({ path: join(at, key), field: `${name}{}`, reason: `${key}: ${verdict.why}` });
+            }
+          else w.out.push({ path: at, field: name, reason: verdict.why });
           continue;
         }
         walk(w, x, f, fieldSchema, at, depth + 1);

@@ -10,9 +10,6 @@ import { isUnknown } from "../../../workload";
 import type { UnjudgedField } from "../../verdict";
 import { coreFields, injectorFields } from "../fields";
 
-const isPlain = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
-
 const ROLE = "(?:driver|executor)";
 
 /** Spark properties the pod readers judge (crd-spark-conf.ts turns them into the pods' volumes and environment). */
@@ -50,15 +47,9 @@ const TUNING_KEYS: readonly RegExp[] = [
 export const SPARK_PROPERTIES =
   "the operator passes each entry to spark-submit as a Spark property (--conf): properties set the pods' labels, annotations, service account, API server, namespace, pod template, images, Java agents, and files spark-submit uploads from the operator's own pod, which no rule reads; only the volumes, secrets, secretKeyRef and environment properties the pod readers judge (spark.kubernetes.<role>.volumes|secrets|secretKeyRef.*, spark.kubernetes.driverEnv.*, spark.executorEnv.*) and properties that size or tune the work inside the pods (spark.<role>.memory|cores|memoryOverhead, spark.executor.instances, spark.kubernetes.<role>.request|limit.cores, spark.sql.*, spark.dynamicAllocation.*, serializer, compression and memory settings) pass";
 
-/** True when every entry of a `sparkConf` map is a property the readers judge or one that only tunes the work. */
-export function sparkProperties(v: unknown): boolean {
-  return (
-    isPlain(v) &&
-    Object.entries(v).every(
-      ([k, x]) =>
-        (typeof x === "string" || isUnknown(x)) && [...JUDGED_KEYS, ...TUNING_KEYS].some((re) => re.test(k)),
-    )
-  );
+/** True when a `sparkConf` entry is a property the readers judge or one that only tunes the work. */
+export function sparkProperty(k: string, x: unknown): boolean {
+  return (typeof x === "string" || isUnknown(x)) && [...JUDGED_KEYS, ...TUNING_KEYS].some((re) => re.test(k));
 }
 
 export const HADOOP_PROPERTIES =
@@ -96,13 +87,12 @@ export const javaOptionsAllowed = (v: unknown): boolean =>
 export const JVM_OPTION_VARIABLES =
   /^(?:JAVA_TOOL_OPTIONS|JDK_JAVA_OPTIONS|_JAVA_OPTIONS|SPARK_SUBMIT_OPTS|SPARK_JAVA_OPT_.*)$/;
 
-/** Labels or annotations (`where`) that turn no mesh injector on. */
+/** A label or annotation (`where`) that turns no mesh injector on. */
 export const injectorFree =
   (where: "labels" | "annotations") =>
-  (v: unknown): boolean => {
-    if (!isPlain(v)) return false;
+  (key: string, value: unknown): boolean => {
     const out: UnjudgedField[] = [];
-    injectorFields({ [where]: v }, "", out);
+    injectorFields({ [where]: { [key]: value } }, "", out);
     return out.length === 0;
   };
 

@@ -11,7 +11,7 @@
  * hardened object of the kind; test/policy/sources/kubernetes/crd-verdicts.test.ts proves one of its rules
  * refuses it.
  */
-import { inert, judged, refused, type Verdict, type VerdictTable } from "../../verdict";
+import { inert, judged, refused, refusedEntries, type Verdict, type VerdictTable } from "../../verdict";
 import {
   DEP_URIS,
   depUris,
@@ -19,7 +19,7 @@ import {
   injectorFree,
   javaOptionsAllowed,
   SPARK_PROPERTIES,
-  sparkProperties,
+  sparkProperty,
   validCore,
 } from "./spark-conf-keys";
 
@@ -49,7 +49,7 @@ function role(
   const mounted = (mount: object) =>
     wrap({ volumes: [{ name: "host", hostPath: { path: "/var/run/docker.sock" } }], [name]: mount });
   const labels = (what: string) =>
-    refused(
+    refusedEntries(
       `the operator writes these ${what} on the ${name} pod (spark.kubernetes.${name}.${what === "labels" ? "label" : "annotation"}.*): a mesh injector's key adds containers no rule saw; other keys pass`,
       injectorFree(what === "labels" ? "labels" : "annotations"),
     );
@@ -194,8 +194,8 @@ function app(base: string, wrap: (spec: object) => object): Record<string, Verdi
     [`${base}.arguments`]: judged([SECRET], wrap({ arguments: ["--password", "Hunter2Secret"] }), {
       control: wrap({ arguments: ["--rows", "10"] }),
     }),
-    [`${base}.sparkConf`]: refused(SPARK_PROPERTIES, sparkProperties),
-    [`${base}.hadoopConf`]: refused(HADOOP_PROPERTIES),
+    [`${base}.sparkConf`]: refusedEntries(SPARK_PROPERTIES, sparkProperty),
+    [`${base}.hadoopConf`]: refusedEntries(HADOOP_PROPERTIES, () => false),
     [`${base}.sparkConfigMap`]: refused(
       "the webhook mounts this ConfigMap as SPARK_CONF_DIR: Spark properties no rule reads",
     ),

@@ -60,17 +60,17 @@ describe("the Spark operator's fields", () => {
     [
       "the object's own namespace moved by a Spark property",
       { sparkConf: { "spark.kubernetes.namespace": "kube-system" } },
-      "spec.sparkConf",
+      "spec.sparkConf.spark.kubernetes.namespace",
     ],
     [
       "an upload path for the operator's local files",
       { sparkConf: { "spark.kubernetes.file.upload.path": "s3a://x/up" } },
-      "spec.sparkConf",
+      "spec.sparkConf.spark.kubernetes.file.upload.path",
     ],
     [
       "a driver label set through a Spark property",
       { sparkConf: { "spark.kubernetes.driver.label.sidecar.istio.io/inject": "true" } },
-      "spec.sparkConf",
+      "spec.sparkConf.spark.kubernetes.driver.label.sidecar.istio.io/inject",
     ],
     ["sparkConf that is not a map", { sparkConf: "spark.master=local" }, "spec.sparkConf"],
     [
@@ -117,7 +117,11 @@ describe("the Spark operator's fields", () => {
       "spec.driver.kubernetesMaster",
     ],
     ["a proxy user", { proxyUser: "hdfs" }, "spec.proxyUser"],
-    ["Hadoop settings", { hadoopConf: { "fs.s3a.endpoint": "http://10.0.0.1" } }, "spec.hadoopConf"],
+    [
+      "Hadoop settings",
+      { hadoopConf: { "fs.s3a.endpoint": "http://10.0.0.1" } },
+      "spec.hadoopConf.fs.s3a.endpoint",
+    ],
     ["a Spark configuration ConfigMap", { sparkConfigMap: "spark-defaults" }, "spec.sparkConfigMap"],
     [
       "an application restarted without end",
@@ -132,7 +136,7 @@ describe("the Spark operator's fields", () => {
     [
       "a mesh injector label on the driver",
       { driver: { labels: { "sidecar.istio.io/inject": "true" } } },
-      "spec.driver.labels",
+      "spec.driver.labels.sidecar.istio.io/inject",
     ],
     [
       "a toleration key outside the claimed schema",
@@ -184,6 +188,24 @@ describe("the Spark operator's fields", () => {
     ["a label with injection turned off", { driver: { labels: { "sidecar.istio.io/inject": "false" } } }],
   ])("%s pass", (_, fragment) => {
     expect(failing(app(fragment))).toEqual([]);
+  });
+
+  it("each sparkConf property no rule reads is its own finding, named by its key", () => {
+    const sparkConf = {
+      "spark.sql.shuffle.partitions": "8",
+      "spark.kubernetes.namespace": "kube-system",
+      "spark.kubernetes.authenticate.driver.serviceAccountName": "admin",
+    };
+    const found = results(app({ sparkConf }))
+      .filter((r) => r.rule.id === UNJUDGED)
+      .flatMap((r) => r.findings);
+    expect(found.map((f) => f.path)).toEqual([
+      "spec.sparkConf.spark.kubernetes.namespace",
+      "spec.sparkConf.spark.kubernetes.authenticate.driver.serviceAccountName",
+    ]);
+    expect(found[0]?.message).toContain(
+      "spark.kubernetes.namespace: the operator passes each entry to spark-submit",
+    );
   });
 
   it("the object's own labels reach the driver pod: an injector label there fails closed", () => {
