@@ -192,6 +192,14 @@ function sparkRole(props: unknown, appPath: string, role: "driver" | "executor")
     putField(spec, key, [{ value: hooked(from), path: join(rPath, from) }], mapper);
   const merged = isObj(base) ? (strategicMerge(base, spec) as Obj) : spec;
   if (isObj(base)) mapMerged(merged, base, lists, mapper, join(rPath, "template.spec"), main);
+  // The webhook replaces the template's security contexts with the role's (sparkpod_defaulter.go).
+  const podSecurity = hooked("podSecurityContext");
+  if (isObj(base) && podSecurity !== undefined && podSecurity !== null) merged.securityContext = podSecurity;
+  const security = hooked("securityContext");
+  if (isObj(base) && security !== undefined && security !== null && Array.isArray(merged.containers))
+    merged.containers = merged.containers.map((c) =>
+      isObj(c) && c.name === main.name ? { ...c, securityContext: security } : c,
+    );
   const metadata = sparkMetadata(props, template, r, role);
   const replicas = role === "executor" ? { replicas: field(r, "instances") } : {};
   const site = rebuilt({ spec: merged, metadata }, rPath, mapper, {

@@ -283,6 +283,30 @@ describe("Spark pods with a pod template", () => {
     expect(failing(app({ executor: { template: named } }))).toEqual([]);
   });
 
+  it("below Spark 3.0.0 the webhook replaces the template's security contexts, keeping none of their keys", () => {
+    const template = {
+      spec: {
+        securityContext: { seccompProfile: { type: "RuntimeDefault" } },
+        containers: [
+          {
+            name: "spark-kubernetes-driver",
+            securityContext: { privileged: false, capabilities: { drop: ["ALL"] } },
+          },
+        ],
+      },
+    };
+    const { podSecurityContext, securityContext } = sparkApp().driver;
+    const weaker = {
+      sparkVersion: "2.4.8",
+      driver: {
+        template,
+        podSecurityContext: { ...podSecurityContext, seccompProfile: undefined },
+        securityContext: { ...securityContext, capabilities: undefined },
+      },
+    };
+    expect(failing(app(weaker))).toContain("sandbox-require-drop-all");
+  });
+
   it("a privileged container in a template is refused, where it is written", () => {
     const template = { spec: { containers: [{ name: "x", securityContext: { privileged: true } }] } };
     const paths = results(app({ executor: { template } }))
