@@ -41,8 +41,9 @@ export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
 
 /**
  * Operators that copy the object's own labels onto a pod they run (the Spark operator puts a SparkApplication's
- * labels, Kueue's aside, on its driver pod: submission.go `driverConfOption`; a ScheduledSparkApplication's go to
- * the applications it makes): a mesh injector's label there adds containers no rule saw.
+ * labels, Kueue's aside, on its driver and executor pods: submission.go `driverConfOption`, `executorConfOption`;
+ * a ScheduledSparkApplication's go to the applications it makes): a mesh injector's label there adds containers no
+ * rule saw.
  */
 const LABELS_TO_PODS: ReadonlySet<Operator> = new Set(["spark-operator"]);
 

@@ -5,8 +5,8 @@
  *   driver pod and the executors' pod (`executor.instances` copies), from the role's `template` (the pod Spark
  *   starts from; its Spark container is the one named `spark-kubernetes-<role>`, else the first) with what Spark sets
  *   from its conf (the image, `coreLimit` as the CPU limit, `volumeMounts`, `secrets`, `envVars`,
- *   `envSecretKeyRefs`, `javaOptions`, the app's `arguments` and `sparkConf`, labels and annotations, the driver's
- *   also the object's own labels) and, on the pods the operator's webhook mutates (no template, or a `sparkVersion`
+ *   `envSecretKeyRefs`, `javaOptions`, the app's `arguments` and `sparkConf`, labels and annotations, the
+ *   object's own labels among them) and, on the pods the operator's webhook mutates (no template, or a `sparkVersion`
  *   below 3.0.0), what the webhook writes: `securityContext`, `env`, `envFrom`, `ports`, `lifecycle`,
  *   `memoryLimit`, `gpu`, `configMaps`, `sidecars`, `initContainers`, `podSecurityContext`, `hostNetwork`,
  *   `shareProcessNamespace` (submission.go, sparkpod_defaulter.go). `spec.volumes` go to both pods. Spark sets the
@@ -77,9 +77,9 @@ function sparkContainerName(template: unknown, role: "driver" | "executor"): str
   return typeof own[0] === "string" ? own[0] : named;
 }
 
-/** Labels (driver: the app object's own, but Kueue's) and annotations the role's pod gets from Spark's conf. */
-function sparkMetadata(props: unknown, template: unknown, r: unknown, role: "driver" | "executor"): Obj {
-  const own = role === "driver" ? entries(field(field(props, "metadata"), "labels")) : [];
+/** Labels (the app object's own but Kueue's, and the role's) and annotations the role's pod gets from Spark's conf. */
+function sparkMetadata(props: unknown, template: unknown, r: unknown): Obj {
+  const own = entries(field(field(props, "metadata"), "labels"));
   const labels = Object.fromEntries([
     ...entries(field(field(template, "metadata"), "labels")),
     ...own.filter(([k]) => !k.startsWith("kueue.x-k8s.io/")),
@@ -200,7 +200,7 @@ function sparkRole(props: unknown, appPath: string, role: "driver" | "executor")
     merged.containers = merged.containers.map((c) =>
       isObj(c) && c.name === main.name ? { ...c, securityContext: security } : c,
     );
-  const metadata = sparkMetadata(props, template, r, role);
+  const metadata = sparkMetadata(props, template, r);
   const replicas = role === "executor" ? { replicas: field(r, "instances") } : {};
   const site = rebuilt({ spec: merged, metadata }, rPath, mapper, {
     props: { metadata, spec: merged, ...replicas },
