@@ -163,12 +163,11 @@ function sparkRole(props: unknown, appPath: string, role: "driver" | "executor")
     if (
       typeof name === "string" &&
       JVM_OPTION_VARIABLES.test(name) &&
-      typeof value === "string" &&
-      !jvmOptionsSafe(value)
+      (typeof value === "string" ? !jvmOptionsSafe(value) : field(e, "valueFrom") !== undefined)
     )
       extras.unreadable.push({
         path: rPath,
-        reason: `${name} gives the ${role}'s JVM options that set Spark properties (or read them from a file), which no rule reads`,
+        reason: `${name} gives the ${role}'s JVM options that set Spark properties (or read them from a file or another object), which no rule reads`,
       });
   }
   const spec: Obj = { restartPolicy: "Never" };

@@ -225,6 +225,10 @@ describe("the Spark operator's fields", () => {
   it("JVM options in the driver's environment that set Spark properties cannot be judged", () => {
     const env = [{ name: "JAVA_TOOL_OPTIONS", value: "-Dspark.kubernetes.executor.podTemplateFile=/x" }];
     expect(failing(app({ driver: { env } }))).toContain("sandbox-require-readable-values");
+    const fromMap = [
+      { name: "JDK_JAVA_OPTIONS", valueFrom: { configMapKeyRef: { name: "opts", key: "jvm" } } },
+    ];
+    expect(failing(app({ executor: { env: fromMap } }))).toContain("sandbox-require-readable-values");
     const fine = [{ name: "JAVA_TOOL_OPTIONS", value: "-Xss4m" }];
     expect(failing(app({ driver: { env: fine } }))).toEqual([]);
     expect(
