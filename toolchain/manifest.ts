@@ -40,6 +40,7 @@ export const MANIFEST_KEYS = [
   "KUBEFLOW_TRAINER_VERSION",
   "ARGO_WORKFLOWS_VERSION",
   "ARGO_ROLLOUTS_VERSION",
+  "SPARK_OPERATOR_VERSION",
 ] as const;
 
 /** One key of the manifest. */

@@ -22,7 +22,13 @@ export type Verdict =
       readonly control?: unknown;
       readonly config?: Readonly<Record<string, object>>;
     }
-  | { readonly v: "refused"; readonly why: string; readonly allows?: (value: unknown) => boolean };
+  | {
+      readonly v: "refused";
+      readonly why: string;
+      readonly allows?: (value: unknown) => boolean;
+      /** For a map: which entries pass, so that each one that does not is its own finding, at its key. */
+      readonly allowsEntry?: (key: string, value: unknown) => boolean;
+    };
 
 export const inert = (why: string): Verdict => ({ v: "inert", why });
 export const judged = (
@@ -32,6 +38,21 @@ export const judged = (
 ): Verdict => ({ v: "judged", rules, hostile, ...more });
 export const refused = (why: string, allows?: (value: unknown) => boolean): Verdict =>
   allows === undefined ? { v: "refused", why } : { v: "refused", why, allows };
+
+/** A refused map whose entries pass one by one: a map of passing entries passes, each other entry is a finding. */
+export const refusedEntries = (
+  why: string,
+  allowsEntry: (key: string, value: unknown) => boolean,
+): Verdict => ({
+  v: "refused",
+  why,
+  allows: (v) =>
+    typeof v === "object" &&
+    v !== null &&
+    !Array.isArray(v) &&
+    Object.entries(v).every(([k, x]) => allowsEntry(k, x)),
+  allowsEntry,
+});
 
 /** A table of verdicts by field path (`HostConfig.Mounts[].Type`, `NetworkingConfig.EndpointsConfig{}.Aliases`). */
 export type VerdictTable = Readonly<Record<string, Verdict>>;

@@ -5,6 +5,7 @@ go 1.26.3
 require (
 	github.com/argoproj/argo-rollouts v1.10.1
 	github.com/argoproj/argo-workflows/v3 v3.7.18
+	github.com/kubeflow/spark-operator/v2 v2.5.0
 	github.com/kubeflow/trainer/v2 v2.0.0
 	github.com/ray-project/kuberay/ray-operator v1.5.0
 	k8s.io/apimachinery v0.36.4

@@ -26,6 +26,8 @@ import (
 
 	wfv1alpha1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	rolloutsv1alpha1 "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	sparkv1alpha1 "github.com/kubeflow/spark-operator/v2/api/v1alpha1"
+	sparkv1beta2 "github.com/kubeflow/spark-operator/v2/api/v1beta2"
 	trainerv1alpha1 "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	rayv1alpha1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1alpha1"
@@ -49,6 +51,7 @@ var operators = []struct {
 	{"kubeflow-trainer", "github.com/kubeflow/trainer/v2", []func(*runtime.Scheme) error{trainerv1alpha1.AddToScheme}, nil},
 	{"argo-workflows", "github.com/argoproj/argo-workflows/v3", []func(*runtime.Scheme) error{wfv1alpha1.AddToScheme}, []string{"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"}},
 	{"argo-rollouts", "github.com/argoproj/argo-rollouts", []func(*runtime.Scheme) error{rolloutsv1alpha1.AddToScheme}, nil},
+	{"spark-operator", "github.com/kubeflow/spark-operator/v2", []func(*runtime.Scheme) error{sparkv1beta2.AddToScheme, sparkv1alpha1.AddToScheme}, []string{"SparkApplication", "ScheduledSparkApplication"}},
 }
 
 // cycles are the structs that hold themselves: met again inside its own shape (Argo's DAG task's `inline`

@@ -17,6 +17,7 @@ import { ARGO_ROLLOUTS_VERDICTS } from "./crd-verdicts/argo-rollouts";
 import { ARGO_WORKFLOWS_VERDICTS } from "./crd-verdicts/argo-workflows";
 import { KUBEFLOW_TRAINER_VERDICTS } from "./crd-verdicts/kubeflow-trainer";
 import { KUBERAY_ANNOTATIONS, KUBERAY_VERDICTS } from "./crd-verdicts/kuberay";
+import { SPARK_OPERATOR_VERDICTS } from "./crd-verdicts/spark-operator";
 import { CRD_SCHEMAS } from "./crds.generated";
 import { type FieldWalk, walkFields } from "./field-walk";
 import { coreFields, injectorFields } from "./fields";
@@ -32,6 +33,7 @@ export const CRD_VERDICTS: Readonly<Record<Operator, VerdictTable>> = {
   "kubeflow-trainer": KUBEFLOW_TRAINER_VERDICTS,
   "argo-workflows": ARGO_WORKFLOWS_VERDICTS,
   "argo-rollouts": ARGO_ROLLOUTS_VERDICTS,
+  "spark-operator": SPARK_OPERATOR_VERDICTS,
 };
 
 /** Annotations of the object itself each operator acts on, by key (only refused ones: any other key is data). */
@@ -41,7 +43,16 @@ export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
   "kubeflow-trainer": {},
   "argo-workflows": {},
   "argo-rollouts": {},
+  "spark-operator": {},
 };
+
+/**
+ * Operators that copy the object's own labels onto a pod they run (the Spark operator puts a SparkApplication's
+ * labels, Kueue's aside, on its driver and executor pods: submission.go `driverConfOption`, `executorConfOption`;
+ * a ScheduledSparkApplication's go to the applications it makes): a mesh injector's label there adds containers no
+ * rule saw.
+ */
+const LABELS_TO_PODS: ReadonlySet<Operator> = new Set(["spark-operator"]);
 
 type Kinds = Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, Shape>>>>>>;
 
@@ -68,6 +79,7 @@ const RELEASE: Readonly<Record<Operator, string>> = {
   "kubeflow-trainer": "Kubeflow Trainer",
   "argo-workflows": "Argo Workflows",
   "argo-rollouts": "Argo Rollouts",
+  "spark-operator": "Kubeflow Spark operator",
 };
 
 /**
@@ -122,6 +134,8 @@ export function crdFields(t: KubeType, type: string, props: unknown): UnjudgedFi
           reason: verdict.why,
         });
     }
+  if (LABELS_TO_PODS.has(pinned.operator))
+    injectorFields({ labels: field(field(props, "metadata"), "labels") }, "metadata", out);
   // Operators' pod metadata is often a type of their own (agent-sandbox's PodMetadata): the injectors are checked
   // on every pod the carriers read, whatever its type, as the carrier reads it (an AnalysisRun's with its arguments
   // substituted).

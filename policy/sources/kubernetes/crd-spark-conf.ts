@@ -33,8 +33,13 @@ const VOLUME_TYPES: Readonly<Record<string, string>> = {
   persistentVolumeClaim: "persistentVolumeClaim",
 };
 
-/** The extras of `role` ("driver" | "executor") of the app at `appPath`. */
-export function sparkExtras(app: unknown, appPath: string, role: "driver" | "executor"): SparkExtras {
+/** The extras of `role` ("driver" | "executor") of the app at `appPath`; `webhook`: the operator's webhook mutates its pods. */
+export function sparkExtras(
+  app: unknown,
+  appPath: string,
+  role: "driver" | "executor",
+  webhook = true,
+): SparkExtras {
   const out: SparkExtras = { volumes: [], mounts: [], env: [], args: [], unreadable: [] };
   const r = field(app, role);
   items(field(r, "secrets")).forEach((s, i) => {
@@ -42,7 +47,7 @@ export function sparkExtras(app: unknown, appPath: string, role: "driver" | "exe
     out.volumes.push({ name, secret: { secretName: field(s, "name") } });
     out.mounts.push({ name, mountPath: field(s, "path") ?? `/mnt/secrets/${i}` });
   });
-  items(field(r, "configMaps")).forEach((c, i) => {
+  items(webhook ? field(r, "configMaps") : undefined).forEach((c, i) => {
     const name = `spark-configmap-${i}`;
     out.volumes.push({ name, configMap: { name: field(c, "name") } });
     out.mounts.push({ name, mountPath: field(c, "path") ?? `/mnt/configmaps/${i}` });

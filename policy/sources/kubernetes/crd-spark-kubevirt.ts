@@ -1,11 +1,15 @@
 /**
  * Rebuilt pods of the Spark operator and KubeVirt (see crd-pods.ts for the approach).
  *
- * - Spark operator (sparkoperator.k8s.io SparkApplication; ScheduledSparkApplication under `spec.template`): a
- *   driver pod and the executors' pod (`executor.instances` copies). Each role writes one container's settings
- *   (`image` else the app's, `securityContext`, `env`, `envFrom`, `volumeMounts`, `ports`, `coreLimit` as the CPU
- *   limit, `gpu`), the pod's (`podSecurityContext`, `hostNetwork`), `sidecars` and `initContainers`; `spec.volumes`
- *   go to both pods; a role's `template` (operator v2) is the pod the operator starts from. Spark always sets the
+ * - Spark operator v2.5 (sparkoperator.k8s.io SparkApplication; ScheduledSparkApplication under `spec.template`): a
+ *   driver pod and the executors' pod (`executor.instances` copies), from the role's `template` (the pod Spark
+ *   starts from; its Spark container is the one named `spark-kubernetes-<role>`, else the first) with what Spark sets
+ *   from its conf (the image, `coreLimit` as the CPU limit, `volumeMounts`, `secrets`, `envVars`,
+ *   `envSecretKeyRefs`, `javaOptions`, the app's `arguments` and `sparkConf`, labels and annotations, the
+ *   object's own labels among them) and, on the pods the operator's webhook mutates (no template, or a `sparkVersion`
+ *   below 3.0.0), what the webhook writes: `securityContext`, `env`, `envFrom`, `ports`, `lifecycle`,
+ *   `memoryLimit`, `gpu`, `configMaps`, `sidecars`, `initContainers`, `podSecurityContext`, `hostNetwork`,
+ *   `shareProcessNamespace` (submission.go, sparkpod_defaulter.go). `spec.volumes` go to both pods. Spark sets the
  *   memory limit to the role's memory plus overhead (spark.kubernetes.memoryOverheadFactor, 10%, at least 384 MiB);
  *   JVM sizes (`512m`, `2g`) are binary units (kubeflow.org/docs/components/spark-operator/user-guide).
  * - KubeVirt (kubevirt.io VirtualMachine `spec.template.spec`, VirtualMachineInstance `spec`,
@@ -16,9 +20,19 @@
  *   to a hostPath PersistentVolume is resolved like a pod's.
  */
 import { isUnknown } from "../../workload";
-import { at, field, isObj, items, join, str } from "../lenient";
+import { at, entries, field, isObj, items, join, str } from "../lenient";
 import { sparkExtras } from "./crd-spark-conf";
-import { PathMapper, partsOf, putField, putList, rebuilt, strategicMerge, unknownSite } from "./rebuild";
+import { JVM_OPTION_VARIABLES, jvmOptionsSafe } from "./crd-verdicts/spark-conf-keys";
+import {
+  type Part,
+  PathMapper,
+  partsOf,
+  putField,
+  putList,
+  rebuilt,
+  strategicMerge,
+  unknownSite,
+} from "./rebuild";
 import type { PodSite } from "./sites";
 
 type Obj = Record<string, unknown>;
@@ -34,25 +48,106 @@ export function jvmBytes(v: unknown): number | undefined {
   return Number(m[1]) * (m[2] === undefined ? MIB : (UNITS[m[2]] ?? 1));
 }
 
+/**
+ * Whether the operator's webhook applies the role's pod settings: it mutates the pods of a role with no `template`
+ * (Go nil: absent or null) or of an app whose `sparkVersion` is not a semantic version of 3.0.0 or later
+ * (submission.go `driverConfOption`, `executorConfOption`; Go's x/mod/semver ranks an invalid version lowest).
+ */
+export function webhookMutates(app: unknown, role: "driver" | "executor"): boolean {
+  const template = field(field(app, role), "template");
+  if (template === undefined || template === null) return true;
+  const v = field(app, "sparkVersion");
+  if (typeof v !== "string") return true;
+  const m =
+    /^v?(0|[1-9]\d*)(?:\.(0|[1-9]\d*)(?:\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)?)?$/.exec(v);
+  if (m === null) return true;
+  const [major, minor, patch] = [Number(m[1]), Number(m[2] ?? 0), Number(m[3] ?? 0)];
+  if (major !== 3) return major < 3;
+  return minor === 0 && patch === 0 && m[4] !== undefined;
+}
+
+/**
+ * The name of the container Spark takes as its own from a template: the one the operator names
+ * (spark.kubernetes.<role>.podTemplateContainerName, `spark-kubernetes-driver`/`-executor`), else the first.
+ */
+function sparkContainerName(template: unknown, role: "driver" | "executor"): string {
+  const named = `spark-kubernetes-${role}`;
+  const own = items(field(field(template, "spec"), "containers")).map((c) => field(c, "name"));
+  if (own.includes(named)) return named;
+  return typeof own[0] === "string" ? own[0] : named;
+}
+
+/** Labels (the app object's own but Kueue's, and the role's) and annotations the role's pod gets from Spark's conf. */
+function sparkMetadata(props: unknown, template: unknown, r: unknown): Obj {
+  const own = entries(field(field(props, "metadata"), "labels"));
+  const labels = Object.fromEntries([
+    ...entries(field(field(template, "metadata"), "labels")),
+    ...own.filter(([k]) => !k.startsWith("kueue.x-k8s.io/")),
+    ...entries(field(r, "labels")),
+  ]);
+  const annotations = Object.fromEntries([
+    ...entries(field(field(template, "metadata"), "annotations")),
+    ...entries(field(r, "annotations")),
+  ]);
+  return { labels, annotations };
+}
+
+/**
+ * Maps each element of the lists merged over a template back to where it is written: a part of the role's settings
+ * to its field, an element of the template to the template; the Spark container the template holds to the template,
+ * but for the keys the role's settings give it.
+ */
+function mapMerged(
+  merged: Obj,
+  base: Obj,
+  lists: Record<string, Part[]>,
+  mapper: PathMapper,
+  tPath: string,
+  main: Obj,
+): void {
+  for (const [key, parts] of Object.entries(lists)) {
+    const own = items(base[key]).map((x) => field(x, "name"));
+    items(merged[key]).forEach((x, i) => {
+      const name = field(x, "name");
+      const part = parts.find((p) => field(p.value, "name") === name);
+      const j = own.indexOf(name);
+      const at = `spec.${key}[${i}]`;
+      if (part !== undefined && (j < 0 || part.value !== main)) mapper.add(at, part.path);
+      else if (j >= 0) mapper.add(at, `${tPath}.${key}[${j}]`);
+      if (part !== undefined && part.value === main && j >= 0)
+        for (const k of Object.keys(main)) if (k !== "name") mapper.add(`${at}.${k}`, part.path);
+    });
+  }
+}
+
 function sparkRole(props: unknown, appPath: string, role: "driver" | "executor"): PodSite {
   const app = at(props, appPath);
   const rPath = join(appPath, role);
   const r = field(app, role);
-  const mapper = new PathMapper(rPath);
+  const template = field(r, "template");
+  const base = field(template, "spec");
+  // Findings in what the template writes point at it.
+  const mapper = new PathMapper(isObj(base) ? join(rPath, "template.spec") : rPath);
+  const webhook = webhookMutates(app, role);
+  // What the operator's webhook adds (only to the pods it mutates), and what Spark itself sets from its conf.
+  const hooked = (key: string): unknown => (webhook ? field(r, key) : undefined);
   const memory = jvmBytes(field(r, "memory") ?? "1g");
   const limits: Obj = {};
   if (memory !== undefined) limits.memory = String(memory + Math.max(Math.round(memory * 0.1), 384 * MIB));
+  const memoryLimit = jvmBytes(hooked("memoryLimit"));
+  if (memoryLimit !== undefined) limits.memory = String(memoryLimit);
   if (field(r, "coreLimit") !== undefined) limits.cpu = field(r, "coreLimit");
-  const gpu = field(r, "gpu");
+  const gpu = hooked("gpu");
   const gpuName = str(field(gpu, "name"));
   if (typeof gpuName === "string") limits[gpuName] = field(gpu, "quantity") ?? 1;
-  const main: Obj = { name: role === "driver" ? "spark-kubernetes-driver" : "spark-kubernetes-executor" };
+  const main: Obj = { name: isObj(base) ? sparkContainerName(template, role) : `spark-kubernetes-${role}` };
   main.image = field(r, "image") ?? field(app, "image");
-  for (const key of ["securityContext", "env", "envFrom", "volumeMounts", "ports"])
-    if (field(r, key) !== undefined) main[key] = field(r, key);
+  for (const key of ["securityContext", "env", "envFrom", "ports", "lifecycle"])
+    if (hooked(key) !== undefined) main[key] = hooked(key);
+  if (field(r, "volumeMounts") !== undefined) main.volumeMounts = field(r, "volumeMounts");
   main.resources = { limits };
   // Secrets, ConfigMaps, environment, command-line options and sparkConf volumes the operator and Spark add.
-  const extras = sparkExtras(app, appPath, role);
+  const extras = sparkExtras(app, appPath, role, webhook);
   const appended = (key: string, more: Obj[] | string[]) => {
     if (more.length === 0) return;
     const cur = main[key];
@@ -61,42 +156,50 @@ function sparkRole(props: unknown, appPath: string, role: "driver" | "executor")
   appended("volumeMounts", extras.mounts);
   appended("env", extras.env);
   appended("args", extras.args);
+  // JVM options in the environment can set Spark properties too (SparkConf loads every spark.* system property).
+  for (const e of items(main.env)) {
+    const name = field(e, "name");
+    const value = field(e, "value");
+    if (
+      typeof name === "string" &&
+      JVM_OPTION_VARIABLES.test(name) &&
+      (typeof value === "string" ? !jvmOptionsSafe(value) : field(e, "valueFrom") !== undefined)
+    )
+      extras.unreadable.push({
+        path: rPath,
+        reason: `${name} gives the ${role}'s JVM options that set Spark properties (or read them from a file or another object), which no rule reads`,
+      });
+  }
   const spec: Obj = { restartPolicy: "Never" };
-  putList(
-    spec,
-    "containers",
-    [{ value: main, path: rPath }, ...partsOf(field(r, "sidecars"), join(rPath, "sidecars"))],
-    mapper,
-  );
-  putList(spec, "initContainers", partsOf(field(r, "initContainers"), join(rPath, "initContainers")), mapper);
-  putField(
-    spec,
-    "securityContext",
-    [{ value: field(r, "podSecurityContext"), path: join(rPath, "podSecurityContext") }],
-    mapper,
-  );
-  putField(
-    spec,
-    "hostNetwork",
-    [{ value: field(r, "hostNetwork"), path: join(rPath, "hostNetwork") }],
-    mapper,
-  );
-  putList(
-    spec,
-    "volumes",
-    [
+  const lists: Record<string, Part[]> = {
+    containers: [{ value: main, path: rPath }, ...partsOf(hooked("sidecars"), join(rPath, "sidecars"))],
+    initContainers: partsOf(hooked("initContainers"), join(rPath, "initContainers")),
+    volumes: [
       ...partsOf(field(app, "volumes"), join(appPath, "volumes")),
       ...extras.volumes.map((value) => ({ value, path: rPath })),
     ],
-    mapper,
-  );
-  const template = field(r, "template");
-  const base = field(template, "spec");
-  const merged = isObj(base) ? (strategicMerge(base, spec) as Obj) : spec;
-  const metadata = (field(template, "metadata") as Obj | undefined) ?? {
-    labels: field(r, "labels"),
-    annotations: field(r, "annotations"),
   };
+  for (const [key, parts] of Object.entries(lists))
+    if (isObj(base)) {
+      if (parts.length > 0) spec[key] = parts.map((p) => p.value);
+    } else putList(spec, key, parts, mapper);
+  for (const [key, from] of [
+    ["securityContext", "podSecurityContext"],
+    ["hostNetwork", "hostNetwork"],
+    ["shareProcessNamespace", "shareProcessNamespace"],
+  ] as const)
+    putField(spec, key, [{ value: hooked(from), path: join(rPath, from) }], mapper);
+  const merged = isObj(base) ? (strategicMerge(base, spec) as Obj) : spec;
+  if (isObj(base)) mapMerged(merged, base, lists, mapper, join(rPath, "template.spec"), main);
+  // The webhook replaces the template's security contexts with the role's (sparkpod_defaulter.go).
+  const podSecurity = hooked("podSecurityContext");
+  if (isObj(base) && podSecurity !== undefined && podSecurity !== null) merged.securityContext = podSecurity;
+  const security = hooked("securityContext");
+  if (isObj(base) && security !== undefined && security !== null && Array.isArray(merged.containers))
+    merged.containers = merged.containers.map((c) =>
+      isObj(c) && c.name === main.name ? { ...c, securityContext: security } : c,
+    );
+  const metadata = sparkMetadata(props, template, r);
   const replicas = role === "executor" ? { replicas: field(r, "instances") } : {};
   const site = rebuilt({ spec: merged, metadata }, rPath, mapper, {
     props: { metadata, spec: merged, ...replicas },

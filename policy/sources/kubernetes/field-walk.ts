@@ -86,8 +86,14 @@ export function walkFields(
           continue;
         }
         if (verdict.v === "refused") {
-          if (!isGoZero(x) && !isUnknown(x) && verdict.allows?.(x) !== true)
-            w.out.push({ path: at, field: name, reason: verdict.why });
+          if (isGoZero(x) || isUnknown(x) || verdict.allows?.(x) === true) continue;
+          // A map judged entry by entry: each entry that does not pass is its own finding, at its key.
+          const each = verdict.allowsEntry;
+          if (each !== undefined && isPlain(x)) {
+            for (const [key, entry] of Object.entries(x))
+              if (!each(key, entry))
+                w.out.push({ path: join(at, key), field: `${name}{}`, reason: `${key}: ${verdict.why}` });
+          } else w.out.push({ path: at, field: name, reason: verdict.why });
           continue;
         }
         walkFields(w, x, f, fieldSchema, at, depth + 1);

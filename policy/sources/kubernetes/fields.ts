@@ -130,6 +130,12 @@ const IN_POD_SPEC: Readonly<Record<string, string>> = {
   "core/v1.VolumeMount": "containers[].volumeMounts[]",
   "core/v1.Volume": "volumes[]",
   "core/v1.PersistentVolumeClaimSpec": "volumes[].ephemeral.volumeClaimTemplate.spec",
+  "core/v1.Lifecycle": "containers[].lifecycle",
+  "core/v1.PodSecurityContext": "securityContext",
+  "core/v1.Affinity": "affinity",
+  "core/v1.Toleration": "tolerations[]",
+  "core/v1.PodDNSConfig": "dnsConfig",
+  "core/v1.HostAlias": "hostAliases[]",
 };
 
 /** The shape at a schema path of the PodSpec (`containers[].env[]`). */

@@ -55,6 +55,7 @@ describe("the generated Engine API schema", () => {
       ["KUBEFLOW_TRAINER_VERSION", "kubeflow-trainer"],
       ["ARGO_WORKFLOWS_VERSION", "argo-workflows"],
       ["ARGO_ROLLOUTS_VERSION", "argo-rollouts"],
+      ["SPARK_OPERATOR_VERSION", "spark-operator"],
     ] as const) {
       const { module, version } = CRD_SCHEMAS[operator];
       expect(version).toBe(TOOLCHAIN[key]);

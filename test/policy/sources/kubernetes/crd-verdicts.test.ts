@@ -20,6 +20,7 @@ import { safePodSpec } from "../../fixtures";
 import { validate } from "../../harness";
 import { ARGO_HARDENED } from "./crd-hardened-argo";
 import { HARDENED_ROLLOUTS } from "./crd-hardened-rollouts";
+import { SPARK_BY_DESIGN, SPARK_HARDENED } from "./crd-hardened-spark";
 
 const UNJUDGED = "sandbox-disallow-unjudged-fields";
 const META = { labels: { "sandbox.project": "demo", "sandbox.role": "task" } };
@@ -69,6 +70,7 @@ const trainingRuntime = () => ({
 /** A hardened `spec` of every pinned kind: it passes every rule. */
 const HARDENED: Readonly<Record<string, () => object>> = {
   ...HARDENED_ROLLOUTS,
+  ...SPARK_HARDENED,
   Sandbox: () => ({ podTemplate: pod(), service: true, operatingMode: "Running" }),
   SandboxTemplate: () => ({ podTemplate: pod(), networkPolicyManagement: "Managed" }),
   SandboxClaim: () => ({ warmPoolRef: { name: "pool" }, lifecycle: { shutdownPolicy: "Delete" } }),
@@ -142,10 +144,14 @@ function views(k: PinnedKind, version: string, spec: unknown) {
   return adaptResources(`kubernetes:${k.group}/${version}:${k.kind}`, object(k, version, spec), "t");
 }
 
+/** Rules every object of a kind fails by its operator's design (each helper says why), left out of `failing`. */
+const BY_DESIGN: Readonly<Record<string, readonly string[]>> = { ...SPARK_BY_DESIGN };
+
 function failing(k: PinnedKind, version: string, spec: unknown, config = {}): string[] {
+  const expected = BY_DESIGN[k.kind] ?? [];
   return views(k, version, spec).flatMap((v) =>
     judge(v, ALL_RULES, config)
-      .filter((r) => r.findings.some((f) => !f.unchecked))
+      .filter((r) => r.findings.some((f) => !f.unchecked) && !expected.includes(r.rule.id))
       .map((r) => r.rule.id),
   );
 }
@@ -212,7 +218,10 @@ describe.each(KINDS)("$operator $kind", (k) => {
           object(k, version, over(HARDENED[k.kind]?.(), (placed(p, value) as Record<string, unknown>) ?? {})),
         );
         const specPath = `${concrete}${c[0]}`;
-        const read = (sites ?? []).some((site) => site.specPath === specPath);
+        // A rebuilt pod (remap) reads the template it starts from when its spec maps back there.
+        const read = (sites ?? []).some(
+          (site) => site.specPath === specPath || site.remap?.(site.specPath) === specPath,
+        );
         expect({ path: p, version, read, verdict: v?.v }).toEqual({
           path: p,
           version,
@@ -451,7 +460,11 @@ describe("the pack judges the operators' fields as scan does", () => {
     for (const k of KINDS) {
       const [version] = Object.keys(k.versions);
       const props = object(k, version ?? "", HARDENED[k.kind]?.());
-      expect(validate(`kubernetes:${k.group}/${version}:${k.kind}`, props).violations, k.kind).toEqual([]);
+      const violations = validate(`kubernetes:${k.group}/${version}:${k.kind}`, props).violations;
+      expect(
+        violations.filter((v) => !(BY_DESIGN[k.kind] ?? []).includes(v.policy)),
+        k.kind,
+      ).toEqual([]);
     }
   });
 });
