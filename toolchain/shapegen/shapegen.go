@@ -34,6 +34,9 @@ type Gen struct {
 	// Name, when set, names a struct's constant in place of ConstName (tables of several packages whose last path
 	// elements agree).
 	Name func(t reflect.Type) string
+	// Cycle, when set, is the expression written where a struct holds a struct it is inside of (Tekton's pipeline
+	// task holds a pipeline spec); when empty, such a type panics. The tables judge those fields whole.
+	Cycle string
 }
 
 // New returns an empty generator.
@@ -127,6 +130,9 @@ func (g *Gen) Shape(t reflect.Type) string {
 			return c
 		}
 		if g.busy[c] {
+			if g.Cycle != "" {
+				return g.Cycle
+			}
 			panic("recursive type " + t.String())
 		}
 		g.busy[c] = true

@@ -15,6 +15,7 @@ import { follow, podSites } from "./carriers";
 import { AGENT_SANDBOX_ANNOTATIONS, AGENT_SANDBOX_VERDICTS } from "./crd-verdicts/agent-sandbox";
 import { KUBEFLOW_TRAINER_VERDICTS } from "./crd-verdicts/kubeflow-trainer";
 import { KUBERAY_ANNOTATIONS, KUBERAY_VERDICTS } from "./crd-verdicts/kuberay";
+import { TEKTON_VERDICTS } from "./crd-verdicts/tekton";
 import { CRD_SCHEMAS } from "./crds.generated";
 import { coreFields, injectorFields } from "./fields";
 import type { KubeType } from "./sites";
@@ -27,6 +28,7 @@ export const CRD_VERDICTS: Readonly<Record<Operator, VerdictTable>> = {
   "agent-sandbox": AGENT_SANDBOX_VERDICTS,
   kuberay: KUBERAY_VERDICTS,
   "kubeflow-trainer": KUBEFLOW_TRAINER_VERDICTS,
+  tekton: TEKTON_VERDICTS,
 };
 
 /** Annotations of the object itself each operator acts on, by key (only refused ones: any other key is data). */
@@ -34,6 +36,7 @@ export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
   "agent-sandbox": AGENT_SANDBOX_ANNOTATIONS,
   kuberay: KUBERAY_ANNOTATIONS,
   "kubeflow-trainer": {},
+  tekton: {},
 };
 
 type Kinds = Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, Shape>>>>>>;
@@ -120,6 +123,7 @@ const RELEASE: Readonly<Record<Operator, string>> = {
   "agent-sandbox": "agent-sandbox",
   kuberay: "KubeRay",
   "kubeflow-trainer": "Kubeflow Trainer",
+  tekton: "Tekton Pipelines",
 };
 
 /**

@@ -14,10 +14,12 @@ import { podSites } from "../../../../policy/sources/kubernetes/carriers";
 import { CRD_VERDICTS, type Operator } from "../../../../policy/sources/kubernetes/crd-fields";
 import { CRD_SCHEMAS } from "../../../../policy/sources/kubernetes/crds.generated";
 import { kindVerdict } from "../../../../policy/sources/kubernetes/kinds";
+import { RefIndex, resolveReferences } from "../../../../policy/sources/kubernetes/references";
 import { adaptResources } from "../../../../policy/sources/subject";
 import { verdictFor } from "../../../../policy/sources/verdict";
 import { safePodSpec } from "../../fixtures";
 import { validate } from "../../harness";
+import { TEKTON_HARDENED, TEKTON_NEEDS_RUN, tektonStepCarrier } from "./crd-hardened-tekton";
 
 const UNJUDGED = "sandbox-disallow-unjudged-fields";
 const META = { labels: { "sandbox.project": "demo", "sandbox.role": "task" } };
@@ -65,7 +67,7 @@ const trainingRuntime = () => ({
 });
 
 /** A hardened `spec` of every pinned kind: it passes every rule. */
-const HARDENED: Readonly<Record<string, () => object>> = {
+const HARDENED: Readonly<Record<string, (version: string) => object>> = {
   Sandbox: () => ({ podTemplate: pod(), service: true, operatingMode: "Running" }),
   SandboxTemplate: () => ({ podTemplate: pod(), networkPolicyManagement: "Managed" }),
   SandboxClaim: () => ({ warmPoolRef: { name: "pool" }, lifecycle: { shutdownPolicy: "Delete" } }),
@@ -86,6 +88,15 @@ const HARDENED: Readonly<Record<string, () => object>> = {
       numNodes: 2,
     },
   }),
+  ...TEKTON_HARDENED,
+};
+
+/** Rules a hardened object of a kind cannot pass alone (the run that starts it sets what they read). */
+const NEEDS_RUN: Readonly<Record<string, readonly string[]>> = { ...TEKTON_NEEDS_RUN };
+
+/** Kinds judged only inside another object that names them: that object, judged with it resolved. */
+const CARRIED_BY: Readonly<Record<string, (name: string) => { apiVersion: string; kind: string }>> = {
+  StepAction: tektonStepCarrier,
 };
 
 interface PinnedKind {
@@ -139,10 +150,25 @@ function views(k: PinnedKind, version: string, spec: unknown) {
 }
 
 function failing(k: PinnedKind, version: string, spec: unknown, config = {}): string[] {
-  return views(k, version, spec).flatMap((v) =>
+  const carrier = CARRIED_BY[k.kind]?.("t");
+  const carried =
+    carrier === undefined
+      ? []
+      : [
+          ((c) => {
+            const type = `kubernetes:${c.apiVersion}:${c.kind}`;
+            const index = new RefIndex([
+              { type: `kubernetes:${k.group}/${version}:${k.kind}`, props: object(k, version, spec) },
+              { type, props: c },
+            ]);
+            return adaptResources(type, resolveReferences(type, c, index)?.props ?? c, "carrier");
+          })(carrier),
+        ].flat();
+  return [...views(k, version, spec), ...carried].flatMap((v) =>
     judge(v, ALL_RULES, config)
       .filter((r) => r.findings.some((f) => !f.unchecked))
-      .map((r) => r.rule.id),
+      .map((r) => r.rule.id)
+      .filter((id) => !(NEEDS_RUN[k.kind] ?? []).includes(id)),
   );
 }
 
@@ -184,7 +210,7 @@ describe.each(KINDS)("$operator $kind", (k) => {
     const hardened = HARDENED[k.kind];
     expect(hardened, `no hardened ${k.kind}`).toBeDefined();
     for (const version of Object.keys(k.versions))
-      expect(failing(k, version, hardened?.()), `${k.kind} ${version}`).toEqual([]);
+      expect(failing(k, version, hardened?.(version)), `${k.kind} ${version}`).toEqual([]);
   });
 
   it("judges a pod template or pod spec by the pod rules only where the carriers read it", () => {
@@ -204,7 +230,11 @@ describe.each(KINDS)("$operator $kind", (k) => {
         const value = c[1]();
         const sites = podSites(
           `kubernetes:${k.group}/${version}:${k.kind}`,
-          object(k, version, over(HARDENED[k.kind]?.(), (placed(p, value) as Record<string, unknown>) ?? {})),
+          object(
+            k,
+            version,
+            over(HARDENED[k.kind]?.(version), (placed(p, value) as Record<string, unknown>) ?? {}),
+          ),
         );
         const specPath = `${concrete}${c[0]}`;
         const read = (sites ?? []).some((site) => site.specPath === specPath);
@@ -222,7 +252,8 @@ describe.each(KINDS)("$operator $kind", (k) => {
       for (const [p, s] of fields) {
         const l = leaf(s);
         // Values of a single JSON scalar (a time, a number or a name) carry nothing a rule could read.
-        if (l.k !== "core" || ["meta/v1.Time", "intstr.IntOrString"].includes(l.type)) continue;
+        if (l.k !== "core" || ["meta/v1.Time", "meta/v1.Duration", "intstr.IntOrString"].includes(l.type))
+          continue;
         expect({ path: p, verdict: verdictFor(table, `${k.kind}.${p}`)?.v }).not.toEqual({
           path: p,
           verdict: "inert",
@@ -247,23 +278,28 @@ describe.each(KINDS)("$operator $kind", (k) => {
     const path = key.slice(k.kind.length + 1);
     for (const [version, fields] of byVersion) {
       if (!fields.some(([p]) => p === path)) continue;
-      const hit = failing(k, version, over(HARDENED[k.kind]?.(), v.hostile), v.config);
+      const hit = failing(k, version, over(HARDENED[k.kind]?.(version), v.hostile), v.config);
       expect(
         hit.filter((r) => v.rules.includes(r)).length,
         `${version}: ${JSON.stringify(hit)}`,
       ).toBeGreaterThan(0);
       if (v.control !== undefined)
-        expect(failing(k, version, over(HARDENED[k.kind]?.(), v.control), v.config), version).toEqual([]);
+        expect(failing(k, version, over(HARDENED[k.kind]?.(version), v.control), v.config), version).toEqual(
+          [],
+        );
     }
   });
 
   it("a key outside the pinned schema fails closed where it is written, in any case", () => {
     const [version] = Object.keys(k.versions);
     if (version === undefined) return;
-    const hardened = HARDENED[k.kind]?.() ?? {};
+    const hardened = HARDENED[k.kind]?.(version) ?? {};
     const first = Object.keys(hardened)[0] ?? "x";
+    // A sidecar list where the kind has none (a Tekton Task has one: its misspelling there).
+    const shape = k.versions[version];
+    const own = shape?.k === "struct" && Object.hasOwn(shape.fields, "sidecars");
     for (const key of [
-      "sidecars",
+      own ? "sideCars" : "sidecars",
       first.toUpperCase(),
       `${first.charAt(0).toUpperCase()}${first.slice(1)}`,
     ]) {
@@ -274,7 +310,7 @@ describe.each(KINDS)("$operator $kind", (k) => {
   });
 
   it("a version the pinned release does not serve fails closed at apiVersion", () => {
-    const f = unjudged(k, "v9", HARDENED[k.kind]?.());
+    const f = unjudged(k, "v9", HARDENED[k.kind]?.("v9"));
     expect(f.map((x) => x.path)).toEqual(["apiVersion"]);
   });
 });
@@ -384,7 +420,7 @@ describe("attacks on the operators' fields", () => {
 
   it("annotations of the object the operator acts on fail closed; other keys are data", () => {
     expect(
-      paths("Sandbox", "v1beta1", HARDENED.Sandbox?.(), {
+      paths("Sandbox", "v1beta1", HARDENED.Sandbox?.("v1beta1"), {
         name: "t",
         annotations: { "agents.x-k8s.io/pod-name": "other", note: "x" },
       }),
@@ -445,8 +481,13 @@ describe("the pack judges the operators' fields as scan does", () => {
   it("a hardened object of each pinned kind passes the pack", () => {
     for (const k of KINDS) {
       const [version] = Object.keys(k.versions);
-      const props = object(k, version ?? "", HARDENED[k.kind]?.());
-      expect(validate(`kubernetes:${k.group}/${version}:${k.kind}`, props).violations, k.kind).toEqual([]);
+      const props = object(k, version ?? "", HARDENED[k.kind]?.(version ?? ""));
+      expect(
+        validate(`kubernetes:${k.group}/${version}:${k.kind}`, props).violations.filter(
+          (v) => !(NEEDS_RUN[k.kind] ?? []).includes(v.policy),
+        ),
+        k.kind,
+      ).toEqual([]);
     }
   });
 });
