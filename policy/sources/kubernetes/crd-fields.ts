@@ -39,6 +39,43 @@ export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
   tekton: {},
 };
 
+/**
+ * Kinds whose own labels and annotations the operator copies onto the pods it makes: Tekton copies a TaskRun's onto
+ * its pod (pkg/pod/pod.go `Build`, `makeLabels`), a Task's onto the TaskRun that runs it (pkg/reconciler/taskrun
+ * `storeTaskSpecAndMergeMeta`), and a Pipeline's and a PipelineRun's onto their TaskRuns (pkg/reconciler/pipelinerun).
+ */
+const POD_METADATA: Readonly<Record<Operator, readonly string[]>> = {
+  "agent-sandbox": [],
+  kuberay: [],
+  "kubeflow-trainer": [],
+  tekton: ["Task", "TaskRun", "Pipeline", "PipelineRun"],
+};
+
+/** Annotations the kubelet reads as a pod's seccomp or AppArmor profile, by prefix. */
+const PROFILE_ANNOTATIONS = [
+  "seccomp.security.alpha.kubernetes.io/pod",
+  "container.seccomp.security.alpha.kubernetes.io/",
+  "container.apparmor.security.beta.kubernetes.io/",
+];
+
+/** Mesh injectors and security profiles in an object's own metadata that its operator copies onto its pods. */
+function copiedMetadata(meta: unknown, operator: string, out: UnjudgedField[]): void {
+  injectorFields(meta, "metadata", out);
+  const notes = field(meta, "annotations");
+  if (!isPlain(notes)) return;
+  for (const [key, value] of Object.entries(notes))
+    if (
+      PROFILE_ANNOTATIONS.some((p) => key.toLowerCase().startsWith(p)) &&
+      value !== "runtime/default" &&
+      !isUnknown(value)
+    )
+      out.push({
+        path: join("metadata.annotations", key),
+        field: `ObjectMeta.annotations{}.${key}`,
+        reason: `${operator} copies this annotation onto the pods it makes, where it sets a seccomp or AppArmor profile (${JSON.stringify(value)}) that no rule judged; only runtime/default passes`,
+      });
+}
+
 type Kinds = Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, Shape>>>>>>;
 
 /** The pinned operator of a kind and the kind's spec shape by version, or undefined when none pins it. */
@@ -65,6 +102,15 @@ interface Walk {
   readonly out: UnjudgedField[];
 }
 
+/** A value of the wrong kind where a list or an object belongs: the readers cannot see what it holds. */
+function malformed(w: Walk, v: unknown, what: string, schema: string, path: string): void {
+  w.out.push({
+    path,
+    field: `${w.kind}.${schema}`,
+    reason: `it is ${what} in ${w.release}; ${String(JSON.stringify(v)).slice(0, 40)} cannot be read`,
+  });
+}
+
 function walk(w: Walk, v: unknown, s: Shape, schema: string, path: string, depth: number): void {
   if (v === undefined || v === null || isUnknown(v) || depth > 64) return;
   switch (s.k) {
@@ -73,20 +119,24 @@ function walk(w: Walk, v: unknown, s: Shape, schema: string, path: string, depth
       return;
     case "slice":
     case "array":
-      if (Array.isArray(v))
+      if (!Array.isArray(v)) malformed(w, v, "a list", schema, path);
+      else
         v.forEach((x, i) => {
           walk(w, x, s.of, `${schema}[]`, join(path, i), depth + 1);
         });
       return;
     case "map":
-      if (isPlain(v))
-        for (const [k, x] of Object.entries(v)) walk(w, x, s.of, `${schema}{}`, join(path, k), depth + 1);
+      if (!isPlain(v)) malformed(w, v, "an object", schema, path);
+      else for (const [k, x] of Object.entries(v)) walk(w, x, s.of, `${schema}{}`, join(path, k), depth + 1);
       return;
     case "core":
       w.out.push(...(coreFields(s.type, v, path) ?? []));
       return;
     case "struct":
-      if (!isPlain(v)) return;
+      if (!isPlain(v)) {
+        if (schema !== "") malformed(w, v, "an object", schema, path);
+        return;
+      }
       for (const [k, x] of Object.entries(v)) {
         const fieldSchema = schema === "" ? k : `${schema}.${k}`;
         const at = join(path, k);
@@ -171,6 +221,8 @@ export function crdFields(t: KubeType, type: string, props: unknown): UnjudgedFi
           reason: verdict.why,
         });
     }
+  if (POD_METADATA[pinned.operator].includes(t.kind))
+    copiedMetadata(field(props, "metadata"), RELEASE[pinned.operator], out);
   // Operators' pod metadata is often a type of their own (agent-sandbox's PodMetadata): the injectors are checked
   // on every pod the carriers read, whatever its type.
   for (const site of podSites(type, props) ?? [])
