@@ -38,6 +38,7 @@ export const MANIFEST_KEYS = [
   "AGENT_SANDBOX_VERSION",
   "KUBERAY_VERSION",
   "KUBEFLOW_TRAINER_VERSION",
+  "TEKTON_PIPELINE_VERSION",
 ] as const;
 
 /** One key of the manifest. */

@@ -8,7 +8,7 @@
  *   (`securityContext`, `automountServiceAccountToken`; `hostNetwork` and `volumes` from the workflow, template
  *   `volumes` added); `podSpecPatch` (workflow, then template) is a strategic merge patch over the pod
  *   (argo-workflows docs/fields.md, WorkflowSpec and Template).
- * - Tekton (tekton.dev Task, ClusterTask; Pipeline and PipelineRun `tasks[]/finally[].taskSpec`; TaskRun
+ * - Tekton (tekton.dev Task; Pipeline and PipelineRun `tasks[]/finally[].taskSpec`; TaskRun
  *   `taskSpec`): one pod per task, a container per step (`stepTemplate` merged under each step; v1
  *   `computeResources` is the container's `resources`) plus `sidecars`, `volumes`; a run's `podTemplate`
  *   (TaskRun `spec.podTemplate`; PipelineRun v1 `spec.taskRunTemplate.podTemplate`, v1beta1 `spec.podTemplate`,
@@ -113,7 +113,7 @@ function tektonPod(
 
 function tektonSites(kind: string, props: unknown): PodSite[] | undefined {
   if (isUnknown(field(props, "spec"))) return unknownSite(props, "spec");
-  if (kind === "Task" || kind === "ClusterTask") return [tektonPod(props, "spec", undefined, "spec")];
+  if (kind === "Task") return [tektonPod(props, "spec", undefined, "spec")];
   if (kind === "TaskRun") {
     const pt = field(field(props, "spec"), "podTemplate");
     const task = at(props, "spec.taskSpec") === undefined ? undefined : "spec.taskSpec";

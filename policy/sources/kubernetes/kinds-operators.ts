@@ -27,7 +27,9 @@
  *   the LSM rule unless allowed by name; a ProfileBinding and a ProfileRecording make the operator's webhook change
  *   pods at admission (internal/pkg/webhooks/binding, recording); raw SELinux and AppArmor policies are installed on
  *   every node with rules the project does not read;
- * - Tekton StepAction (tekton.dev v1beta1, v1alpha1): it runs only as a step that names it, and is judged there;
+ * - Tekton Pipelines v1.11.0 (tekton.dev): StepAction (v1beta1, v1alpha1) runs only as a step that names it, and is
+ *   judged there; ClusterTask is registered by no API package of the release (it was removed), and a `taskRef` of
+ *   that kind is a custom task there;
  * - agent-sandbox v1.0.1 (extensions/api/v1beta1 SandboxClaim, SandboxWarmPool): sandboxes of a SandboxTemplate;
  * - Kubeflow Trainer v2.0.0 (pkg/apis/trainer/v1alpha1 TrainJob): the pods of a training runtime.
  */
@@ -230,6 +232,9 @@ export const OPERATOR_KINDS: KindTable = {
     ),
   },
   "tekton.dev": {
+    ClusterTask: unjudged(
+      "Tekton Pipelines v1.11.0, the release the project claims, registers no ClusterTask (pkg/apis/pipeline/v1beta1/register.go): a release that serves it runs pods from fields the project pins no schema for",
+    ),
     StepAction: through(
       "it runs only as a step that names it (`ref`), which is judged with it (policy/stack/disallow-unjudged-references.ts)",
     ),

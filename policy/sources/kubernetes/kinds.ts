@@ -27,7 +27,7 @@ import { TUNNEL_KINDS } from "./tunnel-exposure";
  */
 export const REBUILT: Readonly<Record<string, readonly string[]>> = {
   "argoproj.io": ["Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"],
-  "tekton.dev": ["Task", "ClusterTask", "TaskRun", "Pipeline", "PipelineRun"],
+  "tekton.dev": ["Task", "TaskRun", "Pipeline", "PipelineRun"],
   "sparkoperator.k8s.io": ["SparkApplication", "ScheduledSparkApplication"],
   "kubevirt.io": [
     "VirtualMachine",

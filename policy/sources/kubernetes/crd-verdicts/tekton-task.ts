@@ -27,9 +27,9 @@ export const TOKEN_VALUE = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB";
 /** Places a fragment of a task spec, pod template or the kind's own spec where the kind holds it. */
 export type Wrap = (fragment: object) => object;
 
-const NAMING = "a name or a description; nothing runs from it";
-const REMOVED =
-  "PipelineResources were removed from Tekton (v0.50): the webhook refuses an object that sets them, and the controller reads none";
+export const NAMING = "a name or a description; nothing runs from it";
+export const REMOVED =
+  "PipelineResources were removed from Tekton: its webhook refuses an object that sets them (a disallowed field in v1beta1 task_validation.go and the others), and the controller reads none";
 
 /** A step's or sidecar's own Tekton fields, beside the container fields the pod rules judge. */
 function stepOwn(base: string): Record<string, Verdict> {

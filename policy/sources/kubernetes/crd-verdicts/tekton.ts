@@ -11,8 +11,10 @@
  */
 import { inert, judged, refused, type Verdict, type VerdictTable } from "../../verdict";
 import {
+  NAMING,
   PRIV,
   podTemplate,
+  REMOVED,
   SECRET,
   SERVICE_ACCOUNT,
   TOKEN_VALUE,
@@ -21,9 +23,6 @@ import {
   workspaceBindings,
 } from "./tekton-task";
 
-const NAMING = "a name or a description; nothing runs from it";
-const REMOVED =
-  "PipelineResources were removed from Tekton (v0.50): the webhook refuses an object that sets them, and the controller reads none";
 const REF =
   "names what runs: the readers put the object in its place where the input holds it, and the stack rule on references fails closed where it does not, where a resolver or a bundle fetches it, or where it names a custom task";
 const LIFECYCLE = "when the run stops or is retried; it opens nothing";

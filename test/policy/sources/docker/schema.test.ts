@@ -53,6 +53,7 @@ describe("the generated Engine API schema", () => {
       ["AGENT_SANDBOX_VERSION", "agent-sandbox"],
       ["KUBERAY_VERSION", "kuberay"],
       ["KUBEFLOW_TRAINER_VERSION", "kubeflow-trainer"],
+      ["TEKTON_PIPELINE_VERSION", "tekton"],
     ] as const) {
       const { module, version } = CRD_SCHEMAS[operator];
       expect(version).toBe(TOOLCHAIN[key]);
