@@ -321,3 +321,29 @@ describe("hostile shapes never throw and fail closed where they are written", ()
       ).not.toThrow();
   });
 });
+
+describe("array and object params are substituted as Tekton expands them", () => {
+  const TOKEN = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB";
+  it.each([
+    ["an array param expanded whole", ["$(params.flags[*])"], { name: "flags", value: [`--token=${TOKEN}`] }],
+    ["an array param's element", ["$(params.flags[0])"], { name: "flags", value: [`--token=${TOKEN}`] }],
+    ["an object param's key", ["$(params.cfg.token)"], { name: "cfg", value: { token: TOKEN } }],
+  ])("%s holding a credential reaches the step's args", (_, args, param) => {
+    const run = over(hardened("TaskRun", "v1"), {
+      params: [param],
+      taskSpec: {
+        params: [
+          { name: "flags", type: "array", default: ["--quiet"] },
+          {
+            name: "cfg",
+            type: "object",
+            properties: { token: { type: "string" } },
+            default: { token: "none" },
+          },
+        ],
+        steps: [{ args }],
+      },
+    });
+    expect(judgeObject("TaskRun", "v1", run).rules).toContain("sandbox-disallow-secret-env");
+  });
+});
