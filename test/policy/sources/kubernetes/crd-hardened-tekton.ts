@@ -4,6 +4,9 @@
  * (`msg`, then `who`), the pipeline passes its own param `greeting` to `who`, so that a credential given to any of
  * them reaches the script the rules read.
  */
+import { RefIndex, resolveReferences } from "../../../../policy/sources/kubernetes/references";
+import { adaptResources } from "../../../../policy/sources/subject";
+import type { Subject } from "../../../../policy/workload";
 import { safeK8sContainer } from "../../fixtures";
 
 /** A hardened step: v1 names its requests and limits `computeResources`, v1beta1 `resources` (Step of each). */
@@ -105,21 +108,33 @@ export const TEKTON_NEEDS_RUN: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
- * A StepAction is judged as the step of a task that names it (references.ts): a hardened TaskRun whose step names
- * it, with a scratch volume its mount names and a token volume no step mounts.
+ * A StepAction is judged as the step of a task that names it (references.ts): the views of a hardened TaskRun whose
+ * step names the StepAction `object` (with a scratch volume its mount names and a token volume no step mounts),
+ * resolved against it.
  */
-export const tektonStepCarrier = (name: string) => ({
-  apiVersion: "tekton.dev/v1",
-  kind: "TaskRun",
-  metadata: { name: "uses-action", namespace: "agents" },
-  spec: {
-    podTemplate: tektonPodTemplate(),
-    taskSpec: {
-      volumes: [
-        { name: "scratch", emptyDir: {} },
-        { name: "token", projected: { sources: [{ serviceAccountToken: { path: "token" } }] } },
-      ],
-      steps: [{ name: "act", ref: { name }, computeResources: step("v1").computeResources }],
+export function tektonStepViews(object: object): Subject[] {
+  const { apiVersion, metadata } = object as { apiVersion?: string; metadata?: { name?: string } };
+  const run = {
+    apiVersion: "tekton.dev/v1",
+    kind: "TaskRun",
+    metadata: { name: "uses-action", namespace: "agents" },
+    spec: {
+      podTemplate: tektonPodTemplate(),
+      taskSpec: {
+        volumes: [
+          { name: "scratch", emptyDir: {} },
+          { name: "token", projected: { sources: [{ serviceAccountToken: { path: "token" } }] } },
+        ],
+        steps: [
+          { name: "act", ref: { name: metadata?.name }, computeResources: step("v1").computeResources },
+        ],
+      },
     },
-  },
-});
+  };
+  const type = "kubernetes:tekton.dev/v1:TaskRun";
+  const index = new RefIndex([
+    { type: `kubernetes:${apiVersion}:StepAction`, props: object },
+    { type, props: run },
+  ]);
+  return adaptResources(type, resolveReferences(type, run, index)?.props ?? run, "uses-action");
+}

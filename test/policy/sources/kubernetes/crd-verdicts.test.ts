@@ -14,12 +14,12 @@ import { podSites } from "../../../../policy/sources/kubernetes/carriers";
 import { CRD_VERDICTS, type Operator } from "../../../../policy/sources/kubernetes/crd-fields";
 import { CRD_SCHEMAS } from "../../../../policy/sources/kubernetes/crds.generated";
 import { kindVerdict } from "../../../../policy/sources/kubernetes/kinds";
-import { RefIndex, resolveReferences } from "../../../../policy/sources/kubernetes/references";
 import { adaptResources } from "../../../../policy/sources/subject";
 import { verdictFor } from "../../../../policy/sources/verdict";
+import type { Subject } from "../../../../policy/workload";
 import { safePodSpec } from "../../fixtures";
 import { validate } from "../../harness";
-import { TEKTON_HARDENED, TEKTON_NEEDS_RUN, tektonStepCarrier } from "./crd-hardened-tekton";
+import { TEKTON_HARDENED, TEKTON_NEEDS_RUN, tektonStepViews } from "./crd-hardened-tekton";
 
 const UNJUDGED = "sandbox-disallow-unjudged-fields";
 const META = { labels: { "sandbox.project": "demo", "sandbox.role": "task" } };
@@ -94,10 +94,8 @@ const HARDENED: Readonly<Record<string, (version: string) => object>> = {
 /** Rules a hardened object of a kind cannot pass alone (the run that starts it sets what they read). */
 const NEEDS_RUN: Readonly<Record<string, readonly string[]>> = { ...TEKTON_NEEDS_RUN };
 
-/** Kinds judged only inside another object that names them: that object, judged with it resolved. */
-const CARRIED_BY: Readonly<Record<string, (name: string) => { apiVersion: string; kind: string }>> = {
-  StepAction: tektonStepCarrier,
-};
+/** Kinds judged only inside another object that names them: the views of that object, with it resolved. */
+const CARRIED_BY: Readonly<Record<string, (object: object) => Subject[]>> = { StepAction: tektonStepViews };
 
 interface PinnedKind {
   readonly operator: Operator;
@@ -150,20 +148,7 @@ function views(k: PinnedKind, version: string, spec: unknown) {
 }
 
 function failing(k: PinnedKind, version: string, spec: unknown, config = {}): string[] {
-  const carrier = CARRIED_BY[k.kind]?.("t");
-  const carried =
-    carrier === undefined
-      ? []
-      : [
-          ((c) => {
-            const type = `kubernetes:${c.apiVersion}:${c.kind}`;
-            const index = new RefIndex([
-              { type: `kubernetes:${k.group}/${version}:${k.kind}`, props: object(k, version, spec) },
-              { type, props: c },
-            ]);
-            return adaptResources(type, resolveReferences(type, c, index)?.props ?? c, "carrier");
-          })(carrier),
-        ].flat();
+  const carried = CARRIED_BY[k.kind]?.(object(k, version, spec)) ?? [];
   return [...views(k, version, spec), ...carried].flatMap((v) =>
     judge(v, ALL_RULES, config)
       .filter((r) => r.findings.some((f) => !f.unchecked))
