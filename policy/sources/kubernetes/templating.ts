@@ -142,6 +142,15 @@ function tektonEntries(
 ): [string, string][] | undefined {
   const one = (x: unknown): string | undefined =>
     single([typeof x === "string" && outer !== undefined ? substitute(x, "tekton", outer) : x], "tekton");
+  // A pipeline's whole array or object param passed on (`value: $(params.list[*])`) keeps its elements and keys.
+  const whole = typeof raw === "string" ? /^\$\(\s*([^()]*?)\s*\)$/.exec(raw) : null;
+  const from = whole === null ? undefined : tektonParam(whole[1] ?? "");
+  if (outer !== undefined && from?.endsWith("[*]") === true) {
+    const base = from.slice(0, -3);
+    const parts = [...outer].filter(([k]) => k.startsWith(`${base}[`) || k.startsWith(`${base}.`));
+    if (parts.some(([k]) => k !== from))
+      return parts.map(([k, v]): [string, string] => [`${name}${k.slice(base.length)}`, v]);
+  }
   if (Array.isArray(raw)) {
     const all = raw.map(one);
     if (all.some((x) => x === undefined)) return undefined;

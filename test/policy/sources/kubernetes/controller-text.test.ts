@@ -122,6 +122,10 @@ describe("controller templating", () => {
     expect(tektonValues([], [{ name: "l", value: ["$(params.greeting)", "x"] }], outer).get("l[*]")).toBe(
       "hi x",
     );
+    // A pipeline's whole array param passed to a task's array param keeps its elements.
+    const list = tektonValues([{ name: "arr", default: ["--a", "--b"] }], []);
+    const passed = tektonValues([], [{ name: "flags", value: "$(params.arr[*])" }], list);
+    expect([passed.get("flags[*]"), passed.get("flags[1]")]).toEqual(["--a --b", "--b"]);
   });
   it("a placeholder left is text in a name or command, not known in a resource figure, unreadable in a wall", () => {
     const pod = sealPlaceholders(
