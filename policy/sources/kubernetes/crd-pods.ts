@@ -48,7 +48,7 @@ export function synthesizedSites(t: KubeType, props: unknown): PodSite[] | undef
   return undefined;
 }
 
-/** Tekton's container for one step: the step template under it, `computeResources` as `resources`. */
+/** Tekton's container for one step or sidecar: the step template under it, `computeResources` as `resources`. */
 function tektonStep(step: unknown, template: unknown): unknown {
   if (!isObj(step)) return step;
   const { computeResources, ...rest } = step;
@@ -84,8 +84,9 @@ function tektonPod(
     const steps = partsOf(field(task, "steps"), join(taskPath, "steps"))
       .filter((p) => field(p.value, "ref") === undefined || field(p.value, "ref") === null)
       .map((p) => scripted(p, tektonStep(p.value, template)));
+    // A v1 sidecar names its requests and limits `computeResources` too (no step template under it).
     const sidecars = partsOf(field(task, "sidecars"), join(taskPath, "sidecars")).map((p) =>
-      scripted(p, p.value),
+      scripted(p, tektonStep(p.value, undefined)),
     );
     putList(spec, "containers", [...steps, ...sidecars], mapper);
     scripts.forEach((s, i) => {

@@ -20,9 +20,12 @@ const EXPOSED = "sandbox-disallow-exposed-ports";
 const TOKEN = "sandbox-disallow-service-account-token";
 const RUNTIME = "sandbox-require-runtime-class";
 const LSM = "sandbox-disallow-unconfined-lsm";
+const DEVICES = "sandbox-disallow-devices";
 
 /** A credential as a script or a value writes it (a GitHub token's shape). */
 export const TOKEN_VALUE = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB";
+
+const GPU = { limits: { "nvidia.com/gpu": "1", cpu: "500m", memory: "512Mi" } };
 
 /** Places a fragment of a task spec, pod template or the kind's own spec where the kind holds it. */
 export type Wrap = (fragment: object) => object;
@@ -82,6 +85,7 @@ export function taskSpec(base: string, wrap: Wrap): Record<string, Verdict> {
       step({ script: `#!/bin/sh\nexport GITHUB_TOKEN=${TOKEN_VALUE}\n` }),
     ),
     [`${base}.steps[].env`]: judged([SECRET], step({ env: secretEnv })),
+    [`${base}.steps[].computeResources`]: judged([DEVICES], step({ computeResources: GPU })),
     [`${base}.steps[].envFrom`]: judged([SECRET], step({ envFrom: [{ secretRef: { name: "creds" } }] })),
     [`${base}.sidecars`]: judged([PRIV], sidecarPriv),
     [`${base}.sidecars[].script`]: judged(
@@ -91,6 +95,11 @@ export function taskSpec(base: string, wrap: Wrap): Record<string, Verdict> {
           { name: "s", image: "busybox:1.36", script: `#!/bin/sh\nexport GITHUB_TOKEN=${TOKEN_VALUE}\n` },
         ],
       }),
+    ),
+    // v1 names a sidecar's requests and limits `computeResources` (v1beta1 `resources`); the pod gets them as its.
+    [`${base}.sidecars[].computeResources`]: judged(
+      [DEVICES],
+      wrap({ sidecars: [{ computeResources: GPU }] }),
     ),
     [`${base}.sidecars[].workspaces`]: inert(
       "which of the task's workspaces the sidecar mounts, and where; the workspace's volume is judged on the run that binds it",

@@ -32,6 +32,14 @@ export const tektonTask = (version: string) => ({
   workspaces: [{ name: "src", mountPath: "/workspace/src" }],
   results: [{ name: "digest", description: "the image digest" }],
   steps: [step(version)],
+  sidecars: [
+    {
+      name: "cache",
+      image: step(version).image,
+      [version === "v1beta1" ? "resources" : "computeResources"]: safeK8sContainer().resources,
+      securityContext: step(version).securityContext,
+    },
+  ],
 });
 
 /** A hardened run pod template: the pod settings a Task cannot set. */
