@@ -53,7 +53,7 @@ function stepOwn(base: string): Record<string, Verdict> {
     ),
     [`${base}.when`]: inert("skips the step when false; a skipped step runs nothing"),
     [`${base}.workspaces`]: inert(
-      "which of the task's workspaces this step mounts, and where; the workspace's volume is judged on the run that binds it",
+      "which of the task's workspaces this step mounts, and where; the volume behind it has its verdict on the run that binds it (only an emptyDir passes)",
     ),
     [`${base}.ref`]: inert(
       "names the StepAction the step runs: the readers put it in the step where the input holds it, and the stack rule on references fails closed where it does not, or where a resolver fetches it",
@@ -102,7 +102,7 @@ export function taskSpec(base: string, wrap: Wrap): Record<string, Verdict> {
       wrap({ sidecars: [{ computeResources: GPU }] }),
     ),
     [`${base}.sidecars[].workspaces`]: inert(
-      "which of the task's workspaces the sidecar mounts, and where; the workspace's volume is judged on the run that binds it",
+      "which of the task's workspaces the sidecar mounts, and where; the volume behind it has its verdict on the run that binds it (only an emptyDir passes)",
     ),
     // Tekton merges the template under every step (pkg/apis/pipeline/v1 MergeStepsWithStepTemplate), not the sidecars.
     [`${base}.stepTemplate`]: judged(
@@ -123,7 +123,7 @@ export function taskSpec(base: string, wrap: Wrap): Record<string, Verdict> {
       "files the steps write under /tekton/results; the controller reads them into the run's status",
     ),
     [`${base}.workspaces`]: inert(
-      "the workspaces the task mounts in its steps, and where; the volume behind each is judged on the run that binds it",
+      "the workspaces the task mounts in its steps, and where; the volume behind each has its verdict on the run that binds it (only an emptyDir passes)",
     ),
     [`${base}.resources`]: inert(REMOVED),
   };

@@ -61,7 +61,7 @@ function pipelineTask(base: string, wrap: Wrap): Record<string, Verdict> {
     [`${base}.timeout`]: inert(LIFECYCLE),
     [`${base}.onError`]: inert("whether the pipeline goes on after the task fails"),
     [`${base}.workspaces`]: inert(
-      "which pipeline workspace each task workspace is, and which folder of it; the volume is judged on the run that binds it",
+      "which pipeline workspace each task workspace is, and which folder of it; the volume has its verdict on the run that binds it (only an emptyDir passes)",
     ),
     [`${base}.pipelineRef`]: refused(
       "a pipeline inside a pipeline (a preview feature): its tasks are not read, and the stack rule on references fails closed on it",
@@ -94,7 +94,7 @@ function pipelineSpec(base: string, wrap: Wrap): Record<string, Verdict> {
     [`${base}.params[].default`]: judged([SECRET], wrap({ params: [{ default: TOKEN_VALUE }] })),
     [`${base}.results`]: inert("values the controller copies from the tasks' results into the run's status"),
     [`${base}.workspaces`]: inert(
-      "the workspaces the pipeline's tasks share; the volume behind each is judged on the run that binds it",
+      "the workspaces the pipeline's tasks share; the volume behind each has its verdict on the run that binds it (only an emptyDir passes)",
     ),
     [`${base}.resources`]: inert(REMOVED),
   };
