@@ -41,6 +41,7 @@ export const MANIFEST_KEYS = [
   "ARGO_WORKFLOWS_VERSION",
   "ARGO_ROLLOUTS_VERSION",
   "SPARK_OPERATOR_VERSION",
+  "TEKTON_PIPELINE_VERSION",
 ] as const;
 
 /** One key of the manifest. */

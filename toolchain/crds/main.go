@@ -31,6 +31,9 @@ import (
 	trainerv1alpha1 "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	rayv1alpha1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1alpha1"
+	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
+	tektonv1alpha1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1alpha1"
+	tektonv1beta1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1beta1"
 	sandboxv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 	sandboxextv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
@@ -52,12 +55,15 @@ var operators = []struct {
 	{"argo-workflows", "github.com/argoproj/argo-workflows/v3", []func(*runtime.Scheme) error{wfv1alpha1.AddToScheme}, []string{"Workflow", "WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"}},
 	{"argo-rollouts", "github.com/argoproj/argo-rollouts", []func(*runtime.Scheme) error{rolloutsv1alpha1.AddToScheme}, nil},
 	{"spark-operator", "github.com/kubeflow/spark-operator/v2", []func(*runtime.Scheme) error{sparkv1beta2.AddToScheme, sparkv1alpha1.AddToScheme}, []string{"SparkApplication", "ScheduledSparkApplication"}},
+	// Tekton's CustomRun and Run go to custom task controllers, VerificationPolicy configures signature checks; they
+	// keep their kind verdicts.
+	{"tekton", "github.com/tektoncd/pipeline", []func(*runtime.Scheme) error{tektonv1.AddToScheme, tektonv1beta1.AddToScheme, tektonv1alpha1.AddToScheme}, []string{"Task", "Pipeline", "TaskRun", "PipelineRun", "StepAction"}},
 }
 
 // cycles are the structs that hold themselves: met again inside its own shape (Argo's DAG task's `inline`
-// Template), such a struct is a leaf, `any`; the walk does not enter it, and its field's verdict says what the
-// operator does with it. Any other cycle stops the generator.
-var cycles = []string{"v1alpha1.Template"}
+// Template, Tekton's pipeline task's `pipelineSpec`), such a struct is a leaf, `any`; the walk does not enter it,
+// and its field's verdict says what the operator does with it. Any other cycle stops the generator.
+var cycles = []string{"v1alpha1.Template", "v1.PipelineSpec", "v1beta1.PipelineSpec"}
 
 // decodesAs names the types whose own UnmarshalJSON decodes exactly another type's JSON: they are that type's shape,
 // not leaves. Argo's ParallelSteps (a list of steps, each checked for keys outside WorkflowStep's, then decoded).
@@ -144,6 +150,8 @@ func kinds(add []func(*runtime.Scheme) error, only []string) []kindSpec {
 
 func main() {
 	g := shapegen.New(true)
+	// A struct inside itself (Tekton's pipeline task's own pipelineSpec) is written as any: its verdict judges it
+	// whole, and the walk reads nothing under it.
 	g.Leaf = func(t reflect.Type) (string, bool) {
 		if t.Kind() != reflect.Struct {
 			return "", false

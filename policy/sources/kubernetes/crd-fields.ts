@@ -18,6 +18,7 @@ import { ARGO_WORKFLOWS_VERDICTS } from "./crd-verdicts/argo-workflows";
 import { KUBEFLOW_TRAINER_VERDICTS } from "./crd-verdicts/kubeflow-trainer";
 import { KUBERAY_ANNOTATIONS, KUBERAY_VERDICTS } from "./crd-verdicts/kuberay";
 import { SPARK_OPERATOR_VERDICTS } from "./crd-verdicts/spark-operator";
+import { TEKTON_VERDICTS } from "./crd-verdicts/tekton";
 import { CRD_SCHEMAS } from "./crds.generated";
 import { type FieldWalk, walkFields } from "./field-walk";
 import { coreFields, injectorFields } from "./fields";
@@ -34,6 +35,7 @@ export const CRD_VERDICTS: Readonly<Record<Operator, VerdictTable>> = {
   "argo-workflows": ARGO_WORKFLOWS_VERDICTS,
   "argo-rollouts": ARGO_ROLLOUTS_VERDICTS,
   "spark-operator": SPARK_OPERATOR_VERDICTS,
+  tekton: TEKTON_VERDICTS,
 };
 
 /** Annotations of the object itself each operator acts on, by key (only refused ones: any other key is data). */
@@ -44,6 +46,7 @@ export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
   "argo-workflows": {},
   "argo-rollouts": {},
   "spark-operator": {},
+  tekton: {},
 };
 
 /**
@@ -53,6 +56,46 @@ export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
  * rule saw.
  */
 const LABELS_TO_PODS: ReadonlySet<Operator> = new Set(["spark-operator"]);
+
+/**
+ * Kinds whose own labels and annotations the operator copies onto the pods it makes: Tekton copies a TaskRun's onto
+ * its pod (pkg/pod/pod.go `Build`, `makeLabels`), a Task's onto the TaskRun that runs it (pkg/reconciler/taskrun
+ * `storeTaskSpecAndMergeMeta`), and a Pipeline's and a PipelineRun's onto their TaskRuns (pkg/reconciler/pipelinerun).
+ */
+const POD_METADATA: Readonly<Record<Operator, readonly string[]>> = {
+  "agent-sandbox": [],
+  kuberay: [],
+  "kubeflow-trainer": [],
+  "argo-workflows": [],
+  "argo-rollouts": [],
+  "spark-operator": [],
+  tekton: ["Task", "TaskRun", "Pipeline", "PipelineRun"],
+};
+
+/** Annotations the kubelet reads as a pod's seccomp or AppArmor profile, by prefix. */
+const PROFILE_ANNOTATIONS = [
+  "seccomp.security.alpha.kubernetes.io/pod",
+  "container.seccomp.security.alpha.kubernetes.io/",
+  "container.apparmor.security.beta.kubernetes.io/",
+];
+
+/** Mesh injectors and security profiles in an object's own metadata that its operator copies onto its pods. */
+function copiedMetadata(meta: unknown, operator: string, out: UnjudgedField[]): void {
+  injectorFields(meta, "metadata", out);
+  const notes = field(meta, "annotations");
+  if (!isPlain(notes)) return;
+  for (const [key, value] of Object.entries(notes))
+    if (
+      PROFILE_ANNOTATIONS.some((p) => key.toLowerCase().startsWith(p)) &&
+      value !== "runtime/default" &&
+      !isUnknown(value)
+    )
+      out.push({
+        path: join("metadata.annotations", key),
+        field: `ObjectMeta.annotations{}.${key}`,
+        reason: `${operator} copies this annotation onto the pods it makes, where it sets a seccomp or AppArmor profile (${JSON.stringify(value)}) that no rule judged; only runtime/default passes`,
+      });
+}
 
 type Kinds = Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, Shape>>>>>>;
 
@@ -80,6 +123,7 @@ const RELEASE: Readonly<Record<Operator, string>> = {
   "argo-workflows": "Argo Workflows",
   "argo-rollouts": "Argo Rollouts",
   "spark-operator": "Kubeflow Spark operator",
+  tekton: "Tekton Pipelines",
 };
 
 /**
@@ -102,6 +146,8 @@ export function crdFields(t: KubeType, type: string, props: unknown): UnjudgedFi
     ];
   const out: UnjudgedField[] = [];
   const w: FieldWalk = {
+    malformed: (what, v) =>
+      `it is ${what} in ${release}; ${String(JSON.stringify(v)).slice(0, 40)} cannot be read`,
     table: CRD_VERDICTS[pinned.operator],
     name: (p) => `${t.kind}.${p}`,
     key: (p) => `${t.kind}.${p}`,
@@ -136,6 +182,8 @@ export function crdFields(t: KubeType, type: string, props: unknown): UnjudgedFi
     }
   if (LABELS_TO_PODS.has(pinned.operator))
     injectorFields({ labels: field(field(props, "metadata"), "labels") }, "metadata", out);
+  if (POD_METADATA[pinned.operator].includes(t.kind))
+    copiedMetadata(field(props, "metadata"), RELEASE[pinned.operator], out);
   // Operators' pod metadata is often a type of their own (agent-sandbox's PodMetadata): the injectors are checked
   // on every pod the carriers read, whatever its type, as the carrier reads it (an AnalysisRun's with its arguments
   // substituted).

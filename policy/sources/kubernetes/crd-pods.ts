@@ -8,7 +8,7 @@
  *   (`securityContext`, `automountServiceAccountToken`; `hostNetwork` and `volumes` from the workflow, template
  *   `volumes` added); `podSpecPatch` (workflow, then template) is a strategic merge patch over the pod
  *   (argo-workflows docs/fields.md, WorkflowSpec and Template).
- * - Tekton (tekton.dev Task, ClusterTask; Pipeline and PipelineRun `tasks[]/finally[].taskSpec`; TaskRun
+ * - Tekton (tekton.dev Task; Pipeline and PipelineRun `tasks[]/finally[].taskSpec`; TaskRun
  *   `taskSpec`): one pod per task, a container per step (`stepTemplate` merged under each step; v1
  *   `computeResources` is the container's `resources`) plus `sidecars`, `volumes`; a run's `podTemplate`
  *   (TaskRun `spec.podTemplate`; PipelineRun v1 `spec.taskRunTemplate.podTemplate`, v1beta1 `spec.podTemplate`,
@@ -51,7 +51,7 @@ export function synthesizedSites(t: KubeType, props: unknown): PodSite[] | undef
   return undefined;
 }
 
-/** Tekton's container for one step: the step template under it, `computeResources` as `resources`. */
+/** Tekton's container for one step or sidecar: the step template under it, `computeResources` as `resources`. */
 function tektonStep(step: unknown, template: unknown): unknown {
   if (!isObj(step)) return step;
   const { computeResources, ...rest } = step;
@@ -87,8 +87,9 @@ function tektonPod(
     const steps = partsOf(field(task, "steps"), join(taskPath, "steps"))
       .filter((p) => field(p.value, "ref") === undefined || field(p.value, "ref") === null)
       .map((p) => scripted(p, tektonStep(p.value, template)));
+    // A v1 sidecar names its requests and limits `computeResources` too (no step template under it).
     const sidecars = partsOf(field(task, "sidecars"), join(taskPath, "sidecars")).map((p) =>
-      scripted(p, p.value),
+      scripted(p, tektonStep(p.value, undefined)),
     );
     putList(spec, "containers", [...steps, ...sidecars], mapper);
     scripts.forEach((s, i) => {
@@ -116,7 +117,7 @@ function tektonPod(
 
 function tektonSites(kind: string, props: unknown): PodSite[] | undefined {
   if (isUnknown(field(props, "spec"))) return unknownSite(props, "spec");
-  if (kind === "Task" || kind === "ClusterTask") return [tektonPod(props, "spec", undefined, "spec")];
+  if (kind === "Task") return [tektonPod(props, "spec", undefined, "spec")];
   if (kind === "TaskRun") {
     const pt = field(field(props, "spec"), "podTemplate");
     const task = at(props, "spec.taskSpec") === undefined ? undefined : "spec.taskSpec";

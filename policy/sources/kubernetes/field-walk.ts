@@ -26,11 +26,22 @@ export interface FieldWalk {
    * leaf is a field with no verdict.
    */
   readonly core?: (type: string, value: unknown, path: string) => UnjudgedField[] | undefined;
+  /**
+   * Why a value of the wrong kind where a list or an object belongs fails closed (`what`: "a list", "an object"), for
+   * walks that refuse it; without, such a value is passed over (the API server refuses it before any controller
+   * reads it).
+   */
+  readonly malformed?: (what: string, value: unknown) => string;
   readonly out: UnjudgedField[];
 }
 
 const isPlain = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+
+/** A value of the wrong kind where a list or an object belongs, for walks that refuse it. */
+function malformed(w: FieldWalk, v: unknown, what: string, schema: string, path: string): void {
+  if (w.malformed !== undefined) w.out.push({ path, field: w.name(schema), reason: w.malformed(what, v) });
+}
 
 /** Walks `v`, written at `path`, against the shape `s` at the schema path `schema`. */
 export function walkFields(
@@ -48,13 +59,15 @@ export function walkFields(
       return;
     case "slice":
     case "array":
-      if (Array.isArray(v))
+      if (!Array.isArray(v)) malformed(w, v, "a list", schema, path);
+      else
         v.forEach((x, i) => {
           walkFields(w, x, s.of, `${schema}[]`, join(path, i), depth + 1);
         });
       return;
     case "map":
-      if (isPlain(v))
+      if (!isPlain(v)) malformed(w, v, "an object", schema, path);
+      else
         for (const [k, x] of Object.entries(v))
           walkFields(w, x, s.of, `${schema}{}`, join(path, k), depth + 1);
       return;
@@ -70,7 +83,10 @@ export function walkFields(
       return;
     }
     case "struct":
-      if (!isPlain(v)) return;
+      if (!isPlain(v)) {
+        if (schema !== "") malformed(w, v, "an object", schema, path);
+        return;
+      }
       for (const [k, x] of Object.entries(v)) {
         const fieldSchema = schema === "" ? k : `${schema}.${k}`;
         const at = join(path, k);

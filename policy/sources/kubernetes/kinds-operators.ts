@@ -27,7 +27,10 @@
  *   the LSM rule unless allowed by name; a ProfileBinding and a ProfileRecording make the operator's webhook change
  *   pods at admission (internal/pkg/webhooks/binding, recording); raw SELinux and AppArmor policies are installed on
  *   every node with rules the project does not read;
- * - Tekton StepAction (tekton.dev v1beta1, v1alpha1): it runs only as a step that names it, and is judged there;
+ * - Tekton Pipelines v1.11.0 (tekton.dev): StepAction (v1beta1, v1alpha1) runs only as a step that names it, and is
+ *   judged there; ClusterTask is registered by no API package of the release (it was removed), and a `taskRef` of
+ *   that kind is a custom task there; CustomRun and Run go to a custom task's own controller; a VerificationPolicy
+ *   only adds signature checks; resolution.tekton.dev ResolutionRequest makes the resolvers fetch what it names;
  * - agent-sandbox v1.0.1 (extensions/api/v1beta1 SandboxClaim, SandboxWarmPool): sandboxes of a SandboxTemplate;
  * - Kubeflow Trainer v2.0.0 (pkg/apis/trainer/v1alpha1 TrainJob): the pods of a training runtime.
  */
@@ -230,8 +233,25 @@ export const OPERATOR_KINDS: KindTable = {
     ),
   },
   "tekton.dev": {
+    ClusterTask: unjudged(
+      "Tekton Pipelines v1.11.0, the release the project claims, registers no ClusterTask (pkg/apis/pipeline/v1beta1/register.go): a release that serves it runs pods from fields the project pins no schema for",
+    ),
+    CustomRun: unjudged(
+      "a custom task: its own controller, not Tekton's, decides what runs (pkg/apis/pipeline/v1beta1 CustomRun)",
+    ),
+    Run: unjudged(
+      "a custom task: its own controller, not Tekton's, decides what runs (pkg/apis/pipeline/v1alpha1 Run)",
+    ),
+    VerificationPolicy: inert(
+      "it makes Tekton check the signatures of the Tasks, Pipelines and StepActions it runs, failing or warning on a mismatch (pkg/trustedresources); it starts nothing",
+    ),
     StepAction: through(
       "it runs only as a step that names it (`ref`), which is judged with it (policy/stack/disallow-unjudged-references.ts)",
+    ),
+  },
+  "resolution.tekton.dev": {
+    ResolutionRequest: unjudged(
+      "Tekton's resolvers fetch what it names (a git repository, an HTTP address, a bundle, a hub entry, an object of another namespace) from inside the cluster with their own credentials; the controller makes one for each remote reference it runs",
     ),
   },
   "snapshot.storage.k8s.io": {

@@ -35,7 +35,7 @@ export const REBUILT: Readonly<Record<string, readonly string[]>> = {
     "ClusterAnalysisTemplate",
     "AnalysisRun",
   ],
-  "tekton.dev": ["Task", "ClusterTask", "TaskRun", "Pipeline", "PipelineRun"],
+  "tekton.dev": ["Task", "TaskRun", "Pipeline", "PipelineRun"],
   "sparkoperator.k8s.io": ["SparkApplication", "ScheduledSparkApplication"],
   "kubevirt.io": [
     "VirtualMachine",

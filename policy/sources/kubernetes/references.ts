@@ -4,7 +4,7 @@
  * unresolved (the stack rule disallow-unjudged-references fails closed on it).
  *
  * - Tekton (tektoncd/pipeline v1.x pkg/reconciler/taskrun/resources/taskspec.go `GetTaskData`,
- *   pkg/reconciler/pipelinerun/resources/pipelineref.go): a TaskRun's `spec.taskRef` (kind Task, else ClusterTask)
+ *   pkg/reconciler/pipelinerun/resources/pipelineref.go): a TaskRun's `spec.taskRef` (kind Task; v1.x has no ClusterTask)
  *   gives its `taskSpec`, under the run's params and `podTemplate`; a PipelineRun's `spec.pipelineRef` its
  *   `pipelineSpec`, under the run's params, `taskRunTemplate` and `taskRunSpecs`; a pipeline task's `taskRef` its
  *   `taskSpec`, under the pipeline task's params. A step's `ref` names a StepAction (`resolveStepRef`): the step
@@ -194,10 +194,7 @@ function tektonTask(ref: unknown, refPath: string, specPath: string, r: Resolver
   const kind = str(field(ref, "kind"));
   const apiVersion = str(field(ref, "apiVersion"));
   const k = kind === undefined || kind === "" ? "Task" : kind;
-  if (
-    (k !== "Task" && k !== "ClusterTask") ||
-    (typeof apiVersion === "string" && !apiVersion.startsWith("tekton.dev/"))
-  ) {
+  if (k !== "Task" || (typeof apiVersion === "string" && !apiVersion.startsWith("tekton.dev/"))) {
     r.unresolved.push({
       path: refPath,
       reason: `names a custom task (${String(apiVersion ?? "")} ${String(k)}): its own controller, not Tekton's, decides what runs`,
@@ -243,7 +240,7 @@ function tektonPipeline(pipeline: unknown, path: string, r: Resolver): unknown {
 function tekton(kind: string, props: Obj, r: Resolver): Obj {
   const spec = props.spec;
   if (!isObj(spec)) return props;
-  if (kind === "Task" || kind === "ClusterTask") return { ...props, spec: tektonSteps(spec, "spec", r) };
+  if (kind === "Task") return { ...props, spec: tektonSteps(spec, "spec", r) };
   if (kind === "Pipeline") return { ...props, spec: tektonPipeline(spec, "spec", r) };
   if (kind === "TaskRun") {
     if (spec.taskSpec !== undefined)

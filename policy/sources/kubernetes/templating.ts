@@ -5,7 +5,10 @@
  * `workflow.parameters.<n>` (`spec.arguments.parameters[].value`) and `inputs.parameters.<n>` (what the caller
  * passes, else the input's `value`, else its `default`: pkg/apis/workflow/v1alpha1 Inputs, Parameter). Tekton
  * replaces `$(params.<n>)`, `$(params["<n>"])`, `$(params['<n>'])` and the old `$(inputs.params.<n>)` with the
- * run's value, else the param's `default` (tektoncd/pipeline pkg/reconciler/taskrun/resources/apply.go).
+ * run's value, else the param's `default` (tektoncd/pipeline pkg/reconciler/taskrun/resources/apply.go); an array
+ * param's `$(params.<n>[*])` with its elements (here joined by spaces: Tekton's webhook allows it only as a whole
+ * element of a command or args list, which it expands) and `$(params.<n>[i])` with one; an object param's
+ * `$(params.<n>.<key>)` with that key's value.
  *
  * A placeholder that no declared value fills stays one when the pod is created: its value is whatever the submitter
  * passes. In a field that cannot weaken a wall (a name, an image, a command line's text, a resource figure) it is
@@ -28,10 +31,18 @@ export function hasPlaceholder(s: string, syntax: Syntax): boolean {
   return PATTERN[syntax].test(s);
 }
 
-/** The name a Tekton placeholder names a param by (`params.x`, `params["x"]`, `inputs.params.x`), or undefined. */
+/**
+ * The value a Tekton placeholder names (`params.x`, `params["x"]`, `inputs.params.x`; an array's `x[*]` or `x[0]`,
+ * an object's `x.key`), as tektonValues keys it, or undefined.
+ */
 function tektonParam(tag: string): string | undefined {
-  const m = /^(?:inputs\.)?params(?:\.([^.[\]"']+)|\[\s*["']([^"']+)["']\s*\])$/.exec(tag);
-  return m === null ? undefined : (m[1] ?? m[2]);
+  const m =
+    /^(?:inputs\.)?params(?:\.([^.[\]"']+)|\[\s*["']([^"']+)["']\s*\])(?:\[\s*(\*|\d+)\s*\]|\.([^.[\]"'()]+))?$/.exec(
+      tag,
+    );
+  if (m === null) return undefined;
+  const name = m[1] ?? m[2];
+  return m[3] !== undefined ? `${name}[${m[3]}]` : m[4] !== undefined ? `${name}.${m[4]}` : name;
 }
 
 /** Replaces every placeholder whose value is known; the others are left as written. */
@@ -131,6 +142,45 @@ export function argoTemplateValues(wf: unknown, tpl: unknown, callable: boolean)
   return out;
 }
 
+/**
+ * A Tekton param value's entries as the placeholders name them: a string under its name; an array's elements under
+ * `name[i]` and all of them under `name[*]`; an object's values under `name.key`. Undefined when any part is not a
+ * plain string (a placeholder left in, a value of another kind): then none of it is known.
+ */
+function tektonEntries(
+  name: string,
+  raw: unknown,
+  outer: ReadonlyMap<string, string> | undefined,
+): [string, string][] | undefined {
+  const one = (x: unknown): string | undefined =>
+    single([typeof x === "string" && outer !== undefined ? substitute(x, "tekton", outer) : x], "tekton");
+  // A pipeline's whole array or object param passed on (`value: $(params.list[*])`) keeps its elements and keys.
+  const whole = typeof raw === "string" ? /^\$\(\s*([^()]*?)\s*\)$/.exec(raw) : null;
+  const from = whole === null ? undefined : tektonParam(whole[1] ?? "");
+  if (outer !== undefined && from?.endsWith("[*]") === true) {
+    const base = from.slice(0, -3);
+    const parts = [...outer].filter(([k]) => k.startsWith(`${base}[`) || k.startsWith(`${base}.`));
+    if (parts.some(([k]) => k !== from))
+      return parts.map(([k, v]): [string, string] => [`${name}${k.slice(base.length)}`, v]);
+  }
+  if (Array.isArray(raw)) {
+    const all = raw.map(one);
+    if (all.some((x) => x === undefined)) return undefined;
+    const known = all as string[];
+    return [[`${name}[*]`, known.join(" ")], ...known.map((x, i): [string, string] => [`${name}[${i}]`, x])];
+  }
+  if (isObj(raw)) {
+    const entries = Object.entries(raw).map(([k, x]): [string, string | undefined] => [
+      `${name}.${k}`,
+      one(x),
+    ]);
+    if (entries.some(([, x]) => x === undefined)) return undefined;
+    return entries as [string, string][];
+  }
+  const v = one(raw);
+  return v === undefined ? undefined : [[name, v]];
+}
+
 /** Tekton param values: each declared default, over which `given` (a run's or pipeline task's `params`) is laid. */
 export function tektonValues(
   declared: unknown,
@@ -138,21 +188,21 @@ export function tektonValues(
   outer?: ReadonlyMap<string, string>,
 ): Map<string, string> {
   const out = new Map<string, string>();
+  const drop = (name: string): void => {
+    for (const k of [...out.keys()])
+      if (k === name || k.startsWith(`${name}[`) || k.startsWith(`${name}.`)) out.delete(k);
+  };
+  const put = (name: string, raw: unknown, o?: ReadonlyMap<string, string>): void => {
+    drop(name);
+    for (const [k, v] of tektonEntries(name, raw, o) ?? []) out.set(k, v);
+  };
   for (const p of items(declared)) {
     const name = str(field(p, "name"));
-    const d = single([field(p, "default")], "tekton");
-    if (typeof name === "string" && d !== undefined) out.set(name, d);
+    if (typeof name === "string" && field(p, "default") !== undefined) put(name, field(p, "default"));
   }
   for (const p of items(given)) {
     const name = str(field(p, "name"));
-    if (typeof name !== "string") continue;
-    const raw = field(p, "value");
-    const v = single(
-      [typeof raw === "string" && outer !== undefined ? substitute(raw, "tekton", outer) : raw],
-      "tekton",
-    );
-    if (v === undefined) out.delete(name);
-    else out.set(name, v);
+    if (typeof name === "string") put(name, field(p, "value"), outer);
   }
   return out;
 }

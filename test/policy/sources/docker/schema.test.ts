@@ -56,6 +56,7 @@ describe("the generated Engine API schema", () => {
       ["ARGO_WORKFLOWS_VERSION", "argo-workflows"],
       ["ARGO_ROLLOUTS_VERSION", "argo-rollouts"],
       ["SPARK_OPERATOR_VERSION", "spark-operator"],
+      ["TEKTON_PIPELINE_VERSION", "tekton"],
     ] as const) {
       const { module, version } = CRD_SCHEMAS[operator];
       expect(version).toBe(TOOLCHAIN[key]);

@@ -98,6 +98,35 @@ describe("controller templating", () => {
       substitute(`$(params.a) $(params["b"]) $(params['a']) $(inputs.params.b) $(params.c)`, "tekton", v),
     ).toBe("x y x y $(params.c)");
   });
+  it("Tekton values: an array param's elements and an object param's keys, a run's value replacing all of it", () => {
+    const v = tektonValues(
+      [
+        { name: "list", type: "array", default: ["a", "b"] },
+        { name: "obj", type: "object", default: { k: "v" } },
+        { name: "gone", type: "array", default: ["old"] },
+      ],
+      [
+        { name: "obj", value: { k: "w", j: "z" } },
+        { name: "gone", value: ["$(params.unknown)"] },
+      ],
+    );
+    expect(
+      substitute(
+        "$(params.list[*]) $(params.list[1]) $(params.obj.k) $(params.obj.j) $(params.gone[0])",
+        "tekton",
+        v,
+      ),
+    ).toBe("a b b w z $(params.gone[0])");
+    // A pipeline param passed into a task param's array.
+    const outer = new Map([["greeting", "hi"]]);
+    expect(tektonValues([], [{ name: "l", value: ["$(params.greeting)", "x"] }], outer).get("l[*]")).toBe(
+      "hi x",
+    );
+    // A pipeline's whole array param passed to a task's array param keeps its elements.
+    const list = tektonValues([{ name: "arr", default: ["--a", "--b"] }], []);
+    const passed = tektonValues([], [{ name: "flags", value: "$(params.arr[*])" }], list);
+    expect([passed.get("flags[*]"), passed.get("flags[1]")]).toEqual(["--a --b", "--b"]);
+  });
   it("a placeholder left is text in a name or command, not known in a resource figure, unreadable in a wall", () => {
     const pod = sealPlaceholders(
       {
