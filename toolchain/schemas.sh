@@ -28,7 +28,7 @@ fi
 table() {
   local out="$1" tmp
   tmp="$(mktemp)"
-  (cd "$here/${3:-schemas}" && GOFLAGS=-mod=mod GOTOOLCHAIN=local go run . ${2:+"$2"}) |
+  (cd "$here/${3:-schemas}" && GOFLAGS="-mod=mod $nodebug" GOTOOLCHAIN=local go run . ${2:+"$2"}) |
     "$top/node_modules/.bin/biome" check --write --stdin-file-path="$out" >"$tmp"
   if [ "$check" = 1 ]; then
     cmp -s "$tmp" "$out" || { echo "schemas: $out is stale; run toolchain/schemas.sh" >&2; status=1; }
@@ -39,6 +39,8 @@ table() {
 }
 check=0
 [ "${1:-}" = "--check" ] && check=1
+# The generators run once and are never debugged: no debug information (about a tenth of their compile time, cold).
+nodebug="-gcflags=all=-dwarf=false -ldflags=-w"
 table "$top/policy/sources/docker/schema.generated.ts"
 table "$top/policy/sources/compose/schema.generated.ts" compose
 table "$top/policy/sources/docker/daemon.generated.ts" daemon

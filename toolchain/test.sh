@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# The test suite: type check, lint (zero warnings), then every test of every tier (test/tiers.mts): the unit tier
-# while the toolchain builds, then the oracle, docker, stack and engine tiers in one run, then the node tier on its
-# own. Arguments go to vitest (one run): `--project unit` runs one tier, file names run those files. Prints one closing line: "tests: N passed, N failed".
+# The test suite: type check, lint (zero warnings), then every test of every tier (test/tiers.mts): the unit and oracle
+# tiers while the toolchain builds, then the docker, stack and engine tiers in one run, then the node tier on its own. Arguments go to vitest (one run): `--project unit` runs one tier, file names run those files. Prints one closing line: "tests: N passed, N failed".
 set -uo pipefail
 # The whole script is one function, called on the last line: bash has read all of it before anything runs, so
 # editing this file while the suite runs is harmless.
@@ -16,14 +15,17 @@ run_suite() {
   bash toolchain/docker.sh || exit 3
   # kwok, for the scale test's simulated nodes, builds beside the rest (a few minutes the first time, mostly the
   # module download); the scale test runs `setup.sh kwok` itself, which waits for this build or finds it cached.
-  bash toolchain/setup.sh kwok >.sandbox/kwok-setup.log 2>&1 &
+  # What runs beside the builds runs at a low priority (`beside`): the builds are the run's critical path, and on two
+  # cores they keep both busy except where one package or one link holds them to one core; the work beside them fills
+  # those gaps instead of slowing them. (The docker and stack tiers once ran beside them at the same priority: the
+  # whole run ended later, 48.0 min against 47.1, cold.)
+  beside() { nice -n 19 "$@"; }
+  beside bash toolchain/setup.sh kwok >.sandbox/kwok-setup.log 2>&1 &
   # The schema generators' modules (hundreds of MB the first time: the operators' API packages) download beside the
   # builds: the oracle tier's check of the generated tables then only compiles and runs them.
-  bash toolchain/schemas.sh --download >.sandbox/schemas-download.log 2>&1 &
+  beside bash toolchain/schemas.sh --download >.sandbox/schemas-download.log 2>&1 &
   # The builds (minutes each the first time, cached by version after that) run beside the type check, the lint and
-  # the unit tier, which need none of them; the other tiers wait for them.
-  # On two cores the builds keep both busy: a test tier run beside them (the docker and stack tiers were, once) only
-  # slows them down, and the whole run ends later (measured cold: 48.0 min against 47.1).
+  # the unit and oracle tiers, which need none of them (the oracles need Go only); the other tiers wait for them.
   build_toolchain() {
     local s=0
     echo "== PostgreSQL's server for the shared ledger's tests (Debian's package, installed when missing)"
@@ -43,22 +45,23 @@ run_suite() {
     toolchain_pid=""
     cat .sandbox/toolchain.log
   }
-  rm -f .sandbox/test-results.json .sandbox/test-results-unit.json .sandbox/test-results-node.json
+  rm -f .sandbox/test-results.json .sandbox/test-results-unit.json .sandbox/test-results-oracle.json .sandbox/test-results-node.json
   if [ "$#" -gt 0 ]; then
     wait_toolchain
     echo "== tests"
     vitest run --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json "$@" || status=1
   else
     echo "== type check"
-    tsc --noEmit -p tsconfig.json || status=1
+    beside tsc --noEmit -p tsconfig.json || status=1
     echo "== lint"
-    biome check --error-on-warnings . || status=1
+    beside biome check --error-on-warnings . || status=1
     echo "== tests that need nothing but Node (unit tier)"
-    vitest run --project unit --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-unit.json || status=1
-    # The oracles build Go modules of their own: beside the toolchain's builds they would only wait for the CPU.
+    beside vitest run --project unit --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-unit.json || status=1
+    echo "== tests on Go oracles and the generated schema tables (oracle tier)"
+    beside vitest run --project oracle --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-oracle.json || status=1
     wait_toolchain
-    echo "== tests on Go oracles and on the engines (oracle, docker, stack and engine tiers)"
-    vitest run --project oracle --project docker --project stack --project engine --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json || status=1
+    echo "== tests on the engines (docker, stack and engine tiers)"
+    vitest run --project docker --project stack --project engine --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json || status=1
     echo "== tests on a real Kubernetes node (alone: its cgroups, bridge and iptables rules are the machine's)"
     vitest run --project node --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-node.json || status=1
   fi
@@ -66,7 +69,7 @@ run_suite() {
   node -e '
   const fs = require("node:fs");
   const t = { numPassedTests: 0, numFailedTests: 0, numTotalTests: 0 };
-  for (const f of [".sandbox/test-results-unit.json", ".sandbox/test-results.json", ".sandbox/test-results-node.json"]) {
+  for (const f of [".sandbox/test-results-unit.json", ".sandbox/test-results-oracle.json", ".sandbox/test-results.json", ".sandbox/test-results-node.json"]) {
     try {
       const r = JSON.parse(fs.readFileSync(f, "utf8"));
       for (const k of Object.keys(t)) t[k] += r[k] ?? 0;

@@ -8,7 +8,10 @@ const repo = join(__dirname, "../..");
 let root: string;
 let env: NodeJS.ProcessEnv;
 
-/** A copy of the project's stack configs in a temp root, and an environment with no Pulumi anywhere. */
+/**
+ * A copy of the project's stack configs in a temp root, and an environment with no Pulumi anywhere. A stack verb asks
+ * the Docker engine first: the verbs that reach it are tested with one (test/runtime/engine-host.test.ts).
+ */
 beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), "sandbox-cli-"));
   mkdirSync(join(root, "stacks"));
@@ -77,27 +80,6 @@ describe("./sandbox check", () => {
     const r = await run("check", "../etc/passwd");
     expect(r.code).toBe(EXIT.badInput);
     expect(r.err).toContain('stack = "../etc/passwd": a stack name uses letters, digits, _, . and - only');
-  });
-});
-
-describe("./sandbox up without the Pulumi toolchain", () => {
-  it("stops before deploying with what is missing and how to get it, exit code 3", async () => {
-    const r = await run("up", "dev");
-    expect(r.code).toBe(EXIT.missingTool);
-    expect(r.err).toContain('cannot up stack "dev": the Pulumi engine is not available on this machine.');
-    expect(r.err).toContain("  missing: the Pulumi CLI: no `pulumi` on PATH and none cached at ");
-    expect(r.err).toContain(
-      "  missing: the Pulumi docker resource plugin: no `pulumi-resource-docker` on PATH",
-    );
-    expect(r.err).toContain("`pulumi plugin install resource docker`");
-    expect(r.err.trimEnd().endsWith("Nothing was deployed.")).toBe(true);
-    expect(r.err).not.toMatch(/\n\s+at .*\(.*:\d+:\d+\)/);
-  });
-
-  it.each(["preview", "refresh", "destroy"])("%s stops the same way", async (verb) => {
-    const r = await run(verb, "dev");
-    expect(r.code).toBe(EXIT.missingTool);
-    expect(r.err).toContain(`cannot ${verb} stack "dev"`);
   });
 });
 

@@ -175,6 +175,17 @@ describe("the test tiers", () => {
     expect(projects.flatMap((p) => p.test.include).sort()).toEqual(testFiles);
   });
 
+  it("lets the unit tier's files share modules, which none of them mocks, and undoes spies and stubs after each test", () => {
+    const projects = (config.test?.projects ?? []) as { test: { name: string; isolate?: boolean } }[];
+    const unit = projects.find((p) => p.test.name === "unit")?.test;
+    expect(unit).toMatchObject({ isolate: false, restoreMocks: true, unstubEnvs: true, unstubGlobals: true });
+    expect(projects.filter((p) => p.test.isolate === false).map((p) => p.test.name)).toEqual(["unit"]);
+    const mocking = testFiles
+      .filter((f) => tierOf(f) === "unit")
+      .filter((f) => /\bvi\.(?:mock|doMock|unmock|doUnmock)\(/.test(readFileSync(join(repo, f), "utf8")));
+    expect(mocking).toEqual([]);
+  });
+
   it("npm test runs the unit tier, and ./sandbox test (toolchain/test.sh) every tier", () => {
     const scripts = (
       JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { scripts: Record<string, string> }
@@ -184,22 +195,22 @@ describe("the test tiers", () => {
     const vitest = testSh
       .split("\n")
       .map((line) => line.trim())
-      .filter((line) => line.startsWith("vitest "));
-    // With arguments, one run of what they name; without, the unit tier (while the toolchain builds), then the
-    // oracle, docker, stack and engine tiers, then the node's alone: every tier exactly once.
-    expect(vitest).toHaveLength(4);
+      .filter((line) => /^(?:beside )?vitest /.test(line));
+    // With arguments, one run of what they name; without, the unit and oracle tiers (while the toolchain builds, at a
+    // low priority), then the docker, stack and engine tiers, then the node's alone: every tier exactly once.
+    expect(vitest).toHaveLength(5);
     expect(vitest[0]).toMatch(/^vitest run /);
     expect(vitest[0]).not.toContain("--project");
     const projectsOf = (line: string) => [...line.matchAll(/--project (\S+)/g)].map((m) => m[1]).sort();
     const runs = vitest.slice(1).map(projectsOf);
     expect(runs.flat().sort()).toEqual([...TIERS].sort());
-    expect(runs[0]).toEqual(["unit"]);
-    expect(runs[1]).toEqual(["docker", "engine", "oracle", "stack"]);
-    expect(runs[2]).toEqual(["node"]);
-    // The engine tiers run after the toolchain build is waited for; the unit tier before it.
+    expect(runs).toEqual([["unit"], ["oracle"], ["docker", "engine", "stack"], ["node"]]);
+    expect(vitest.slice(1).map((line) => line.startsWith("beside "))).toEqual([true, true, false, false]);
+    // The engine tiers run after the toolchain build is waited for; the unit and oracle tiers before it.
     const lines = testSh.split("\n").map((line) => line.trim());
     const at = (prefix: string) => lines.findIndex((line) => line.startsWith(prefix));
-    expect(at("vitest run --project unit")).toBeLessThan(lines.lastIndexOf("wait_toolchain"));
-    expect(lines.lastIndexOf("wait_toolchain")).toBeLessThan(at("vitest run --project oracle"));
+    expect(at("beside vitest run --project oracle")).toBeLessThan(lines.lastIndexOf("wait_toolchain"));
+    expect(lines.lastIndexOf("wait_toolchain")).toBeLessThan(at("vitest run --project docker"));
+    expect(testSh).toContain('beside() { nice -n 19 "$@"; }');
   });
 });

@@ -2,10 +2,11 @@
  * The engine the front is told to use: with `DOCKER_HOST` naming a socket where nothing answers, a task verb and a
  * stack verb each end at once with exit 3 and one message naming that address (one JSON document under `--json`),
  * and the set-up script starts no daemon in its place and leaves the running engine's log alone. The running engine
- * of this machine is the negative control: the same verbs reach it without `DOCKER_HOST`.
+ * of this machine is the negative control: the same verbs reach it without `DOCKER_HOST`. With the engine answering
+ * and no Pulumi anywhere, a stack verb stops before deploying with what is missing.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, statSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -70,5 +71,40 @@ describe("DOCKER_HOST naming a socket where nothing answers", () => {
     expect(daemons()).toEqual(running);
     // The log of an engine the set-up started (none where the engine was there before it) is never cut.
     if (before !== undefined) expect(statSync(log).size).toBeGreaterThanOrEqual(before);
+  });
+});
+
+describe("./sandbox up with the engine answering and without the Pulumi toolchain", () => {
+  /** The project's dev stack config in a temp root, and an environment with no Pulumi anywhere. */
+  async function bare(verb: string) {
+    const root = mkdtempSync(join(tmpdir(), "sandbox-cli-"));
+    mkdirSync(join(root, "stacks"));
+    cpSync(join(ROOT, "stacks", "Pulumi.dev.yaml"), join(root, "stacks", "Pulumi.dev.yaml"));
+    const empty = mkdtempSync(join(tmpdir(), "sandbox-empty-"));
+    const env: NodeJS.ProcessEnv = { PATH: empty, XDG_CACHE_HOME: empty, PULUMI_HOME: empty };
+    if (process.env.DOCKER_HOST !== undefined) env.DOCKER_HOST = process.env.DOCKER_HOST;
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await main([verb, "dev"], { out: (t) => out.push(t), err: (t) => err.push(t) }, root, env);
+    return { code, err: err.join("") };
+  }
+
+  it("stops before deploying with what is missing and how to get it, exit code 3", async () => {
+    const r = await bare("up");
+    expect(r.code).toBe(3);
+    expect(r.err).toContain('cannot up stack "dev": the Pulumi engine is not available on this machine.');
+    expect(r.err).toContain("  missing: the Pulumi CLI: no `pulumi` on PATH and none cached at ");
+    expect(r.err).toContain(
+      "  missing: the Pulumi docker resource plugin: no `pulumi-resource-docker` on PATH",
+    );
+    expect(r.err).toContain("`pulumi plugin install resource docker`");
+    expect(r.err.trimEnd().endsWith("Nothing was deployed.")).toBe(true);
+    expect(r.err).not.toMatch(/\n\s+at .*\(.*:\d+:\d+\)/);
+  });
+
+  it.each(["preview", "refresh", "destroy"])("%s stops the same way", async (verb) => {
+    const r = await bare(verb);
+    expect(r.code).toBe(3);
+    expect(r.err).toContain(`cannot ${verb} stack "dev"`);
   });
 });

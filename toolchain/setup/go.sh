@@ -28,7 +28,9 @@ find_go() {
   case "$proxy" in
     *,direct | *"|direct") export GOPROXY="${proxy%[,|]direct}" ;;
   esac
-  export GOTOOLCHAIN=local GOFLAGS="${GOFLAGS:-} -mod=mod" CGO_ENABLED=0
+  # The binaries are built stripped (-ldflags -s -w): the compiler's debug information would only be thrown away at
+  # the link, so it is not made (about a tenth of the compile time).
+  export GOTOOLCHAIN=local GOFLAGS="${GOFLAGS:-} -mod=mod -gcflags=all=-dwarf=false" CGO_ENABLED=0
   say "using $go (go$v, GOPROXY=$("$go" env GOPROXY))"
 }
 
