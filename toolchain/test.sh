@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test suite: type check, lint (zero warnings), then every test of every tier (test/tiers.mts): the unit and oracle
-# tiers while the toolchain builds, then the docker, stack and engine tiers in one run, then the node tier on its own. Arguments go to vitest (one run): `--project unit` runs one tier, file names run those files. Prints one closing line: "tests: N passed, N failed".
+# The test suite: type check, lint (zero warnings), then every test of every tier (test/tiers.mts): the docker tier,
+# and the unit and oracle tiers one after the other, while the toolchain builds; then the stack and engine tiers in one
+# run, then the node tier on its own. Arguments go to vitest (one run): `--project unit` runs one tier, file names run those files. Prints one closing line: "tests: N passed, N failed".
 set -uo pipefail
 # The whole script is one function, called on the last line: bash has read all of it before anything runs, so
 # editing this file while the suite runs is harmless.
@@ -45,23 +46,35 @@ run_suite() {
     toolchain_pid=""
     cat .sandbox/toolchain.log
   }
-  rm -f .sandbox/test-results.json .sandbox/test-results-unit.json .sandbox/test-results-oracle.json .sandbox/test-results-node.json
+  rm -f .sandbox/test-results*.json
   if [ "$#" -gt 0 ]; then
     wait_toolchain
     echo "== tests"
     vitest run --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json "$@" || status=1
   else
+    # The docker tier needs the engine only, and mostly waits on it (a task's deadline, a pool's refill): it runs
+    # from the start, beside the builds and the checks below, at a priority between theirs, so that a test waiting on
+    # a container wakes in time. Its log is printed when it is done.
+    echo "== tests on the Docker engine (docker tier), beside the builds (log: .sandbox/docker-tier.log, printed when done)"
+    nice -n 5 vitest run --project docker --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-docker.json >.sandbox/docker-tier.log 2>&1 &
+    docker_tier_pid=$!
+    # The checks below keep their temp files in a folder of their own: a run's end unmounts the job-folder disks it
+    # finds left under its temp folder (test/global-setup.ts), and the docker tier's are in use.
+    own_tmp="$(mktemp -d)"
     echo "== type check"
     beside tsc --noEmit -p tsconfig.json || status=1
     echo "== lint"
     beside biome check --error-on-warnings . || status=1
     echo "== tests that need nothing but Node (unit tier)"
-    beside vitest run --project unit --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-unit.json || status=1
+    TMPDIR="$own_tmp" beside vitest run --project unit --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-unit.json || status=1
     echo "== tests on Go oracles and the generated schema tables (oracle tier)"
-    beside vitest run --project oracle --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-oracle.json || status=1
+    TMPDIR="$own_tmp" beside vitest run --project oracle --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-oracle.json || status=1
+    rm -rf "$own_tmp"
     wait_toolchain
-    echo "== tests on the engines (docker, stack and engine tiers)"
-    vitest run --project docker --project stack --project engine --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json || status=1
+    wait "$docker_tier_pid" || status=1
+    cat .sandbox/docker-tier.log
+    echo "== tests on the engines (stack and engine tiers)"
+    vitest run --project stack --project engine --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json || status=1
     echo "== tests on a real Kubernetes node (alone: its cgroups, bridge and iptables rules are the machine's)"
     vitest run --project node --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-node.json || status=1
   fi
@@ -69,7 +82,7 @@ run_suite() {
   node -e '
   const fs = require("node:fs");
   const t = { numPassedTests: 0, numFailedTests: 0, numTotalTests: 0 };
-  for (const f of [".sandbox/test-results-unit.json", ".sandbox/test-results-oracle.json", ".sandbox/test-results.json", ".sandbox/test-results-node.json"]) {
+  for (const f of ["unit", "oracle", "docker", "", "node"].map((t) => `.sandbox/test-results${t && "-"}${t}.json`)) {
     try {
       const r = JSON.parse(fs.readFileSync(f, "utf8"));
       for (const k of Object.keys(t)) t[k] += r[k] ?? 0;

@@ -195,22 +195,27 @@ describe("the test tiers", () => {
     const vitest = testSh
       .split("\n")
       .map((line) => line.trim())
-      .filter((line) => /^(?:beside )?vitest /.test(line));
-    // With arguments, one run of what they name; without, the unit and oracle tiers (while the toolchain builds, at a
-    // low priority), then the docker, stack and engine tiers, then the node's alone: every tier exactly once.
-    expect(vitest).toHaveLength(5);
+      .filter((line) => /^(?:TMPDIR="\$own_tmp" beside |nice -n 5 )?vitest /.test(line));
+    // With arguments, one run of what they name; without, the docker tier from the start, the unit and oracle tiers
+    // after the checks (all three while the toolchain builds, at a lower priority), then the stack and engine tiers,
+    // then the node's alone: every tier exactly once.
+    expect(vitest).toHaveLength(6);
     expect(vitest[0]).toMatch(/^vitest run /);
     expect(vitest[0]).not.toContain("--project");
     const projectsOf = (line: string) => [...line.matchAll(/--project (\S+)/g)].map((m) => m[1]).sort();
     const runs = vitest.slice(1).map(projectsOf);
     expect(runs.flat().sort()).toEqual([...TIERS].sort());
-    expect(runs).toEqual([["unit"], ["oracle"], ["docker", "engine", "stack"], ["node"]]);
-    expect(vitest.slice(1).map((line) => line.startsWith("beside "))).toEqual([true, true, false, false]);
-    // The engine tiers run after the toolchain build is waited for; the unit and oracle tiers before it.
+    expect(runs).toEqual([["docker"], ["unit"], ["oracle"], ["engine", "stack"], ["node"]]);
+    expect(vitest.slice(1).map((line) => /^vitest /.test(line))).toEqual([false, false, false, true, true]);
+    // The stack, engine and node tiers run after the toolchain build and the docker tier are waited for; the others
+    // before it.
     const lines = testSh.split("\n").map((line) => line.trim());
-    const at = (prefix: string) => lines.findIndex((line) => line.startsWith(prefix));
-    expect(at("beside vitest run --project oracle")).toBeLessThan(lines.lastIndexOf("wait_toolchain"));
-    expect(lines.lastIndexOf("wait_toolchain")).toBeLessThan(at("vitest run --project docker"));
+    const at = (line: string) => lines.findIndex((l) => l.includes(line));
+    const waited = lines.lastIndexOf("wait_toolchain");
+    expect(at("--project docker")).toBeLessThan(waited);
+    expect(at("--project oracle")).toBeLessThan(waited);
+    expect(waited).toBeLessThan(at('wait "$docker_tier_pid"'));
+    expect(at('wait "$docker_tier_pid"')).toBeLessThan(at("--project stack"));
     expect(testSh).toContain('beside() { nice -n 19 "$@"; }');
   });
 });
