@@ -73,12 +73,23 @@ function single(candidates: readonly unknown[], syntax: Syntax): string | undefi
   return texts.every((t) => t === first) ? first : undefined;
 }
 
-/** `workflow.parameters.<n>` from a workflow spec's arguments (a parameter with `valueFrom` has no value here). */
-export function argoWorkflowValues(wf: unknown): Map<string, string> {
+/**
+ * `workflow.parameters.<n>` from a workflow spec's arguments (a parameter with `valueFrom` has no value here). In a
+ * callable spec (a WorkflowTemplate's) the value is only a default: `argo submit --from … -p n=v` and a referring
+ * Workflow's arguments replace it (argo-workflows workflow/util overrideParameters, the spec join), bounded only by
+ * the parameter's `enum` (workflow/validate validateArgumentsValues); so it is known only when the enum allows one
+ * value.
+ */
+export function argoWorkflowValues(wf: unknown, callable = false): Map<string, string> {
   const out = new Map<string, string>();
   for (const p of items(field(field(wf, "arguments"), "parameters"))) {
     const name = str(field(p, "name"));
-    const value = single([field(p, "value")], "argo");
+    const allowed = items(field(p, "enum"));
+    const value = callable
+      ? allowed.length > 0
+        ? single(allowed, "argo")
+        : undefined
+      : single([field(p, "value")], "argo");
     if (typeof name === "string" && value !== undefined && field(p, "valueFrom") === undefined)
       out.set(`workflow.parameters.${name}`, value);
   }
@@ -111,14 +122,16 @@ function argoCallers(wf: unknown, name: unknown): unknown[] {
 
 /**
  * The values Argo gives a template's placeholders: the workflow's parameters, and each input parameter whose value
- * is the same whoever calls it. `callable` says others may call the template (a WorkflowTemplate): then only what
- * the template declares is taken, as the controller takes it when no value is passed.
+ * is the same whoever calls it. `callable` says others may call the template (a WorkflowTemplate, by `templateRef`
+ * from any workflow, with any arguments: an argument replaces even an input's declared `value`, workflow/common
+ * ProcessArgs): then no input parameter is known, and a workflow parameter only as argoWorkflowValues says.
  */
 export function argoTemplateValues(wf: unknown, tpl: unknown, callable: boolean): Map<string, string> {
-  const out = argoWorkflowValues(wf);
+  const out = argoWorkflowValues(wf, callable);
+  if (callable) return out;
   const name = field(tpl, "name");
-  const callers = callable ? [] : argoCallers(wf, name);
-  const entry = !callable && name !== undefined && field(wf, "entrypoint") === name;
+  const callers = argoCallers(wf, name);
+  const entry = name !== undefined && field(wf, "entrypoint") === name;
   for (const p of items(field(field(tpl, "inputs"), "parameters"))) {
     const pname = str(field(p, "name"));
     if (typeof pname !== "string" || field(p, "valueFrom") !== undefined) continue;

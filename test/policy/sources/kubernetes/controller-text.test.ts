@@ -65,7 +65,7 @@ describe("a podSpecPatch's text", () => {
 });
 
 describe("controller templating", () => {
-  it("Argo values: workflow arguments, and input defaults unless a caller passes another value", () => {
+  it("Argo values: workflow arguments, and input defaults unless a caller passes another value; a callable template's only by an enum of one", () => {
     const wf = {
       entrypoint: "main",
       arguments: { parameters: [{ name: "w", value: "1" }] },
@@ -89,8 +89,14 @@ describe("controller templating", () => {
     expect(v.get("workflow.parameters.w")).toBe("1");
     expect(v.get("inputs.parameters.p")).toBe("true");
     expect(v.get("inputs.parameters.q")).toBe("x");
-    // A WorkflowTemplate's templates may be called from outside: only what they declare is taken.
-    expect(argoTemplateValues(wf, wf.templates[1], true).get("inputs.parameters.p")).toBe("false");
+    // A WorkflowTemplate's templates may be called from outside with any arguments, and its workflow parameters are
+    // replaced at submission: none is known, but a workflow parameter whose enum allows one value.
+    const callable = argoTemplateValues(wf, wf.templates[1], true);
+    expect([...callable.keys()]).toEqual([]);
+    const one = { ...wf, arguments: { parameters: [{ name: "w", value: "1", enum: ["1"] }] } };
+    expect([...argoTemplateValues(one, wf.templates[1], true)]).toEqual([["workflow.parameters.w", "1"]]);
+    const two = { ...wf, arguments: { parameters: [{ name: "w", value: "1", enum: ["1", "2"] }] } };
+    expect(argoTemplateValues(two, wf.templates[1], true).size).toBe(0);
   });
   it("Tekton values: defaults under the run's values, every spelling of a param reference", () => {
     const v = tektonValues([{ name: "a", default: "x" }, { name: "b" }], [{ name: "b", value: "y" }]);
