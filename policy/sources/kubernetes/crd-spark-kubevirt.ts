@@ -156,20 +156,6 @@ function sparkRole(props: unknown, appPath: string, role: "driver" | "executor")
   appended("volumeMounts", extras.mounts);
   appended("env", extras.env);
   appended("args", extras.args);
-  // JVM options in the environment can set Spark properties too (SparkConf loads every spark.* system property).
-  for (const e of items(main.env)) {
-    const name = field(e, "name");
-    const value = field(e, "value");
-    if (
-      typeof name === "string" &&
-      JVM_OPTION_VARIABLES.test(name) &&
-      (typeof value === "string" ? !jvmOptionsSafe(value) : field(e, "valueFrom") !== undefined)
-    )
-      extras.unreadable.push({
-        path: rPath,
-        reason: `${name} gives the ${role}'s JVM options that set Spark properties (or read them from a file or another object), which no rule reads`,
-      });
-  }
   const spec: Obj = { restartPolicy: "Never" };
   const lists: Record<string, Part[]> = {
     containers: [{ value: main, path: rPath }, ...partsOf(hooked("sidecars"), join(rPath, "sidecars"))],
@@ -199,6 +185,8 @@ function sparkRole(props: unknown, appPath: string, role: "driver" | "executor")
     merged.containers = merged.containers.map((c) =>
       isObj(c) && c.name === main.name ? { ...c, securityContext: security } : c,
     );
+  const spark = items(merged.containers).find((c) => field(c, "name") === main.name);
+  extras.unreadable.push(...jvmOptionsFromEnvironment(spark, role, rPath));
   const metadata = sparkMetadata(props, template, r);
   const replicas = role === "executor" ? { replicas: field(r, "instances") } : {};
   const site = rebuilt({ spec: merged, metadata }, rPath, mapper, {
@@ -208,6 +196,55 @@ function sparkRole(props: unknown, appPath: string, role: "driver" | "executor")
   return extras.unreadable.length === 0
     ? site
     : { ...site, unreadable: [...(site.unreadable ?? []), ...extras.unreadable] };
+}
+
+/** The prefixes of the variables the JVM or Spark's image reads as JVM options (JVM_OPTION_VARIABLES). */
+const JVM_OPTION_PREFIXES = ["JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", "SPARK_SUBMIT_OPTS"];
+
+/** True when no variable whose name starts with `prefix` is one the JVM reads as options. */
+function prefixSafe(prefix: unknown): boolean {
+  if (typeof prefix !== "string" || prefix === "") return false;
+  const opt = "SPARK_JAVA_OPT_";
+  return (
+    !prefix.startsWith(opt) &&
+    !opt.startsWith(prefix) &&
+    !JVM_OPTION_PREFIXES.some((n) => n.startsWith(prefix))
+  );
+}
+
+/**
+ * JVM options in the Spark container's environment (as the pod has it: the template's container merged with what
+ * Spark and the webhook set) can set Spark properties too (SparkConf loads every spark.* system property), past the
+ * sparkConf verdicts: a JVM options variable whose value sets one, or that comes from another object, is unreadable;
+ * so is an `envFrom` (a ConfigMap's or Secret's keys become variables, under its `prefix`) unless its prefix keeps
+ * every such name out.
+ */
+function jvmOptionsFromEnvironment(
+  spark: unknown,
+  role: string,
+  rPath: string,
+): { path: string; reason: string }[] {
+  const out: { path: string; reason: string }[] = [];
+  for (const e of items(field(spark, "env"))) {
+    const name = field(e, "name");
+    const value = field(e, "value");
+    if (
+      typeof name === "string" &&
+      JVM_OPTION_VARIABLES.test(name) &&
+      (typeof value === "string" ? !jvmOptionsSafe(value) : field(e, "valueFrom") !== undefined)
+    )
+      out.push({
+        path: rPath,
+        reason: `${name} gives the ${role}'s JVM options that set Spark properties (or read them from a file or another object), which no rule reads`,
+      });
+  }
+  for (const e of items(field(spark, "envFrom")))
+    if (!prefixSafe(field(e, "prefix")))
+      out.push({
+        path: rPath,
+        reason: `an envFrom of the ${role}'s Spark container makes variables of another object's keys, which may be JVM options (JAVA_TOOL_OPTIONS, SPARK_JAVA_OPT_*) that set Spark properties no rule reads; give it a prefix that no such name starts with`,
+      });
+  return out;
 }
 
 export function sparkSites(kind: string, props: unknown): PodSite[] | undefined {
