@@ -50,6 +50,22 @@ export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
 };
 
 /**
+ * Families of annotation keys an operator acts on by prefix, refused on every kind of it. Argo Rollouts' controller
+ * sends a notification of a Rollout's or an AnalysisRun's events to every destination its
+ * `notifications.argoproj.io/subscribe.<trigger>.<service>` (or `…/subscriptions`) annotations name, through the
+ * services of its notifications ConfigMap (utils/record sendNotifications, notifications-engine subscriptions): a
+ * request from the controller, outside the sandbox's egress walls, carrying what the object holds.
+ */
+const ANNOTATION_FAMILIES: Partial<Record<Operator, readonly { prefix: string; why: string }[]>> = {
+  "argo-rollouts": [
+    {
+      prefix: "notifications.argoproj.io/subscri",
+      why: "Argo Rollouts' controller sends the object's events to the destinations this annotation names, from the cluster, outside the sandbox's egress walls",
+    },
+  ],
+};
+
+/**
  * Operators that copy the object's own labels onto a pod they run (the Spark operator puts a SparkApplication's
  * labels, Kueue's aside, on its driver and executor pods: submission.go `driverConfOption`, `executorConfOption`;
  * a ScheduledSparkApplication's go to the applications it makes): a mesh injector's label there adds containers no
@@ -167,6 +183,15 @@ export function crdFields(t: KubeType, type: string, props: unknown): UnjudgedFi
   const annotations = CRD_ANNOTATIONS[pinned.operator];
   if (isPlain(notes))
     for (const [key, value] of Object.entries(notes)) {
+      const family = ANNOTATION_FAMILIES[pinned.operator]?.find((f) => key.startsWith(f.prefix));
+      if (family !== undefined && !isUnknown(value)) {
+        out.push({
+          path: join("metadata.annotations", key),
+          field: `${t.kind}.metadata.annotations{}.${key}`,
+          reason: family.why,
+        });
+        continue;
+      }
       const verdict = Object.hasOwn(annotations, key) ? annotations[key] : undefined;
       if (
         verdict?.v === "refused" &&
