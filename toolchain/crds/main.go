@@ -34,6 +34,8 @@ import (
 	tektonv1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1"
 	tektonv1alpha1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1alpha1"
 	tektonv1beta1 "github.com/tektoncd/pipeline/pkg/apis/pipeline/v1beta1"
+	knservingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	knservingv1beta1 "knative.dev/serving/pkg/apis/serving/v1beta1"
 	sandboxv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 	sandboxextv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
@@ -58,6 +60,9 @@ var operators = []struct {
 	// Tekton's CustomRun and Run go to custom task controllers, VerificationPolicy configures signature checks; they
 	// keep their kind verdicts.
 	{"tekton", "github.com/tektoncd/pipeline", []func(*runtime.Scheme) error{tektonv1.AddToScheme, tektonv1beta1.AddToScheme, tektonv1alpha1.AddToScheme}, []string{"Task", "Pipeline", "TaskRun", "PipelineRun", "StepAction"}},
+	// Knative Serving's autoscaling and networking kinds (PodAutoscaler, Metric, the internal Ingress) are the
+	// controller's own state, made from a Revision: their packages are not registered, they keep their kind verdicts.
+	{"knative-serving", "knative.dev/serving", []func(*runtime.Scheme) error{knservingv1.AddToScheme, knservingv1beta1.AddToScheme}, []string{"Service", "Configuration", "Revision", "Route", "DomainMapping"}},
 }
 
 // cycles are the structs that hold themselves: met again inside its own shape (Argo's DAG task's `inline`

@@ -9,12 +9,17 @@
  */
 import { isUnknown } from "../../workload";
 import type { Shape } from "../docker/shape";
-import { field, join } from "../lenient";
+import { at, field, join } from "../lenient";
 import { isGoZero, type UnjudgedField, type VerdictTable } from "../verdict";
 import { follow, podSites } from "./carriers";
 import { AGENT_SANDBOX_ANNOTATIONS, AGENT_SANDBOX_VERDICTS } from "./crd-verdicts/agent-sandbox";
 import { ARGO_ROLLOUTS_VERDICTS } from "./crd-verdicts/argo-rollouts";
 import { ARGO_WORKFLOWS_VERDICTS } from "./crd-verdicts/argo-workflows";
+import {
+  KNATIVE_ANNOTATION_DOMAINS,
+  KNATIVE_ANNOTATIONS,
+  KNATIVE_SERVING_VERDICTS,
+} from "./crd-verdicts/knative-serving";
 import { KUBEFLOW_TRAINER_VERDICTS } from "./crd-verdicts/kubeflow-trainer";
 import { KUBERAY_ANNOTATIONS, KUBERAY_VERDICTS } from "./crd-verdicts/kuberay";
 import { SPARK_OPERATOR_VERDICTS } from "./crd-verdicts/spark-operator";
@@ -36,9 +41,13 @@ export const CRD_VERDICTS: Readonly<Record<Operator, VerdictTable>> = {
   "argo-rollouts": ARGO_ROLLOUTS_VERDICTS,
   "spark-operator": SPARK_OPERATOR_VERDICTS,
   tekton: TEKTON_VERDICTS,
+  "knative-serving": KNATIVE_SERVING_VERDICTS,
 };
 
-/** Annotations of the object itself each operator acts on, by key (only refused ones: any other key is data). */
+/**
+ * Annotations of the object itself each operator acts on, by key: a refused one fails unless its value is allowed;
+ * any other key is data, except under a domain of ANNOTATION_DOMAINS.
+ */
 export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
   "agent-sandbox": AGENT_SANDBOX_ANNOTATIONS,
   kuberay: KUBERAY_ANNOTATIONS,
@@ -47,6 +56,20 @@ export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
   "argo-rollouts": {},
   "spark-operator": {},
   tekton: {},
+  "knative-serving": KNATIVE_ANNOTATIONS,
+};
+
+/** Annotation key domains an operator reads: a key of one with no verdict in CRD_ANNOTATIONS fails closed. */
+const ANNOTATION_DOMAINS: Partial<Record<Operator, readonly string[]>> = {
+  "knative-serving": KNATIVE_ANNOTATION_DOMAINS,
+};
+
+/**
+ * Metadata inside a kind's spec whose annotations the operator reads as its own (Knative copies a revision
+ * template's onto each Revision it stamps, where the autoscaler and the revision reconciler read them).
+ */
+const ANNOTATED_TEMPLATES: Partial<Record<Operator, Readonly<Record<string, string>>>> = {
+  "knative-serving": { Service: "spec.template.metadata", Configuration: "spec.template.metadata" },
 };
 
 /**
@@ -86,6 +109,8 @@ const POD_METADATA: Readonly<Record<Operator, readonly string[]>> = {
   "argo-rollouts": [],
   "spark-operator": [],
   tekton: ["Task", "TaskRun", "Pipeline", "PipelineRun"],
+  // Knative puts a Revision's labels and annotations on its pods (pkg/reconciler/revision/resources/deploy.go).
+  "knative-serving": ["Revision"],
 };
 
 /** Annotations the kubelet reads as a pod's seccomp or AppArmor profile, by prefix. */
@@ -140,6 +165,7 @@ const RELEASE: Readonly<Record<Operator, string>> = {
   "argo-rollouts": "Argo Rollouts",
   "spark-operator": "Kubeflow Spark operator",
   tekton: "Tekton Pipelines",
+  "knative-serving": "Knative Serving",
 };
 
 /**
@@ -179,32 +205,10 @@ export function crdFields(t: KubeType, type: string, props: unknown): UnjudgedFi
       reason: `${t.kind}'s spec is an object in ${release}; ${JSON.stringify(spec).slice(0, 40)} cannot be read`,
     });
   walkFields(w, spec, shape, "", "spec");
-  const notes = field(field(props, "metadata"), "annotations");
-  const annotations = CRD_ANNOTATIONS[pinned.operator];
-  if (isPlain(notes))
-    for (const [key, value] of Object.entries(notes)) {
-      const family = ANNOTATION_FAMILIES[pinned.operator]?.find((f) => key.startsWith(f.prefix));
-      if (family !== undefined && !isUnknown(value)) {
-        out.push({
-          path: join("metadata.annotations", key),
-          field: `${t.kind}.metadata.annotations{}.${key}`,
-          reason: family.why,
-        });
-        continue;
-      }
-      const verdict = Object.hasOwn(annotations, key) ? annotations[key] : undefined;
-      if (
-        verdict?.v === "refused" &&
-        !isGoZero(value) &&
-        !isUnknown(value) &&
-        verdict.allows?.(value) !== true
-      )
-        out.push({
-          path: join("metadata.annotations", key),
-          field: `${t.kind}.metadata.annotations{}.${key}`,
-          reason: verdict.why,
-        });
-    }
+  annotationFields(pinned.operator, release, field(props, "metadata"), "metadata", t.kind, out);
+  const inSpec = ANNOTATED_TEMPLATES[pinned.operator]?.[t.kind];
+  if (inSpec !== undefined)
+    annotationFields(pinned.operator, release, at(props, inSpec), inSpec, t.kind, out);
   if (LABELS_TO_PODS.has(pinned.operator))
     injectorFields({ labels: field(field(props, "metadata"), "labels") }, "metadata", out);
   if (POD_METADATA[pinned.operator].includes(t.kind))
@@ -216,6 +220,41 @@ export function crdFields(t: KubeType, type: string, props: unknown): UnjudgedFi
     if (site.metaPath !== undefined && site.remap === undefined)
       injectorFields(follow(site.props, site.metaPath), site.metaPath, out);
   return dedupe(out);
+}
+
+/** The annotations of the metadata at `metaPath` an operator acts on that fail closed. */
+function annotationFields(
+  operator: Operator,
+  release: string,
+  meta: unknown,
+  metaPath: string,
+  kind: string,
+  out: UnjudgedField[],
+): void {
+  const notes = field(meta, "annotations");
+  if (!isPlain(notes)) return;
+  const annotations = CRD_ANNOTATIONS[operator];
+  const domains = ANNOTATION_DOMAINS[operator] ?? [];
+  for (const [key, value] of Object.entries(notes)) {
+    const verdict = Object.hasOwn(annotations, key) ? annotations[key] : undefined;
+    const path = join(join(metaPath, "annotations"), key);
+    const name = `${kind}.${metaPath}.annotations{}.${key}`;
+    const family = ANNOTATION_FAMILIES[operator]?.find((f) => key.startsWith(f.prefix));
+    if (family !== undefined && !isUnknown(value)) out.push({ path, field: name, reason: family.why });
+    else if (verdict === undefined && domains.some((d) => key.toLowerCase().startsWith(d)))
+      out.push({
+        path,
+        field: name,
+        reason: `${release} reads annotations under ${domains.find((d) => key.toLowerCase().startsWith(d))}, and this key is not one the project knows: the controller may act on it in ways no rule judged`,
+      });
+    else if (
+      verdict?.v === "refused" &&
+      !isGoZero(value) &&
+      !isUnknown(value) &&
+      verdict.allows?.(value) !== true
+    )
+      out.push({ path, field: name, reason: verdict.why });
+  }
 }
 
 /** One finding per place and field (a PodTemplateSpec's injectors are found by both walks). */

@@ -31,6 +31,8 @@
  *   judged there; ClusterTask is registered by no API package of the release (it was removed), and a `taskRef` of
  *   that kind is a custom task there; CustomRun and Run go to a custom task's own controller; a VerificationPolicy
  *   only adds signature checks; resolution.tekton.dev ResolutionRequest makes the resolvers fetch what it names;
+ * - Knative Serving v0.50.0 (autoscaling.internal.knative.dev): PodAutoscaler and Metric are the controller's own
+ *   state, made for each Revision;
  * - agent-sandbox v1.0.1 (extensions/api/v1beta1 SandboxClaim, SandboxWarmPool): sandboxes of a SandboxTemplate;
  * - Kubeflow Trainer v2.0.0 (pkg/apis/trainer/v1alpha1 TrainJob): the pods of a training runtime.
  */
@@ -247,6 +249,14 @@ export const OPERATOR_KINDS: KindTable = {
     ),
     StepAction: through(
       "it runs only as a step that names it (`ref`), which is judged with it (policy/stack/disallow-unjudged-references.ts)",
+    ),
+  },
+  "autoscaling.internal.knative.dev": {
+    PodAutoscaler: unjudged(
+      "Knative Serving's own state: the revision reconciler makes one for each Revision and the autoscaler scales that Revision's Deployment from it (pkg/apis/autoscaling/v1alpha1); written by hand it scales a Deployment the project may not judge",
+    ),
+    Metric: unjudged(
+      "Knative Serving's own state: the autoscaler scrapes the pods it names (pkg/apis/autoscaling/v1alpha1); written by hand it points the autoscaler at pods the project may not judge",
     ),
   },
   "resolution.tekton.dev": {

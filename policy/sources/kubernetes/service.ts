@@ -17,8 +17,9 @@ import { parseKubeType } from "./sites";
  * (contour.heptio.com); Traefik IngressRoute/IngressRouteTCP/IngressRouteUDP (traefik.io, traefik.containo.us);
  * Emissary/Ambassador Mapping, TCPMapping, Host, Listener (getambassador.io); Kong TCPIngress/UDPIngress
  * (configuration.konghq.com); OpenShift Route (route.openshift.io); Knative Service, Route, DomainMapping
- * (serving.knative.dev; public unless labelled `networking.knative.dev/visibility: cluster-local`, the only label
- * current Knative honours: knative.dev/docs/serving/services/private-services); Skipper RouteGroup (zalando.org);
+ * (serving.knative.dev; a Service or Route is public unless labelled `networking.knative.dev/visibility:
+ * cluster-local`, the only label current Knative honours: knative.dev/docs/serving/services/private-services; a
+ * DomainMapping always is); Skipper RouteGroup (zalando.org);
  * NGINX VirtualServer/TransportServer (k8s.nginx.org); APISIX ApisixRoute (apisix.apache.org).
  */
 const ENTRY_POINTS: Readonly<Record<string, readonly string[]>> = {
@@ -72,7 +73,7 @@ export function isIngressType(type: string): boolean {
 
 /**
  * True when the object lets traffic in: every entry point Kind does, except an Istio VirtualService bound only to
- * the mesh, a Contour HTTPProxy that is not a root, and a Knative object labelled cluster-local. A value that
+ * the mesh, a Contour HTTPProxy that is not a root, and a Knative Service or Route labelled cluster-local. A value that
  * cannot be read counts as open.
  */
 export function isEntryPoint(type: string, props: unknown): boolean {
@@ -87,8 +88,13 @@ export function isEntryPoint(type: string, props: unknown): boolean {
   }
   if (t.group === "projectcontour.io" && t.kind === "HTTPProxy")
     return at(props, "spec.virtualhost") !== undefined;
+  // A DomainMapping's ingress is always external (pkg/reconciler/domainmapping/resources/ingress.go): no label makes
+  // it local.
   if (t.group === "serving.knative.dev")
-    return field(at(props, "metadata.labels"), KNATIVE_VISIBILITY) !== "cluster-local";
+    return (
+      t.kind === "DomainMapping" ||
+      field(at(props, "metadata.labels"), KNATIVE_VISIBILITY) !== "cluster-local"
+    );
   return true;
 }
 

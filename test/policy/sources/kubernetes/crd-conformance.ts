@@ -10,6 +10,7 @@ import { adaptResources } from "../../../../policy/sources/subject";
 import type { Subject } from "../../../../policy/workload";
 import { safePodSpec } from "../../fixtures";
 import { ARGO_HARDENED } from "./crd-hardened-argo";
+import { KNATIVE_BY_DESIGN, KNATIVE_HARDENED, KNATIVE_METADATA } from "./crd-hardened-knative";
 import { HARDENED_ROLLOUTS } from "./crd-hardened-rollouts";
 import { SPARK_BY_DESIGN, SPARK_HARDENED } from "./crd-hardened-spark";
 import { TEKTON_HARDENED, TEKTON_NEEDS_RUN, tektonStepViews } from "./crd-hardened-tekton";
@@ -85,6 +86,7 @@ export const HARDENED: Readonly<Record<string, (version: string) => object>> = {
   }),
   ...ARGO_HARDENED,
   ...TEKTON_HARDENED,
+  ...KNATIVE_HARDENED,
 };
 
 /** Kinds judged only inside another object that names them: the views of that object, with it resolved. */
@@ -133,7 +135,7 @@ export function object(k: PinnedKind, version: string, spec: unknown) {
   return {
     apiVersion: `${k.group}/${version}`,
     kind: k.kind,
-    metadata: { name: "t", namespace: "agents" },
+    metadata: { name: "t", namespace: "agents", ...(KNATIVE_METADATA[k.kind] ?? {}) },
     spec,
   };
 }
@@ -149,6 +151,7 @@ export function views(k: PinnedKind, version: string, spec: unknown) {
 export const BY_DESIGN: Readonly<Record<string, readonly string[]>> = {
   ...SPARK_BY_DESIGN,
   ...TEKTON_NEEDS_RUN,
+  ...KNATIVE_BY_DESIGN,
 };
 
 export function failing(k: PinnedKind, version: string, spec: unknown, config = {}): string[] {
