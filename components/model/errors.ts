@@ -131,7 +131,9 @@ export function parseOrThrow<S extends z.ZodType>(
   prefix = "",
   heading?: string,
 ): z.output<S> {
-  const result = schema.safeParse(input);
+  // Without zod's compiled fast path: a config is checked once a process, and compiling that path (`new Function`,
+  // which no code cache keeps) costs more than it saves.
+  const result = schema.safeParse(input, { jitless: true });
   if (result.success) return result.data;
   throw new SpecError(problemsFromZod(result.error, input, prefix), heading);
 }

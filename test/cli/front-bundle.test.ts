@@ -226,9 +226,10 @@ describe("the real front's bundle", () => {
 
   it("starts the watchdog compiled beside it, from the same sources, not the TypeScript one", () => {
     const watchdog = join(out, "..", "orphan-watch.cjs");
-    // runtime/watchdog.ts looks beside itself, which in the bundle is the bundle's own folder.
+    // runtime/watchdog.ts looks beside itself, which in the bundle is the bundle's own folder (the bundle is
+    // minified: its spacing and declarations are esbuild's).
     expect(readFileSync(out, "utf8")).toMatch(
-      /\/\/ runtime\/watchdog\.ts\n[\s\S]*?for \(const name of \["orphan-watch\.js", "orphan-watch\.cjs"\]\) \{\n\s*const js = \(0, \w+\.join\)\(__dirname, name\)/,
+      /for ?\((?:const|let) name of ?\["orphan-watch\.js", ?"orphan-watch\.cjs"\]\) ?\{\s*(?:const|let) js ?= ?\(0, ?\w+\.join\)\(__dirname, ?name\)/,
     );
     expect(readFileSync(join(out, "..", ".sources"), "utf8")).toContain(`${relative(REPO, watchdog)} `);
     // It runs as the watchdog: a folder with nothing to watch and a launcher that is gone, and it is done.
@@ -272,7 +273,23 @@ export async function probe(socket: string) {
   );
   server.close();
   const gzip = typeof util.prepareBuildContext === "function" && typeof require("zlib").createGzip === "function";
-  return { before, english, french, short: read.safeParse("a").success, long: read.safeParse("ab").success, answer, gzip, zlibAfter: loaded("zlib") };
+  const zlibAfter = loaded("zlib");
+  // An image build's context, packed as dockerode packs it (tar-fs, the .dockerignore reader, gzip): the names in it.
+  const context = socket + ".context";
+  require("node:fs").mkdirSync(context);
+  for (const [f, text] of [["a.txt", "a"], ["b.txt", "b"], [".dockerignore", "b.txt\\n"]]) require("node:fs").writeFileSync(context + "/" + f, text);
+  const packed: Buffer = await new Promise((resolve) =>
+    util.prepareBuildContext({ context, src: ["a.txt", "b.txt"] }, (s: NodeJS.ReadableStream) => {
+      const chunks: Buffer[] = [];
+      s.on("data", (c: Buffer) => chunks.push(c)).on("end", () => resolve(require("zlib").gunzipSync(Buffer.concat(chunks))));
+    }),
+  );
+  const packedNames: string[] = [];
+  for (let at = 0; at + 512 <= packed.length && packed[at] !== 0; ) {
+    packedNames.push(packed.subarray(at, at + 100).toString().replace(/\\0.*$/s, ""));
+    at += 512 + Math.ceil(Number.parseInt(packed.subarray(at + 124, at + 136).toString(), 8) / 512) * 512;
+  }
+  return { before, english, french, short: read.safeParse("a").success, long: read.safeParse("ab").success, answer, gzip, zlibAfter, packedNames };
 }
 `,
       );
@@ -294,6 +311,8 @@ export async function probe(socket: string) {
       expect(text).toContain('servername: ""');
       expect(text).toContain('m ??= require("zlib")');
       expect(text).toContain('m ??= require("https")');
+      expect(text).toContain("m ??= require_tar_fs()");
+      expect(text).toContain("require_ignore()(...args)");
       expect(text).not.toContain("// ../main/node_modules/zod/v4/locales/fr.js\nvar error");
       const script = `require(${JSON.stringify(out)}).probe(${JSON.stringify(join(dir, "s.sock"))}).then((r) => process.stdout.write(JSON.stringify(r)));`;
       const r = spawnSync(process.execPath, ["-e", script], { encoding: "utf8" });
@@ -308,6 +327,7 @@ export async function probe(socket: string) {
         answer: { url: "/version", host: "localhost" },
         gzip: true,
         zlibAfter: true,
+        packedNames: ["a.txt"],
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });
