@@ -130,7 +130,8 @@ function applyPatches(
       mapper.add(p.path, p.path); // a real path already: the map keeps it
       continue;
     }
-    merged = strategicMerge(merged, parsed.value) as Obj;
+    // As the controller's StrategicMergePatch: a null deletes the key as written, and is not in the pod.
+    merged = strategicMerge(merged, parsed.value, undefined, true) as Obj;
     for (const k of Object.keys(goDecode(parsed.value) as Obj)) touched.push([k, p.path]);
   }
   if (touched.length === 0) return merged;

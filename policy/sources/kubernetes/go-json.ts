@@ -80,12 +80,41 @@ const NAMES = `
   .split(/\s+/)
   .concat(["labels", "annotations", "generateName", "finalizers", "ownerReferences"]); // metav1.ObjectMeta
 
-/** bytes.EqualFold's fold: ASCII letters by case, U+212A (Kelvin) as K, U+017F (long s) as S. */
+/**
+ * encoding/json's fold of a key (fold.go foldName, what bytes.EqualFold compares): an ASCII letter upper-cased; any
+ * other character the smallest of those it is equal to under Unicode's simple case folding, one character for one
+ * (the Kelvin sign is K, the long s is S, the dotless i is I; a ligature such as U+FB06 folds to no "ST", as it
+ * would under full case mapping).
+ */
 export function goFold(s: string): string {
-  return s
-    .toUpperCase()
-    .replace(/\u212a/g, "K")
-    .replace(/\u017f/g, "S");
+  let out = "";
+  for (const ch of s) {
+    const c = ch.codePointAt(0) ?? 0;
+    out += c < 0x80 ? ch.toUpperCase() : String.fromCodePoint(foldRune(c));
+  }
+  return out;
+}
+
+const FOLDED = new Map<number, number>();
+
+/** The smallest character reachable from `c` by one-character upper- and lower-case mappings. */
+function foldRune(c: number): number {
+  const known = FOLDED.get(c);
+  if (known !== undefined) return known;
+  const seen = new Set([c]);
+  const queue = [c];
+  for (let x = queue.pop(); x !== undefined; x = queue.pop())
+    for (const y of [String.fromCodePoint(x).toUpperCase(), String.fromCodePoint(x).toLowerCase()]) {
+      const cps = [...y];
+      const cp = cps.length === 1 ? (cps[0]?.codePointAt(0) ?? x) : x;
+      if (!seen.has(cp)) {
+        seen.add(cp);
+        queue.push(cp);
+      }
+    }
+  const min = Math.min(...seen);
+  FOLDED.set(c, min);
+  return min;
 }
 
 const BY_FOLD = new Map(NAMES.map((n) => [goFold(n), n]));
@@ -103,9 +132,13 @@ const MAP_FIELDS = new Set([
   "matchLabels",
 ]);
 
-/** Go's decoding of `next` into what an earlier key with the same field left (`prev`). */
+/**
+ * Go's decoding of `next` into what an earlier key with the same field left (`prev`). A null leaves a value field (a
+ * bool, a string, a struct) as it was and empties a pointer, map or slice: it is read as leaving it, the stricter.
+ */
 function decodeInto(prev: unknown, next: unknown): unknown {
-  if (next === null || prev === undefined) return next;
+  if (prev === undefined) return next;
+  if (next === null) return prev;
   if (Array.isArray(prev) && Array.isArray(next))
     return next.map((x, i) => (i < prev.length ? decodeInto(prev[i], x) : x));
   if (isObj(prev) && isObj(next)) {

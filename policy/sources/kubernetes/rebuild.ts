@@ -42,8 +42,11 @@ const MERGE_KEYS: Readonly<Record<string, string>> = {
   volumeDevices: "devicePath",
 };
 
-/** Strategic merge of `patch` over `base` for the pod spec's merge keys; objects merge, anything else is replaced. */
-export function strategicMerge(base: unknown, patch: unknown, key?: string): unknown {
+/**
+ * Strategic merge of `patch` over `base` for the pod spec's merge keys; objects merge, anything else is replaced.
+ * With `nulls`, a real strategic merge patch's: a null deletes its key.
+ */
+export function strategicMerge(base: unknown, patch: unknown, key?: string, nulls = false): unknown {
   if (patch === undefined) return base;
   if (isUnknown(patch) || isUnknown(base)) return patch;
   const mergeKey = key === undefined ? undefined : MERGE_KEYS[key];
@@ -52,17 +55,33 @@ export function strategicMerge(base: unknown, patch: unknown, key?: string): unk
     for (const p of patch) {
       const id = isObj(p) ? p[mergeKey] : undefined;
       const i = id === undefined ? -1 : out.findIndex((b) => isObj(b) && b[mergeKey] === id);
-      if (i < 0) out.push(p);
-      else out[i] = strategicMerge(out[i], p);
+      if (i < 0) out.push(nulls ? withoutNulls(p) : p);
+      else out[i] = strategicMerge(out[i], p, undefined, nulls);
     }
     return out;
   }
   if (isObj(base) && isObj(patch)) {
     const out: Record<string, unknown> = { ...base };
-    for (const [k, v] of entries(patch)) out[k] = strategicMerge(base[k], v, k);
+    for (const [k, v] of entries(patch))
+      if (nulls && v === null) delete out[k];
+      else out[k] = strategicMerge(base[k], v, k, nulls);
     return out;
   }
-  return patch;
+  return nulls ? withoutNulls(patch) : patch;
+}
+
+/**
+ * A patch's value as it lands where nothing was: a null in a strategic merge patch deletes its key (exactly as
+ * written) and is never itself in the result (apimachinery strategicpatch mergeMap, with unmatched nulls ignored).
+ */
+function withoutNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutNulls);
+  if (!isObj(v)) return v;
+  return Object.fromEntries(
+    Object.entries(v)
+      .filter(([, x]) => x !== null)
+      .map(([k, x]) => [k, withoutNulls(x)]),
+  );
 }
 
 /** The containers of a merged list: where each one is written (its original path, or the patch's). */

@@ -1,7 +1,7 @@
 /** The controller's reading of embedded text: Go's case-insensitive decoding, podSpecPatch text, and templating. */
 import { describe, expect, it } from "vitest";
 import { readPodSpecPatch } from "../../../../policy/sources/kubernetes/crd-argo";
-import { goDecode } from "../../../../policy/sources/kubernetes/go-json";
+import { goDecode, goFold } from "../../../../policy/sources/kubernetes/go-json";
 import {
   argoTemplateValues,
   sealPlaceholders,
@@ -97,6 +97,18 @@ describe("controller templating", () => {
     expect([...argoTemplateValues(one, wf.templates[1], true)]).toEqual([["workflow.parameters.w", "1"]]);
     const two = { ...wf, arguments: { parameters: [{ name: "w", value: "1", enum: ["1", "2"] }] } };
     expect(argoTemplateValues(two, wf.templates[1], true).size).toBe(0);
+  });
+  it("folds keys as encoding/json does: simple case folding, one character for one", () => {
+    // The Kelvin sign, the long s and the dotless i fold to ASCII letters; ligatures and the sharp s fold to none.
+    expect(goFold("\u212aind")).toBe(goFold("kind"));
+    expect(goFold("ho\u017ftNetwork")).toBe(goFold("hostNetwork"));
+    expect(goFold("pr\u0131vileged")).toBe(goFold("PRIVILEGED"));
+    expect(goFold("ho\ufb06Network")).not.toBe(goFold("hostNetwork"));
+    expect(goFold("seccompPro\ufb01le")).not.toBe(goFold("seccompProfile"));
+    expect(goFold("\u00df")).toBe(goFold("\u1e9e"));
+    expect(goFold("\u00df")).not.toBe(goFold("ss"));
+    // A null leaves a value another spelling of the field set.
+    expect(goDecode({ HostNetwork: true, hostNetwork: null })).toEqual({ hostNetwork: true });
   });
   it("Tekton values: defaults under the run's values, every spelling of a param reference", () => {
     const v = tektonValues([{ name: "a", default: "x" }, { name: "b" }], [{ name: "b", value: "y" }]);
