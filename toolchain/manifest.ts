@@ -42,6 +42,7 @@ export const MANIFEST_KEYS = [
   "ARGO_ROLLOUTS_VERSION",
   "SPARK_OPERATOR_VERSION",
   "TEKTON_PIPELINE_VERSION",
+  "KEDA_VERSION",
 ] as const;
 
 /** One key of the manifest. */

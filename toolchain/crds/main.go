@@ -26,6 +26,7 @@ import (
 
 	wfv1alpha1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	rolloutsv1alpha1 "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
 	sparkv1alpha1 "github.com/kubeflow/spark-operator/v2/api/v1alpha1"
 	sparkv1beta2 "github.com/kubeflow/spark-operator/v2/api/v1beta2"
 	trainerv1alpha1 "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
@@ -58,6 +59,9 @@ var operators = []struct {
 	// Tekton's CustomRun and Run go to custom task controllers, VerificationPolicy configures signature checks; they
 	// keep their kind verdicts.
 	{"tekton", "github.com/tektoncd/pipeline", []func(*runtime.Scheme) error{tektonv1.AddToScheme, tektonv1beta1.AddToScheme, tektonv1alpha1.AddToScheme}, []string{"Task", "Pipeline", "TaskRun", "PipelineRun", "StepAction"}},
+	// KEDA's eventing kinds (apis/eventing/v1alpha1: CloudEventSource, ClusterCloudEventSource) are not pinned: they
+	// keep their kind verdicts.
+	{"keda", "github.com/kedacore/keda/v2", []func(*runtime.Scheme) error{kedav1alpha1.AddToScheme}, nil},
 }
 
 // cycles are the structs that hold themselves: met again inside its own shape (Argo's DAG task's `inline`

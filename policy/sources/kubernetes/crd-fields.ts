@@ -15,6 +15,7 @@ import { follow, podSites } from "./carriers";
 import { AGENT_SANDBOX_ANNOTATIONS, AGENT_SANDBOX_VERDICTS } from "./crd-verdicts/agent-sandbox";
 import { ARGO_ROLLOUTS_VERDICTS } from "./crd-verdicts/argo-rollouts";
 import { ARGO_WORKFLOWS_VERDICTS } from "./crd-verdicts/argo-workflows";
+import { KEDA_VERDICTS } from "./crd-verdicts/keda";
 import { KUBEFLOW_TRAINER_VERDICTS } from "./crd-verdicts/kubeflow-trainer";
 import { KUBERAY_ANNOTATIONS, KUBERAY_VERDICTS } from "./crd-verdicts/kuberay";
 import { SPARK_OPERATOR_VERDICTS } from "./crd-verdicts/spark-operator";
@@ -36,6 +37,7 @@ export const CRD_VERDICTS: Readonly<Record<Operator, VerdictTable>> = {
   "argo-rollouts": ARGO_ROLLOUTS_VERDICTS,
   "spark-operator": SPARK_OPERATOR_VERDICTS,
   tekton: TEKTON_VERDICTS,
+  keda: KEDA_VERDICTS,
 };
 
 /** Annotations of the object itself each operator acts on, by key (only refused ones: any other key is data). */
@@ -47,6 +49,7 @@ export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
   "argo-rollouts": {},
   "spark-operator": {},
   tekton: {},
+  keda: {},
 };
 
 /**
@@ -70,6 +73,7 @@ const POD_METADATA: Readonly<Record<Operator, readonly string[]>> = {
   "argo-rollouts": [],
   "spark-operator": [],
   tekton: ["Task", "TaskRun", "Pipeline", "PipelineRun"],
+  keda: [],
 };
 
 /** Annotations the kubelet reads as a pod's seccomp or AppArmor profile, by prefix. */
@@ -124,6 +128,7 @@ const RELEASE: Readonly<Record<Operator, string>> = {
   "argo-rollouts": "Argo Rollouts",
   "spark-operator": "Kubeflow Spark operator",
   tekton: "Tekton Pipelines",
+  keda: "KEDA",
 };
 
 /**

@@ -57,6 +57,7 @@ describe("the generated Engine API schema", () => {
       ["ARGO_ROLLOUTS_VERSION", "argo-rollouts"],
       ["SPARK_OPERATOR_VERSION", "spark-operator"],
       ["TEKTON_PIPELINE_VERSION", "tekton"],
+      ["KEDA_VERSION", "keda"],
     ] as const) {
       const { module, version } = CRD_SCHEMAS[operator];
       expect(version).toBe(TOOLCHAIN[key]);
