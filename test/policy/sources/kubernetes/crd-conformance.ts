@@ -10,6 +10,7 @@ import { adaptResources } from "../../../../policy/sources/subject";
 import type { Subject } from "../../../../policy/workload";
 import { safePodSpec } from "../../fixtures";
 import { ARGO_HARDENED } from "./crd-hardened-argo";
+import { KEDA_HARDENED } from "./crd-hardened-keda";
 import { HARDENED_ROLLOUTS } from "./crd-hardened-rollouts";
 import { SPARK_BY_DESIGN, SPARK_HARDENED } from "./crd-hardened-spark";
 import { TEKTON_HARDENED, TEKTON_NEEDS_RUN, tektonStepViews } from "./crd-hardened-tekton";
@@ -85,6 +86,7 @@ export const HARDENED: Readonly<Record<string, (version: string) => object>> = {
   }),
   ...ARGO_HARDENED,
   ...TEKTON_HARDENED,
+  ...KEDA_HARDENED,
 };
 
 /** Kinds judged only inside another object that names them: the views of that object, with it resolved. */
