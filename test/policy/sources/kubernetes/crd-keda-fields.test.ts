@@ -20,14 +20,14 @@ import { over, pod } from "./crd-hardened-rollouts";
 const UNJUDGED = "sandbox-disallow-unjudged-fields";
 const type = (kind: string) => `kubernetes:keda.sh/v1alpha1:${kind}`;
 const hardened = (kind: string) => KEDA_HARDENED[kind]?.("v1alpha1") ?? {};
-const props = (kind: string, spec: unknown, metadata: object = {}) => ({
+const props = (spec: unknown, metadata: object = {}) => ({
   metadata: { name: "web", namespace: "agents", ...metadata },
   spec,
 });
 
 /** The paths the unjudged-fields rule names, and every rule that fails. */
 function judgeObject(kind: string, spec: unknown, metadata: object = {}) {
-  const results = adaptResources(type(kind), props(kind, spec, metadata), "t").flatMap((v) =>
+  const results = adaptResources(type(kind), props(spec, metadata), "t").flatMap((v) =>
     judge(v, ALL_RULES, {}),
   );
   return {
@@ -38,9 +38,7 @@ function judgeObject(kind: string, spec: unknown, metadata: object = {}) {
 }
 
 const workload = (spec: unknown) => {
-  const w = adaptResources(type("ScaledJob"), props("ScaledJob", spec), "t").find(
-    (v) => v.subject === "workload",
-  );
+  const w = adaptResources(type("ScaledJob"), props(spec), "t").find((v) => v.subject === "workload");
   if (w?.subject !== "workload") throw new Error("no workload view");
   return w;
 };
@@ -127,7 +125,7 @@ describe("a ScaledJob's pods", () => {
     const spec = over(hardened("ScaledJob"), {
       jobTargetRef: { template: { spec: { containers: [{ securityContext: { privileged: true } }] } } },
     });
-    const results = adaptResources(type("ScaledJob"), props("ScaledJob", spec), "t").flatMap((v) =>
+    const results = adaptResources(type("ScaledJob"), props(spec), "t").flatMap((v) =>
       judge(v, ALL_RULES, {}),
     );
     const privileged = results.find((r) => r.rule.id === "sandbox-disallow-privileged");
@@ -169,7 +167,7 @@ describe("a ScaledObject's target", () => {
     type: type("ScaledObject"),
     name: "so",
     urn: "u/so",
-    props: props("ScaledObject", over(hardened("ScaledObject"), spec), metadata),
+    props: props(over(hardened("ScaledObject"), spec), metadata),
   });
   const target = (kind = "Deployment", group = "apps"): Item => ({
     type: `kubernetes:${group}/v1:${kind}`,
@@ -237,7 +235,7 @@ describe("the pack judges KEDA's fields as scan does", () => {
       "spec.secretTargetRef",
     ],
   ])("%s", (kind, spec, path) => {
-    const p = props(kind, spec);
+    const p = props(spec);
     const pack = validate(type(kind), p).violations.filter((v) => v.policy === UNJUDGED);
     expect(pack.map((v) => v.message.startsWith(`${path} is not allowed`))).toEqual([true]);
     const scan = adaptResources(type(kind), p, "fixture").flatMap((v) =>
