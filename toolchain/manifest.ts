@@ -43,6 +43,7 @@ export const MANIFEST_KEYS = [
   "SPARK_OPERATOR_VERSION",
   "TEKTON_PIPELINE_VERSION",
   "KNATIVE_SERVING_VERSION",
+  "KEDA_VERSION",
 ] as const;
 
 /** One key of the manifest. */

@@ -5,7 +5,7 @@
  *
  * - Tekton `taskRef`, `pipelineRef` and step `ref` (StepAction), Argo `workflowTemplateRef` and `templateRef`
  *   (../sources/kubernetes/references.ts), an Argo Rollout's `workloadRef`, analysis templates and Services
- *   (../sources/kubernetes/references-rollouts.ts): the referencing object with what it names put in place is judged by
+ *   (../sources/kubernetes/references-rollouts.ts), a KEDA ScaledObject's target (references-keda.ts): the referencing object with what it names put in place is judged by
  *   every blocking resource rule; what that finds beyond the object's own findings is reported on the referencing
  *   object, with the path where the referenced object writes it. A reference to an object the set does not hold,
  *   a resolver or bundle, a custom task or a name given by a parameter fails closed: what runs cannot be judged.
@@ -128,7 +128,7 @@ function kindOf(r: Input): string {
 export const disallowUnjudgedReferences = defineStackRule({
   id: "sandbox-disallow-unjudged-references",
   description:
-    "Pods built from other objects (Tekton Task, Pipeline and StepAction references, Argo WorkflowTemplate references, an Argo Rollout's workloadRef, AnalysisTemplates and Services) and seccomp profiles shipped as SeccompProfile objects are judged with what they reference; a reference the input does not hold, a resolver or a bundle fails closed.",
+    "Pods built from other objects (Tekton Task, Pipeline and StepAction references, Argo WorkflowTemplate references, an Argo Rollout's workloadRef, AnalysisTemplates and Services, a KEDA ScaledObject's scaleTargetRef) and seccomp profiles shipped as SeccompProfile objects are judged with what they reference; a reference the input does not hold, a resolver or a bundle fails closed.",
   mission: false,
   enforcementLevel: "mandatory",
   severity: "high",
@@ -136,7 +136,7 @@ export const disallowUnjudgedReferences = defineStackRule({
   crosswalk: { cwe: ["636"] },
   defaults: {},
   remediationSteps:
-    "Declare the referenced Task, Pipeline, StepAction, WorkflowTemplate, Deployment, AnalysisTemplate, Service or SeccompProfile in the same input (a resolver's object rendered into it), fix what its pods break, or exempt the object with a reason (`--allow-unjudged <Kind>`).",
+    "Declare the referenced Task, Pipeline, StepAction, WorkflowTemplate, Deployment, StatefulSet, AnalysisTemplate, Service or SeccompProfile in the same input (a resolver's object rendered into it), fix what its pods break, or exempt the object with a reason (`--allow-unjudged <Kind>`).",
   check(resources) {
     return checkReferences(resources);
   },

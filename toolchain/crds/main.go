@@ -26,6 +26,7 @@ import (
 
 	wfv1alpha1 "github.com/argoproj/argo-workflows/v3/pkg/apis/workflow/v1alpha1"
 	rolloutsv1alpha1 "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
 	sparkv1alpha1 "github.com/kubeflow/spark-operator/v2/api/v1alpha1"
 	sparkv1beta2 "github.com/kubeflow/spark-operator/v2/api/v1beta2"
 	trainerv1alpha1 "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
@@ -63,6 +64,9 @@ var operators = []struct {
 	// Knative Serving's autoscaling and networking kinds (PodAutoscaler, Metric, the internal Ingress) are the
 	// controller's own state, made from a Revision: their packages are not registered, they keep their kind verdicts.
 	{"knative-serving", "knative.dev/serving", []func(*runtime.Scheme) error{knservingv1.AddToScheme, knservingv1beta1.AddToScheme}, []string{"Service", "Configuration", "Revision", "Route", "DomainMapping"}},
+	// KEDA's eventing kinds (apis/eventing/v1alpha1: CloudEventSource, ClusterCloudEventSource) are not pinned: they
+	// keep their kind verdicts.
+	{"keda", "github.com/kedacore/keda/v2", []func(*runtime.Scheme) error{kedav1alpha1.AddToScheme}, nil},
 }
 
 // cycles are the structs that hold themselves: met again inside its own shape (Argo's DAG task's `inline`

@@ -15,6 +15,7 @@ import { follow, podSites } from "./carriers";
 import { AGENT_SANDBOX_ANNOTATIONS, AGENT_SANDBOX_VERDICTS } from "./crd-verdicts/agent-sandbox";
 import { ARGO_ROLLOUTS_VERDICTS } from "./crd-verdicts/argo-rollouts";
 import { ARGO_WORKFLOWS_VERDICTS } from "./crd-verdicts/argo-workflows";
+import { KEDA_VERDICTS } from "./crd-verdicts/keda";
 import {
   KNATIVE_ANNOTATION_DOMAINS,
   KNATIVE_ANNOTATIONS,
@@ -42,6 +43,7 @@ export const CRD_VERDICTS: Readonly<Record<Operator, VerdictTable>> = {
   "spark-operator": SPARK_OPERATOR_VERDICTS,
   tekton: TEKTON_VERDICTS,
   "knative-serving": KNATIVE_SERVING_VERDICTS,
+  keda: KEDA_VERDICTS,
 };
 
 /**
@@ -57,6 +59,7 @@ export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
   "spark-operator": {},
   tekton: {},
   "knative-serving": KNATIVE_ANNOTATIONS,
+  keda: {},
 };
 
 /** Annotation key domains an operator reads: a key of one with no verdict in CRD_ANNOTATIONS fails closed. */
@@ -111,6 +114,7 @@ const POD_METADATA: Readonly<Record<Operator, readonly string[]>> = {
   tekton: ["Task", "TaskRun", "Pipeline", "PipelineRun"],
   // Knative puts a Revision's labels and annotations on its pods (pkg/reconciler/revision/resources/deploy.go).
   "knative-serving": ["Revision"],
+  keda: [],
 };
 
 /** Annotations the kubelet reads as a pod's seccomp or AppArmor profile, by prefix. */
@@ -166,6 +170,7 @@ const RELEASE: Readonly<Record<Operator, string>> = {
   "spark-operator": "Kubeflow Spark operator",
   tekton: "Tekton Pipelines",
   "knative-serving": "Knative Serving",
+  keda: "KEDA",
 };
 
 /**

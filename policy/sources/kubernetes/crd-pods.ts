@@ -13,11 +13,13 @@
  *   `computeResources` is the container's `resources`) plus `sidecars`, `volumes`; a run's `podTemplate`
  *   (TaskRun `spec.podTemplate`; PipelineRun v1 `spec.taskRunTemplate.podTemplate`, v1beta1 `spec.podTemplate`,
  *   per task `taskRunSpecs[].podTemplate`) gives the pod's settings (tekton.dev/docs/pipelines/podtemplates).
- * - Spark operator and KubeVirt: crd-spark-kubevirt.ts; Argo Rollouts' analysis jobs: crd-rollouts.ts.
+ * - Spark operator and KubeVirt: crd-spark-kubevirt.ts; Argo Rollouts' analysis jobs: crd-rollouts.ts; a KEDA
+ *   ScaledJob's Jobs (their restart policy and copies): crd-keda.ts.
  */
 import { isUnknown, UNKNOWN } from "../../workload";
 import { at, field, isObj, items, join } from "../lenient";
 import { argoSites, withSource } from "./crd-argo";
+import { scaledJobSites } from "./crd-keda";
 import { analysisSites } from "./crd-rollouts";
 import { kubevirtSites, sparkSites } from "./crd-spark-kubevirt";
 import {
@@ -46,6 +48,7 @@ export function synthesizedSites(t: KubeType, props: unknown): PodSite[] | undef
     if (analysis !== undefined) return analysis;
   }
   if (t.group === "tekton.dev") return tektonSites(t.kind, props);
+  if (t.group === "keda.sh" && t.kind === "ScaledJob") return scaledJobSites(props);
   if (t.group === "sparkoperator.k8s.io") return sparkSites(t.kind, props);
   if (t.group === "kubevirt.io" || t.group === "pool.kubevirt.io") return kubevirtSites(t.kind, props);
   return undefined;

@@ -23,7 +23,7 @@ export const ANALYSIS_KINDS: readonly string[] = [
 ];
 
 /** `o` with the value at `keys` replaced by `value`, each object (or list) on the way copied. */
-function replaced(o: unknown, keys: readonly (string | number)[], value: unknown): unknown {
+export function replaced(o: unknown, keys: readonly (string | number)[], value: unknown): unknown {
   const [k, ...rest] = keys;
   if (k === undefined) return value;
   if (typeof k === "number") {

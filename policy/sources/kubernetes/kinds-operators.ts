@@ -34,7 +34,10 @@
  * - Knative Serving v0.50.0 (autoscaling.internal.knative.dev): PodAutoscaler and Metric are the controller's own
  *   state, made for each Revision;
  * - agent-sandbox v1.0.1 (extensions/api/v1beta1 SandboxClaim, SandboxWarmPool): sandboxes of a SandboxTemplate;
- * - Kubeflow Trainer v2.0.0 (pkg/apis/trainer/v1alpha1 TrainJob): the pods of a training runtime.
+ * - Kubeflow Trainer v2.0.0 (pkg/apis/trainer/v1alpha1 TrainJob): the pods of a training runtime;
+ * - KEDA v2.21.0 (apis/keda/v1alpha1: a ScaledObject scales an object of the set, judged with it; a
+ *   TriggerAuthentication is read only for a trigger that names it; apis/eventing/v1alpha1 CloudEventSource and
+ *   ClusterCloudEventSource send the operator's events to an address they name).
  */
 import { isObj } from "../lenient";
 import type { KindTable, KindVerdict } from "./kind-verdict";
@@ -43,6 +46,7 @@ const inert = (why: string, unless?: (props: unknown) => string | undefined): Ki
   unless === undefined ? { v: "inert", why } : { v: "inert", why, unless };
 const unjudged = (why: string): KindVerdict => ({ v: "unjudged", why });
 const through = (why: string): KindVerdict => ({ v: "through", why });
+const stack = (rules: readonly string[]): KindVerdict => ({ v: "stack", rules });
 
 const MUTATES = "changes pods at admission, after the rules judged them: what runs is not what was judged";
 const GENERATES = "creates objects from its rules (pods, routes, bindings) that the input does not show";
@@ -262,6 +266,25 @@ export const OPERATOR_KINDS: KindTable = {
   "resolution.tekton.dev": {
     ResolutionRequest: unjudged(
       "Tekton's resolvers fetch what it names (a git repository, an HTTP address, a bundle, a hub entry, an object of another namespace) from inside the cluster with their own credentials; the controller makes one for each remote reference it runs",
+    ),
+  },
+  // KEDA: a ScaledJob is a pod carrier (carriers.ts); the other kinds' fields are judged one by one
+  // (crd-verdicts/keda.ts).
+  "keda.sh": {
+    ScaledObject: stack(["sandbox-disallow-unjudged-references", "sandbox-require-budget-bound"]),
+    TriggerAuthentication: through(
+      "the KEDA operator reads it only for a trigger that names it (authenticationRef), refused there; its credential sources are refused field by field",
+    ),
+    ClusterTriggerAuthentication: through(
+      "the KEDA operator reads it only for a trigger that names it (authenticationRef), refused there; its credential sources are refused field by field",
+    ),
+  },
+  "eventing.keda.sh": {
+    CloudEventSource: unjudged(
+      "the KEDA operator sends its events about the namespace's scaled objects to the HTTP address or Azure Event Grid topic it names, from its own pod and outside the sandbox's egress walls (apis/eventing/v1alpha1, not pinned)",
+    ),
+    ClusterCloudEventSource: unjudged(
+      "the KEDA operator sends its events about every namespace's scaled objects to the HTTP address or Azure Event Grid topic it names, from its own pod and outside the sandbox's egress walls (apis/eventing/v1alpha1, not pinned)",
     ),
   },
   "snapshot.storage.k8s.io": {

@@ -172,7 +172,8 @@ export function adaptPod(
     resourceClaims: podResourceClaims(spec, specPath),
     unmountedHostVolumes,
     containers,
-    replicas: site.replicasPath === undefined ? undefined : num(follow(props, site.replicasPath)),
+    replicas:
+      site.replicas ?? (site.replicasPath === undefined ? undefined : num(follow(props, site.replicasPath))),
     podPath: specPath,
     unknownParts,
     unreadableParts,

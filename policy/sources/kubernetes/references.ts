@@ -19,13 +19,15 @@
  *   parameters merged by name). A `templateRef` (steps, DAG tasks, hooks) runs the named template of that
  *   WorkflowTemplate inside the calling workflow: its pod gets the caller's pod settings; every template of the
  *   referenced object is added to the caller, so templates it calls by name are judged too.
- * - Argo Rollouts (a Rollout's `workloadRef`, analysis templates, Services): references-rollouts.ts.
+ * - Argo Rollouts (a Rollout's `workloadRef`, analysis templates, Services): references-rollouts.ts; a KEDA
+ *   ScaledObject's `scaleTargetRef`: references-keda.ts.
  * A referenced object is looked up by kind and `metadata.name`, in the referencing object's namespace (an object
  * that names none matches any: the namespace is chosen when the set is applied).
  */
 import { isUnknown } from "../../workload";
 import { at, field, isObj, items, join, str } from "../lenient";
 import { strategicMerge } from "./rebuild";
+import { kedaReferences } from "./references-keda";
 import { ROLLOUTS_REF_KINDS, rolloutsReferences } from "./references-rollouts";
 import { parseKubeType } from "./sites";
 import { substituteAll, tektonValues } from "./templating";
@@ -381,6 +383,7 @@ export function resolveReferences(type: string, props: unknown, index: RefIndex)
     out = argo(t.kind, props, r);
   else if (t.group === "argoproj.io" && ROLLOUTS_REF_KINDS.includes(t.kind))
     out = rolloutsReferences(t.kind, props, r);
+  else if (t.group === "keda.sh") kedaReferences(t.kind, props, r);
   else return undefined;
   if (r.used.length === 0 && r.unresolved.length === 0 && r.unknown.length === 0) return undefined;
   return { props: out, used: r.used, unresolved: r.unresolved, unknown: r.unknown };

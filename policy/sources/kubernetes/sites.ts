@@ -1,5 +1,7 @@
 /** The vocabulary of the Kubernetes reader: a type token split into its parts, and one pod an object runs. */
 
+import type { Val } from "../../workload";
+
 /** A Pulumi Kubernetes type token split into group, version and Kind. */
 export interface KubeType {
   readonly group: string;
@@ -28,6 +30,8 @@ export interface PodSite {
   /** Path of the Job spec, for Job-like carriers. */
   readonly jobPath?: string;
   readonly replicasPath?: string;
+  /** Copies the reader counted itself (a KEDA ScaledJob: its most Jobs times their parallelism), over replicasPath. */
+  readonly replicas?: Val<number>;
   /** True when the carrier restarts pods by design (the restart policy is not a choice). */
   readonly controller: boolean;
   /** True when an absent restartPolicy means Always (a bare Pod). */

@@ -10,6 +10,7 @@ import { adaptResources } from "../../../../policy/sources/subject";
 import type { Subject } from "../../../../policy/workload";
 import { safePodSpec } from "../../fixtures";
 import { ARGO_HARDENED } from "./crd-hardened-argo";
+import { KEDA_HARDENED } from "./crd-hardened-keda";
 import { KNATIVE_BY_DESIGN, KNATIVE_HARDENED, KNATIVE_METADATA } from "./crd-hardened-knative";
 import { HARDENED_ROLLOUTS } from "./crd-hardened-rollouts";
 import { SPARK_BY_DESIGN, SPARK_HARDENED } from "./crd-hardened-spark";
@@ -87,6 +88,7 @@ export const HARDENED: Readonly<Record<string, (version: string) => object>> = {
   ...ARGO_HARDENED,
   ...TEKTON_HARDENED,
   ...KNATIVE_HARDENED,
+  ...KEDA_HARDENED,
 };
 
 /** Kinds judged only inside another object that names them: the views of that object, with it resolved. */
