@@ -9,7 +9,9 @@ const [file = "", mode = "", count = "0", tag = "w", startAt = "0"] = process.ar
 const meter: Meter = {
   project: "meter-test",
   enforce: "metered",
-  capUsd: 1,
+  // Fifteen runs at their maximum ($0.10 each): one launcher's ten cannot take them all, so two launchers both
+  // launch, whichever starts first and however slowly the other starts.
+  capUsd: 1.5,
   fixedUsd: 0,
   rates: { usdPerVcpuHour: 3.6, usdPerGbHour: 0 },
   concurrency: 100,

@@ -268,12 +268,12 @@ describe("a shared ledger on PostgreSQL", () => {
         worker([url, "launch", "10", "b", at]),
       ]);
       for (const r of results) expect(r, r.out).toMatchObject({ code: 0 });
-      // The workers' project and cap ($1, runs of at most $0.10 each).
+      // The workers' project and cap ($1.50, runs of at most $0.10 each).
       const ledger = await Ledger.connect(url, meter({ project: "meter-test", agents: {} }));
       const all = await ledger.runs();
       const charged = all.reduce((s, r) => s + (r.chargeUsd ?? 0), 0);
-      expect(charged).toBeLessThanOrEqual(1 + 1e-9);
-      expect(charged).toBeCloseTo(1, 9);
+      expect(charged).toBeLessThanOrEqual(1.5 + 1e-9);
+      expect(charged).toBeCloseTo(1.5, 9);
       expect(new Set(all.map((r) => r.id.split("-")[0]))).toEqual(new Set(["a", "b"]));
       expect((await ledger.alerts({ kind: "launch-refused" })).length).toBe(20 - all.length);
       await ledger.close();

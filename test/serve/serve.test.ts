@@ -309,6 +309,9 @@ describe("sandbox serve", () => {
     // A launch of the template's own command warms the pool: a member waits on the engine for the next one.
     const pooled = await operator.run({ template: "default", files: { "run.sh": "echo pooled\n" } });
     expect(pooled.stdout).toBe("pooled\n");
+    // Its output is in hand before the service has closed it (charged, logged): on a loaded machine that can come
+    // after the signal below, and it would be a second launch in flight.
+    await logged(service, new RegExp(`200 run ${pooled.id} `));
     let members: string[] = [];
     for (let i = 0; i < 600 && members.length === 0; i++) {
       members = await projectLeftovers(stack.docker(), name);
