@@ -2,8 +2,9 @@
  * Credentials that reach a task through another object of the same input: a ConfigMap the pod reads (a key ref,
  * `envFrom.configMapRef`, a `configMap` volume or projected source) that holds a credential-shaped value or a Pulumi
  * secret, the cloud identity its ServiceAccount carries (EKS IRSA, GKE Workload Identity, an EKS Pod Identity
- * association), and the Secrets Tekton's creds-init mounts from a run's ServiceAccount. A pod alone cannot show them; its own annotations are `sandbox-disallow-secret-env`'s. It needs every
- * resource of one input set: a stack in the pack, every document scanned together in scan.
+ * association), and the Secrets Tekton's creds-init mounts from a run's ServiceAccount. A pod alone cannot show
+ * them; its own annotations are `sandbox-disallow-secret-env`'s. It needs every resource of one input set: a stack
+ * in the pack, every document scanned together in scan.
  */
 import { knownFormat, secretEnvReason, secretValueReason } from "../../components/model";
 import { violation } from "../rules/helpers";
