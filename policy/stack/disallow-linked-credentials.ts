@@ -1,15 +1,16 @@
 /**
  * Credentials that reach a task through another object of the same input: a ConfigMap the pod reads (a key ref,
  * `envFrom.configMapRef`, a `configMap` volume or projected source) that holds a credential-shaped value or a Pulumi
- * secret, and the cloud identity its ServiceAccount carries (EKS IRSA, GKE Workload Identity, an EKS Pod Identity
- * association). A pod alone cannot show them; its own annotations are `sandbox-disallow-secret-env`'s. It needs every
- * resource of one input set: a stack in the pack, every document scanned together in scan.
+ * secret, the cloud identity its ServiceAccount carries (EKS IRSA, GKE Workload Identity, an EKS Pod Identity
+ * association), and the Secrets Tekton's creds-init mounts from a run's ServiceAccount. A pod alone cannot show
+ * them; its own annotations are `sandbox-disallow-secret-env`'s. It needs every resource of one input set: a stack
+ * in the pack, every document scanned together in scan.
  */
 import { knownFormat, secretEnvReason, secretValueReason } from "../../components/model";
 import { violation } from "../rules/helpers";
 import { SERVICE_ACCOUNT_IDENTITIES, SERVICE_ACCOUNT_LABELS } from "../rules/secret-injectors";
 import { parseKubeType } from "../sources/kubernetes/sites";
-import { at, field, REDACTED_SECRET, str } from "../sources/lenient";
+import { at, field, items, REDACTED_SECRET, str } from "../sources/lenient";
 import { adaptResources } from "../sources/subject";
 import { isUnknown, isUnreadable, type Val, type WorkloadView } from "../workload";
 import { defineStackRule, type StackFinding, type StackResource } from "./types";
@@ -173,6 +174,80 @@ function identityFindings(
   return out;
 }
 
+/** Where a Tekton run names the ServiceAccount its pods run as (pkg/apis/pipeline/v1 TaskRun, PipelineRun). */
+function tektonAccounts(kind: string, props: unknown, fallback: string): { name: string; path: string }[] {
+  const named = (path: string, dflt?: string) => {
+    const v = str(at(props, path));
+    return typeof v === "string" && v !== ""
+      ? [{ name: v, path }]
+      : dflt === undefined
+        ? []
+        : [{ name: dflt, path }];
+  };
+  if (kind === "TaskRun") return named("spec.serviceAccountName", fallback);
+  if (kind !== "PipelineRun") return [];
+  const run = [...named("spec.taskRunTemplate.serviceAccountName"), ...named("spec.serviceAccountName")];
+  return [
+    ...(run.length > 0 ? run : named("spec.taskRunTemplate.serviceAccountName", fallback)),
+    ...items(at(props, "spec.taskRunSpecs")).flatMap((_, i) => [
+      ...named(`spec.taskRunSpecs[${i}].serviceAccountName`),
+      ...named(`spec.taskRunSpecs[${i}].taskServiceAccountName`),
+    ]),
+  ];
+}
+
+/** Annotations that make Tekton's creds-init mount a Secret into every step (pkg/credentials gitcreds, dockercreds). */
+const CREDS_INIT = /^tekton\.dev\/(?:git|docker)-/;
+
+/**
+ * Tekton's creds-init (pkg/pod/creds_init.go): each Secret listed in the run's ServiceAccount `secrets` and annotated
+ * `tekton.dev/git-*` or `tekton.dev/docker-*` is mounted into every step. The account is the run's, else
+ * config-defaults' `default-service-account`, else `default`. A listed Secret the input does not hold may be one.
+ */
+function tektonCredsFindings(
+  resources: readonly StackResource[],
+  accounts: readonly Named[],
+  configMaps: readonly Named[],
+): StackFinding[] {
+  if (accounts.length === 0) return [];
+  const secrets = coreObjects(resources, "Secret");
+  const configured = configMaps
+    .filter((c) => c.name === "config-defaults")
+    .map((c) => str(at(c.r.props, "data.default-service-account")))
+    .find((v): v is string => typeof v === "string" && v !== "");
+  const out: StackFinding[] = [];
+  for (const r of resources) {
+    const t = parseKubeType(r.type);
+    if (t?.group !== "tekton.dev") continue;
+    const ns = str(at(r.props, "metadata.namespace"));
+    for (const { name, path } of tektonAccounts(t.kind, r.props, configured ?? "default"))
+      for (const account of findAll(accounts, name, ns))
+        for (const entry of items(field(account.r.props, "secrets"))) {
+          const secret = str(field(entry, "name"));
+          if (typeof secret !== "string" || secret === "") continue;
+          const held = findAll(secrets, secret, account.namespace ?? ns);
+          const annotated = held.flatMap((s) => {
+            const a = at(s.r.props, "metadata.annotations");
+            return typeof a === "object" && a !== null
+              ? Object.keys(a).filter((k) => CREDS_INIT.test(k))
+              : [];
+          });
+          const why =
+            held.length === 0
+              ? `lists Secret "${secret}", which the input does not hold: Tekton mounts it into every step if it is annotated tekton.dev/git-* or tekton.dev/docker-*`
+              : annotated.length > 0
+                ? `lists Secret "${secret}", annotated ${annotated.join(", ")}: Tekton mounts it into every step (creds-init)`
+                : undefined;
+          if (why !== undefined)
+            out.push({
+              ...violation(`the ${t.kind} runs as ServiceAccount "${account.name}", which ${why}`, path),
+              urn: r.urn,
+            });
+        }
+  }
+  return out;
+}
+
 /** The check, over any set of resources (the stack rule and the scan run it). */
 export function checkLinkedCredentials(resources: readonly StackResource[]): StackFinding[] {
   const configMaps = coreObjects(resources, "ConfigMap");
@@ -195,6 +270,7 @@ export function checkLinkedCredentials(resources: readonly StackResource[]): Sta
       );
     }
   }
+  out.push(...tektonCredsFindings(resources, accounts, configMaps));
   return out;
 }
 
