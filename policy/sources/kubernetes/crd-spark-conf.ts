@@ -5,7 +5,8 @@
  *
  * - the role's `secrets` (`{name, path}`: a Secret volume mounted at `path`), `envSecretKeyRefs` (`{ENV: {name,
  *   key}}`), `envVars` (`{ENV: value}`), `configMaps` (`{name, path}`), `javaOptions` (the JVM's command line);
- * - the app's `arguments` (the driver's command line) and `sparkConf`:
+ * - the app's `arguments` (the driver's command line) and `sparkConf`, every entry of which is on spark-submit's
+ *   command line (`--conf key=value`, the driver's command line here, where the credential checks read it):
  *   `spark.kubernetes.<role>.volumes.<type>.<name>.mount.path|readOnly|subPath` with `.options.path` (hostPath),
  *   `.options.claimName`, `.options.server` (nfs), `.options.medium|sizeLimit` (emptyDir): volumes of the role's pod;
  *   `spark.kubernetes.<role>.secrets.<secret>=<path>` (a Secret volume), `spark.kubernetes.<role>.secretKeyRef.<ENV>=
@@ -72,6 +73,8 @@ export function sparkExtras(
   for (const [key, value] of entries(conf)) {
     const at = `${appPath}.sparkConf["${key}"]`;
     const text = typeof value === "string" ? value : String(value);
+    // spark-submit's command line holds every entry (`--conf key=value`), and the driver's spark.properties.
+    if (role === "driver") out.args.push("--conf", `${key}=${text}`);
     const env =
       role === "driver"
         ? /^spark\.kubernetes\.driverEnv\.(.+)$/.exec(key)
