@@ -9,6 +9,7 @@
  * test/policy/sources/kubernetes/crd-verdicts.test.ts proves one of its rules refuses it.
  */
 import { inert, judged, refused, refusedEntries, type Verdict, type VerdictTable } from "../../verdict";
+import { serviceExports } from "../tunnel-exposure";
 
 const PRIV = "sandbox-disallow-privileged";
 const EXPOSED = "sandbox-disallow-exposed-ports";
@@ -73,6 +74,14 @@ const RAY_START = `the operator writes each entry unescaped as a \`ray start\` f
 /** Why annotations the operator puts on a Service it creates are refused. */
 const SERVICE_ANNOTATIONS = (whose: string): string =>
   `the operator puts these annotations on the ${whose} Service: some export it (a cloud load balancer's, Cilium's service.cilium.io/global, a tunnel operator's), and no rule reads them there`;
+
+/** Why labels the operator keeps on a Service it creates are refused when they export it. */
+const SERVICE_LABELS = (whose: string): string =>
+  `the operator keeps these labels on the ${whose} Service, where a mesh's export label (Linkerd multicluster's mirror.linkerd.io/exported) opens it to other clusters; other labels pass`;
+
+/** Labels that export no Service (read as a core Service's are, tunnel-exposure.ts). */
+const exportsNothing = (labels: unknown): boolean =>
+  serviceExports("kubernetes:core/v1:Service", { metadata: { labels } }, "").length === 0;
 
 /** The verdicts of a RayClusterSpec at `base` (`RayCluster`, `RayJob.rayClusterSpec`), `wrap` placing a fragment. */
 function cluster(base: string, wrap: (spec: object) => object): Record<string, Verdict> {
@@ -143,6 +152,8 @@ function cluster(base: string, wrap: (spec: object) => object): Record<string, V
     [`${base}.headServiceAnnotations`]: refused(SERVICE_ANNOTATIONS("head's")),
     // service.go `BuildServiceForHeadPod` keeps a custom head Service's own annotations.
     [`${base}.headGroupSpec.headService.metadata.annotations`]: refused(SERVICE_ANNOTATIONS("head's")),
+    // It keeps their labels too (the operator's own win).
+    [`${base}.headGroupSpec.headService.metadata.labels`]: refused(SERVICE_LABELS("head's"), exportsNothing),
     [`${base}.gcsFaultToleranceOptions`]: refused(
       "the operator adds the Redis address and credentials to the head's environment and a Redis cleanup Job; the head connects out to that address, and no rule reads any of it",
     ),
@@ -255,6 +266,7 @@ export const KUBERAY_VERDICTS: VerdictTable = {
   "RayService.serveService": judged([EXPOSED], { serveService: { spec: { type: "LoadBalancer" } } }),
   // service.go `BuildServeService` keeps a custom Serve Service's own annotations.
   "RayService.serveService.metadata.annotations": refused(SERVICE_ANNOTATIONS("Serve")),
+  "RayService.serveService.metadata.labels": refused(SERVICE_LABELS("Serve"), exportsNothing),
   "RayService.serveConfigV2": refused(
     `the Serve applications the operator deploys to the cluster; ${RUNTIME_ENV.replace("a Ray runtime environment", "a `runtime_env` in them")}`,
     (v) => typeof v === "string" && !/runtime_env/.test(v),
