@@ -14,7 +14,7 @@
  *   `spark.kubernetes.<role>.podTemplateFile` (a pod template in a file the input does not hold: unreadable).
  */
 import { isUnknown } from "../../workload";
-import { entries, field, items, str } from "../lenient";
+import { entries, field, items, join, str } from "../lenient";
 
 type Obj = Record<string, unknown>;
 
@@ -23,7 +23,10 @@ export interface SparkExtras {
   readonly volumes: Obj[];
   readonly mounts: Obj[];
   readonly env: Obj[];
-  readonly args: string[];
+  /** Command-line words; a value not known yet is UNKNOWN, which the credential check reports. */
+  readonly args: unknown[];
+  /** Where each of `args` is written, when it is one sparkConf entry's. */
+  readonly argPaths: (string | undefined)[];
   readonly unreadable: { path: string; reason: string }[];
 }
 
@@ -41,7 +44,7 @@ export function sparkExtras(
   role: "driver" | "executor",
   webhook = true,
 ): SparkExtras {
-  const out: SparkExtras = { volumes: [], mounts: [], env: [], args: [], unreadable: [] };
+  const out: SparkExtras = { volumes: [], mounts: [], env: [], args: [], argPaths: [], unreadable: [] };
   const r = field(app, role);
   items(field(r, "secrets")).forEach((s, i) => {
     const name = `spark-secret-${i}`;
@@ -74,7 +77,12 @@ export function sparkExtras(
     const at = `${appPath}.sparkConf["${key}"]`;
     const text = typeof value === "string" ? value : String(value);
     // spark-submit's command line holds every entry (`--conf key=value`), and the driver's spark.properties.
-    if (role === "driver") out.args.push("--conf", `${key}=${text}`);
+    if (role === "driver") {
+      out.args.push("--conf", isUnknown(value) ? value : `${key}=${text}`);
+      out.argPaths.length = out.args.length - 2;
+      const entry = join(join(appPath, "sparkConf"), key);
+      out.argPaths.push(entry, entry);
+    }
     const env =
       role === "driver"
         ? /^spark\.kubernetes\.driverEnv\.(.+)$/.exec(key)
