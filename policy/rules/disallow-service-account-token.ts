@@ -2,10 +2,11 @@ import { isUnknown } from "../workload";
 import { label, unchecked, violation } from "./helpers";
 import { defineRule, type Finding } from "./types";
 
-/** A task pod gets no Kubernetes API credential: no automounted token, no projected token volume. */
+/** A task pod gets no Kubernetes API credential: no automounted token, no projected token or pod certificate. */
 export const disallowServiceAccountToken = defineRule({
   id: "sandbox-disallow-service-account-token",
-  description: "Pods set automountServiceAccountToken: false and mount no projected service-account token.",
+  description:
+    "Pods set automountServiceAccountToken: false and mount no projected service-account token or pod certificate.",
   mission: false,
   enforcementLevel: "advisory",
   severity: "medium",
@@ -17,7 +18,7 @@ export const disallowServiceAccountToken = defineRule({
   subjects: ["workload"],
   defaults: {},
   remediationSteps:
-    "Set `automountServiceAccountToken: false` in the pod spec and remove serviceAccountToken projections.",
+    "Set `automountServiceAccountToken: false` in the pod spec and remove serviceAccountToken and podCertificate projections.",
   check(s) {
     if (s.subject !== "workload" || s.origin.backend !== "kubernetes") return [];
     const out: Finding[] = [];
@@ -30,14 +31,16 @@ export const disallowServiceAccountToken = defineRule({
       );
     for (const c of s.containers) {
       for (const m of c.mounts) {
-        if (m.type === "projected" && (m.projectedSources ?? []).includes("serviceAccountToken")) {
-          out.push(
-            violation(
-              `${label(c)} mounts a projected service-account token (volume "${m.volume ?? "?"}")`,
-              m.path,
-            ),
-          );
-        }
+        if (m.type !== "projected") continue;
+        const sources = m.projectedSources ?? [];
+        // `podCertificate`: the kubelet mints a private key and a certificate the signer issues to the pod's
+        // identity, a credential of the pod as the token is.
+        for (const [source, what] of [
+          ["serviceAccountToken", "a projected service-account token"],
+          ["podCertificate", "a projected pod certificate and its private key"],
+        ] as const)
+          if (sources.includes(source))
+            out.push(violation(`${label(c)} mounts ${what} (volume "${m.volume ?? "?"}")`, m.path));
       }
     }
     return out;

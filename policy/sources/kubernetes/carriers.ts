@@ -7,7 +7,7 @@
 import { isUnknown } from "../../workload";
 import { at, entries, field, join } from "../lenient";
 import { synthesizedSites } from "./crd-pods";
-import { withRayAutoscaler } from "./crd-ray";
+import { withRayOperator } from "./crd-ray";
 import { shapeSites } from "./pod-shape";
 import { type KubeType, type PodSite, parseKubeType } from "./sites";
 
@@ -275,8 +275,8 @@ export function podSites(type: string, props: unknown): PodSite[] | undefined {
   if (synthesized !== undefined) return synthesized;
   const c = carrierOf(t);
   if (c !== undefined && (c.groups !== undefined || isBuiltInGroup(t.group))) {
-    // KubeRay adds its autoscaler container to the head pod.
-    const ray = t.group === "ray.io" ? withRayAutoscaler(t.kind, props) : undefined;
+    // KubeRay writes the `ray start` command into each group's Ray container and adds its autoscaler container.
+    const ray = t.group === "ray.io" ? withRayOperator(t.kind, props) : undefined;
     const sites =
       ray === undefined
         ? tableSites(c, props)

@@ -5,7 +5,8 @@
  *
  * - the role's `secrets` (`{name, path}`: a Secret volume mounted at `path`), `envSecretKeyRefs` (`{ENV: {name,
  *   key}}`), `envVars` (`{ENV: value}`), `configMaps` (`{name, path}`), `javaOptions` (the JVM's command line);
- * - the app's `arguments` (the driver's command line) and `sparkConf`:
+ * - the app's `arguments` (the driver's command line) and `sparkConf`, every entry of which is on spark-submit's
+ *   command line (`--conf key=value`, the driver's command line here, where the credential checks read it):
  *   `spark.kubernetes.<role>.volumes.<type>.<name>.mount.path|readOnly|subPath` with `.options.path` (hostPath),
  *   `.options.claimName`, `.options.server` (nfs), `.options.medium|sizeLimit` (emptyDir): volumes of the role's pod;
  *   `spark.kubernetes.<role>.secrets.<secret>=<path>` (a Secret volume), `spark.kubernetes.<role>.secretKeyRef.<ENV>=
@@ -13,7 +14,7 @@
  *   `spark.kubernetes.<role>.podTemplateFile` (a pod template in a file the input does not hold: unreadable).
  */
 import { isUnknown } from "../../workload";
-import { entries, field, items, str } from "../lenient";
+import { entries, field, items, join, str } from "../lenient";
 
 type Obj = Record<string, unknown>;
 
@@ -22,7 +23,10 @@ export interface SparkExtras {
   readonly volumes: Obj[];
   readonly mounts: Obj[];
   readonly env: Obj[];
-  readonly args: string[];
+  /** Command-line words; a value not known yet is UNKNOWN, which the credential check reports. */
+  readonly args: unknown[];
+  /** Where each of `args` is written, when it is one sparkConf entry's. */
+  readonly argPaths: (string | undefined)[];
   readonly unreadable: { path: string; reason: string }[];
 }
 
@@ -40,7 +44,7 @@ export function sparkExtras(
   role: "driver" | "executor",
   webhook = true,
 ): SparkExtras {
-  const out: SparkExtras = { volumes: [], mounts: [], env: [], args: [], unreadable: [] };
+  const out: SparkExtras = { volumes: [], mounts: [], env: [], args: [], argPaths: [], unreadable: [] };
   const r = field(app, role);
   items(field(r, "secrets")).forEach((s, i) => {
     const name = `spark-secret-${i}`;
@@ -72,6 +76,13 @@ export function sparkExtras(
   for (const [key, value] of entries(conf)) {
     const at = `${appPath}.sparkConf["${key}"]`;
     const text = typeof value === "string" ? value : String(value);
+    // spark-submit's command line holds every entry (`--conf key=value`), and the driver's spark.properties.
+    if (role === "driver") {
+      out.args.push("--conf", isUnknown(value) ? value : `${key}=${text}`);
+      out.argPaths.length = out.args.length - 2;
+      const entry = join(join(appPath, "sparkConf"), key);
+      out.argPaths.push(entry, entry);
+    }
     const env =
       role === "driver"
         ? /^spark\.kubernetes\.driverEnv\.(.+)$/.exec(key)

@@ -148,7 +148,7 @@ function sparkRole(props: unknown, appPath: string, role: "driver" | "executor")
   main.resources = { limits };
   // Secrets, ConfigMaps, environment, command-line options and sparkConf volumes the operator and Spark add.
   const extras = sparkExtras(app, appPath, role, webhook);
-  const appended = (key: string, more: Obj[] | string[]) => {
+  const appended = (key: string, more: readonly unknown[]) => {
     if (more.length === 0) return;
     const cur = main[key];
     main[key] = isUnknown(cur) ? cur : [...(Array.isArray(cur) ? cur : []), ...more];
@@ -185,7 +185,15 @@ function sparkRole(props: unknown, appPath: string, role: "driver" | "executor")
     merged.containers = merged.containers.map((c) =>
       isObj(c) && c.name === main.name ? { ...c, securityContext: security } : c,
     );
-  const spark = items(merged.containers).find((c) => field(c, "name") === main.name);
+  const sparkAt = items(merged.containers).findIndex((c) => field(c, "name") === main.name);
+  const spark = items(merged.containers)[sparkAt];
+  // A sparkConf entry's words on the Spark container's command line point at the entry (they end its args).
+  const words = field(spark, "args");
+  if (Array.isArray(words))
+    extras.argPaths.forEach((p, k) => {
+      if (p !== undefined)
+        mapper.add(`spec.containers[${sparkAt}].args[${words.length - extras.args.length + k}]`, p);
+    });
   extras.unreadable.push(...jvmOptionsFromEnvironment(spark, role, rPath));
   const metadata = sparkMetadata(props, template, r);
   const replicas = role === "executor" ? { replicas: field(r, "instances") } : {};

@@ -80,6 +80,7 @@ export function walkFields(
           reason: `the project has no verdict for ${w.name(schema)}`,
         });
       else if (found !== undefined) w.out.push(...found);
+      else refusedInside(w, v, schema, path);
       return;
     }
     case "struct":
@@ -117,5 +118,25 @@ export function walkFields(
       return;
     default:
       return;
+  }
+}
+
+/**
+ * Refused verdicts the table keeps on fields inside a core value the claimed tables do not hold (a KubeRay head
+ * Service's `metadata.annotations`): each such field set to a value its verdict does not allow fails where it is.
+ */
+function refusedInside(w: FieldWalk, v: unknown, schema: string, path: string): void {
+  const prefix = `${w.key(schema)}.`;
+  for (const [key, verdict] of Object.entries(w.table)) {
+    if (!key.startsWith(prefix) || verdict.v !== "refused") continue;
+    const rest = key.slice(prefix.length).split(".");
+    let x: unknown = v;
+    for (const k of rest) x = isPlain(x) && Object.hasOwn(x, k) ? x[k] : undefined;
+    if (x === undefined || isGoZero(x) || isUnknown(x) || verdict.allows?.(x) === true) continue;
+    w.out.push({
+      path: rest.reduce((p, k) => join(p, k), path),
+      field: w.name(`${schema}.${rest.join(".")}`),
+      reason: verdict.why,
+    });
   }
 }

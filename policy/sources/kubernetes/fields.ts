@@ -83,6 +83,12 @@ const INJECTORS: readonly {
   },
 ];
 
+/** True when `value` of the injector key `key` turns its injection on (false for a key that is no injector's). */
+export function injects(key: string, value: unknown): boolean {
+  const inj = INJECTORS.find((i) => i.key === key);
+  return inj !== undefined && typeof value === "string" && inj.on(value);
+}
+
 export function injectorFields(meta: unknown, metaPath: string, out: UnjudgedField[]): void {
   for (const where of ["labels", "annotations"] as const) {
     const map = isPlain(meta) ? meta[where] : undefined;

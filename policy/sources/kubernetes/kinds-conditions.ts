@@ -6,6 +6,7 @@
  */
 import { isObj } from "../lenient";
 import { csiDriverClass } from "./csi-drivers";
+import { injects } from "./fields";
 
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const strs = (v: unknown): string[] => list(v).filter((x): x is string => typeof x === "string");
@@ -92,7 +93,18 @@ export function meshInjection(props: unknown): string | undefined {
   const annotations = isObj(meta.annotations) ? meta.annotations : {};
   if (labels["istio-injection"] === "enabled" || typeof labels["istio.io/rev"] === "string")
     return "its label makes Istio inject a proxy and a NET_ADMIN init container into every pod created in it";
-  if (annotations["linkerd.io/inject"] === "enabled")
-    return "its annotation makes Linkerd inject a proxy and a NET_ADMIN init container into every pod created in it";
+  // Linkerd injects for `enabled` and `ingress` (and reads any other value but `disabled` the pod rules' way).
+  const linkerd = annotations["linkerd.io/inject"];
+  if (injects("linkerd.io/inject", linkerd))
+    return `its annotation linkerd.io/inject: ${JSON.stringify(linkerd)} makes Linkerd inject a proxy and a NET_ADMIN init container into every pod created in it`;
+  // Kuma reads its Namespace label (and the annotation it used to read) as it reads a pod's.
+  for (const [what, map] of [
+    ["label", labels],
+    ["annotation", annotations],
+  ] as const) {
+    const kuma = map["kuma.io/sidecar-injection"];
+    if (injects("kuma.io/sidecar-injection", kuma))
+      return `its ${what} kuma.io/sidecar-injection: ${JSON.stringify(kuma)} makes Kuma inject a sidecar and a NET_ADMIN init container into every pod created in it`;
+  }
   return undefined;
 }

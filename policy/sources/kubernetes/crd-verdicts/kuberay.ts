@@ -8,7 +8,8 @@
  * `hostile` is a `spec` fragment laid over a hardened object of the kind;
  * test/policy/sources/kubernetes/crd-verdicts.test.ts proves one of its rules refuses it.
  */
-import { inert, judged, refused, type Verdict, type VerdictTable } from "../../verdict";
+import { inert, judged, refused, refusedEntries, type Verdict, type VerdictTable } from "../../verdict";
+import { serviceExports } from "../tunnel-exposure";
 
 const PRIV = "sandbox-disallow-privileged";
 const EXPOSED = "sandbox-disallow-exposed-ports";
@@ -33,7 +34,7 @@ const HARDENED = {
 
 /**
  * `ray start` flags that size or place the node, or name its ports inside the pod: the operator writes each entry
- * of `rayStartParams` as a flag in the Ray container's command (pod.go `convertParamMap`), which no rule reads.
+ * of `rayStartParams` as a flag in the Ray container's command (pod.go `convertParamMap`), unescaped; crd-ray.ts puts them on its command line for the credential checks.
  */
 const RAY_START_FLAGS = new Set([
   "num-cpus",
@@ -57,13 +58,30 @@ const RAY_START_FLAGS = new Set([
   "disable-usage-stats",
 ]);
 
-const rayStartFlags = (v: unknown): boolean =>
-  typeof v === "object" &&
-  v !== null &&
-  !Array.isArray(v) &&
-  Object.entries(v).every(([k, x]) => RAY_START_FLAGS.has(k) && typeof x === "string");
+/**
+ * A value bash reads as one word of the flag, expanding nothing: the operator writes it unescaped (` --key=value `)
+ * into the container's `bash -c` script, where whitespace, quotes, `;`, `$`, backticks, `|`, `&`, newlines, globs
+ * or braces would add words, flags or commands. Plain text, or one quoted string with no expansion in it (the form
+ * KubeRay documents for `resources` and `labels` JSON); not starting with `-`.
+ */
+const ONE_WORD = /^(?:[A-Za-z0-9_.,:=+/@%][A-Za-z0-9_.,:=+/@%-]*|'[^'\n]*'|"(?:[^"\\$`!\n]|\\")*")?$/;
 
-const RAY_START = `the operator writes each entry as a \`ray start\` flag in the Ray container's command, which no rule reads; only ${[...RAY_START_FLAGS].join(", ")} pass`;
+const rayStartFlag = (k: string, x: unknown): boolean =>
+  RAY_START_FLAGS.has(k) && typeof x === "string" && ONE_WORD.test(x);
+
+const RAY_START = `the operator writes each entry unescaped as a \`ray start\` flag (\` --key=value \`) into the Ray container's shell command, where only the credential checks read it; only ${[...RAY_START_FLAGS].join(", ")} pass, each with a value that is one plain word (letters, digits, and . , : = + / @ % _ -, not starting with -) or one quoted string with no $, backtick, ! or newline in it`;
+
+/** Why annotations the operator puts on a Service it creates are refused. */
+const SERVICE_ANNOTATIONS = (whose: string): string =>
+  `the operator puts these annotations on the ${whose} Service: some export it (a cloud load balancer's, Cilium's service.cilium.io/global, a tunnel operator's), and no rule reads them there`;
+
+/** Why labels the operator keeps on a Service it creates are refused when they export it. */
+const SERVICE_LABELS = (whose: string): string =>
+  `the operator keeps these labels on the ${whose} Service, where a mesh's export label (Linkerd multicluster's mirror.linkerd.io/exported) opens it to other clusters; other labels pass`;
+
+/** Labels that export no Service (read as a core Service's are, tunnel-exposure.ts). */
+const exportsNothing = (labels: unknown): boolean =>
+  serviceExports("kubernetes:core/v1:Service", { metadata: { labels } }, "").length === 0;
 
 /** The verdicts of a RayClusterSpec at `base` (`RayCluster`, `RayJob.rayClusterSpec`), `wrap` placing a fragment. */
 function cluster(base: string, wrap: (spec: object) => object): Record<string, Verdict> {
@@ -131,9 +149,11 @@ function cluster(base: string, wrap: (spec: object) => object): Record<string, V
     [`${base}.autoscalerOptions.version`]: inert(
       "v2 sets the pods' restartPolicy Never and two variables of the operator's own; it adds no privilege",
     ),
-    [`${base}.headServiceAnnotations`]: refused(
-      "the operator puts these annotations on the head's Service: some export it (a cloud load balancer's, Cilium's service.cilium.io/global), and no rule reads them there",
-    ),
+    [`${base}.headServiceAnnotations`]: refused(SERVICE_ANNOTATIONS("head's")),
+    // service.go `BuildServiceForHeadPod` keeps a custom head Service's own annotations.
+    [`${base}.headGroupSpec.headService.metadata.annotations`]: refused(SERVICE_ANNOTATIONS("head's")),
+    // It keeps their labels too (the operator's own win).
+    [`${base}.headGroupSpec.headService.metadata.labels`]: refused(SERVICE_LABELS("head's"), exportsNothing),
     [`${base}.gcsFaultToleranceOptions`]: refused(
       "the operator adds the Redis address and credentials to the head's environment and a Redis cleanup Job; the head connects out to that address, and no rule reads any of it",
     ),
@@ -151,7 +171,7 @@ function cluster(base: string, wrap: (spec: object) => object): Record<string, V
     [`${base}.headGroupSpec.labels`]: refused(
       "the operator adds these labels to the head pod: a mesh injector's label adds containers, a label changes which NetworkPolicies select the pod",
     ),
-    [`${base}.headGroupSpec.rayStartParams`]: refused(RAY_START, rayStartFlags),
+    [`${base}.headGroupSpec.rayStartParams`]: refusedEntries(RAY_START, rayStartFlag),
     [`${base}.rayVersion`]: inert(
       "the Ray version the operator's feature checks go by; the image is the container's",
     ),
@@ -185,7 +205,7 @@ function cluster(base: string, wrap: (spec: object) => object): Record<string, V
     [`${base}.workerGroupSpecs[].labels`]: refused(
       "the operator adds these labels to the group's pods: a mesh injector's label adds containers, a label changes which NetworkPolicies select the pod",
     ),
-    [`${base}.workerGroupSpecs[].rayStartParams`]: refused(RAY_START, rayStartFlags),
+    [`${base}.workerGroupSpecs[].rayStartParams`]: refusedEntries(RAY_START, rayStartFlag),
   };
 }
 
@@ -244,6 +264,9 @@ export const KUBERAY_VERDICTS: VerdictTable = {
 
   ...cluster("RayService.rayClusterConfig", (s) => ({ rayClusterConfig: s })),
   "RayService.serveService": judged([EXPOSED], { serveService: { spec: { type: "LoadBalancer" } } }),
+  // service.go `BuildServeService` keeps a custom Serve Service's own annotations.
+  "RayService.serveService.metadata.annotations": refused(SERVICE_ANNOTATIONS("Serve")),
+  "RayService.serveService.metadata.labels": refused(SERVICE_LABELS("Serve"), exportsNothing),
   "RayService.serveConfigV2": refused(
     `the Serve applications the operator deploys to the cluster; ${RUNTIME_ENV.replace("a Ray runtime environment", "a `runtime_env` in them")}`,
     (v) => typeof v === "string" && !/runtime_env/.test(v),

@@ -83,7 +83,23 @@ describe("attacks on the operators' fields", () => {
       "RayCluster",
       "v1",
       over(rayCluster(), { headGroupSpec: { rayStartParams: { "redis-password": "hunter2" } } }),
-      ["spec.headGroupSpec.rayStartParams"],
+      ["spec.headGroupSpec.rayStartParams.redis-password"],
+    ],
+    [
+      "a ray start value that smuggles a flag",
+      "RayCluster",
+      "v1",
+      over(rayCluster(), { headGroupSpec: { rayStartParams: { "num-cpus": "1 --redis-password=x" } } }),
+      ["spec.headGroupSpec.rayStartParams.num-cpus"],
+    ],
+    [
+      "a custom head Service's own annotations",
+      "RayCluster",
+      "v1",
+      over(rayCluster(), {
+        headGroupSpec: { headService: { metadata: { annotations: { "tailscale.com/expose": "true" } } } },
+      }),
+      ["spec.headGroupSpec.headService.metadata.annotations"],
     ],
     [
       "a mesh injector annotation in a Ray pod template's metadata",

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { ALL_RULES, judge } from "../../../../policy/rules/registry";
 import { webhookMutates } from "../../../../policy/sources/kubernetes/crd-spark-kubevirt";
 import { adaptResources } from "../../../../policy/sources/subject";
+import { UNKNOWN } from "../../../../policy/workload";
 import { SPARK_BY_DESIGN, sparkApp } from "./crd-hardened-spark";
 
 const UNJUDGED = "sandbox-disallow-unjudged-fields";
@@ -206,6 +207,21 @@ describe("the Spark operator's fields", () => {
     expect(found[0]?.message).toContain(
       "spark.kubernetes.namespace: the operator passes each entry to spark-submit",
     );
+  });
+
+  it("every sparkConf entry is on the driver's command line, where the credential check reads it", () => {
+    const secret = (sparkConf: object) =>
+      results(app({ sparkConf }))
+        .filter((r) => r.rule.id === "sandbox-disallow-secret-env")
+        .flatMap((r) => r.findings.map((f) => ({ unchecked: f.unchecked === true, path: f.path })));
+    expect(secret({ "spark.sql.catalog.lake.token": "ghp_1a2B3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXyZ" })).toEqual([
+      { unchecked: false, path: "spec.sparkConf.spark.sql.catalog.lake.token" },
+    ]);
+    expect(secret({ "spark.sql.shuffle.partitions": "8" })).toEqual([]);
+    // A value not known yet (a preview) is reported as unchecked, never passed.
+    expect(secret({ "spark.sql.catalog.lake.uri": UNKNOWN })).toEqual([
+      { unchecked: true, path: "spec.sparkConf.spark.sql.catalog.lake.uri" },
+    ]);
   });
 
   it("the object's own labels reach the driver pod: an injector label there fails closed", () => {

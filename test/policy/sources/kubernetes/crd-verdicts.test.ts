@@ -127,9 +127,13 @@ describe.each(KINDS)("$operator $kind", (k) => {
 
   it("names only fields a pinned version has, and rules that exist", () => {
     const ids = new Set(ALL_RULES.map((r) => r.id));
+    // A refused field inside a core value the claimed tables do not hold (a head Service's metadata.annotations).
+    const cores = byVersion.flatMap(([, f]) => f.filter(([, s]) => leaf(s).k === "core").map(([p]) => p));
     for (const [key, v] of Object.entries(table)) {
       if (!key.startsWith(`${k.kind}.`)) continue;
-      expect(all, key).toContain(key.slice(k.kind.length + 1));
+      const path = key.slice(k.kind.length + 1);
+      if (v.v === "refused" && cores.some((c) => path.startsWith(`${c}.`))) continue;
+      expect(all, key).toContain(path);
       if (v.v === "judged") for (const r of v.rules) expect(ids.has(r), `${key}: ${r}`).toBe(true);
     }
   });
