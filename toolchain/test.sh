@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The test suite: type check, lint (zero warnings), then every test of every tier (test/tiers.mts): the docker tier,
-# and the unit and oracle tiers one after the other, while the toolchain builds; then the stack and engine tiers in one
-# run, then the node tier on its own. Arguments go to vitest (one run): `--project unit` runs one tier, file names run those files. Prints one closing line: "tests: N passed, N failed".
+# The test suite: type check, lint (zero warnings), then every test of every tier (test/tiers.mts): the docker tier
+# and the unit tier while the toolchain builds; then the oracle, stack and engine tiers in one run, then the node tier
+# on its own. Arguments go to vitest (one run): `--project unit` runs one tier, file names run those files. Prints one closing line: "tests: N passed, N failed".
 set -uo pipefail
 # The whole script is one function, called on the last line: bash has read all of it before anything runs, so
 # editing this file while the suite runs is harmless.
@@ -16,17 +16,17 @@ run_suite() {
   bash toolchain/docker.sh || exit 3
   # kwok, for the scale test's simulated nodes, builds beside the rest (a few minutes the first time, mostly the
   # module download); the scale test runs `setup.sh kwok` itself, which waits for this build or finds it cached.
-  # What runs beside the builds runs at a low priority (`beside`): the builds are the run's critical path, and on two
-  # cores they keep both busy except where one package or one link holds them to one core; the work beside them fills
-  # those gaps instead of slowing them. (The docker and stack tiers once ran beside them at the same priority: the
-  # whole run ended later, 48.0 min against 47.1, cold.)
+  # Work beside the builds that no test waits on within a timeout runs at a low priority (`beside`): the builds are
+  # the run's critical path, and on two cores they keep both busy except where one package or one link holds them to
+  # one core; that work fills those gaps instead of slowing them. Tests never run that low: starved, a test that
+  # needs seconds of CPU runs past its timeout (measured cold: the policy pack's load, 120 s).
   beside() { nice -n 19 "$@"; }
   beside bash toolchain/setup.sh kwok >.sandbox/kwok-setup.log 2>&1 &
-  # The schema generators' modules (hundreds of MB the first time: the operators' API packages) download beside the
-  # builds: the oracle tier's check of the generated tables then only compiles and runs them.
+  # The schema generators' modules (hundreds of MB the first time: the operators' API packages) download and compile
+  # beside the builds: the oracle tier's check of the generated tables then only links and runs them.
   beside bash toolchain/schemas.sh --download >.sandbox/schemas-download.log 2>&1 &
-  # The builds (minutes each the first time, cached by version after that) run beside the type check, the lint and
-  # the unit and oracle tiers, which need none of them (the oracles need Go only); the other tiers wait for them.
+  # The builds (minutes each the first time, cached by version after that) run beside the docker tier, the type check,
+  # the lint and the unit tier, which need none of them; the other tiers wait for them.
   build_toolchain() {
     local s=0
     echo "== PostgreSQL's server for the shared ledger's tests (Debian's package, installed when missing)"
@@ -37,7 +37,7 @@ run_suite() {
     bash toolchain/setup.sh || s=1
     return "$s"
   }
-  echo "== toolchain: building beside the unit tier (log: .sandbox/toolchain.log, printed when done)"
+  echo "== toolchain: building beside the docker and unit tiers (log: .sandbox/toolchain.log, printed when done)"
   build_toolchain >.sandbox/toolchain.log 2>&1 &
   toolchain_pid=$!
   wait_toolchain() {
@@ -58,23 +58,22 @@ run_suite() {
     echo "== tests on the Docker engine (docker tier), beside the builds (log: .sandbox/docker-tier.log, printed when done)"
     nice -n 5 vitest run --project docker --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-docker.json >.sandbox/docker-tier.log 2>&1 &
     docker_tier_pid=$!
-    # The checks below keep their temp files in a folder of their own: a run's end unmounts the job-folder disks it
-    # finds left under its temp folder (test/global-setup.ts), and the docker tier's are in use.
+    # The unit tier keeps its temp files in a folder of its own: a run's end unmounts the job-folder disks it finds
+    # left under its temp folder (test/global-setup.ts), and the docker tier's are in use.
     own_tmp="$(mktemp -d)"
     echo "== type check"
-    beside tsc --noEmit -p tsconfig.json || status=1
+    tsc --noEmit -p tsconfig.json || status=1
     echo "== lint"
-    beside biome check --error-on-warnings . || status=1
+    biome check --error-on-warnings . || status=1
     echo "== tests that need nothing but Node (unit tier)"
-    TMPDIR="$own_tmp" beside vitest run --project unit --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-unit.json || status=1
-    echo "== tests on Go oracles and the generated schema tables (oracle tier)"
-    TMPDIR="$own_tmp" beside vitest run --project oracle --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-oracle.json || status=1
+    TMPDIR="$own_tmp" vitest run --project unit --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-unit.json || status=1
     rm -rf "$own_tmp"
+    # The oracles build Go programs inside their tests: beside the builds, on two cores, one could pass its timeout.
     wait_toolchain
     wait "$docker_tier_pid" || status=1
     cat .sandbox/docker-tier.log
-    echo "== tests on the engines (stack and engine tiers)"
-    vitest run --project stack --project engine --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json || status=1
+    echo "== tests on Go oracles and on the engines (oracle, stack and engine tiers)"
+    vitest run --project oracle --project stack --project engine --reporter=default --reporter=json --outputFile.json=.sandbox/test-results.json || status=1
     echo "== tests on a real Kubernetes node (alone: its cgroups, bridge and iptables rules are the machine's)"
     vitest run --project node --reporter=default --reporter=json --outputFile.json=.sandbox/test-results-node.json || status=1
   fi
@@ -82,7 +81,7 @@ run_suite() {
   node -e '
   const fs = require("node:fs");
   const t = { numPassedTests: 0, numFailedTests: 0, numTotalTests: 0 };
-  for (const f of ["unit", "oracle", "docker", "", "node"].map((t) => `.sandbox/test-results${t && "-"}${t}.json`)) {
+  for (const f of ["unit", "docker", "", "node"].map((t) => `.sandbox/test-results${t && "-"}${t}.json`)) {
     try {
       const r = JSON.parse(fs.readFileSync(f, "utf8"));
       for (const k of Object.keys(t)) t[k] += r[k] ?? 0;

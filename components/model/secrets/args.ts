@@ -97,6 +97,14 @@ const SHORT_OPTIONS: Readonly<Record<string, readonly ShortOption[]>> = {
 
 /** Programs whose `--password` without `=` prompts instead of taking the next word. */
 const PROMPTING = new Set(Object.keys(SHORT_OPTIONS).filter((p) => SHORT_OPTIONS[p] === MYSQL));
+/** The program names an option depends on: the ones with options of their own, and the subcommands they wait for. */
+const MATTERS = new Set([
+  ...Object.keys(SHORT_OPTIONS),
+  ...Object.keys(BOOLEAN_SHORTS),
+  ...Object.values(SHORT_OPTIONS).flatMap((os) =>
+    os.flatMap((o) => (o.after === undefined ? [] : [o.after])),
+  ),
+]);
 
 const SHELLS = new Set(["sh", "bash", "ash", "dash", "zsh", "ksh", "mksh", "busybox", "su"]);
 
@@ -216,18 +224,31 @@ function argReasons(argv: readonly (string | undefined)[]): Map<number, string> 
       if (trimmed !== w) words.push({ text: ";", arg });
     }
   });
+  // The programs of the segment so far that any option depends on (every other word is one too, but changes
+  // nothing), and what they give: kept between words, so that a long command line costs one pass.
   let programs = new Set<string>();
+  let options: ShortOption[] = [];
+  let booleans = "";
+  let prompting = false;
+  const addProgram = (name: string): void => {
+    if (!MATTERS.has(name) || programs.has(name)) return;
+    programs.add(name);
+    options = [...programs]
+      .flatMap((p) => SHORT_OPTIONS[p] ?? [])
+      .filter((o) => o.after === undefined || programs.has(o.after));
+    booleans = [...programs].map((p) => BOOLEAN_SHORTS[p] ?? "").join("");
+    prompting = [...programs].some((p) => PROMPTING.has(p));
+  };
   for (let i = 0; i < words.length; i++) {
     const w = words[i] as Word;
     const next = words[i + 1];
     if (SEPARATOR.test(w.text)) {
       programs = new Set();
+      options = [];
+      booleans = "";
+      prompting = false;
       continue;
     }
-    const options = [...programs]
-      .flatMap((p) => SHORT_OPTIONS[p] ?? [])
-      .filter((o) => o.after === undefined || programs.has(o.after));
-    const booleans = [...programs].map((p) => BOOLEAN_SHORTS[p] ?? "").join("");
     for (const o of options) {
       // The flag, after any cluster of the program's argument-less short options (`-sSfu` is `-s -S -f -u`).
       const rest = flagRest(w.text, o, booleans);
@@ -247,13 +268,13 @@ function argReasons(argv: readonly (string | undefined)[]): Map<number, string> 
         !next.text.startsWith("-") &&
         !isSwitchName(opt.name) &&
         credentialWords(opt.name).length > 0 &&
-        ![...programs].some((p) => PROMPTING.has(p))
+        !prompting
       ) {
         const r = optionReason(opt.flag, opt.name, next.text);
         if (r !== undefined) flag(next.arg, r);
       }
     }
-    programs.add(programName(w.text));
+    addProgram(programName(w.text));
   }
   const segments = segmentsOf(words);
   stdinReasons(segments, flag);

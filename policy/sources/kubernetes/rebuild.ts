@@ -10,19 +10,33 @@ import type { PathMap, PodSite } from "./sites";
 /** Builds a {@link PathMap}: the longest rebuilt prefix wins; paths under none map to `fallback`. */
 export class PathMapper {
   private readonly pairs: [string, string][] = [];
+  /** The first real path added for each rebuilt one (built on the first map() after an add). */
+  private index: Map<string, string> | undefined;
   constructor(private readonly fallback: string) {}
 
   add(rebuilt: string, real: string): void {
     this.pairs.push([rebuilt, real]);
+    this.index = undefined;
   }
 
+  /**
+   * The map from a rebuilt path to where it is written: by the longest rebuilt path added that is the path itself or
+   * holds it (`s.x`, `s[0]`), with the rest kept; else the fallback inside the spec. One lookup per prefix of the path,
+   * however many paths were added.
+   */
   map(): PathMap {
-    const pairs = [...this.pairs].sort((a, b) => b[0].length - a[0].length);
+    if (this.index === undefined) {
+      this.index = new Map();
+      for (const [s, r] of this.pairs) if (!this.index.has(s)) this.index.set(s, r);
+    }
+    const index = this.index;
     const fallback = this.fallback;
     return (p) => {
-      for (const [s, r] of pairs) {
-        if (p === s) return r;
-        if (p.startsWith(`${s}.`) || p.startsWith(`${s}[`)) return r + p.slice(s.length);
+      for (let end = p.length; end > 0; ) {
+        const s = end === p.length ? p : p.slice(0, end);
+        const r = index.get(s);
+        if (r !== undefined) return r + p.slice(end);
+        end = Math.max(p.lastIndexOf(".", end - 1), p.lastIndexOf("[", end - 1));
       }
       if (p === "spec" || p.startsWith("spec.") || p.startsWith("spec[")) return fallback;
       return p;

@@ -1,5 +1,15 @@
 /** Lines of a YAML or JSON document by key path, for findings that point at a file and line. */
-import { type Document, isMap, isPair, isScalar, isSeq, type LineCounter, type Node as YamlNode } from "yaml";
+import {
+  type Document,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  type LineCounter,
+  type Pair,
+  type YAMLMap,
+  type Node as YamlNode,
+} from "yaml";
 import type { LineNode } from "../kubernetes/yaml-block";
 import type { ParsedYaml } from "./yaml-docs";
 
@@ -33,8 +43,7 @@ export class Lines {
     this.tree();
     let node: unknown = this.doc?.contents;
     for (const seg of segments) {
-      if (isMap(node))
-        node = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(seg))?.value;
+      if (isMap(node)) node = pairOf(node, seg)?.value;
       else if (isSeq(node) && typeof seg === "number") node = node.items[seg];
       else return undefined;
     }
@@ -49,9 +58,7 @@ export class Lines {
     let offset = (node as YamlNode | null)?.range?.[0];
     for (const seg of segments) {
       if (isMap(node)) {
-        const pair = node.items.find(
-          (p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(seg),
-        );
+        const pair = pairOf(node, seg);
         if (pair === undefined) break;
         offset = (pair.key as YamlNode).range?.[0] ?? offset;
         node = pair.value;
@@ -64,6 +71,21 @@ export class Lines {
     }
     return offset === undefined ? undefined : this.counter.linePos(offset).line + this.firstLine - 1;
   }
+}
+
+/** Each map's first pair by key, indexed on its first lookup: a finding per key of a large map costs one pass. */
+const PAIRS = new WeakMap<object, Map<string, Pair>>();
+
+/** The first pair of `map` whose scalar key is `seg`. */
+function pairOf(map: YAMLMap, seg: string | number): Pair | undefined {
+  let byKey = PAIRS.get(map);
+  if (byKey === undefined) {
+    byKey = new Map();
+    for (const p of map.items)
+      if (isPair(p) && isScalar(p.key) && !byKey.has(String(p.key.value))) byKey.set(String(p.key.value), p);
+    PAIRS.set(map, byKey);
+  }
+  return byKey.get(String(seg));
 }
 
 /** `Lines.line` on a plain block document's lines: the same walk, on the lines the reader kept. */
