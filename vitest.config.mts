@@ -23,7 +23,7 @@ const SHARED_MODULES = { isolate: false, restoreMocks: true, unstubEnvs: true, u
 
 export default defineConfig({
   test: {
-    setupFiles: ["test/setup-fast-check.ts"],
+    setupFiles: ["test/setup-fast-check.ts", "test/setup-temp.ts"],
     // At the end of a run: job-folder disks a test left mounted are unmounted (test/global-setup.ts).
     globalSetup: ["test/global-setup.ts"],
     pool: "forks",

@@ -1,18 +1,35 @@
 /**
- * Once per test run: at the end, a job folder's own disk (runtime/job-disk.ts) that a test of this run left mounted
- * under the temp folder is named on stderr and, in CI (where the run is the machine's only one), unmounted, so that
- * no run leaves loop devices and busy folders behind. Only disks made since the run began are considered: another
- * run on the same machine keeps its own.
+ * Once per test run: a temp folder of the run's own, removed at its end. Every test file's `TMPDIR` is set to it
+ * (test/setup-fast-check.ts), and the processes the tests start inherit it, so what a test leaves in its temp folders
+ * goes with the run, and two runs side by side (the docker and unit tiers of `./sandbox test`) never see each other's.
+ * Before it is removed, a job folder's own disk (runtime/job-disk.ts) that a test of this run left mounted under it is
+ * named on stderr and, in CI (where the run is the machine's only one), unmounted, so that no run leaves loop devices
+ * and busy folders behind. Only disks made since the run began are considered; a folder with a mount still in it is
+ * kept and named.
  */
-import { readFileSync, statSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
+import type { TestProject } from "vitest/node";
 import { jobDiskImagePath, releaseJobDisk, unescapeMountPath } from "../runtime/job-disk";
 
-let began = 0;
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** The run's temp folder (test/global-setup.ts). */
+    runTempDir: string;
+  }
+}
 
-export function setup(): void {
+let began = 0;
+let runTemp = "";
+
+export function setup(project: TestProject): void {
   began = Date.now();
+  // A short name: unix socket paths under it have 108 bytes at most. Like /tmp, anyone may write in it (a test's
+  // PostgreSQL runs as its own user).
+  runTemp = mkdtempSync(join(tmpdir(), "st-"));
+  chmodSync(runTemp, 0o1777);
+  project.provide("runTempDir", runTemp);
 }
 
 /** Loop-device ext4 mounts under `under`, from /proc/self/mountinfo (mount point: field 5; after ` - `: type, source). */
@@ -34,14 +51,19 @@ function madeThisRun(point: string): boolean {
   }
 }
 
-export function teardown(): void {
-  let info: string;
+function mountInfo(): string | undefined {
   try {
-    info = readFileSync("/proc/self/mountinfo", "utf8");
+    return readFileSync("/proc/self/mountinfo", "utf8");
   } catch {
-    return;
+    return undefined;
   }
-  for (const point of loopMountsUnder(info, `${tmpdir()}/`).filter(madeThisRun)) {
+}
+
+export function teardown(): void {
+  if (!runTemp) return;
+  const info = mountInfo();
+  if (info === undefined) return;
+  for (const point of loopMountsUnder(info, `${runTemp}/`).filter(madeThisRun)) {
     if (process.env.CI !== "true") {
       process.stderr.write(`test run: a test left a job folder's disk mounted: ${point}\n`);
       continue;
@@ -54,5 +76,23 @@ export function teardown(): void {
         `test run: could not unmount ${point}: ${e instanceof Error ? e.message : String(e)}\n`,
       );
     }
+  }
+  // Any mount left under the run's folder (a disk kept outside CI, a test's own) keeps the folder: removing what is
+  // inside a mounted file system would reach past the run.
+  const left = (mountInfo() ?? "")
+    .split("\n")
+    .filter((line) => unescapeMountPath(line.split(" ")[4] ?? "").startsWith(`${runTemp}/`));
+  if (left.length > 0) {
+    process.stderr.write(
+      `test run: kept the run's temp folder ${runTemp}: ${left.length} mount(s) still in it\n`,
+    );
+    return;
+  }
+  try {
+    rmSync(runTemp, { recursive: true, force: true, maxRetries: 3 });
+  } catch (e) {
+    process.stderr.write(
+      `test run: could not remove the run's temp folder ${runTemp}: ${e instanceof Error ? e.message : String(e)}\n`,
+    );
   }
 }

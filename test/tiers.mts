@@ -7,10 +7,10 @@
  *   these need none of its builds. Only the files named in DOCKER_TESTS: a new file waits for the toolchain (`engine`).
  * - `stack`: a Docker engine with the toolchain's first builds (gVisor registered with it, PostgreSQL, the Pulumi CLI)
  *   and nothing of Kubernetes. Only the files named in STACK_TESTS.
- * - `engine`: a Docker engine, the Pulumi engine, a local Kubernetes control plane or the packed npm package.
+ * - `engine`: a Docker engine, the Pulumi engine with its Kubernetes plugin, or a local Kubernetes control plane.
  * - `node`: a real Kubernetes node on this machine (test/engine/node.ts). Its kubelet's cgroups, its bridge and the
  *   iptables rules of kube-proxy and the NetworkPolicy enforcer are the machine's, so `./sandbox test` runs this tier
- *   on its own, after the others.
+ *   after the other tiers that reach an engine, with only the unit and oracle tiers (CPU only) beside it.
  *
  * `./sandbox test` (toolchain/test.sh, what CI runs) runs every tier. A file's tier is its folder's, unless it is
  * named below. A file in a folder not listed here is an engine test: the safe default, since `npm test` must run
@@ -61,10 +61,7 @@ export const ORACLE_TESTS: readonly string[] = [
 ];
 
 /** Tests in the unit folders that need a Docker engine. */
-export const ENGINE_TESTS: readonly string[] = [
-  "test/cli/toolchain-locks.test.ts",
-  "test/package/consumer.test.ts",
-];
+export const ENGINE_TESTS: readonly string[] = ["test/cli/toolchain-locks.test.ts"];
 
 /**
  * Tests that need a Docker engine and nothing the toolchain builds (the Pulumi CLI, the Kubernetes parts, gVisor,
@@ -108,6 +105,7 @@ export const DOCKER_TESTS: readonly string[] = [
  * plane, node, resource plugin or simulated nodes): test/cli/tiers.test.ts checks that none reaches them.
  */
 export const STACK_TESTS: readonly string[] = [
+  "test/package/consumer.test.ts",
   "test/postgres/stores.test.ts",
   "test/proxy/answering.test.ts",
   "test/proxy/docker.test.ts",

@@ -195,29 +195,42 @@ describe("the test tiers", () => {
     const vitest = testSh
       .split("\n")
       .map((line) => line.trim())
-      .filter((line) => /^(?:TMPDIR="\$own_tmp" |nice -n 5 )?vitest /.test(line));
-    // With arguments, one run of what they name; without, the docker tier from the start and the unit tier after the
-    // checks, while the toolchain builds; then the oracle, stack and engine tiers, then the node's alone: every tier
-    // exactly once. Only the docker tier, which mostly waits on the engine, runs below the builds' priority: no test
-    // runs at the lowest (`beside`), where a starved test passes its timeout.
-    expect(vitest).toHaveLength(5);
+      .filter((line) => /^(?:nice -n 5 )?vitest /.test(line));
+    // With arguments, one run of what they name; without, every tier exactly once, each as soon as what it needs is
+    // built: the docker tier from the start; the stack, engine and node tiers each after its stage of the builds; the
+    // unit and oracle tiers beside the node tier. Only the tiers that mostly wait (on the engine, on the node) have
+    // others beside them, and those run below the priority of the tests they yield to, never at the lowest
+    // (`beside`), where a starved test passes its timeout.
+    expect(vitest).toHaveLength(6);
     expect(vitest[0]).toMatch(/^vitest run /);
     expect(vitest[0]).not.toContain("--project");
     const projectsOf = (line: string) => [...line.matchAll(/--project (\S+)/g)].map((m) => m[1]).sort();
     const runs = vitest.slice(1).map(projectsOf);
     expect(runs.flat().sort()).toEqual([...TIERS].sort());
-    expect(runs).toEqual([["docker"], ["unit"], ["engine", "oracle", "stack"], ["node"]]);
-    expect(vitest.slice(1).map((line) => line.startsWith("nice -n 5 "))).toEqual([true, false, false, false]);
+    expect(runs).toEqual([["docker"], ["stack"], ["engine"], ["oracle", "unit"], ["node"]]);
+    expect(vitest.slice(1).map((line) => line.startsWith("nice -n 5 "))).toEqual([
+      true,
+      false,
+      false,
+      true,
+      false,
+    ]);
     expect(testSh).not.toMatch(/^\s*(?:\S+=\S+ )*beside (?:vitest|tsc|biome)/m);
-    // The oracle, stack, engine and node tiers run after the toolchain build and the docker tier are waited for; the
-    // others before it.
+    // Each tier after what it needs: the stack tier after the docker tier and the first stage, the engine tier after
+    // the second, the node tier (and the CPU tiers beside it) after the third; with arguments, after all three.
     const lines = testSh.split("\n").map((line) => line.trim());
-    const at = (line: string) => lines.findIndex((l) => l.includes(line));
-    const waited = lines.lastIndexOf("wait_toolchain");
-    expect(at("--project docker")).toBeLessThan(waited);
-    expect(at("--project unit")).toBeLessThan(waited);
-    expect(waited).toBeLessThan(at('wait "$docker_tier_pid"'));
-    expect(at('wait "$docker_tier_pid"')).toBeLessThan(at("--project oracle"));
+    const at = (line: string) => lines.findIndex((l) => l.includes(line) && !l.startsWith("#"));
+    const stage = (n: number) => lines.lastIndexOf(`wait_stage ${n}`);
+    expect(lines.indexOf("wait_stage 3")).toBeLessThan(at('"$@" || status=1'));
+    expect(at("--project docker")).toBeLessThan(stage(1));
+    expect(at('wait "$docker_tier_pid"')).toBeLessThan(at("--project stack"));
+    expect(stage(1)).toBeLessThan(at("--project stack"));
+    expect(at("--project stack")).toBeLessThan(stage(2));
+    expect(stage(2)).toBeLessThan(at("--project engine"));
+    expect(at("--project engine")).toBeLessThan(stage(3));
+    expect(stage(3)).toBeLessThan(at("--project unit"));
+    expect(at("--project unit")).toBeLessThan(at("--project node"));
+    expect(at("--project node")).toBeLessThan(at('wait "$cpu_tiers_pid"'));
     expect(testSh).toContain('beside() { nice -n 19 "$@"; }');
   });
 });
