@@ -18,24 +18,18 @@ import { apiMessage, apiStatus, type KubeApis } from "./api";
 import { podPidsHits } from "./pod-pids";
 import { type PodWatch, podWatch } from "./pod-watch";
 import { readOutPod, readyToRead } from "./readout";
-import { checkRuntimeClass, missingHandler } from "./runtime-class";
+import { checkRuntimeClass } from "./runtime-class";
+import { START_TIMEOUT_SECONDS, StartChecks } from "./start-checks";
 import { collectTaskFiles, MAX_TASK_FILES_BYTES, seedTaskFiles, type TaskFile } from "./task-files";
 import {
   checkDeployed,
   createJob,
-  creationRefusal,
   kubeOrphans,
   ranSeconds,
   removeTaskObjects,
   taskLeftovers,
 } from "./task-objects";
 import { taskResult } from "./task-result";
-
-/** Seconds a pod may wait to be created and scheduled before the launch is given up (quota, no node, no image). */
-export const START_TIMEOUT_SECONDS = 60;
-
-/** Container states that mean the image will never be there: nothing is pulled from a registry. */
-const IMAGE_MISSING = new Set(["ErrImageNeverPull", "ErrImagePull", "ImagePullBackOff", "InvalidImageName"]);
 
 export interface KubeLauncherOptions {
   /** Tasks allowed at once; extra tasks wait for a slot. Defaults to each spec's `maxConcurrentTasks`. */
@@ -226,7 +220,7 @@ export class KubeLauncher implements TaskLauncher {
     let lastTick = started;
     const deadline =
       started + (spec.timeoutSeconds + (this.options.graceSeconds ?? 15) + START_TIMEOUT_SECONDS) * 1000;
-    const startBy = started + START_TIMEOUT_SECONDS * 1000;
+    const startChecks = new StartChecks(this.apis, this.namespace, spec, jobName, started);
     let killedByLauncher = false;
     let pod: Obj | undefined;
     let pidsHits = 0;
@@ -234,9 +228,6 @@ export class KubeLauncher implements TaskLauncher {
     // for (why no pod came, a runtime's handler), never on a timer.
     let seen = false;
     let ran = false;
-    let checked: string | undefined;
-    let refusalCheck = started + 2000;
-    let handlerCheck = started + 2000;
     for (;;) {
       pod = watch.pod(jobName);
       if (pod !== undefined) {
@@ -254,33 +245,7 @@ export class KubeLauncher implements TaskLauncher {
       if (readyToRead(pod)) break;
       // Deleted under the task (the Job's own deadline, the off switch): it ended there.
       if (pod === undefined && seen) break;
-      if (pod === undefined) {
-        if (Date.now() >= refusalCheck) {
-          refusalCheck = Date.now() + 5000;
-          const refusal = await creationRefusal(this.apis, this.namespace, jobName, Date.now() - started);
-          if (refusal !== undefined) throw new LaunchRefused(spec.template, [refusal]);
-        }
-        if (Date.now() > startBy)
-          throw new LaunchRefused(spec.template, [
-            `the cluster made no pod for Job ${jobName} in ${START_TIMEOUT_SECONDS} s`,
-          ]);
-      } else if (phase === "Pending") {
-        // Checked on every change of the pod; and under a runtime other than runc, once on the node, every 2 s as
-        // well: a handler the node lacks is said in an event, which changes nothing of the pod.
-        const handlerDue =
-          spec.runtime !== "runc" && pod.spec?.nodeName !== undefined && Date.now() >= handlerCheck;
-        if (pod.metadata?.resourceVersion !== checked || handlerDue) {
-          checked = pod.metadata?.resourceVersion;
-          handlerCheck = Date.now() + 2000;
-          await this.checkPending(spec, pod);
-        }
-        if (Date.now() > startBy && pod.spec?.nodeName === undefined) {
-          const why = (pod.status?.conditions ?? []).find((c: Obj) => c.type === "PodScheduled")?.message;
-          throw new LaunchRefused(spec.template, [
-            `no node took the task's pod in ${START_TIMEOUT_SECONDS} s${why ? `: ${why}` : ""}`,
-          ]);
-        }
-      }
+      if (!ran) await startChecks.check(pod);
       if (Date.now() > deadline) {
         killedByLauncher = true;
         break;
@@ -365,25 +330,6 @@ export class KubeLauncher implements TaskLauncher {
   /** Objects of a task still in the namespace (Jobs, pods, ConfigMaps labelled with its id). */
   leftovers(taskId: string): Promise<string[]> {
     return taskLeftovers(this.apis, this.namespace, taskId);
-  }
-
-  /** A pending pod that can never start: its image is not on the node, or the node lacks its runtime's handler. */
-  private async checkPending(spec: LaunchSpec, pod: Obj): Promise<void> {
-    const waiting = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]
-      .map((s: Obj) => s.state?.waiting)
-      .find((w: Obj) => w !== undefined && IMAGE_MISSING.has(w.reason));
-    if (waiting !== undefined) {
-      throw new LaunchRefused(spec.template, [
-        `image "${spec.image}" is not on the cluster's node (${waiting.reason}: ${waiting.message ?? ""}); the toolkit never pulls one: load it into the node's runtime`,
-      ]);
-    }
-    if (spec.runtime === "runc" || pod.spec?.nodeName === undefined) return;
-    const missing = await missingHandler(this.apis, this.namespace, pod);
-    if (missing !== undefined) {
-      throw new LaunchRefused(spec.template, [
-        `the node ${pod.spec.nodeName} cannot run RuntimeClass "${pod.spec.runtimeClassName}" (runtime ${spec.runtime}): ${missing}; configure its handler in the node's container runtime, or run the template with runtime runc`,
-      ]);
-    }
   }
 
   /** Closes the run in the ledger: charged what its task container ran on the node, by the kubelet's clock. */
