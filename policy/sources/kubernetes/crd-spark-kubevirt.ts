@@ -251,7 +251,7 @@ function jvmOptionsFromEnvironment(spark: unknown, role: string, rPath: string):
     if (typeof name === "string" && typeof plainPrefix === "string" && field(e, "secretRef") === undefined)
       out.push({
         path: rPath,
-        reason: `the ${role}'s Spark container takes its variables from ConfigMap ${JSON.stringify(name)} (envFrom${plainPrefix === "" ? "" : `, prefix ${JSON.stringify(plainPrefix)}`}), which is not in the input: its keys could be JVM options (JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, _JAVA_OPTIONS, SPARK_SUBMIT_OPTS, SPARK_JAVA_OPT_*) that set Spark properties no rule reads; add the ConfigMap to the input, or give the envFrom a prefix that no such name starts with`,
+        reason: `the ${role}'s Spark container takes its variables from ConfigMap ${JSON.stringify(name)} (envFrom${plainPrefix === "" ? "" : `, prefix ${JSON.stringify(plainPrefix)}`}), which is not in the input (scan reads it there; the pack judges one resource at a time): its keys could be JVM options (JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, _JAVA_OPTIONS, SPARK_SUBMIT_OPTS, SPARK_JAVA_OPT_*) that set Spark properties no rule reads; add the ConfigMap to the input, or give the envFrom a prefix that no such name starts with`,
         configMapEnv: { name, prefix: plainPrefix, role },
       });
     else
