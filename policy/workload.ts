@@ -318,7 +318,7 @@ export interface WorkloadView {
   /** Parts that could not be read at all during preview (a whole container list), for the "not checked" note. */
   readonly unknownParts: readonly string[];
   /** Parts present but unreadable as a whole (a pod spec that is a string): every rule fails closed on them. */
-  readonly unreadableParts: readonly { readonly path: string; readonly reason: string }[];
+  readonly unreadableParts: readonly UnreadablePart[];
   /**
    * Fields the input sets that no rule may pass in silence: refused by the source's verdict table, or not in the
    * engine schema the project claims (policy/sources). Absent where the source has no table yet.
@@ -347,4 +347,15 @@ export function containerLabel(c: ContainerView): string {
   const role =
     c.role === "init" ? "init container" : c.role === "ephemeral" ? "ephemeral container" : "container";
   return `${role} "${c.name}"`;
+}
+
+/**
+ * A part present but unreadable, and where it is one only for want of another object: an `envFrom` ConfigMap whose
+ * keys the pod alone does not show (`configMapEnv`: its name and the variables' prefix), read with the ConfigMap when
+ * the input holds it (policy/sources/kubernetes/input-objects.ts).
+ */
+export interface UnreadablePart {
+  readonly path: string;
+  readonly reason: string;
+  readonly configMapEnv?: { readonly name: string; readonly prefix: string; readonly role: string };
 }

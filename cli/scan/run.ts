@@ -27,6 +27,11 @@ import { ALL_RULES } from "../../policy/rules/registry";
 import { withJobRoots } from "../../policy/rules/require-single-job-mount";
 import { type AnyRule, PACK_NAME } from "../../policy/rules/types";
 import { hostVolumes } from "../../policy/sources/kubernetes/claims";
+import {
+  type InputObject,
+  inputObjectsOf,
+  withInputObjects,
+} from "../../policy/sources/kubernetes/input-objects";
 import { dockerHostVolumes } from "../../policy/sources/pulumi/volumes";
 import { adaptResources } from "../../policy/sources/subject";
 import type { ScanItem } from "../../policy/sources/text/documents";
@@ -148,8 +153,24 @@ export function scanItems(
   // Network create bodies are judged by their options and fields (sandbox-disallow-open-bridge), with their set.
   for (const i of input.items)
     if (i.stack === undefined && i.type === DOCKER_NETWORK_TYPE) judgedVolumes.add(i);
+  // Each set's ServiceAccounts and ConfigMaps (a Pulumi stack's, or every other document's; a state's outputs go with
+  // their stack), which its pods read (input-objects.ts: an unset automountServiceAccountToken, envFrom keys).
+  const setOf = (item: ScanItem) =>
+    item.stack !== undefined
+      ? `stack:${item.stack.stack}`
+      : item.live === true
+        ? `stack:${item.resource.location.file}`
+        : "documents";
+  const objects = new Map<string, InputObject[]>();
+  for (const item of input.items)
+    if (item.live !== true) {
+      const found = inputObjectsOf([item]);
+      if (found.length > 0) objects.set(setOf(item), [...(objects.get(setOf(item)) ?? []), ...found]);
+    }
   for (const item of input.items) {
-    const subjects = adaptResources(item.type, item.props, item.name, item.taint);
+    const subjects = adaptResources(item.type, item.props, item.name, item.taint).map((v) =>
+      withInputObjects(v, objects.get(setOf(item)) ?? []),
+    );
     if (item.live === true) {
       for (const view of subjects) {
         const ref = refFor(item, view.origin.name);

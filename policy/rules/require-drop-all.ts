@@ -45,24 +45,36 @@ export const requireDropAll = defineRule({
     const out: Finding[] = [];
     for (const c of s.containers) {
       const drop = c.capabilities.dropped;
-      if (config.exactNames ? drop.raw.includes("ALL") : drop.caps.includes("ALL")) continue;
-      const missing = SEED_SIX.filter((x) => !(config.exactNames ? drop.raw : drop.caps).includes(x));
+      // The verdict reads the names as configured (Pod Security's exact spelling, or the runtime's reading); what the
+      // message says the container keeps is always the runtime's reading.
+      const names = config.exactNames ? drop.raw : drop.caps;
+      if (names.includes("ALL")) continue;
+      const missing = SEED_SIX.filter((x) => !names.includes(x));
       if (config.acceptSeedSix && missing.length === 0) continue;
       if (drop.unknown) {
         out.push(unchecked(`the dropped capabilities of ${label(c)}`, c.path, c.capabilities.drop));
         continue;
       }
-      const tail = config.acceptSeedSix ? `; it keeps ${showList(missing)}` : "";
-      const exact =
-        config.exactNames && drop.caps.includes("ALL")
-          ? ` (Pod Security compares the exact string "ALL", and the list has ${showList(drop.raw.map((x) => JSON.stringify(x)))})`
-          : "";
-      out.push(
-        violation(
-          `${label(c)} does not drop ALL capabilities${exact}${tail}${ineffectiveNote(drop.ineffective)}`,
-          c.path,
-        ),
-      );
+      const note = ineffectiveNote(drop.ineffective);
+      if (config.exactNames && drop.caps.includes("ALL")) {
+        // containerd's CRI plugin reads `all` in any case as ALL: nothing is kept, and only the spelling is refused.
+        const spelled = drop.raw.filter((x) => x.toUpperCase() === "ALL").map((x) => JSON.stringify(x));
+        out.push(
+          violation(
+            `${label(c)} drops ALL spelled ${spelled.join(", ")}: the container runtime reads it as ALL and keeps no capability, but exactNames compares the exact string "ALL", as Pod Security's restricted check does (which refuses such a pod); write ALL${note}`,
+            c.path,
+          ),
+        );
+        continue;
+      }
+      const kept = SEED_SIX.filter((x) => !drop.caps.includes(x));
+      const misspelled = missing.filter((x) => !kept.includes(x));
+      const tail = !config.acceptSeedSix
+        ? ""
+        : kept.length > 0
+          ? `; it keeps ${showList(kept)}`
+          : `; it drops ${showList(misspelled)} spelled otherwise than the exact upper-case names exactNames compares, as Pod Security does`;
+      out.push(violation(`${label(c)} does not drop ALL capabilities${tail}${note}`, c.path));
     }
     return out;
   },

@@ -31,7 +31,13 @@ import {
   unknownSite,
 } from "./rebuild";
 import type { PodSite } from "./sites";
-import { argoTemplateValues, sealPlaceholders, substitute, substituteAll } from "./templating";
+import {
+  argoEnumChoices,
+  argoTemplateValues,
+  sealPlaceholders,
+  substitute,
+  substituteOutside,
+} from "./templating";
 
 type Obj = Record<string, unknown>;
 type Problems = { path: string; reason: string }[];
@@ -202,87 +208,128 @@ export function argoSites(props: unknown, wfPath: string, callable: boolean): Po
   if (isUnknown(templates)) return unknownSite(props, templatesPath);
   const out: PodSite[] = [];
   items(templates).forEach((raw, i) => {
-    const values = argoTemplateValues(wf, raw, callable);
-    const tpl = substituteAll(withTemplateDefaults(raw, field(wf, "templateDefaults")), "argo", values);
-    const wfv = substituteAll(wf, "argo", values);
-    const tPath = join(templatesPath, i);
-    const main: Part[] = [];
-    const sources: { index: number; path: string }[][] = [];
-    const container = field(tpl, "container");
-    const script = field(tpl, "script");
-    if (container !== undefined)
-      main.push({
-        value: isObj(container) ? { ...container, name: "main" } : container,
-        path: join(tPath, "container"),
-      });
-    else if (script !== undefined) {
-      const s: { index: number; path: string }[] = [];
-      main.push({
-        value: withSource(script, "main", join(tPath, "script"), "source", s),
-        path: join(tPath, "script"),
-      });
-      sources[0] = s;
-    } else main.push(...partsOf(at(tpl, "containerSet.containers"), join(tPath, "containerSet.containers")));
-    // A resource or data template runs the executor as its main container (operator.go `executeResource`,
-    // `executeData`: the controller's own image and settings), in a pod that gets the template's other containers,
-    // volumes, settings and patch; steps, dag, suspend: no pod; http and plugin: the controller's agent pod.
-    const executor = field(tpl, "resource") !== undefined || field(tpl, "data") !== undefined;
-    if (main.length === 0 && !executor) return;
-    const mapper = new PathMapper(wfPath);
-    const spec: Obj = { restartPolicy: "Never" }; // the executor never restarts a step's pod
-    putList(
-      spec,
-      "containers",
-      [...main, ...partsOf(field(tpl, "sidecars"), join(tPath, "sidecars"))],
-      mapper,
-    );
-    for (const s of sources[0] ?? []) mapper.add(`spec.containers[0].args[${s.index}]`, s.path);
-    putList(
-      spec,
-      "initContainers",
-      partsOf(field(tpl, "initContainers"), join(tPath, "initContainers")),
-      mapper,
-    );
-    for (const key of ["securityContext", "automountServiceAccountToken"])
-      putField(
-        spec,
-        key,
-        [
-          { value: field(tpl, key), path: join(tPath, key) },
-          { value: field(wfv, key), path: join(wfPath, key) },
-        ],
-        mapper,
-      );
-    putField(
-      spec,
-      "hostNetwork",
-      [{ value: field(wfv, "hostNetwork"), path: join(wfPath, "hostNetwork") }],
-      mapper,
-    );
-    putList(
-      spec,
-      "volumes",
-      [
-        ...partsOf(field(wfv, "volumes"), join(wfPath, "volumes")),
-        ...partsOf(field(tpl, "volumes"), join(tPath, "volumes")),
-      ],
-      mapper,
-    );
-    const problems: Problems = [];
-    const patched = applyPatches(
-      spec,
-      [
-        { value: field(wf, "podSpecPatch"), path: join(wfPath, "podSpecPatch") },
-        { value: field(tpl, "podSpecPatch"), path: join(tPath, "podSpecPatch") },
-      ],
-      values,
-      mapper,
-      problems,
-    );
-    undeclaredMounts(patched, problems);
-    const metadata = strategicMerge(field(wfv, "podMetadata") ?? {}, field(tpl, "metadata") ?? {}) as Obj;
-    const pod = sealPlaceholders({ spec: patched, metadata }, "argo", "workflow");
-    out.push(rebuilt(pod, tPath, mapper, problems.length > 0 ? { unreadable: problems } : {}));
+    const fixed = argoTemplateValues(wf, raw, callable);
+    const withDefaults = withTemplateDefaults(raw, field(wf, "templateDefaults"));
+    const { arguments: _, ...rest } = isObj(wf) ? wf : {};
+    const choices = argoEnumChoices(wf, callable, JSON.stringify([withDefaults, rest]));
+    const where = join(templatesPath, i);
+    const sites = choices.flatMap((choice) => {
+      const site = argoSite(wf, wfPath, withDefaults, where, new Map([...fixed, ...choice.values]), fixed);
+      if (site === undefined) return [];
+      return [choices.length > 1 ? { ...site, where: `${where} with ${choice.label}` } : site];
+    });
+    out.push(...sameSize(sites, join(wfPath, "arguments.parameters")));
   });
   return out;
+}
+
+/** What the budget reads of a pod: how many containers, their resources, and the pod's own resources. */
+function sizeOf(site: PodSite): string {
+  const spec = field(site.props, "spec");
+  const list = (k: string) => items(field(spec, k)).map((c) => field(c, "resources"));
+  return JSON.stringify([list("containers"), list("initContainers"), field(spec, "resources")]);
+}
+
+/**
+ * The pods of one template's enum combinations, each judged by the rules; the budget prices the first. Where their
+ * sizes differ (a pod spec patch from an enum parameter adds a container or changes its resources), no one of them
+ * stands for the others, and each fails closed.
+ */
+function sameSize(sites: PodSite[], path: string): PodSite[] {
+  const first = sites[0];
+  if (first === undefined || sites.every((s) => sizeOf(s) === sizeOf(first))) return sites;
+  const reason =
+    "the enum values of the workflow parameters give this template pods of different sizes (containers or resources), which the budget cannot price as one: give each size its own template";
+  return sites.map((s) => ({ ...s, unreadable: [...(s.unreadable ?? []), { path, reason }] }));
+}
+
+/** Where only the values every run gives are substituted (templating.ts substituteOutside). */
+const FIXED_ONLY: ReadonlySet<string> = new Set(["resources"]);
+
+/**
+ * The pod of one template with `values` substituted: `fixed` (the values every run gives) only in resource figures,
+ * whose sizes one combination of enum values does not stand for (they stay figures not known).
+ */
+function argoSite(
+  wf: unknown,
+  wfPath: string,
+  withDefaults: unknown,
+  tPath: string,
+  values: ReadonlyMap<string, string>,
+  fixed: ReadonlyMap<string, string>,
+): PodSite | undefined {
+  const tpl = substituteOutside(withDefaults, values, fixed, FIXED_ONLY);
+  const wfv = substituteOutside(wf, values, fixed, FIXED_ONLY);
+  const main: Part[] = [];
+  const sources: { index: number; path: string }[][] = [];
+  const container = field(tpl, "container");
+  const script = field(tpl, "script");
+  if (container !== undefined)
+    main.push({
+      value: isObj(container) ? { ...container, name: "main" } : container,
+      path: join(tPath, "container"),
+    });
+  else if (script !== undefined) {
+    const s: { index: number; path: string }[] = [];
+    main.push({
+      value: withSource(script, "main", join(tPath, "script"), "source", s),
+      path: join(tPath, "script"),
+    });
+    sources[0] = s;
+  } else main.push(...partsOf(at(tpl, "containerSet.containers"), join(tPath, "containerSet.containers")));
+  // A resource or data template runs the executor as its main container (operator.go `executeResource`,
+  // `executeData`: the controller's own image and settings), in a pod that gets the template's other containers,
+  // volumes, settings and patch; steps, dag, suspend: no pod; http and plugin: the controller's agent pod.
+  const executor = field(tpl, "resource") !== undefined || field(tpl, "data") !== undefined;
+  if (main.length === 0 && !executor) return undefined;
+  const mapper = new PathMapper(wfPath);
+  const spec: Obj = { restartPolicy: "Never" }; // the executor never restarts a step's pod
+  putList(spec, "containers", [...main, ...partsOf(field(tpl, "sidecars"), join(tPath, "sidecars"))], mapper);
+  for (const s of sources[0] ?? []) mapper.add(`spec.containers[0].args[${s.index}]`, s.path);
+  putList(
+    spec,
+    "initContainers",
+    partsOf(field(tpl, "initContainers"), join(tPath, "initContainers")),
+    mapper,
+  );
+  for (const key of ["securityContext", "automountServiceAccountToken"])
+    putField(
+      spec,
+      key,
+      [
+        { value: field(tpl, key), path: join(tPath, key) },
+        { value: field(wfv, key), path: join(wfPath, key) },
+      ],
+      mapper,
+    );
+  putField(
+    spec,
+    "hostNetwork",
+    [{ value: field(wfv, "hostNetwork"), path: join(wfPath, "hostNetwork") }],
+    mapper,
+  );
+  putList(
+    spec,
+    "volumes",
+    [
+      ...partsOf(field(wfv, "volumes"), join(wfPath, "volumes")),
+      ...partsOf(field(tpl, "volumes"), join(tPath, "volumes")),
+    ],
+    mapper,
+  );
+  const problems: Problems = [];
+  const patched = applyPatches(
+    spec,
+    [
+      { value: field(wf, "podSpecPatch"), path: join(wfPath, "podSpecPatch") },
+      { value: field(tpl, "podSpecPatch"), path: join(tPath, "podSpecPatch") },
+    ],
+    values,
+    mapper,
+    problems,
+  );
+  undeclaredMounts(patched, problems);
+  const metadata = strategicMerge(field(wfv, "podMetadata") ?? {}, field(tpl, "metadata") ?? {}) as Obj;
+  const pod = sealPlaceholders({ spec: patched, metadata }, "argo", "workflow");
+  return rebuilt(pod, tPath, mapper, problems.length > 0 ? { unreadable: problems } : {});
 }

@@ -11,7 +11,8 @@
  *   `.options.claimName`, `.options.server` (nfs), `.options.medium|sizeLimit` (emptyDir): volumes of the role's pod;
  *   `spark.kubernetes.<role>.secrets.<secret>=<path>` (a Secret volume), `spark.kubernetes.<role>.secretKeyRef.<ENV>=
  *   <secret>:<key>`, `spark.kubernetes.driverEnv.<ENV>` and `spark.executorEnv.<ENV>` (environment),
- *   `spark.kubernetes.<role>.podTemplateFile` (a pod template in a file the input does not hold: unreadable).
+ *   `spark.kubernetes.<role>.podTemplateFile` and `.podTemplateContainerName` (replaced by the operator's own, which
+ *   hold the role's `template`: not read).
  */
 import { isUnknown } from "../../workload";
 import { entries, field, items, join, str } from "../lenient";
@@ -90,14 +91,11 @@ export function sparkExtras(
     if (env?.[1] !== undefined) out.env.push({ name: env[1], value: text });
     if (!key.startsWith(prefix)) continue;
     const rest = key.slice(prefix.length);
-    if (rest === "podTemplateFile" || rest === "podTemplateContainerName") {
-      if (rest === "podTemplateFile")
-        out.unreadable.push({
-          path: at,
-          reason: `the ${role}'s pod template is a file (${text}) the input does not hold`,
-        });
-      continue;
-    }
+    // The operator v2.5 passes its own pod template file and container name for each role after sparkConf, always
+    // (submission.go driverPodTemplateOption, executorPodTemplateOption: the role's `template`, else a pod of just
+    // the Spark container, written to /tmp/spark/<submission>/); spark-submit keeps a property's last `--conf`, so
+    // these entries are never read.
+    if (rest === "podTemplateFile" || rest === "podTemplateContainerName") continue;
     const secret = /^secrets\.(.+)$/.exec(rest);
     if (secret?.[1] !== undefined) {
       const name = `spark-conf-secret-${out.volumes.length}`;

@@ -19,7 +19,7 @@
  *   (kubevirt.io user guide, Disks and Volumes, Host Devices). Claims and DataVolumes stay claims, so a claim bound
  *   to a hostPath PersistentVolume is resolved like a pod's.
  */
-import { isUnknown } from "../../workload";
+import { isUnknown, type UnreadablePart } from "../../workload";
 import { at, entries, field, isObj, items, join, str } from "../lenient";
 import { sparkExtras } from "./crd-spark-conf";
 import { JVM_OPTION_VARIABLES, jvmOptionsSafe } from "./crd-verdicts/spark-conf-keys";
@@ -227,12 +227,8 @@ function prefixSafe(prefix: unknown): boolean {
  * so is an `envFrom` (a ConfigMap's or Secret's keys become variables, under its `prefix`) unless its prefix keeps
  * every such name out.
  */
-function jvmOptionsFromEnvironment(
-  spark: unknown,
-  role: string,
-  rPath: string,
-): { path: string; reason: string }[] {
-  const out: { path: string; reason: string }[] = [];
+function jvmOptionsFromEnvironment(spark: unknown, role: string, rPath: string): UnreadablePart[] {
+  const out: UnreadablePart[] = [];
   for (const e of items(field(spark, "env"))) {
     const name = field(e, "name");
     const value = field(e, "value");
@@ -246,12 +242,24 @@ function jvmOptionsFromEnvironment(
         reason: `${name} gives the ${role}'s JVM options that set Spark properties (or read them from a file or another object), which no rule reads`,
       });
   }
-  for (const e of items(field(spark, "envFrom")))
-    if (!prefixSafe(field(e, "prefix")))
+  for (const e of items(field(spark, "envFrom"))) {
+    const prefix = field(e, "prefix");
+    if (prefixSafe(prefix)) continue;
+    const name = str(field(field(e, "configMapRef"), "name"));
+    const plainPrefix = prefix === undefined ? "" : prefix;
+    // A ConfigMap in the input is read with the pod (input-objects.ts); one not in it may hold any key.
+    if (typeof name === "string" && typeof plainPrefix === "string" && field(e, "secretRef") === undefined)
+      out.push({
+        path: rPath,
+        reason: `the ${role}'s Spark container takes its variables from ConfigMap ${JSON.stringify(name)} (envFrom${plainPrefix === "" ? "" : `, prefix ${JSON.stringify(plainPrefix)}`}), which is not in the input (scan reads it there; the pack judges one resource at a time): its keys could be JVM options (JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, _JAVA_OPTIONS, SPARK_SUBMIT_OPTS, SPARK_JAVA_OPT_*) that set Spark properties no rule reads; add the ConfigMap to the input, or give the envFrom a prefix that no such name starts with`,
+        configMapEnv: { name, prefix: plainPrefix, role },
+      });
+    else
       out.push({
         path: rPath,
         reason: `an envFrom of the ${role}'s Spark container makes variables of another object's keys, which may be JVM options (JAVA_TOOL_OPTIONS, SPARK_JAVA_OPT_*) that set Spark properties no rule reads; give it a prefix that no such name starts with`,
       });
+  }
   return out;
 }
 

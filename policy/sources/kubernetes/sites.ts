@@ -1,6 +1,6 @@
 /** The vocabulary of the Kubernetes reader: a type token split into its parts, and one pod an object runs. */
 
-import type { Val } from "../../workload";
+import type { UnreadablePart, Val } from "../../workload";
 
 /** A Pulumi Kubernetes type token split into group, version and Kind. */
 export interface KubeType {
@@ -41,7 +41,7 @@ export interface PodSite {
   /** For a rebuilt pod: its paths -> the resource's paths. */
   readonly remap?: PathMap;
   /** Parts present but unreadable (a pod spec patch that does not parse): the rules fail closed on them. */
-  readonly unreadable?: readonly { readonly path: string; readonly reason: string }[];
+  readonly unreadable?: readonly UnreadablePart[];
   /** A KubeVirt VM: no container of its own; its host disks and devices are what the rules judge. */
   readonly vm?: boolean;
   /** Host devices handed to a VM, as short descriptions. */

@@ -78,7 +78,7 @@ function single(candidates: readonly unknown[], syntax: Syntax): string | undefi
  * callable spec (a WorkflowTemplate's) the value is only a default: `argo submit --from … -p n=v` and a referring
  * Workflow's arguments replace it (argo-workflows workflow/util overrideParameters, the spec join), bounded only by
  * the parameter's `enum` (workflow/validate validateArgumentsValues); so it is known only when the enum allows one
- * value.
+ * value (several: {@link argoEnumChoices}).
  */
 export function argoWorkflowValues(wf: unknown, callable = false): Map<string, string> {
   const out = new Map<string, string>();
@@ -94,6 +94,68 @@ export function argoWorkflowValues(wf: unknown, callable = false): Map<string, s
       out.set(`workflow.parameters.${name}`, value);
   }
   return out;
+}
+
+/** The most combinations of enum values a callable template is judged for; beyond, they stay unknown (fail closed). */
+export const MAX_ENUM_COMBINATIONS = 64;
+
+/** One combination of a callable spec's enum parameters: their values, and a label naming them. */
+export interface EnumChoice {
+  readonly values: ReadonlyMap<string, string>;
+  readonly label: string;
+}
+
+/**
+ * Every combination of values Argo accepts for a callable spec's parameters of several `enum` values that `used`
+ * names (`{{workflow.parameters.<n>}}`): a submitted value must be one of them (workflow/validate
+ * validateArgumentsValues), so judging the template once per combination judges every run. A parameter with an enum
+ * value that is not plain text, and every such parameter when the combinations pass {@link MAX_ENUM_COMBINATIONS},
+ * stay unknown. One empty choice when there are none.
+ */
+export function argoEnumChoices(wf: unknown, callable: boolean, used: string): EnumChoice[] {
+  if (!callable) return [{ values: new Map(), label: "" }];
+  const params: { key: string; values: string[] }[] = [];
+  for (const p of items(field(field(wf, "arguments"), "parameters"))) {
+    const name = str(field(p, "name"));
+    const allowed = items(field(p, "enum")).map((x) => str(x));
+    if (typeof name !== "string" || field(p, "valueFrom") !== undefined || allowed.length < 2) continue;
+    const key = `workflow.parameters.${name}`;
+    if (!used.includes(key)) continue;
+    const values = [...new Set(allowed)];
+    if (values.some((v) => typeof v !== "string" || hasPlaceholder(v, "argo"))) continue;
+    params.push({ key, values: values as string[] });
+  }
+  const count = params.reduce((n, p) => n * p.values.length, 1);
+  if (params.length === 0 || count > MAX_ENUM_COMBINATIONS) return [{ values: new Map(), label: "" }];
+  let choices: [string, string][][] = [[]];
+  for (const p of params)
+    choices = choices.flatMap((c) => p.values.map((v) => [...c, [p.key, v] as [string, string]]));
+  return choices.map((c) => ({
+    values: new Map(c),
+    label: c.map(([k, v]) => `${k.slice("workflow.parameters.".length)}=${JSON.stringify(v)}`).join(", "),
+  }));
+}
+
+/**
+ * Every string in `v` with `values` substituted, but under a key `keep` names (`resources`) only `fixed`: there a
+ * placeholder of a parameter that takes several values stays one (a figure not known), so that no one combination
+ * stands for the others' sizes.
+ */
+export function substituteOutside(
+  v: unknown,
+  values: ReadonlyMap<string, string>,
+  fixed: ReadonlyMap<string, string>,
+  keep: ReadonlySet<string>,
+): unknown {
+  if (typeof v === "string") return substitute(v, "argo", values);
+  if (Array.isArray(v)) return v.map((x) => substituteOutside(x, values, fixed, keep));
+  if (!isObj(v)) return v;
+  return Object.fromEntries(
+    Object.entries(v).map(([k, x]) => [
+      substitute(k, "argo", values),
+      keep.has(k) ? substituteAll(x, "argo", fixed) : substituteOutside(x, values, fixed, keep),
+    ]),
+  );
 }
 
 /**
