@@ -220,9 +220,19 @@ export function tektonValues(
   return out;
 }
 
-/** Pod paths whose placeholders cannot weaken a wall: the text stays, the rules read it as text. */
-function harmless(p: readonly (string | number)[]): "text" | "figure" | undefined {
-  const [top, a, , f, g] = p.map(String);
+/**
+ * Variables whose value a rule reads (a GPU hook's device list, the egress proxy, the toolkit's own settings, a JVM's
+ * options): a placeholder there may be any value, so it stays unreadable; any other variable's value is text.
+ */
+const READ_ENV =
+  /^(?:NVIDIA_VISIBLE_DEVICES|AMD_VISIBLE_DEVICES|HTTPS?_PROXY|https?_proxy|NO_PROXY|no_proxy|ALL_PROXY|all_proxy|SANDBOX_.*|JAVA_TOOL_OPTIONS|JDK_JAVA_OPTIONS|_JAVA_OPTIONS|SPARK_SUBMIT_OPTS|SPARK_JAVA_OPT_.*)$/;
+
+/**
+ * Pod paths whose placeholders cannot weaken a wall: the text stays, the rules read it as text. `env` is the
+ * container's variable at that path (`containers[i].env[j]`), whose name decides whether its value is read.
+ */
+function harmless(p: readonly (string | number)[], env?: unknown): "text" | "figure" | undefined {
+  const [top, a, , f, g, h] = p.map(String);
   if (top === "metadata")
     return a === "labels" || (a === "annotations" && !/seccomp|apparmor/i.test(String(p[2])))
       ? "text"
@@ -231,8 +241,16 @@ function harmless(p: readonly (string | number)[]): "text" | "figure" | undefine
   if (a === "containers" || a === "initContainers" || a === "ephemeralContainers") {
     if (f === "resources") return "figure";
     if (CONTAINER_TEXT.has(f ?? "")) return "text";
-    if (f === "env" && (g === "name" || g === "value")) return "text";
-    if (f === "ports" && (g === "name" || g === "containerPort" || g === "protocol")) return "text";
+    if (f === "env" && h === "value" && p.length === 6) {
+      const name = field(env, "name");
+      return typeof name === "string" &&
+        !hasPlaceholder(name, "tekton") &&
+        !hasPlaceholder(name, "argo") &&
+        !READ_ENV.test(name)
+        ? "text"
+        : undefined;
+    }
+    if (f === "ports" && (h === "name" || h === "containerPort" || h === "protocol")) return "text";
     return f === "volumeMounts" && g === "mountPath" ? "text" : undefined;
   }
   if (a === "resources") return "figure";
@@ -279,10 +297,13 @@ const where = (p: readonly (string | number)[]): string =>
  * not known (a resource figure), or unreadable. `who` names the controller for the reason.
  */
 export function sealPlaceholders<T>(pod: T, syntax: Syntax, who: string): T {
+  // The variable a value belongs to, read from the pod as written.
+  const entry = (p: readonly (string | number)[]): unknown =>
+    p.slice(0, 5).reduce<unknown>((v, k) => (Array.isArray(v) ? v[Number(k)] : field(v, String(k))), pod);
   const walk = (v: unknown, p: (string | number)[]): unknown => {
     if (typeof v === "string") {
       if (!hasPlaceholder(v, syntax)) return v;
-      const kind = harmless(p);
+      const kind = harmless(p, p[3] === "env" && p.length === 6 ? entry(p) : undefined);
       if (kind === "text") return v;
       if (kind === "figure") return UNKNOWN;
       return new Unreadable(
