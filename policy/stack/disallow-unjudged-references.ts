@@ -3,7 +3,8 @@
  * the input cannot answer, failing closed. Each object is judged alone by the resource rules; this rule reads the
  * objects of one set together (a stack in the pack, every document scanned together in `scan`):
  *
- * - Tekton `taskRef`, `pipelineRef` and step `ref` (StepAction), Argo `workflowTemplateRef` and `templateRef`
+ * - Tekton `taskRef`, `pipelineRef` and step `ref` (StepAction), Argo `workflowTemplateRef` and `templateRef` (and a
+ *   WorkflowEventBinding's `submit`, references-argo-events.ts)
  *   (../sources/kubernetes/references.ts), an Argo Rollout's `workloadRef`, analysis templates and Services
  *   (../sources/kubernetes/references-rollouts.ts), a KEDA ScaledObject's target (references-keda.ts): the referencing object with what it names put in place is judged by
  *   every blocking resource rule; what that finds beyond the object's own findings is reported on the referencing
@@ -199,7 +200,7 @@ export function checkReferences(
     const localhost = mayNameLocalhost(r.props);
     const views =
       res !== undefined && res.used.length > 0
-        ? adaptResources(r.type, res.props, r.name)
+        ? adaptResources(res.type ?? r.type, res.props, r.name)
         : profiles.length > 0 || localhost
           ? adaptResources(r.type, r.props, r.name)
           : [];
@@ -217,7 +218,7 @@ function kindOf(r: Input): string {
 export const disallowUnjudgedReferences = defineStackRule({
   id: "sandbox-disallow-unjudged-references",
   description:
-    "Pods built from other objects (Tekton Task, Pipeline and StepAction references, Argo WorkflowTemplate references, an Argo Rollout's workloadRef, AnalysisTemplates and Services, a KEDA ScaledObject's scaleTargetRef) and seccomp and AppArmor profiles shipped as SeccompProfile and AppArmorProfile objects are judged with what they reference; a reference the input does not hold, a resolver, a bundle or a Localhost AppArmor profile neither shipped nor configured fails closed.",
+    "Pods built from other objects (Tekton Task, Pipeline and StepAction references, Argo WorkflowTemplate references and the templates a WorkflowEventBinding submits, an Argo Rollout's workloadRef, AnalysisTemplates and Services, a KEDA ScaledObject's scaleTargetRef) and seccomp and AppArmor profiles shipped as SeccompProfile and AppArmorProfile objects are judged with what they reference; a reference the input does not hold, a resolver, a bundle or a Localhost AppArmor profile neither shipped nor configured fails closed.",
   mission: false,
   enforcementLevel: "mandatory",
   severity: "high",

@@ -272,6 +272,11 @@ export const OPERATOR_KINDS: KindTable = {
       "Tekton's resolvers fetch what it names (a git repository, an HTTP address, a bundle, a hub entry, an object of another namespace) from inside the cluster with their own credentials; the controller makes one for each remote reference it runs",
     ),
   },
+  // Argo Workflows: the kinds the controllers rebuild pods from are read (kinds.ts); a WorkflowEventBinding submits a
+  // WorkflowTemplate of the set with the event's values as its arguments (references-argo-events.ts).
+  "argoproj.io": {
+    WorkflowEventBinding: stack(["sandbox-disallow-unjudged-references"]),
+  },
   // KEDA: a ScaledJob is a pod carrier (carriers.ts); the other kinds' fields are judged one by one
   // (crd-verdicts/keda.ts).
   "keda.sh": {
