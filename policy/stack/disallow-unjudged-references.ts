@@ -139,7 +139,8 @@ function appArmorFindings(
   const allowed =
     "RuntimeDefault, a profile shipped in the input as a security-profiles-operator.x-k8s.io AppArmorProfile of that name, or a node profile named in this rule's localhostAppArmorProfiles setting";
   for (const s of views) {
-    if (s.subject !== "workload") continue;
+    // Docker's `apparmor=<name>` is not read as a Kubernetes Localhost profile here.
+    if (s.subject !== "workload" || s.origin.backend !== "kubernetes") continue;
     for (const c of s.containers) {
       if (c.appArmor !== "Localhost") continue;
       const name = c.appArmorLocalhost;
