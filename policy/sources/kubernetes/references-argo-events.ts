@@ -7,8 +7,11 @@
  * value of its `valueFrom.event` expression over the event (`payload`, `metadata`, `discriminator`, `namespace`),
  * JSON-marshalled and unquoted when a string. The event is whatever the sender posts, so such a value is not known:
  * it stays a `{{workflow.parameters.<name>}}` placeholder, judged where it stands (templating.ts). An expression that
- * is one literal (a quoted string, a number, a boolean) evaluates to itself and is substituted. A parameter without
- * `valueFrom` makes the server refuse to submit ("valueFrom is nil"): such a binding creates nothing.
+ * is one literal (a quoted string, a number, a boolean) evaluates to itself and is substituted. The value is checked
+ * against the joined template parameter's `enum` when the Workflow is validated (workflow/validate
+ * validateArgumentsValues: a value outside it fails the workflow before any pod), so an `enum` of one value makes it
+ * known. A parameter without `valueFrom` makes the server refuse to submit ("valueFrom is nil"): such a binding
+ * creates nothing.
  */
 import { at, field, isObj, items, join, str } from "../lenient";
 import type { Resolver } from "./references";
@@ -56,6 +59,22 @@ export function eventBindingWorkflow(props: Obj): Obj | undefined {
     },
     spec: { workflowTemplateRef: submit.workflowTemplateRef ?? {}, arguments: { parameters } },
   };
+}
+
+/** The joined Workflow with each event-sourced argument that its template's `enum` allows one value of set to it. */
+export function withEnums(wf: Obj): Obj {
+  const params = at(wf, "spec.arguments.parameters");
+  if (!Array.isArray(params)) return wf;
+  const out = params.map((p) => {
+    const enums = items(field(p, "enum"));
+    if (!isObj(p) || field(field(p, "valueFrom"), "event") === undefined || enums.length !== 1) return p;
+    const only = enums[0];
+    if (typeof only !== "string" && typeof only !== "number" && typeof only !== "boolean") return p;
+    const { valueFrom: _v, ...rest } = p;
+    return { ...rest, value: String(only) };
+  });
+  const spec = wf.spec as Obj;
+  return { ...wf, spec: { ...spec, arguments: { ...(spec.arguments as Obj), parameters: out } } };
 }
 
 /** Paths of the joined Workflow, written where the binding holds them. */

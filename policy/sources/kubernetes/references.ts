@@ -27,7 +27,7 @@
 import { isUnknown } from "../../workload";
 import { at, field, isObj, items, join, str } from "../lenient";
 import { strategicMerge } from "./rebuild";
-import { eventBindingWorkflow, recordInto } from "./references-argo-events";
+import { eventBindingWorkflow, recordInto, withEnums } from "./references-argo-events";
 import { kedaReferences } from "./references-keda";
 import { ROLLOUTS_REF_KINDS, rolloutsReferences } from "./references-rollouts";
 import { parseKubeType } from "./sites";
@@ -391,7 +391,7 @@ export function resolveReferences(type: string, props: unknown, index: RefIndex)
     const wf = eventBindingWorkflow(props);
     if (wf === undefined) return undefined;
     const sub = new Resolver(index, r.namespace);
-    out = argo("Workflow", wf, sub);
+    out = withEnums(argo("Workflow", wf, sub));
     recordInto(r, sub);
     if (r.used.length === 0 && r.unresolved.length === 0 && r.unknown.length === 0) return undefined;
     const type = "kubernetes:argoproj.io/v1alpha1:Workflow";
