@@ -65,6 +65,59 @@ export function substituteAll(v: unknown, syntax: Syntax, values: ReadonlyMap<st
   );
 }
 
+/** Every string in `v` with each `$(<tag>)` whose tag `paths` holds replaced, exactly as written (no spaces). */
+function replaceTags(v: unknown, paths: ReadonlyMap<string, string>): unknown {
+  if (typeof v === "string")
+    return v.replace(/\$\(([^()]*)\)/g, (whole, tag: string) => paths.get(tag) ?? whole);
+  if (Array.isArray(v)) return v.map((x) => replaceTags(x, paths));
+  if (!isObj(v)) return v;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, replaceTags(x, paths)]));
+}
+
+/** The three spellings Tekton accepts for a result's path, each mapped to `path`. */
+function resultSpellings(prefix: string, name: string, path: string, into: Map<string, string>): void {
+  for (const tag of [
+    `${prefix}.${name}.path`,
+    `${prefix}[${JSON.stringify(name)}].path`,
+    `${prefix}['${name}'].path`,
+  ])
+    into.set(tag, path);
+}
+
+/**
+ * A task spec with its result paths in place, as the TaskRun reconciler puts them (tektoncd/pipeline v1.11.0
+ * pkg/reconciler/taskrun/resources/apply.go ApplyResults): `$(results.<n>.path)` of a declared task result is the
+ * file `/tekton/results/<n>`, and in a step `$(step.results.<n>.path)` of that step's declared result is
+ * `/tekton/steps/<step>/results/<n>` (`<step>` is `step-<name>`, or `step-unnamed-<index>`: pkg/pod StepName). A
+ * path is no value a run chooses. A result's value (`$(tasks.<t>.results.<n>)`, `$(steps.<s>.results.<n>)`) is
+ * written by a step when the run runs: it stays a placeholder, judged where it stands.
+ */
+export function tektonResultPaths(task: unknown): unknown {
+  if (!isObj(task)) return task;
+  const own = new Map<string, string>();
+  for (const r of items(field(task, "results"))) {
+    const n = str(field(r, "name"));
+    if (typeof n === "string" && n !== "") resultSpellings("results", n, `/tekton/results/${n}`, own);
+  }
+  let out: Record<string, unknown> = task;
+  if (Array.isArray(task.steps))
+    out = {
+      ...task,
+      steps: task.steps.map((step, i) => {
+        const name = str(field(step, "name"));
+        const dir = typeof name === "string" && name !== "" ? `step-${name}` : `step-unnamed-${i}`;
+        const paths = new Map<string, string>();
+        for (const r of items(field(step, "results"))) {
+          const n = str(field(r, "name"));
+          if (typeof n === "string" && n !== "")
+            resultSpellings("step.results", n, `/tekton/steps/${dir}/results/${n}`, paths);
+        }
+        return paths.size === 0 ? step : replaceTags(step, paths);
+      }),
+    };
+  return own.size === 0 ? out : replaceTags(out, own);
+}
+
 /** One value when every candidate agrees and holds no placeholder; otherwise none. */
 function single(candidates: readonly unknown[], syntax: Syntax): string | undefined {
   const texts = candidates.map((c) => str(c));
