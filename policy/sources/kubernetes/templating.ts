@@ -14,6 +14,7 @@
  * passes. In a field that cannot weaken a wall (a name, an image, a command line's text, a resource figure) it is
  * left as text (a resource figure is read as not known); anywhere else it is unreadable, and the rules fail closed.
  */
+import { secretNameReason } from "../../../components/model";
 import { UNKNOWN, Unreadable } from "../../workload";
 import { field, isObj, items, str } from "../lenient";
 
@@ -275,7 +276,9 @@ export function tektonValues(
 
 /**
  * Variables whose value a rule reads (a GPU hook's device list, the egress proxy, the toolkit's own settings, a JVM's
- * options): a placeholder there may be any value, so it stays unreadable; any other variable's value is text.
+ * options): a placeholder there may be any value, so it stays unreadable, as it does in a variable whose name says
+ * it holds a credential (the secret rule judges such a name by the value it gets); any other variable's value is
+ * text.
  */
 const READ_ENV =
   /^(?:NVIDIA_VISIBLE_DEVICES|AMD_VISIBLE_DEVICES|HTTPS?_PROXY|https?_proxy|NO_PROXY|no_proxy|ALL_PROXY|all_proxy|SANDBOX_.*|JAVA_TOOL_OPTIONS|JDK_JAVA_OPTIONS|_JAVA_OPTIONS|SPARK_SUBMIT_OPTS|SPARK_JAVA_OPT_.*)$/;
@@ -299,7 +302,8 @@ function harmless(p: readonly (string | number)[], env?: unknown): "text" | "fig
       return typeof name === "string" &&
         !hasPlaceholder(name, "tekton") &&
         !hasPlaceholder(name, "argo") &&
-        !READ_ENV.test(name)
+        !READ_ENV.test(name) &&
+        secretNameReason(name) === undefined
         ? "text"
         : undefined;
     }
