@@ -106,6 +106,8 @@ export interface ContainerView {
   readonly seccompLocalhost?: unknown;
   readonly appArmor: Val<ProfileType>;
   readonly appArmorSource: string;
+  /** A Kubernetes `Localhost` AppArmor profile's name, as written (judged where the input ships the profile). */
+  readonly appArmorLocalhost?: unknown;
   /** SELinux: `disabled` for Docker `label=disable`, else the options as written. */
   readonly seLinux: Val<{
     readonly disabled: boolean;

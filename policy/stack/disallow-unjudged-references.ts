@@ -3,7 +3,8 @@
  * the input cannot answer, failing closed. Each object is judged alone by the resource rules; this rule reads the
  * objects of one set together (a stack in the pack, every document scanned together in `scan`):
  *
- * - Tekton `taskRef`, `pipelineRef` and step `ref` (StepAction), Argo `workflowTemplateRef` and `templateRef`
+ * - Tekton `taskRef`, `pipelineRef` and step `ref` (StepAction), Argo `workflowTemplateRef` and `templateRef` (and a
+ *   WorkflowEventBinding's `submit`, references-argo-events.ts)
  *   (../sources/kubernetes/references.ts), an Argo Rollout's `workloadRef`, analysis templates and Services
  *   (../sources/kubernetes/references-rollouts.ts), a KEDA ScaledObject's target (references-keda.ts): the referencing object with what it names put in place is judged by
  *   every blocking resource rule; what that finds beyond the object's own findings is reported on the referencing
@@ -12,12 +13,21 @@
  * - A `Localhost` seccomp profile that names a file the Security Profiles Operator writes for a SeccompProfile of
  *   the set (../sources/kubernetes/spo-seccomp.ts) is judged by that profile's content, as a Docker profile is. A
  *   Localhost file the input does not ship stays the node administrator's file, as the seccomp rule reads it.
+ * - A `Localhost` AppArmor profile (field or old annotation) is the profile of that name the node has loaded
+ *   (../sources/kubernetes/spo-apparmor.ts): one shipped as an AppArmorProfile of the set is judged by its mode; one
+ *   the input does not ship fails closed unless the configuration names it (`localhostAppArmorProfiles`), and the
+ *   name `unconfined` is refused always.
  */
 
 import { label, unchecked, violation } from "../rules/helpers";
 import { ALL_RULES } from "../rules/registry";
 import { type AnyRule, resolveConfig } from "../rules/types";
 import { pathFrom, RefIndex, type Resolution, resolveReferences } from "../sources/kubernetes/references";
+import {
+  type AppArmorProfileObject,
+  appArmorProfileProblem,
+  appArmorProfiles,
+} from "../sources/kubernetes/spo-apparmor";
 import {
   type ProfileObject,
   profilesNamed,
@@ -26,6 +36,7 @@ import {
 } from "../sources/kubernetes/spo-seccomp";
 import { adaptResources } from "../sources/subject";
 import type { Subject } from "../workload";
+import { isUnknown } from "../workload";
 import { defineStackRule, type StackFinding, type StackResource } from "./types";
 
 type Input = Pick<StackResource, "type" | "name" | "urn" | "props">;
@@ -97,10 +108,88 @@ function profileFindings(
   return [...out.values()];
 }
 
+/** The pack's settings of this rule. */
+export interface ReferencesConfig {
+  /** AppArmor profiles the nodes load that the operator knows to confine (a `Localhost` profile by name). */
+  readonly localhostAppArmorProfiles: readonly string[];
+}
+
+const NO_CONFIG: ReferencesConfig = { localhostAppArmorProfiles: [] };
+
+/** True when an object may name a Localhost AppArmor profile (a cheap look before its pods are built). */
+function mayNameLocalhost(props: unknown): boolean {
+  try {
+    return /localhost/i.test(JSON.stringify(props) ?? "");
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Each container that runs under a Localhost AppArmor profile: judged by the AppArmorProfile of the set that the
+ * operator loads under that name; else allowed only when the configuration names it; `unconfined` never.
+ */
+function appArmorFindings(
+  r: Input,
+  views: readonly Subject[],
+  shipped: readonly AppArmorProfileObject[],
+  config: ReferencesConfig,
+): StackFinding[] {
+  const out = new Map<string, StackFinding>();
+  const allowed =
+    "RuntimeDefault, a profile shipped in the input as a security-profiles-operator.x-k8s.io AppArmorProfile of that name, or a node profile named in this rule's localhostAppArmorProfiles setting";
+  for (const s of views) {
+    // Docker's `apparmor=<name>` is not read as a Kubernetes Localhost profile here.
+    if (s.subject !== "workload" || s.origin.backend !== "kubernetes") continue;
+    for (const c of s.containers) {
+      if (c.appArmor !== "Localhost") continue;
+      const name = c.appArmorLocalhost;
+      let f: ReturnType<typeof violation> | undefined;
+      if (isUnknown(name)) f = unchecked(`the AppArmor profile name of ${label(c)}`, c.appArmorSource, name);
+      else if (typeof name !== "string" || name === "")
+        f = violation(
+          `${label(c)} sets AppArmor type Localhost (${c.appArmorSource}) with no profile name: the kubelet refuses it or runs a profile no rule judged; allowed: ${allowed}`,
+          c.appArmorSource,
+        );
+      else if (name === "unconfined")
+        f = violation(
+          `${label(c)} names the AppArmor profile "unconfined" (${c.appArmorSource}), which is no confinement at all; allowed: ${allowed}`,
+          c.appArmorSource,
+        );
+      else {
+        const p = shipped.find((x) => x.name === name);
+        if (p !== undefined) {
+          const problem = appArmorProfileProblem(p.props);
+          if (problem === "unknown")
+            f = unchecked(
+              `the mode of AppArmorProfile "${p.name}" (${label(c)}'s profile)`,
+              c.appArmorSource,
+            );
+          else if (problem !== undefined)
+            f = violation(
+              `sandbox-disallow-unconfined-lsm: ${label(c)} runs under the AppArmor profile "${name}" (${c.appArmorSource}), the AppArmorProfile of the input, and ${problem}`,
+              c.appArmorSource,
+            );
+        } else if (!config.localhostAppArmorProfiles.includes(name))
+          f = violation(
+            `${label(c)} runs under the AppArmor profile localhost "${name}" (${c.appArmorSource}), which the input does not ship: its rules are whatever the node has loaded under that name (it may be in complain mode or allow everything), so it cannot be judged; allowed: ${allowed}`,
+            c.appArmorSource,
+          );
+      }
+      if (f !== undefined) out.set(`${f.message}\0${f.path ?? ""}`, { ...f, urn: r.urn });
+    }
+  }
+  return [...out.values()];
+}
+
 /** The check, over any set of resources (the stack rule and the scan run it). */
-export function checkReferences(resources: readonly Input[]): StackFinding[] {
+export function checkReferences(
+  resources: readonly Input[],
+  config: ReferencesConfig = NO_CONFIG,
+): StackFinding[] {
   const index = new RefIndex(resources);
   const profiles = seccompProfiles(resources);
+  const armor = appArmorProfiles(resources);
   const out: StackFinding[] = [];
   for (const r of resources) {
     if (!r.type.startsWith("kubernetes:")) continue;
@@ -109,14 +198,16 @@ export function checkReferences(resources: readonly Input[]): StackFinding[] {
       out.push({ ...violation(`${kindOf(r)} "${r.name}" ${u.reason}`, u.path), urn: r.urn });
     for (const p of res?.unknown ?? [])
       out.push({ ...unchecked(`the object ${kindOf(r)} "${r.name}" names`, p), urn: r.urn });
+    const localhost = mayNameLocalhost(r.props);
     const views =
       res !== undefined && res.used.length > 0
-        ? adaptResources(r.type, res.props, r.name)
-        : profiles.length > 0
+        ? adaptResources(res.type ?? r.type, res.props, r.name)
+        : profiles.length > 0 || localhost
           ? adaptResources(r.type, r.props, r.name)
           : [];
     if (res !== undefined && res.used.length > 0) out.push(...resolvedFindings(r, res, views));
     if (profiles.length > 0) out.push(...profileFindings(r, views, profiles));
+    if (localhost) out.push(...appArmorFindings(r, views, armor, config));
   }
   return out;
 }
@@ -128,16 +219,27 @@ function kindOf(r: Input): string {
 export const disallowUnjudgedReferences = defineStackRule({
   id: "sandbox-disallow-unjudged-references",
   description:
-    "Pods built from other objects (Tekton Task, Pipeline and StepAction references, Argo WorkflowTemplate references, an Argo Rollout's workloadRef, AnalysisTemplates and Services, a KEDA ScaledObject's scaleTargetRef) and seccomp profiles shipped as SeccompProfile objects are judged with what they reference; a reference the input does not hold, a resolver or a bundle fails closed.",
+    "Pods built from other objects (Tekton Task, Pipeline and StepAction references, Argo WorkflowTemplate references and the templates a WorkflowEventBinding submits, an Argo Rollout's workloadRef, AnalysisTemplates and Services, a KEDA ScaledObject's scaleTargetRef) and seccomp and AppArmor profiles shipped as SeccompProfile and AppArmorProfile objects are judged with what they reference; a reference the input does not hold, a resolver, a bundle or a Localhost AppArmor profile neither shipped nor configured fails closed.",
   mission: false,
   enforcementLevel: "mandatory",
   severity: "high",
   // CWE-636, not failing securely: what the rules cannot read must not pass as if judged.
   crosswalk: { cwe: ["636"] },
-  defaults: {},
+  configSchema: {
+    properties: {
+      localhostAppArmorProfiles: {
+        type: "array",
+        items: { type: "string" },
+        description:
+          "AppArmor profiles loaded on every node that the operator knows to confine: a pod may name one as a Localhost profile (field or annotation) without the input shipping it as an AppArmorProfile. `unconfined` is refused whatever this says.",
+        default: [],
+      },
+    },
+  },
+  defaults: { localhostAppArmorProfiles: [] } as ReferencesConfig,
   remediationSteps:
-    "Declare the referenced Task, Pipeline, StepAction, WorkflowTemplate, Deployment, StatefulSet, AnalysisTemplate, Service or SeccompProfile in the same input (a resolver's object rendered into it), fix what its pods break, or exempt the object with a reason (`--allow-unjudged <Kind>`).",
-  check(resources) {
-    return checkReferences(resources);
+    "Declare the referenced Task, Pipeline, StepAction, WorkflowTemplate, Deployment, StatefulSet, AnalysisTemplate, Service, SeccompProfile or AppArmorProfile in the same input (a resolver's object rendered into it), fix what its pods break, name a node's AppArmor profile in `localhostAppArmorProfiles`, or exempt the object with a reason (`--allow-unjudged <Kind>`).",
+  check(resources, config) {
+    return checkReferences(resources, config);
   },
 });

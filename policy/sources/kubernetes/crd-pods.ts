@@ -33,7 +33,7 @@ import {
   unknownSite,
 } from "./rebuild";
 import type { KubeType, PodSite } from "./sites";
-import { sealPlaceholders, substituteAll, tektonValues } from "./templating";
+import { sealPlaceholders, substituteAll, tektonResultPaths, tektonValues } from "./templating";
 
 type Obj = Record<string, unknown>;
 
@@ -74,7 +74,10 @@ function tektonPod(
 ): PodSite {
   const raw = taskPath === undefined ? undefined : at(props, taskPath);
   // Tekton substitutes each param's value (the run's or pipeline task's, else the default) before the pod is made.
-  const task = substituteAll(raw, "tekton", tektonValues(field(raw, "params"), given?.params, given?.outer));
+  // Then the result paths (ApplyResults): files of the task's and each step's declared results.
+  const task = tektonResultPaths(
+    substituteAll(raw, "tekton", tektonValues(field(raw, "params"), given?.params, given?.outer)),
+  );
   const mapper = new PathMapper(taskPath ?? podTemplate?.path ?? "spec");
   const spec: Obj = { restartPolicy: "Never" };
   if (taskPath !== undefined) {

@@ -5,6 +5,7 @@
  * a kind the version does not have.
  */
 import { isObj } from "../lenient";
+import { policyLeaksSecretData } from "./admission-cel";
 import { controllerDefaults } from "./controller-config";
 import type { KindVerdict } from "./kind-verdict";
 import {
@@ -67,7 +68,11 @@ export const BUILTIN_KIND_VERDICTS: Readonly<Record<string, Readonly<Record<stri
     MutatingAdmissionPolicy: unjudged(MUTATES),
     MutatingAdmissionPolicyBinding: unjudged(`it puts a mutating admission policy in force: ${MUTATES}`),
     MutatingWebhookConfiguration: unjudged(`it sends pods to a webhook that may patch them: ${MUTATES}`),
-    ValidatingAdmissionPolicy: inert("it can only refuse objects, never change or create one"),
+    ValidatingAdmissionPolicy: {
+      v: "inert",
+      why: "it can only refuse objects, never change or create one",
+      unless: policyLeaksSecretData,
+    },
     ValidatingAdmissionPolicyBinding: inert("it puts a validating policy in force, which can only refuse"),
     ValidatingWebhookConfiguration: {
       v: "inert",

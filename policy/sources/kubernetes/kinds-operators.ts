@@ -25,8 +25,9 @@
  *   profilerecording, spod SecurityProfilesOperatorDaemon, secprofnodestatus): a SeccompProfile is judged where a pod
  *   names its file (policy/stack/disallow-unjudged-references.ts); a SelinuxProfile's type is refused on the pod by
  *   the LSM rule unless allowed by name; a ProfileBinding and a ProfileRecording make the operator's webhook change
- *   pods at admission (internal/pkg/webhooks/binding, recording); raw SELinux and AppArmor policies are installed on
- *   every node with rules the project does not read;
+ *   pods at admission (internal/pkg/webhooks/binding, recording); an AppArmorProfile is judged where a pod names it
+ *   (Localhost), and refused by itself in complain mode; raw SELinux policies are installed on every node with rules
+ *   the project does not read;
  * - Tekton Pipelines v1.11.0 (tekton.dev): StepAction (v1beta1, v1alpha1) runs only as a step that names it, and is
  *   judged there; ClusterTask is registered by no API package of the release (it was removed), and a `taskRef` of
  *   that kind is a custom task there; CustomRun and Run go to a custom task's own controller; a VerificationPolicy
@@ -41,11 +42,13 @@
  */
 import { isObj } from "../lenient";
 import type { KindTable, KindVerdict } from "./kind-verdict";
+import { appArmorProfileObjectReason } from "./spo-apparmor";
 
 const inert = (why: string, unless?: (props: unknown) => string | undefined): KindVerdict =>
   unless === undefined ? { v: "inert", why } : { v: "inert", why, unless };
 const unjudged = (why: string): KindVerdict => ({ v: "unjudged", why });
-const through = (why: string): KindVerdict => ({ v: "through", why });
+const through = (why: string, unless?: (props: unknown) => string | undefined): KindVerdict =>
+  unless === undefined ? { v: "through", why } : { v: "through", why, unless };
 const stack = (rules: readonly string[]): KindVerdict => ({ v: "stack", rules });
 
 const MUTATES = "changes pods at admission, after the rules judged them: what runs is not what was judged";
@@ -207,8 +210,9 @@ export const OPERATOR_KINDS: KindTable = {
     RawSelinuxProfile: unjudged(
       "raw SELinux policy installed on every node, whose rules the project does not read: it may grant the container types anything",
     ),
-    AppArmorProfile: unjudged(
-      "an AppArmor policy installed on every node, whose rules the project does not read: a pod that uses it (Localhost) runs under rules no rule judged",
+    AppArmorProfile: through(
+      "an AppArmor profile the operator loads on every node under its name, an allow list over the operator's fixed denies; a pod that names it (Localhost) is judged with it in its set",
+      appArmorProfileObjectReason,
     ),
     ProfileBinding: unjudged(
       `it binds a profile to every pod that runs its image: the operator's webhook ${MUTATES}`,
@@ -267,6 +271,11 @@ export const OPERATOR_KINDS: KindTable = {
     ResolutionRequest: unjudged(
       "Tekton's resolvers fetch what it names (a git repository, an HTTP address, a bundle, a hub entry, an object of another namespace) from inside the cluster with their own credentials; the controller makes one for each remote reference it runs",
     ),
+  },
+  // Argo Workflows: the kinds the controllers rebuild pods from are read (kinds.ts); a WorkflowEventBinding submits a
+  // WorkflowTemplate of the set with the event's values as its arguments (references-argo-events.ts).
+  "argoproj.io": {
+    WorkflowEventBinding: stack(["sandbox-disallow-unjudged-references"]),
   },
   // KEDA: a ScaledJob is a pod carrier (carriers.ts); the other kinds' fields are judged one by one
   // (crd-verdicts/keda.ts).

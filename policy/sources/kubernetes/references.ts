@@ -27,6 +27,7 @@
 import { isUnknown } from "../../workload";
 import { at, field, isObj, items, join, str } from "../lenient";
 import { strategicMerge } from "./rebuild";
+import { eventBindingWorkflow, recordInto, withEnums } from "./references-argo-events";
 import { kedaReferences } from "./references-keda";
 import { ROLLOUTS_REF_KINDS, rolloutsReferences } from "./references-rollouts";
 import { parseKubeType } from "./sites";
@@ -88,6 +89,8 @@ export interface Resolution {
   readonly unresolved: readonly { readonly path: string; readonly reason: string }[];
   /** References not known yet (a preview's unknowns). */
   readonly unknown: readonly string[];
+  /** The type the resolved props are judged as, when not the referencing object's (a binding's Workflow). */
+  readonly type?: string;
 }
 
 export class Resolver {
@@ -384,7 +387,16 @@ export function resolveReferences(type: string, props: unknown, index: RefIndex)
   else if (t.group === "argoproj.io" && ROLLOUTS_REF_KINDS.includes(t.kind))
     out = rolloutsReferences(t.kind, props, r);
   else if (t.group === "keda.sh") kedaReferences(t.kind, props, r);
-  else return undefined;
+  else if (t.group === "argoproj.io" && t.kind === "WorkflowEventBinding") {
+    const wf = eventBindingWorkflow(props);
+    if (wf === undefined) return undefined;
+    const sub = new Resolver(index, r.namespace);
+    out = withEnums(argo("Workflow", wf, sub));
+    recordInto(r, sub);
+    if (r.used.length === 0 && r.unresolved.length === 0 && r.unknown.length === 0) return undefined;
+    const type = "kubernetes:argoproj.io/v1alpha1:Workflow";
+    return { props: out, used: r.used, unresolved: r.unresolved, unknown: r.unknown, type };
+  } else return undefined;
   if (r.used.length === 0 && r.unresolved.length === 0 && r.unknown.length === 0) return undefined;
   return { props: out, used: r.used, unresolved: r.unresolved, unknown: r.unknown };
 }

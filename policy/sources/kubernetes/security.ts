@@ -51,6 +51,8 @@ export interface PodSecurity {
   readonly seccompLocalhost: unknown;
   readonly seccompAnnotation: Val<ProfileType>;
   readonly appArmor: Val<ProfileType>;
+  /** The pod field's `localhostProfile`: the name of an AppArmor profile loaded on the node. */
+  readonly appArmorLocalhost: unknown;
   readonly seLinux: unknown;
   /** `supplementalGroups` then `fsGroup`: groups every container's process gets. */
   readonly groups: Val<readonly Val<string | number>[]>;
@@ -71,6 +73,7 @@ export function podSecurity(spec: unknown, annotations: unknown): PodSecurity {
     seccompLocalhost: field(field(psc, "seccompProfile"), "localhostProfile"),
     seccompAnnotation: annotationProfile(str(field(annotations, SECCOMP_POD_ANNOTATION))),
     appArmor: fieldProfile(field(psc, "appArmorProfile")),
+    appArmorLocalhost: field(field(psc, "appArmorProfile"), "localhostProfile"),
     seLinux: field(psc, "seLinuxOptions"),
     windowsUserName: str(at(psc, "windowsOptions.runAsUserName")),
     groups: isUnknown(supplemental)
@@ -100,6 +103,7 @@ export function containerProfiles(
   seccompLocalhost: unknown;
   appArmor: Val<ProfileType>;
   appArmorSource: string;
+  appArmorLocalhost: unknown;
 } {
   const seccompField = fieldProfile(field(sc, "seccompProfile"));
   const seccompAnn = annotationProfile(str(field(annotations, `${SECCOMP_CONTAINER_ANNOTATION}${cname}`)));
@@ -128,7 +132,23 @@ export function containerProfiles(
         : appArmorAnn !== undefined
           ? `annotation ${APPARMOR_CONTAINER_ANNOTATION}${cname}`
           : "pod securityContext.appArmorProfile",
+    appArmorLocalhost:
+      appArmorField !== undefined
+        ? field(field(sc, "appArmorProfile"), "localhostProfile")
+        : appArmorAnn !== undefined
+          ? annotationLocalhost(str(field(annotations, `${APPARMOR_CONTAINER_ANNOTATION}${cname}`)))
+          : pod.appArmorLocalhost,
   };
+}
+
+/**
+ * The profile name of an AppArmor annotation `localhost/<name>`: the kubelet (and the API server, which copies the
+ * annotation into the field since v1.30) takes what follows the prefix as the loaded profile's name.
+ */
+function annotationLocalhost(v: Val<string>): unknown {
+  if (typeof v !== "string") return v;
+  const s = v.trim();
+  return s.toLowerCase().startsWith("localhost/") ? s.slice("localhost/".length) : undefined;
 }
 
 /** SELinux options as written: type, user and role, each untrimmed (Pod Security compares them exactly). */

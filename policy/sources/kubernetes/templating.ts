@@ -14,6 +14,7 @@
  * passes. In a field that cannot weaken a wall (a name, an image, a command line's text, a resource figure) it is
  * left as text (a resource figure is read as not known); anywhere else it is unreadable, and the rules fail closed.
  */
+import { secretNameReason } from "../../../components/model";
 import { UNKNOWN, Unreadable } from "../../workload";
 import { field, isObj, items, str } from "../lenient";
 
@@ -63,6 +64,59 @@ export function substituteAll(v: unknown, syntax: Syntax, values: ReadonlyMap<st
   return Object.fromEntries(
     Object.entries(v).map(([k, x]) => [substitute(k, syntax, values), substituteAll(x, syntax, values)]),
   );
+}
+
+/** Every string in `v` with each `$(<tag>)` whose tag `paths` holds replaced, exactly as written (no spaces). */
+function replaceTags(v: unknown, paths: ReadonlyMap<string, string>): unknown {
+  if (typeof v === "string")
+    return v.replace(/\$\(([^()]*)\)/g, (whole, tag: string) => paths.get(tag) ?? whole);
+  if (Array.isArray(v)) return v.map((x) => replaceTags(x, paths));
+  if (!isObj(v)) return v;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, replaceTags(x, paths)]));
+}
+
+/** The three spellings Tekton accepts for a result's path, each mapped to `path`. */
+function resultSpellings(prefix: string, name: string, path: string, into: Map<string, string>): void {
+  for (const tag of [
+    `${prefix}.${name}.path`,
+    `${prefix}[${JSON.stringify(name)}].path`,
+    `${prefix}['${name}'].path`,
+  ])
+    into.set(tag, path);
+}
+
+/**
+ * A task spec with its result paths in place, as the TaskRun reconciler puts them (tektoncd/pipeline v1.11.0
+ * pkg/reconciler/taskrun/resources/apply.go ApplyResults): `$(results.<n>.path)` of a declared task result is the
+ * file `/tekton/results/<n>`, and in a step `$(step.results.<n>.path)` of that step's declared result is
+ * `/tekton/steps/<step>/results/<n>` (`<step>` is `step-<name>`, or `step-unnamed-<index>`: pkg/pod StepName). A
+ * path is no value a run chooses. A result's value (`$(tasks.<t>.results.<n>)`, `$(steps.<s>.results.<n>)`) is
+ * written by a step when the run runs: it stays a placeholder, judged where it stands.
+ */
+export function tektonResultPaths(task: unknown): unknown {
+  if (!isObj(task)) return task;
+  const own = new Map<string, string>();
+  for (const r of items(field(task, "results"))) {
+    const n = str(field(r, "name"));
+    if (typeof n === "string" && n !== "") resultSpellings("results", n, `/tekton/results/${n}`, own);
+  }
+  let out: Record<string, unknown> = task;
+  if (Array.isArray(task.steps))
+    out = {
+      ...task,
+      steps: task.steps.map((step, i) => {
+        const name = str(field(step, "name"));
+        const dir = typeof name === "string" && name !== "" ? `step-${name}` : `step-unnamed-${i}`;
+        const paths = new Map<string, string>();
+        for (const r of items(field(step, "results"))) {
+          const n = str(field(r, "name"));
+          if (typeof n === "string" && n !== "")
+            resultSpellings("step.results", n, `/tekton/steps/${dir}/results/${n}`, paths);
+        }
+        return paths.size === 0 ? step : replaceTags(step, paths);
+      }),
+    };
+  return own.size === 0 ? out : replaceTags(out, own);
 }
 
 /** One value when every candidate agrees and holds no placeholder; otherwise none. */
@@ -282,9 +336,21 @@ export function tektonValues(
   return out;
 }
 
-/** Pod paths whose placeholders cannot weaken a wall: the text stays, the rules read it as text. */
-function harmless(p: readonly (string | number)[]): "text" | "figure" | undefined {
-  const [top, a, , f, g] = p.map(String);
+/**
+ * Variables whose value a rule reads (a GPU hook's device list, the egress proxy, the toolkit's own settings, a JVM's
+ * options): a placeholder there may be any value, so it stays unreadable, as it does in a variable whose name says
+ * it holds a credential (the secret rule judges such a name by the value it gets); any other variable's value is
+ * text.
+ */
+const READ_ENV =
+  /^(?:NVIDIA_VISIBLE_DEVICES|AMD_VISIBLE_DEVICES|HTTPS?_PROXY|https?_proxy|NO_PROXY|no_proxy|ALL_PROXY|all_proxy|SANDBOX_.*|JAVA_TOOL_OPTIONS|JDK_JAVA_OPTIONS|_JAVA_OPTIONS|SPARK_SUBMIT_OPTS|SPARK_JAVA_OPT_.*)$/;
+
+/**
+ * Pod paths whose placeholders cannot weaken a wall: the text stays, the rules read it as text. `env` is the
+ * container's variable at that path (`containers[i].env[j]`), whose name decides whether its value is read.
+ */
+function harmless(p: readonly (string | number)[], env?: unknown): "text" | "figure" | undefined {
+  const [top, a, , f, g, h] = p.map(String);
   if (top === "metadata")
     return a === "labels" || (a === "annotations" && !/seccomp|apparmor/i.test(String(p[2])))
       ? "text"
@@ -293,8 +359,17 @@ function harmless(p: readonly (string | number)[]): "text" | "figure" | undefine
   if (a === "containers" || a === "initContainers" || a === "ephemeralContainers") {
     if (f === "resources") return "figure";
     if (CONTAINER_TEXT.has(f ?? "")) return "text";
-    if (f === "env" && (g === "name" || g === "value")) return "text";
-    if (f === "ports" && (g === "name" || g === "containerPort" || g === "protocol")) return "text";
+    if (f === "env" && h === "value" && p.length === 6) {
+      const name = field(env, "name");
+      return typeof name === "string" &&
+        !hasPlaceholder(name, "tekton") &&
+        !hasPlaceholder(name, "argo") &&
+        !READ_ENV.test(name) &&
+        secretNameReason(name) === undefined
+        ? "text"
+        : undefined;
+    }
+    if (f === "ports" && (h === "name" || h === "containerPort" || h === "protocol")) return "text";
     return f === "volumeMounts" && g === "mountPath" ? "text" : undefined;
   }
   if (a === "resources") return "figure";
@@ -341,10 +416,13 @@ const where = (p: readonly (string | number)[]): string =>
  * not known (a resource figure), or unreadable. `who` names the controller for the reason.
  */
 export function sealPlaceholders<T>(pod: T, syntax: Syntax, who: string): T {
+  // The variable a value belongs to, read from the pod as written.
+  const entry = (p: readonly (string | number)[]): unknown =>
+    p.slice(0, 5).reduce<unknown>((v, k) => (Array.isArray(v) ? v[Number(k)] : field(v, String(k))), pod);
   const walk = (v: unknown, p: (string | number)[]): unknown => {
     if (typeof v === "string") {
       if (!hasPlaceholder(v, syntax)) return v;
-      const kind = harmless(p);
+      const kind = harmless(p, p[3] === "env" && p.length === 6 ? entry(p) : undefined);
       if (kind === "text") return v;
       if (kind === "figure") return UNKNOWN;
       return new Unreadable(

@@ -6,7 +6,8 @@
  * agent.go; artifact_gc.go; workflow/executor). The pods of a workflow's templates are rebuilt by crd-argo.ts and
  * judged by the pod rules: every field it carries into them is judged; a field the controller puts into a pod or
  * another object that no reader carries is refused. The internal kinds the controller and the executor write
- * (WorkflowTaskSet, WorkflowTaskResult, WorkflowArtifactGCTask) and WorkflowEventBinding keep their kind verdicts.
+ * (WorkflowTaskSet, WorkflowTaskResult, WorkflowArtifactGCTask) keep their kind verdicts; a WorkflowEventBinding is
+ * judged by the templates it submits (references-argo-events.ts).
  * A judged field's `hostile` is a `spec` fragment laid over a hardened object of the kind;
  * test/policy/sources/kubernetes/crd-verdicts.test.ts proves one of its rules refuses it.
  */

@@ -1,0 +1,161 @@
+/**
+ * A ValidatingAdmissionPolicy refuses objects and never changes one, but two of its fields write text the API server
+ * passes on: `auditAnnotations[].valueExpression` (the value lands in the audit log, under the policy's key) and
+ * `validations[].messageExpression` (the message of the refusal, returned to the client and logged). Both are CEL
+ * over the request (k8s.io/apiserver pkg/admission/plugin/policy/validating: `object`, `oldObject`, `params`,
+ * `namespaceObject`, `request`, `authorizer`, `variables`; `request` is built by CreateAdmissionRequest without the
+ * objects). An expression that reaches a Secret's `data` copies Secret values out of the API server's store:
+ *
+ * - `object` / `oldObject` are the Secret when the policy's `matchConstraints.resourceRules` match secrets (a rule
+ *   whose `apiGroups` hold `""` or `*` and whose `resources` hold `secrets` or every resource, with or without its subresources; a binding only narrows
+ *   it);
+ * - `params` is the Secret when `paramKind` is the core `v1` `Secret`;
+ * - `variables.<name>` is whatever its own expression reaches.
+ *
+ * A root reaches the data unless what follows it is a field that cannot hold it: `kind`, `apiVersion`, `type`,
+ * `immutable`, or one of metadata's plain fields (`metadata.annotations` may hold kubectl's last-applied copy of the
+ * whole Secret, so it is not one of them).
+ */
+import { isUnknown } from "../../workload";
+import { field, isObj, items, str } from "../lenient";
+
+const SAFE_FIELDS = new Set(["kind", "apiVersion", "type", "immutable"]);
+const SAFE_METADATA = new Set([
+  "name",
+  "namespace",
+  "generateName",
+  "uid",
+  "labels",
+  "resourceVersion",
+  "generation",
+  "creationTimestamp",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "ownerReferences",
+  "finalizers",
+]);
+
+/** The expression with its string literals blanked (so a root inside a literal is not read as one). */
+function withoutStrings(expr: string): string {
+  return expr.replace(
+    /[rRbB]{0,2}("""[\s\S]*?"""|'''[\s\S]*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')/g,
+    (m) => " ".repeat(m.length),
+  );
+}
+
+/** The member names that follow a position (`.a.b`, `.?a`, `["a"]` in the original text), up to two. */
+function chain(original: string, from: number): (string | undefined)[] {
+  const out: (string | undefined)[] = [];
+  let i = from;
+  while (out.length < 2) {
+    const rest = original.slice(i);
+    const dot = /^\s*\.\??\s*([A-Za-z_][A-Za-z0-9_]*)/.exec(rest);
+    if (dot !== null) {
+      out.push(dot[1]);
+      i += dot[0].length;
+      continue;
+    }
+    const idx = /^\s*\[\s*(?:"([^"]*)"|'([^']*)')\s*\]/.exec(rest);
+    if (idx !== null) {
+      out.push(idx[1] ?? idx[2]);
+      i += idx[0].length;
+      continue;
+    }
+    if (/^\s*\[/.test(rest)) out.push(undefined); // an index computed at run time: any field
+    break;
+  }
+  return out;
+}
+
+/** True when what follows a root cannot hold a Secret's data. */
+function safeChain(names: readonly (string | undefined)[]): boolean {
+  const [a, b] = names;
+  if (a === undefined) return false;
+  if (SAFE_FIELDS.has(a)) return true;
+  return a === "metadata" && b !== undefined && SAFE_METADATA.has(b);
+}
+
+/** The roots of `roots` an expression reads beyond their safe fields (each named once). */
+export function reachedRoots(expr: string, roots: ReadonlySet<string>): string[] {
+  const blank = withoutStrings(expr);
+  const out = new Set<string>();
+  const re = /(?<![.\w])(object|oldObject|params|variables)\b/g;
+  for (let m = re.exec(blank); m !== null; m = re.exec(blank)) {
+    const root = m[1] ?? "";
+    const after = m.index + root.length;
+    if (root === "variables") {
+      const [name] = chain(expr, after);
+      if (name === undefined) {
+        for (const r of roots) if (r.startsWith("variables.")) out.add(r);
+      } else if (roots.has(`variables.${name}`)) out.add(`variables.${name}`);
+      continue;
+    }
+    if (roots.has(root) && !safeChain(chain(expr, after))) out.add(root);
+  }
+  return [...out];
+}
+
+/** True when a rule of `resourceRules` matches the core group's secrets. */
+function matchesSecrets(rules: unknown): string | undefined {
+  if (isUnknown(rules)) return "matchConstraints.resourceRules";
+  for (const [i, r] of items(rules).entries()) {
+    const groups = items(field(r, "apiGroups"));
+    const resources = items(field(r, "resources"));
+    const group = groups.some((g) => g === "" || g === "*" || typeof g !== "string");
+    const secret = resources.some(
+      (x) => x === "secrets" || x === "*" || x === "*/*" || typeof x !== "string",
+    );
+    if (group && secret) return `matchConstraints.resourceRules[${i}]`;
+  }
+  return undefined;
+}
+
+/** Why a ValidatingAdmissionPolicy copies Secret data into the audit log or a response, or undefined. */
+export function policyLeaksSecretData(props: unknown): string | undefined {
+  const spec = field(props, "spec");
+  if (!isObj(spec)) return undefined;
+  const roots = new Map<string, string>();
+  const rule = matchesSecrets(field(field(spec, "matchConstraints"), "resourceRules"));
+  if (rule !== undefined) {
+    const why = `object and oldObject are the Secrets the policy matches (${rule} names secrets)`;
+    roots.set("object", why);
+    roots.set("oldObject", why);
+  }
+  const paramKind = field(spec, "paramKind");
+  const pk = str(field(paramKind, "kind"));
+  const pv = str(field(paramKind, "apiVersion"));
+  if (isUnknown(paramKind) || isUnknown(pk) || isUnknown(pv) || (pk === "Secret" && pv === "v1"))
+    roots.set("params", "params is a Secret (paramKind v1 Secret)");
+  if (roots.size === 0) return undefined;
+  for (const [i, v] of items(field(spec, "variables")).entries()) {
+    const name = str(field(v, "name"));
+    const expr = str(field(v, "expression"));
+    if (typeof name !== "string") continue;
+    const hit = typeof expr === "string" ? reachedRoots(expr, new Set(roots.keys()))[0] : "object";
+    if (hit !== undefined)
+      roots.set(`variables.${name}`, `variables[${i}] (${name}) reads ${hit}: ${roots.get(hit) ?? ""}`);
+  }
+  const outputs: [string, unknown, string][] = [
+    ...items(field(spec, "auditAnnotations")).map((a, i): [string, unknown, string] => [
+      `spec.auditAnnotations[${i}].valueExpression`,
+      field(a, "valueExpression"),
+      "the API server writes its value into the audit log",
+    ]),
+    ...items(field(spec, "validations")).map((v, i): [string, unknown, string] => [
+      `spec.validations[${i}].messageExpression`,
+      field(v, "messageExpression"),
+      "the API server returns its value as the refusal's message, to the client and into the audit log",
+    ]),
+  ];
+  const names = new Set(roots.keys());
+  for (const [key, value, where] of outputs) {
+    if (value === undefined) continue;
+    const text = str(value);
+    if (typeof text !== "string")
+      return `${key} is not readable while ${[...roots.values()][0]}: ${where}, so it may copy Secret data there`;
+    const hit = reachedRoots(text, names)[0];
+    if (hit !== undefined)
+      return `${key} ${JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text)} reads ${hit} beyond its name, labels, kind and type, and ${roots.get(hit)}: ${where}, copying Secret data out (only kind, apiVersion, type and metadata's plain fields may be read there)`;
+  }
+  return undefined;
+}

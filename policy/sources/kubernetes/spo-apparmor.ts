@@ -1,0 +1,61 @@
+/**
+ * AppArmor profiles of Kubernetes pods. A `Localhost` profile (`securityContext.appArmorProfile: {type: Localhost,
+ * localhostProfile: <name>}`, or the old annotation `container.apparmor.security.beta.kubernetes.io/<container>:
+ * localhost/<name>`) is whatever profile of that name the node has loaded: the kubelet hands the name to the runtime,
+ * which runs the container under it. What such a profile allows is not in the pod, so it is judged only where the
+ * input ships the profile, or where the operator's configuration names it as a node profile it knows.
+ *
+ * The Security Profiles Operator ships one as an `AppArmorProfile` (security-profiles-operator.x-k8s.io v1alpha1 and
+ * v1, `GetProfileName` is `metadata.name`): its daemon renders `spec.abstract` into `profile <name>
+ * flags=(attach_disconnected,mediate_deleted) { ... }` (internal/pkg/daemon/apparmorprofile/crd2armor), an allow
+ * list over the base abstraction with the operator's fixed denies (mount, /proc and /sys writes), and loads it on
+ * every node. An empty `abstract` is a deny-all profile. `spec.mode: Complain` loads it in complain mode: what it
+ * forbids is logged and allowed, so the container is not confined at all.
+ */
+import { isUnknown } from "../../workload";
+import { at, field, str } from "../lenient";
+import { parseKubeType } from "./sites";
+import { SPO_GROUP } from "./spo-seccomp";
+
+/** An AppArmorProfile object of the input, by the name the operator loads it under. */
+export interface AppArmorProfileObject {
+  readonly name: string;
+  readonly props: unknown;
+}
+
+/** The AppArmorProfile objects of a set (any served version). */
+export function appArmorProfiles(
+  resources: readonly { type: string; props: unknown }[],
+): AppArmorProfileObject[] {
+  const out: AppArmorProfileObject[] = [];
+  for (const r of resources) {
+    const t = parseKubeType(r.type);
+    if (t?.group !== SPO_GROUP || t.kind !== "AppArmorProfile") continue;
+    const name = str(at(r.props, "metadata.name"));
+    if (typeof name === "string") out.push({ name, props: r.props });
+  }
+  return out;
+}
+
+/**
+ * Why a shipped AppArmorProfile does not confine the containers that run under it, or undefined when it does;
+ * `unknown` when its mode is not known yet. The CRD's enum is `Enforce` (the default) and `Complain`, compared
+ * exactly as the API server validates it; any other value is refused there, and here.
+ */
+export function appArmorProfileProblem(props: unknown): string | undefined {
+  const spec = field(props, "spec");
+  if (isUnknown(spec)) return "unknown";
+  const mode = str(field(spec, "mode"));
+  if (isUnknown(mode)) return "unknown";
+  if (mode === undefined || mode === "Enforce") return undefined;
+  if (mode === "Complain")
+    return "its spec.mode is Complain: AppArmor logs what the profile forbids and allows it, so nothing is confined (set mode Enforce or leave it out)";
+  return `its spec.mode is ${JSON.stringify(mode)}, which is neither Enforce nor Complain`;
+}
+
+/** The reason an AppArmorProfile object fails closed by itself (its kind verdict's `unless`), or undefined. */
+export function appArmorProfileObjectReason(props: unknown): string | undefined {
+  const problem = appArmorProfileProblem(props);
+  if (problem === undefined || problem === "unknown") return undefined;
+  return `the operator loads this profile on every node under its name: ${problem}`;
+}
