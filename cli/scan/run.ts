@@ -37,6 +37,7 @@ import { adaptResources } from "../../policy/sources/subject";
 import type { ScanItem } from "../../policy/sources/text/documents";
 import { disallowHostPathClaims } from "../../policy/stack/disallow-host-path-claims";
 import { DOCKER_NETWORK_TYPE, disallowOpenBridge } from "../../policy/stack/disallow-open-bridge";
+import { disallowUnjudgedReferences } from "../../policy/stack/disallow-unjudged-references";
 import { disallowWeakRuntimeClass, isRuntimeClass } from "../../policy/stack/disallow-weak-runtime-class";
 import { ALL_STACK_RULES } from "../../policy/stack/registry";
 import type { AnyStackRule, StackResource, StackResourceRef } from "../../policy/stack/types";
@@ -219,11 +220,13 @@ export function scanItems(
   // The documents' claims and volumes, judged together as the pack's stack rule judges a stack's.
   const byId = new Map(plain.map((m) => [m.resource.urn, m.item]));
   // The stack rules judge a set of Kubernetes documents as they judge a Pulumi stack's objects (proxy-only egress,
-  // secret flow, the budget bound...); the rules that join Docker objects judge every document together.
+  // secret flow, the budget bound...); the rules that join Docker objects (or judge theirs too: a Docker
+  // `apparmor=<name>`) judge every document together.
   const joining: readonly AnyStackRule[] = [
     disallowHostPathClaims,
     disallowWeakRuntimeClass,
     disallowOpenBridge,
+    disallowUnjudgedReferences,
   ];
   const kubePlain = plain.filter((m) => m.resource.type.startsWith("kubernetes:"));
   for (const e of [

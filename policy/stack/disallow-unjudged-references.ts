@@ -22,6 +22,7 @@
 import { label, unchecked, violation } from "../rules/helpers";
 import { ALL_RULES } from "../rules/registry";
 import { type AnyRule, resolveConfig } from "../rules/types";
+import { LAUNCH_TYPE } from "../sources/docker/read";
 import { pathFrom, RefIndex, type Resolution, resolveReferences } from "../sources/kubernetes/references";
 import {
   type AppArmorProfileObject,
@@ -117,12 +118,21 @@ export interface ReferencesConfig {
 const NO_CONFIG: ReferencesConfig = { localhostAppArmorProfiles: [] };
 
 /** True when an object may name a Localhost AppArmor profile (a cheap look before its pods are built). */
-function mayNameLocalhost(props: unknown): boolean {
+/** Whether the props' text may hold `pattern` (an object that cannot be written as text may hold anything). */
+function mayHold(props: unknown, pattern: RegExp): boolean {
   try {
-    return /localhost/i.test(JSON.stringify(props) ?? "");
+    return pattern.test(JSON.stringify(props) ?? "");
   } catch {
     return true;
   }
+}
+
+function mayNameLocalhost(props: unknown): boolean {
+  return mayHold(props, /localhost/i);
+}
+
+function mayNameAppArmor(props: unknown): boolean {
+  return mayHold(props, /apparmor/i);
 }
 
 /**
@@ -136,11 +146,15 @@ function appArmorFindings(
   config: ReferencesConfig,
 ): StackFinding[] {
   const out = new Map<string, StackFinding>();
-  const allowed =
+  const kubeAllowed =
     "RuntimeDefault, a profile shipped in the input as a security-profiles-operator.x-k8s.io AppArmorProfile of that name, or a node profile named in this rule's localhostAppArmorProfiles setting";
+  // Docker's `apparmor=<name>` names a profile the host has loaded under that name, as a Kubernetes Localhost
+  // profile names the node's: the same verdict, with nothing the input can ship for it.
+  const dockerAllowed =
+    "docker-default, or a host profile named in this rule's localhostAppArmorProfiles setting";
   for (const s of views) {
-    // Docker's `apparmor=<name>` is not read as a Kubernetes Localhost profile here.
-    if (s.subject !== "workload" || s.origin.backend !== "kubernetes") continue;
+    if (s.subject !== "workload") continue;
+    const allowed = s.origin.backend === "kubernetes" ? kubeAllowed : dockerAllowed;
     for (const c of s.containers) {
       if (c.appArmor !== "Localhost") continue;
       const name = c.appArmorLocalhost;
@@ -172,7 +186,9 @@ function appArmorFindings(
             );
         } else if (!config.localhostAppArmorProfiles.includes(name))
           f = violation(
-            `${label(c)} runs under the AppArmor profile localhost "${name}" (${c.appArmorSource}), which the input does not ship: its rules are whatever the node has loaded under that name (it may be in complain mode or allow everything), so it cannot be judged; allowed: ${allowed}`,
+            s.origin.backend === "kubernetes"
+              ? `${label(c)} runs under the AppArmor profile localhost "${name}" (${c.appArmorSource}), which the input does not ship: its rules are whatever the node has loaded under that name (it may be in complain mode or allow everything), so it cannot be judged; allowed: ${allowed}`
+              : `${label(c)} runs under the host's AppArmor profile "${name}" (${c.appArmorSource}: apparmor=${name}): its rules are whatever the host has loaded under that name (it may be in complain mode or allow everything), so it cannot be judged; allowed: ${allowed}`,
             c.appArmorSource,
           );
       }
@@ -192,7 +208,12 @@ export function checkReferences(
   const armor = appArmorProfiles(resources);
   const out: StackFinding[] = [];
   for (const r of resources) {
-    if (!r.type.startsWith("kubernetes:")) continue;
+    if (!r.type.startsWith("kubernetes:")) {
+      // A Docker container's `apparmor=<name>`: the host's profile of that name.
+      if ((r.type.startsWith("docker:") || r.type === LAUNCH_TYPE) && mayNameAppArmor(r.props))
+        out.push(...appArmorFindings(r, adaptResources(r.type, r.props, r.name), armor, config));
+      continue;
+    }
     const res = resolveReferences(r.type, r.props, index);
     for (const u of res?.unresolved ?? [])
       out.push({ ...violation(`${kindOf(r)} "${r.name}" ${u.reason}`, u.path), urn: r.urn });
@@ -219,7 +240,7 @@ function kindOf(r: Input): string {
 export const disallowUnjudgedReferences = defineStackRule({
   id: "sandbox-disallow-unjudged-references",
   description:
-    "Pods built from other objects (Tekton Task, Pipeline and StepAction references, Argo WorkflowTemplate references and the templates a WorkflowEventBinding submits, an Argo Rollout's workloadRef, AnalysisTemplates and Services, a KEDA ScaledObject's scaleTargetRef) and seccomp and AppArmor profiles shipped as SeccompProfile and AppArmorProfile objects are judged with what they reference; a reference the input does not hold, a resolver, a bundle or a Localhost AppArmor profile neither shipped nor configured fails closed.",
+    "Pods built from other objects (Tekton Task, Pipeline and StepAction references, Argo WorkflowTemplate references and the templates a WorkflowEventBinding submits, an Argo Rollout's workloadRef, AnalysisTemplates and Services, a KEDA ScaledObject's scaleTargetRef) and seccomp and AppArmor profiles shipped as SeccompProfile and AppArmorProfile objects are judged with what they reference; a reference the input does not hold, a resolver, a bundle or a Localhost AppArmor profile (or a Docker apparmor=<name>) neither shipped nor configured fails closed.",
   mission: false,
   enforcementLevel: "mandatory",
   severity: "high",

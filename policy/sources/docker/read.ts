@@ -189,6 +189,7 @@ export function adaptLaunchSpec(raw: unknown, name: string, tainted: TaintCheck 
       sec.seccompWhy === undefined ? "HostConfig.SecurityOpt" : `HostConfig.SecurityOpt: ${sec.seccompWhy}`,
     appArmor: sec.appArmor,
     appArmorSource: "HostConfig.SecurityOpt",
+    ...(sec.appArmorName !== undefined ? { appArmorLocalhost: sec.appArmorName } : {}),
     seLinux: sec.seLinux,
     procMount: sec.procMount,
     cpuLimit: cpu,

@@ -19,6 +19,11 @@ export interface SecurityOpts {
   /** Why the seccomp option leaves the container unconfined (`seccomp=unconfined`, a profile that filters nothing). */
   readonly seccompWhy?: string;
   readonly appArmor: Val<ProfileType>;
+  /**
+   * The host's profile an `apparmor=<name>` names (`appArmor` Localhost): loaded on the host under that name, its
+   * rules are whatever the host has, as a Kubernetes Localhost profile's are the node's.
+   */
+  readonly appArmorName?: string;
   readonly seLinux: Val<{ disabled: boolean; type?: string; user?: string; role?: string }>;
   /** `systempaths=unconfined` unmasks /proc and /sys like Kubernetes `procMount: Unmasked`. */
   readonly procMount: Val<string>;
@@ -57,6 +62,7 @@ export function parseSecurityOpts(opts: Val<readonly Val<string>[]>): SecurityOp
   let seccomp: Val<ProfileType> = "RuntimeDefault"; // Docker applies its default profile unless told otherwise.
   let seccompWhy: string | undefined;
   let appArmor: Val<ProfileType>;
+  let appArmorName: string | undefined;
   let seLinux: Val<{ disabled: boolean; type?: string; user?: string; role?: string }>;
   let procMount: Val<string>;
   // The first option that cannot be judged (an unreadable one wins: the rules fail closed on it).
@@ -97,6 +103,7 @@ export function parseSecurityOpts(opts: Val<readonly Val<string>[]>): SecurityOp
             : v === "docker-default" || v === "runtime/default"
               ? "RuntimeDefault"
               : "Localhost";
+        appArmorName = appArmor === "Localhost" ? value : undefined;
         break;
       case "label": {
         const prev = typeof seLinux === "object" ? seLinux : { disabled: false };
@@ -132,6 +139,7 @@ export function parseSecurityOpts(opts: Val<readonly Val<string>[]>): SecurityOp
     seccomp,
     ...(seccomp === "Unconfined" && seccompWhy !== undefined ? { seccompWhy } : {}),
     appArmor,
+    ...(appArmor === "Localhost" && appArmorName !== undefined ? { appArmorName } : {}),
     seLinux,
     procMount,
     writableCgroups,

@@ -207,6 +207,7 @@ export function adaptDockerContainer(
     seccompSource: sec.seccompWhy === undefined ? "securityOpts" : `securityOpts: ${sec.seccompWhy}`,
     appArmor: sec.appArmor,
     appArmorSource: "securityOpts",
+    ...(sec.appArmorName !== undefined ? { appArmorLocalhost: sec.appArmorName } : {}),
     seLinux: sec.seLinux,
     procMount: sec.procMount,
     cpuLimit: cpuLimit(props),
