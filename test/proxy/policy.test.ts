@@ -123,6 +123,29 @@ describe(`${RULE}: the toolkit's own projects`, () => {
     expect(rs.some((r) => r.type === CONFIGMAP)).toBe(true);
     expect(requireProxyOnlyEgress.check(asStack(rs), {})).toEqual([]);
   });
+
+  it("passes the Kubernetes project with the proxy and the broker (their own policies let them out)", async () => {
+    const mocks = await recordingMocks();
+    const p = new KubeProject("demo", {
+      budget: { monthlyCapUsd: 100 },
+      broker: {
+        routes: {
+          gh: { upstream: "https://api.example.com", paths: ["/**"], credential: { secret: "gh" } },
+        },
+      },
+      brokerCredentials: { gh: "tok-abcdef-0123456789" },
+      templates: {
+        web: { image: "x:1", broker: ["gh"], egress: { mode: "proxy", allow: ["pypi.org"] } },
+        agent: { image: "x:1", broker: ["gh"] },
+      },
+    });
+    await outputValue(p.probeJobs);
+    const rs = await mocks.settle();
+    expect(rs.filter((r) => r.type === NETPOL).map((r) => r.name)).toEqual(
+      expect.arrayContaining(["demo-proxy-policy", "demo-broker-policy"]),
+    );
+    expect(requireProxyOnlyEgress.check(asStack(rs), {})).toEqual([]);
+  });
 });
 
 describe(`${RULE}: Docker tasks with another route out`, () => {
@@ -196,17 +219,22 @@ describe(`${RULE}: Kubernetes tasks with another route out`, () => {
     ]);
   });
 
-  it("fails a NetworkPolicy that opens egress: an ipBlock, a rule without `to`, another namespace", () => {
+  it("fails a NetworkPolicy that opens egress, on the policy itself: an ipBlock, a rule without `to`, another namespace", () => {
     const wide = policy("wide", {
       podSelector: { matchLabels: { "sandbox.template": "web" } },
       policyTypes: ["Egress"],
       egress: [{ to: [{ ipBlock: { cidr: "0.0.0.0/0" } }] }, {}, { to: [{ namespaceSelector: {} }] }],
     });
-    expect(check([deny, toProxy, wide, job()])).toEqual([
-      'proxy-mode task Job "task-job": NetworkPolicy "wide" opens egress beyond the proxy (an ipBlock 0.0.0.0/0)',
-      'proxy-mode task Job "task-job": NetworkPolicy "wide" opens egress beyond the proxy (an egress rule without `to` (every destination))',
-      'proxy-mode task Job "task-job": NetworkPolicy "wide" opens egress beyond the proxy (a namespaceSelector (pods of other namespaces))',
-    ]);
+    const allowed =
+      "egress may go only to the proxy's or the broker's pods of the namespace (podSelector sandbox.role=proxy or broker) and to kube-dns of kube-system on port 53";
+    const expected = [
+      `NetworkPolicy "wide": spec.egress[0] reaches an ipBlock "0.0.0.0/0"; ${allowed}`,
+      `NetworkPolicy "wide": spec.egress[1] has no \`to\` (every destination); ${allowed}`,
+      `NetworkPolicy "wide": spec.egress[2] reaches a namespaceSelector (pods of other namespaces; only kube-dns of kube-system on port 53 may be named); ${allowed}`,
+    ];
+    expect(check([deny, toProxy, wide, job()])).toEqual(expected);
+    // Whatever pods it selects: none in the input, or the pods the runtime launches later.
+    expect(check([deny, wide])).toEqual(expected);
   });
 
   it("fails a proxy-mode pod that no egress policy selects (everything allowed), ignoring other namespaces' policies", () => {

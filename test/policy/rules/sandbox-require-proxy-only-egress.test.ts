@@ -178,36 +178,34 @@ describe(RULE, () => {
       expect(mine([policy({ podSelector: {}, policyTypes: ["Egress"] }), job()])).toEqual([]);
     });
 
-    const BEYOND = 'NetworkPolicy "egress" opens egress beyond the proxy';
     it.each([
       ["no NetworkPolicy", [], OPEN],
       ["a policy of another namespace", [restrict([TO_PROXY], MINE, "other")], OPEN],
       ["a policy that selects other pods", [restrict([TO_PROXY], { matchLabels: { app: "web" } })], OPEN],
-      [
-        "an egress rule without `to`",
-        [restrict([{}])],
-        `${BEYOND} (an egress rule without \`to\` (every destination))`,
-      ],
-      [
-        "an ipBlock",
-        [restrict([{ to: [{ ipBlock: { cidr: "0.0.0.0/0" } }] }])],
-        `${BEYOND} (an ipBlock 0.0.0.0/0)`,
-      ],
+    ])("refuses a proxy-mode pod with %s", (_, policies, text) => {
+      expect(mine([...policies, job()])).toEqual([`${JOB}: ${text}`]);
+    });
+
+    const ON_POLICY = 'NetworkPolicy "egress": spec.egress';
+    it.each([
+      ["an egress rule without `to`", [{}], "[0] has no `to` (every destination)"],
+      ["an ipBlock", [{ to: [{ ipBlock: { cidr: "0.0.0.0/0" } }] }], '[0] reaches an ipBlock "0.0.0.0/0"'],
       [
         "a namespaceSelector",
-        [restrict([{ to: [{ namespaceSelector: {} }] }])],
-        "(pods of other namespaces))",
+        [{ to: [{ namespaceSelector: {} }] }],
+        "[0] reaches a namespaceSelector (pods of",
       ],
       [
         "other pods",
-        [restrict([TO_PROXY, { to: [{ podSelector: {} }] }])],
-        "(a podSelector that is not the proxy's",
+        [TO_PROXY, { to: [{ podSelector: {} }] }],
+        "[1] reaches a podSelector that is not the proxy's",
       ],
-    ])("refuses a proxy-mode pod with %s", (_, policies, text) => {
-      const m = mine([...policies, job()]);
-      expect(m).toHaveLength(1);
-      expect(m[0]?.startsWith(`${JOB}: `)).toBe(true);
-      expect(m[0]).toContain(text);
+    ])("refuses, on the policy, one that opens egress by %s, with or without the task", (_, egress, text) => {
+      for (const stack of [[restrict(egress), job()], [restrict(egress)]]) {
+        const m = mine(stack);
+        expect(m).toHaveLength(1);
+        expect(m[0]).toContain(`${ON_POLICY}${text}`);
+      }
     });
 
     it("refuses host networking even under a good policy", () => {
