@@ -40,7 +40,7 @@ export interface ServicePod {
 }
 
 /** An image reference without the registry and namespace the runtime fills in (`docker.io/library/`). */
-function bareImage(image: string): string {
+export function bareImage(image: string): string {
   return image.replace(/^(docker\.io\/)?(library\/)?/, "");
 }
 

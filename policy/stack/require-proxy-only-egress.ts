@@ -3,13 +3,14 @@
  * pod of every carrier kind they know); only what no view holds is read from props: Docker networks, NetworkPolicies
  * and the proxy's ConfigMap.
  */
-import { LABELS, PROXY_CONFIG_ENV } from "../../components/model";
+import { LABELS, PROXY_CONFIG_ENV, PROXY_IMAGE } from "../../components/model";
 import { unchecked } from "../rules/helpers";
 import { parseKubeType } from "../sources/kubernetes/sites";
 import { field, str } from "../sources/lenient";
 import { adaptResources } from "../sources/subject";
 import { isUnknown, Unreadable, type Val, type WorkloadView } from "../workload";
 import {
+  bareImage,
   judgeNetworkPolicy,
   type NetworkPolicy,
   policyTypes,
@@ -53,17 +54,31 @@ function judgeContainer(
 ): StackFinding[] {
   const env = dockerEnv(w);
   const who = `${w.origin.kind} "${w.origin.name}"`;
-  if (w.labels[LABELS.role] === "proxy")
-    return configFindings(`proxy ${who}`, env.get(PROXY_CONFIG_ENV), urn);
+  const out: StackFinding[] = [];
+  if (w.labels[LABELS.role] === "proxy") {
+    // The proxy is the proxy image run with its own entry point; any other container that wears the label is refused
+    // (the label would keep it from being judged as a task), and judged as one when it is in proxy mode.
+    const other = w.containers.find(
+      (c) => typeof c.image !== "string" || bareImage(c.image) !== PROXY_IMAGE || c.args.length > 0,
+    );
+    if (other === undefined) return configFindings(`proxy ${who}`, env.get(PROXY_CONFIG_ENV), urn);
+    const why =
+      typeof other.image === "string" && bareImage(other.image) === PROXY_IMAGE
+        ? `it replaces the image's entry point (${other.args[0]?.path})`
+        : `it runs image ${JSON.stringify(other.image ?? "(none)")}, not ${PROXY_IMAGE}`;
+    out.push({
+      message: `${who}: the container wears ${LABELS.role}=proxy but is not the proxy (${why}); only the proxy itself may wear it`,
+      urn,
+    });
+  }
   const proxyMode =
     w.labels[LABELS.egress] === "proxy" ||
     PROXY_VARS.some((v) => {
       const value = env.get(v);
       return value !== undefined && value !== "";
     });
-  if (!proxyMode) return [];
+  if (!proxyMode) return out;
   const task = `proxy-mode task ${who}`;
-  const out: StackFinding[] = [];
   for (const n of w.networks ?? []) {
     const net = n.name;
     if (net === "none") continue;

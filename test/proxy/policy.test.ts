@@ -57,8 +57,11 @@ const net = (name: string, internal: boolean): StackFixture => ({
   props: { name, internal },
 });
 
+/** A Docker proxy as the toolkit runs it: the proxy image with its own entry point. */
 function dockerProxy(config: string): StackFixture {
   const p = copy(safeContainer());
+  p.image = "sandbox-proxy:1";
+  delete p.command;
   p.labels = [
     { label: "sandbox.project", value: "demo" },
     { label: "sandbox.role", value: "proxy" },
@@ -435,6 +438,26 @@ describe(`${RULE}: the proxy's allowlist`, () => {
       },
     };
     expect(check([cm])).toEqual([`proxy ConfigMap "proxy-config": ${message}`]);
+  });
+});
+
+describe(`${RULE}: only the proxy wears the proxy's label`, () => {
+  it("refuses a Docker container labelled as the proxy that runs another image or replaces the entry point", () => {
+    const spoof = (extra: Record<string, unknown>): StackFixture => {
+      const f = dockerProxy("acl a dstdomain pypi.org\nhttp_access allow a");
+      return { ...f, props: { ...(f.props as object), ...extra } };
+    };
+    expect(check([spoof({})])).toEqual([]);
+    expect(check([spoof({ image: "busybox:1.36" })])).toEqual([
+      'Container "proxy": the container wears sandbox.role=proxy but is not the proxy (it runs image "busybox:1.36", not sandbox-proxy:1); only the proxy itself may wear it',
+    ]);
+    expect(check([spoof({ command: ["sh", "-c", "true"] })])[0]).toContain(
+      "is not the proxy (it replaces the image's entry point (command[0]))",
+    );
+    // One in proxy mode on the bridge is also judged as the task it is.
+    expect(
+      check([spoof({ image: "busybox:1.36", envs: ["HTTPS_PROXY=http://p:3128"], networkMode: "bridge" })]),
+    ).toHaveLength(2);
   });
 });
 

@@ -35,9 +35,12 @@ const on = (networkMode?: string, second?: string) => ({
   networkMode,
   ...(second === undefined ? {} : { networksAdvanced: [{ name: second }] }),
 });
+const { command: _command, ...entryPoint } = safeContainer();
+/** A Docker proxy as the toolkit runs it: the proxy image with its own entry point. */
 const proxy = (config: string) =>
   fx(DOCKER, "egress", {
-    ...safeContainer(),
+    ...entryPoint,
+    image: "sandbox-proxy:1",
     labels: labels("proxy"),
     envs: [`SANDBOX_PROXY_CONFIG=${config}`],
   });
@@ -136,7 +139,9 @@ describe(RULE, () => {
   describe("the proxy's allowlist", () => {
     it("passes an explicit allowlist, and a proxy whose configuration is not in its props", () => {
       expect(mine([proxy(GOOD_SQUID)])).toEqual([]);
-      expect(mine([fx(DOCKER, "egress", { ...safeContainer(), labels: labels("proxy") })])).toEqual([]);
+      expect(
+        mine([fx(DOCKER, "egress", { ...entryPoint, image: "sandbox-proxy:1", labels: labels("proxy") })]),
+      ).toEqual([]);
     });
 
     it.each([
