@@ -172,6 +172,55 @@ describe(RULE, () => {
       expect(mine([configMap({ "other.conf": "http_access allow all" })])).toEqual([]);
     });
 
+    const ALLOW = "acl a dstdomain pypi.org\nhttp_access allow a\n";
+    it.each([
+      [
+        "a continued allow line",
+        "acl a dstdomain pypi.org\nhttp_access \\\n allow \\\n all\n",
+        "(`http_access allow all`)",
+      ],
+      [
+        "a comment between continued lines",
+        "http_access \\\n# note\n  allow all\n",
+        "(`http_access allow all`)",
+      ],
+      [
+        "a line cut at its carriage return",
+        "acl a dstdomain pypi.org\nhttp_access allow all\r a\n",
+        "(`http_access allow all`)",
+      ],
+      ["an include", `${ALLOW}include /etc/squid/conf.d/*.conf\n`, "includes other files"],
+      ["a conditional", `if true\n${ALLOW}endif\n`, "is a conditional"],
+      ["a macro", `${ALLOW}acl me myportname \${process_name}\n`, `uses the macro \${process_name}`],
+      [
+        "values from a file",
+        'acl a dstdomain "/etc/hosts.txt"\nhttp_access allow a\n',
+        "takes values from a file",
+      ],
+      [
+        "quoted values turned on",
+        `configuration_includes_quoted_values on\n${ALLOW}`,
+        "changes how every later line",
+      ],
+      [
+        "a line Squid reads in pieces",
+        `acl a dstdomain ${"x".repeat(9000)}\n`,
+        "which Squid reads as several lines",
+      ],
+    ])("refuses %s", (_, config, text) => {
+      const m = mine([proxy(config)]);
+      expect(m).toHaveLength(1);
+      expect(m[0]).toContain(text);
+    });
+
+    it("reads a configuration as Squid does: a continuation pending at the end is dropped, a trailing comment ends a line", () => {
+      expect(mine([proxy(`${ALLOW}http_access allow \\`)])).toEqual([]);
+      expect(mine([proxy("acl a dstdomain pypi.org # the index\nhttp_access allow a # only\n")])).toEqual([]);
+      expect(mine([proxy("acl a dstdomain pypi.org\nhttp_access allow a#x\n")])).toEqual([
+        'proxy Container "egress": it allows requests whatever host they name (`http_access allow a#x`: no host ACL limits it)',
+      ]);
+    });
+
     it("notes a configuration not known until the update", () => {
       expect(noted(validateStack([configMap({ "squid.conf": UNKNOWN_WIRE })]))).toContain(RULE);
     });
@@ -258,6 +307,20 @@ describe(RULE, () => {
         m: [`${TASK}: network "bridge" ${ROUTE}`],
       });
       expect(await found([INTERNAL("tasks"), task(on("tasks"))])).toEqual({ code: 0, m: [] });
+    });
+
+    it("refuses what the pack refuses: an open policy alone, a task wearing the proxy's label, a binaryData squid.conf", async () => {
+      const open = policy({ podSelector: {}, policyTypes: ["Egress"], egress: [{}] });
+      const spoof = job(safePodSpec(), { ...POD_LABELS, "sandbox.role": "proxy" });
+      const binary = fx("kubernetes:core/v1:ConfigMap", "proxy-config", {
+        metadata: { name: "p", namespace: "sbx", labels: { "sandbox.role": "proxy" } },
+        binaryData: { "squid.conf": Buffer.from("http_access allow all\n").toString("base64") },
+      });
+      for (const stack of [[open], [restrict([TO_PROXY]), spoof], [binary]]) {
+        const pack = mine(stack);
+        expect(pack).toHaveLength(1);
+        expect(await found(stack)).toEqual({ code: 1, m: pack });
+      }
     });
 
     it("refuses a proxy-mode Job with no egress policy, and a proxy that allows everything", async () => {
