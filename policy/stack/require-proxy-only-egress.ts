@@ -260,16 +260,19 @@ function judgeConfigMap(r: StackResource, proxies: readonly ServicePod[]): Stack
 }
 
 /**
- * Stack rule: a task in `proxy` mode has no route out but the proxy, and the proxy's allowlist is neither empty nor
- * everything. A workload is in proxy mode when its labels say `sandbox.egress=proxy` or it sets a proxy variable
- * (`HTTP_PROXY`, ...); `sandbox.role=proxy` is the proxy. Docker: a proxy-mode task must join only networks this
- * stack declares `internal`: not host networking, not the default bridge (also what an unset network mode is), not
- * another container's namespace, not an undeclared network. Kubernetes (every pod of every carrier the adapters
- * know): a proxy-mode pod must not use host networking, must be selected by an egress NetworkPolicy of its namespace,
- * and no NetworkPolicy that selects it may open egress beyond the proxy's pods. A proxy whose generated
- * configuration is present (Docker `SANDBOX_PROXY_CONFIG`, or a proxy ConfigMap's `squid.conf`) must allow some
- * hosts, and not every host. A fact the judgement needs that is not known yet is a note; one that cannot be read
- * is a violation (the rule fails closed).
+ * Stack rule: a task in `proxy` mode has no route out but the proxy, no NetworkPolicy opens the namespace, and the
+ * proxy's allowlist is neither empty nor everything. A workload is in proxy mode when its labels say
+ * `sandbox.egress=proxy` or it sets a proxy variable (`HTTP_PROXY`, ...). `sandbox.role=proxy` (or `broker`) is the
+ * service only on a workload that runs its image with its own entry point (and on Kubernetes mounts its ConfigMap
+ * where the image reads it); any other that wears the label is refused. Docker: a proxy-mode task must join only
+ * networks this stack declares `internal`: not host networking, not the default bridge (also what an unset network
+ * mode is), not another container's namespace, not an undeclared network. Kubernetes (every pod of every carrier the
+ * adapters know): a proxy-mode pod must not use host networking and must be selected by an egress NetworkPolicy of
+ * its namespace; every NetworkPolicy is judged on its own (network-policy.ts): no ingress from outside its namespace,
+ * no egress beyond the proxy, the broker and kube-dns, except the proxy's and the broker's own policies. A proxy
+ * whose configuration is present (Docker `SANDBOX_PROXY_CONFIG`, a proxy ConfigMap's `squid.conf`, data or
+ * binaryData) is read as Squid reads it (squid-config.ts) and must allow some hosts, and not every host. A fact the
+ * judgement needs that is not known yet is a note; one that cannot be read is a violation (the rule fails closed).
  */
 export const requireProxyOnlyEgress = defineStackRule({
   id: "sandbox-require-proxy-only-egress",
@@ -281,7 +284,7 @@ export const requireProxyOnlyEgress = defineStackRule({
   crosswalk: { cis: ["5.29"], kyverno: ["add-networkpolicy"] },
   defaults: {},
   remediationSteps:
-    "Put proxy-mode tasks only on internal networks (Docker) or under NetworkPolicies that allow egress to the proxy's pods alone (Kubernetes); give the proxy an explicit allowlist of host names.",
+    "Put proxy-mode tasks only on internal networks (Docker) or under NetworkPolicies that allow egress to the proxy's pods alone (Kubernetes); open no NetworkPolicy to the outside but the proxy's own; give the proxy an explicit allowlist of host names in one squid.conf.",
   check(resources) {
     const out: StackFinding[] = [];
     const declared = declaredNetworks(resources);
