@@ -13,7 +13,9 @@ import {
   PROXY_CONFIG_DIR,
   PROXY_IMAGE,
 } from "../../components/model";
-import { entries, field, items, str } from "../sources/lenient";
+import { unchecked } from "../rules/helpers";
+import type { Finding } from "../rules/types";
+import { entries, field, isObj, items, str } from "../sources/lenient";
 import { isUnknown, type WorkloadView } from "../workload";
 
 /** A NetworkPolicy as the rule reads it. */
@@ -124,6 +126,17 @@ export function policyTypes(spec: unknown): { readonly ingress: boolean; readonl
   return { ingress: true, egress: items(field(spec, "egress")).length > 0 };
 }
 
+/** The first value of a spec not known yet or unreadable, at any depth. */
+function hiddenValue(v: unknown): unknown {
+  if (isUnknown(v)) return v;
+  if (Array.isArray(v)) return v.map(hiddenValue).find((h) => h !== undefined);
+  if (isObj(v))
+    return Object.values(v)
+      .map(hiddenValue)
+      .find((h) => h !== undefined);
+  return undefined;
+}
+
 const roleOf = (selector: unknown): unknown => field(field(selector, "matchLabels"), LABELS.role);
 
 /** Why an ingress peer admits pods from outside the policy's namespace (undefined when it does not). */
@@ -178,9 +191,12 @@ const ALLOWED_INGRESS = "ingress may come only from pods of the same namespace (
  * outside its namespace, or an egress rule that reaches beyond the proxy, the broker and DNS. The proxy's and the
  * broker's own policies (their pods identified in `services`) may send them out.
  */
-export function judgeNetworkPolicy(p: NetworkPolicy, services: readonly ServicePod[]): string[] {
+export function judgeNetworkPolicy(p: NetworkPolicy, services: readonly ServicePod[]): Finding[] {
   const who = `NetworkPolicy "${p.name}"`;
-  const out: string[] = [];
+  // A value not known yet (or unreadable) anywhere in the spec could open anything: a note (a violation).
+  const hidden = hiddenValue(p.spec);
+  if (hidden !== undefined) return [unchecked(`${who}: its spec`, "spec", hidden)];
+  const out: Finding[] = [];
   const types = policyTypes(p.spec);
   if (types.ingress) {
     items(field(p.spec, "ingress")).forEach((rule, i) => {
@@ -189,7 +205,11 @@ export function judgeNetworkPolicy(p: NetworkPolicy, services: readonly ServiceP
         from.length === 0
           ? "has no `from` (every source, outside the namespace too)"
           : from.map(openIngressPeer).find((w) => w !== undefined);
-      if (why !== undefined) out.push(`${who}: spec.ingress[${i}] admits ${why}; ${ALLOWED_INGRESS}`);
+      if (why !== undefined)
+        out.push({
+          message: `${who}: spec.ingress[${i}] admits ${why}; ${ALLOWED_INGRESS}`,
+          path: `spec.ingress[${i}]`,
+        });
     });
   }
   if (types.egress) {
@@ -212,9 +232,10 @@ export function judgeNetworkPolicy(p: NetworkPolicy, services: readonly ServiceP
           role === "proxy" || role === "broker"
             ? `; it selects sandbox.role=${role}, but no ${role} of namespace ${JSON.stringify(p.namespace ?? "(the provider's)")} in the input (a pod of image ${SERVICES[role].image} that mounts its ConfigMap at ${SERVICES[role].configDir}) is selected by it, so it is not the ${role}'s own policy`
             : "";
-        out.push(
-          `${who}: spec.egress[${i}] ${why.startsWith("has") ? why : `reaches ${why}`}; ${ALLOWED_EGRESS}${service}`,
-        );
+        out.push({
+          message: `${who}: spec.egress[${i}] ${why.startsWith("has") ? why : `reaches ${why}`}; ${ALLOWED_EGRESS}${service}`,
+          path: `spec.egress[${i}]`,
+        });
       });
     }
   }

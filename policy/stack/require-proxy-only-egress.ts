@@ -305,8 +305,7 @@ export const requireProxyOnlyEgress = defineStackRule({
       }
     }
     for (const { w, urn } of pods) out.push(...judgePod(w, urn, policies));
-    for (const p of policies)
-      for (const message of judgeNetworkPolicy(p, services)) out.push({ message, urn: p.urn });
+    for (const p of policies) for (const f of judgeNetworkPolicy(p, services)) out.push({ ...f, urn: p.urn });
     for (const r of resources)
       if (parseKubeType(r.type)?.kind === "ConfigMap") out.push(...judgeConfigMap(r, services));
     return out;

@@ -276,6 +276,13 @@ describe(RULE, () => {
       ]);
     });
 
+    it("notes a NetworkPolicy with a value not known until the update, anywhere in its spec", () => {
+      const later = restrict([{ to: [{ ipBlock: { cidr: UNKNOWN_WIRE } }] }]);
+      const o = validateStack([policy({ podSelector: {}, policyTypes: ["Egress"] }), later, job()]);
+      expect(violated(o)).not.toContain(RULE);
+      expect(noted(o)).toContain(RULE);
+    });
+
     it("notes host networking, or pod labels (which policies select it), not known until the update", () => {
       const unknownHost = [restrict([TO_PROXY]), job({ ...safePodSpec(), hostNetwork: UNKNOWN_WIRE })];
       for (const stack of [unknownHost, [job(proxyVar(), UNKNOWN_WIRE)]]) {
