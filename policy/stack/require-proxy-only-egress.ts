@@ -180,10 +180,19 @@ function judgeServicePod(w: WorkloadView, urn: string): { service?: ServicePod; 
   if (typeof service === "string") return refuse(service);
   const findings: StackFinding[] = [];
   // The proxy image's entry script takes its configuration from the variable before the mounted file.
+  // A variable from elsewhere (a ConfigMap or Secret key, envFrom) holds a configuration the input does not show.
   if (role === "proxy")
     for (const c of w.containers)
-      for (const e of c.env)
-        if (e.name === PROXY_CONFIG_ENV) findings.push(...configFindings(`proxy ${who}`, e.value, urn));
+      for (const e of c.env) {
+        if (e.from === "configMapRef" || e.from === "secretRef")
+          return refuse(`${e.path} sets variables from ${e.from}, which may hold ${PROXY_CONFIG_ENV}`);
+        if (e.name !== PROXY_CONFIG_ENV) continue;
+        if (e.from !== "literal")
+          return refuse(
+            `${e.path} takes ${PROXY_CONFIG_ENV} from ${e.from}, a configuration the input does not show`,
+          );
+        findings.push(...configFindings(`proxy ${who}`, e.value, urn));
+      }
   return { service, findings };
 }
 
