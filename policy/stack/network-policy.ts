@@ -63,6 +63,17 @@ export function servicePod(w: WorkloadView, role: ServiceRole): ServicePod | str
     if (arg !== undefined) return `container "${c.name}" replaces the image's entry point (${arg.path})`;
   }
   const volumes = isUnknown(w.podVolumes) ? [] : (w.podVolumes ?? []);
+  // Another mount at or under the folder would stand in for the file the image reads.
+  const under = w.containers.flatMap((c) =>
+    c.mounts.filter(
+      (m) =>
+        typeof m.target !== "string" ||
+        m.target.replace(/\/+$/, "") === configDir ||
+        m.target.startsWith(`${configDir}/`),
+    ),
+  );
+  if (under.length > 1)
+    return `${under.length} mounts at or under ${configDir} (${under.map((m) => m.path).join(", ")}), where the image reads one ConfigMap`;
   for (const c of w.containers) {
     for (const m of c.mounts) {
       if (m.type !== "configMap" || typeof m.target !== "string") continue;
