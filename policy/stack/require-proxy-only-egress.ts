@@ -3,12 +3,23 @@
  * pod of every carrier kind they know); only what no view holds is read from props: Docker networks, NetworkPolicies
  * and the proxy's ConfigMap.
  */
-import { LABELS, PROXY_CONFIG_ENV } from "../../components/model";
+import { LABELS, PROXY_CONFIG_ENV, PROXY_IMAGE } from "../../components/model";
 import { unchecked } from "../rules/helpers";
 import { parseKubeType } from "../sources/kubernetes/sites";
-import { entries, field, items, str } from "../sources/lenient";
+import { field, str } from "../sources/lenient";
 import { adaptResources } from "../sources/subject";
-import { isUnknown, type Val, type WorkloadView } from "../workload";
+import { isUnknown, Unreadable, type Val, type WorkloadView } from "../workload";
+import {
+  bareImage,
+  judgeNetworkPolicy,
+  type NetworkPolicy,
+  policyTypes,
+  type ServicePod,
+  type ServiceRole,
+  selects,
+  servicePod,
+} from "./network-policy";
+import { allowlistProblem } from "./squid-config";
 import { defineStackRule, type StackFinding, type StackResource } from "./types";
 
 const DOCKER_NETWORK = "docker:index/network:Network";
@@ -18,50 +29,6 @@ const PROXY_VARS = ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"];
 const SQUID_CONFIG_KEY = "squid.conf";
 /** Docker networks with a route off the machine, whatever the stack declares. */
 const ROUTED_NETWORKS = ["host", "bridge", "default"];
-
-/** The allowlist entries of a generated Squid configuration (`dstdomain` values), or undefined when none is readable. */
-export function squidAllowlist(config: string): string[] {
-  return config
-    .split("\n")
-    .map((l) => /^acl\s+\S+\s+dstdomain\s+(.*)$/.exec(l.trim())?.[1])
-    .filter((v): v is string => v !== undefined)
-    .flatMap((v) => v.split(/\s+/).filter((x) => x !== "" && !x.startsWith("-")));
-}
-
-/** The type of each ACL a Squid configuration defines (`acl <name> <type> ...`), by name. */
-function squidAclTypes(config: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const l of config.split("\n")) {
-    const m = /^acl\s+(\S+)\s+(\S+)/.exec(l.trim());
-    if (m?.[1] !== undefined && m[2] !== undefined) out.set(m[1], m[2]);
-  }
-  return out;
-}
-
-/**
- * What is wrong with a proxy's allowlist: empty, a wildcard for everything, or an `http_access allow` line that no
- * host ACL limits. Squid takes the first `http_access` line whose ACLs all match, so an allow line with no positive
- * `dstdomain` ACL (`allow all`, `allow anywhere` for `acl anywhere dst 0.0.0.0/0`, `allow localnet`) lets requests
- * through whatever host they name.
- */
-function allowlistProblem(config: string): string | undefined {
-  const types = squidAclTypes(config);
-  for (const l of config.split("\n")) {
-    const m = /^http_access\s+allow\b(.*)$/.exec(l.trim());
-    if (m === null) continue;
-    const acls = (m[1] ?? "")
-      .trim()
-      .split(/\s+/)
-      .filter((a) => a !== "");
-    if (acls.length === 1 && acls[0] === "all") return "it allows every request (`http_access allow all`)";
-    if (!acls.some((a) => !a.startsWith("!") && types.get(a) === "dstdomain"))
-      return `it allows requests whatever host they name (\`${l.trim()}\`: no host ACL limits it)`;
-  }
-  const hosts = squidAllowlist(config);
-  if (hosts.length === 0) return "its allowlist is empty";
-  const wild = hosts.find((e) => ["*", ".", "all", "*.*"].includes(e) || /^\.?\*/.test(e));
-  return wild === undefined ? undefined : `its allowlist contains "${wild}" (every host)`;
-}
 
 /** A proxy's configuration judged: a problem with its allowlist, or why it cannot be read; nothing when absent. */
 function configFindings(who: string, config: Val<string>, urn: string): StackFinding[] {
@@ -87,17 +54,31 @@ function judgeContainer(
 ): StackFinding[] {
   const env = dockerEnv(w);
   const who = `${w.origin.kind} "${w.origin.name}"`;
-  if (w.labels[LABELS.role] === "proxy")
-    return configFindings(`proxy ${who}`, env.get(PROXY_CONFIG_ENV), urn);
+  const out: StackFinding[] = [];
+  if (w.labels[LABELS.role] === "proxy") {
+    // The proxy is the proxy image run with its own entry point; any other container that wears the label is refused
+    // (the label would keep it from being judged as a task), and judged as one when it is in proxy mode.
+    const other = w.containers.find(
+      (c) => typeof c.image !== "string" || bareImage(c.image) !== PROXY_IMAGE || c.args.length > 0,
+    );
+    if (other === undefined) return configFindings(`proxy ${who}`, env.get(PROXY_CONFIG_ENV), urn);
+    const why =
+      typeof other.image === "string" && bareImage(other.image) === PROXY_IMAGE
+        ? `it replaces the image's entry point (${other.args[0]?.path})`
+        : `it runs image ${JSON.stringify(other.image ?? "(none)")}, not ${PROXY_IMAGE}`;
+    out.push({
+      message: `${who}: the container wears ${LABELS.role}=proxy but is not the proxy (${why}); only the proxy itself may wear it`,
+      urn,
+    });
+  }
   const proxyMode =
     w.labels[LABELS.egress] === "proxy" ||
     PROXY_VARS.some((v) => {
       const value = env.get(v);
       return value !== undefined && value !== "";
     });
-  if (!proxyMode) return [];
+  if (!proxyMode) return out;
   const task = `proxy-mode task ${who}`;
-  const out: StackFinding[] = [];
   for (const n of w.networks ?? []) {
     const net = n.name;
     if (net === "none") continue;
@@ -128,88 +109,22 @@ function judgeContainer(
   return out;
 }
 
-/** A NetworkPolicy as the rule reads it. */
-interface NetworkPolicy {
-  readonly name: string;
-  readonly namespace: string | undefined;
-  readonly spec: unknown;
+/** Whether a Kubernetes pod is in proxy mode: labelled so, or a container (not an ephemeral one) sets a proxy variable. */
+function proxyMode(w: WorkloadView, labels: Readonly<Record<string, string>> | undefined): boolean {
+  return (
+    labels?.[LABELS.egress] === "proxy" ||
+    w.containers.some(
+      (c) =>
+        c.role !== "ephemeral" &&
+        c.env.some((e) => typeof e.name === "string" && PROXY_VARS.includes(e.name)),
+    )
+  );
 }
 
-/**
- * Whether a label selector selects a pod with these labels (apimachinery LabelSelectorAsSelector): every
- * `matchLabels` pair and every `matchExpressions` requirement (`In`, `NotIn`, `Exists`, `DoesNotExist`) holds; an
- * empty selector selects every pod. A requirement the rule cannot read is `unsure`: the caller decides which way it
- * errs.
- */
-function selects(selector: unknown, labels: Readonly<Record<string, string>>): boolean | "unsure" {
-  if (!entries(field(selector, "matchLabels")).every(([k, v]) => labels[k] === v)) return false;
-  let unsure = false;
-  for (const e of items(field(selector, "matchExpressions"))) {
-    const key = str(field(e, "key"));
-    const op = str(field(e, "operator"));
-    const values = items(field(e, "values")).map((v) => (typeof v === "string" ? v : undefined));
-    if (typeof key !== "string" || typeof op !== "string") {
-      unsure = true;
-      continue;
-    }
-    const has = Object.hasOwn(labels, key);
-    const value = labels[key];
-    const holds =
-      op === "In"
-        ? has && values.includes(value)
-        : op === "NotIn"
-          ? !has || !values.includes(value)
-          : op === "Exists"
-            ? has
-            : op === "DoesNotExist"
-              ? !has
-              : undefined;
-    if (holds === undefined) unsure = true;
-    else if (!holds) return false;
-  }
-  return unsure ? "unsure" : true;
-}
-
-/**
- * Whether a NetworkPolicy restricts egress (networking/v1 NetworkPolicySpec.policyTypes): when it lists its types,
- * only if `Egress` is one; when it lists none, only if it has egress rules.
- */
-function restrictsEgress(spec: unknown): boolean {
-  const types = field(spec, "policyTypes");
-  if (types !== undefined && types !== null) return items(types).includes("Egress");
-  return items(field(spec, "egress")).length > 0;
-}
-
-/** Why one egress rule of a NetworkPolicy lets a pod reach more than the proxy (undefined when it does not). */
-function openEgress(rule: unknown): string | undefined {
-  const to = items(field(rule, "to"));
-  if (to.length === 0) return "an egress rule without `to` (every destination)";
-  for (const peer of to) {
-    const ipBlock = field(peer, "ipBlock");
-    if (ipBlock !== undefined) {
-      const cidr = str(field(ipBlock, "cidr"));
-      return typeof cidr === "string" ? `an ipBlock ${cidr}` : "an ipBlock";
-    }
-    if (field(peer, "namespaceSelector") !== undefined)
-      return "a namespaceSelector (pods of other namespaces)";
-    // The proxy, and the project's secrets broker (a proxy-mode template keeps its way to it).
-    const role = field(field(field(peer, "podSelector"), "matchLabels"), LABELS.role);
-    if (role !== "proxy" && role !== "broker")
-      return "a podSelector that is not the proxy's or the broker's pods";
-  }
-  return undefined;
-}
-
-/** Kubernetes: a proxy-mode pod with host networking, or egress no NetworkPolicy limits to the proxy's pods. */
+/** Kubernetes: a proxy-mode pod with host networking, or egress no NetworkPolicy of its namespace restricts. */
 function judgePod(w: WorkloadView, urn: string, policies: readonly NetworkPolicy[]): StackFinding[] {
   const labels = isUnknown(w.podLabels) ? undefined : (w.podLabels ?? {});
-  // The proxy's own pods are not tasks; a pod that also says it is a proxy-mode task is one, whatever its role.
-  if (labels?.[LABELS.role] === "proxy" && labels[LABELS.egress] !== "proxy") return [];
-  const proxyVars = w.containers.some(
-    (c) =>
-      c.role !== "ephemeral" && c.env.some((e) => typeof e.name === "string" && PROXY_VARS.includes(e.name)),
-  );
-  if (labels?.[LABELS.egress] !== "proxy" && !proxyVars) return [];
+  if (!proxyMode(w, labels)) return [];
   const task = `proxy-mode task ${w.origin.kind} "${w.origin.name}"`;
   const out: StackFinding[] = [];
   const hostNetwork = w.namespaces.hostNetwork;
@@ -226,15 +141,12 @@ function judgePod(w: WorkloadView, urn: string, policies: readonly NetworkPolicy
   const namespace = typeof ns === "string" ? ns : undefined;
   // A policy restricts the pod only when it surely applies to it: its own namespace (a policy that names none lands
   // in the provider's namespace, the pod's only when the pod names none either) and a selector that surely holds.
-  // Any policy that may apply may open egress, so those are all judged below.
-  const egressPolicies = policies.filter((p) => restrictsEgress(p.spec));
-  const surely = egressPolicies.filter(
-    (p) => p.namespace === namespace && selects(field(p.spec, "podSelector"), labels) === true,
-  );
-  const maybe = egressPolicies.filter(
+  // What each policy opens is judged on the policy itself, whatever pods it selects.
+  const surely = policies.filter(
     (p) =>
-      (p.namespace === undefined || namespace === undefined || p.namespace === namespace) &&
-      selects(field(p.spec, "podSelector"), labels) !== false,
+      policyTypes(p.spec).egress &&
+      p.namespace === namespace &&
+      selects(field(p.spec, "podSelector"), labels) === true,
   );
   if (surely.length === 0) {
     out.push({
@@ -242,17 +154,46 @@ function judgePod(w: WorkloadView, urn: string, policies: readonly NetworkPolicy
       urn,
     });
   }
-  for (const p of maybe) {
-    for (const rule of items(field(p.spec, "egress"))) {
-      const why = openEgress(rule);
-      if (why !== undefined)
-        out.push({
-          message: `${task}: NetworkPolicy "${p.name}" opens egress beyond the proxy (${why})`,
-          urn,
-        });
-    }
-  }
   return out;
+}
+
+/**
+ * A pod that wears the proxy's or the broker's role label: the service it is (NetworkPolicies may let it out), or why
+ * it is not one, which is refused (a task that wears the label would be let through as the service).
+ */
+function judgeServicePod(w: WorkloadView, urn: string): { service?: ServicePod; findings: StackFinding[] } {
+  if (isUnknown(w.podLabels)) return { findings: [] };
+  const labels = w.podLabels ?? {};
+  const role = labels[LABELS.role];
+  if (role !== "proxy" && role !== "broker") return { findings: [] };
+  const who = `${w.origin.kind} "${w.origin.name}"`;
+  const refuse = (why: string) => ({
+    findings: [
+      {
+        message: `${who}: the pod wears ${LABELS.role}=${role} but is not the ${role} (${why}); NetworkPolicies let that label through, so only the ${role} itself may wear it`,
+        urn,
+      },
+    ],
+  });
+  if (proxyMode(w, labels)) return refuse("it is a proxy-mode task");
+  const service = servicePod(w, role as ServiceRole);
+  if (typeof service === "string") return refuse(service);
+  const findings: StackFinding[] = [];
+  // The proxy image's entry script takes its configuration from the variable before the mounted file.
+  // A variable from elsewhere (a ConfigMap or Secret key, envFrom) holds a configuration the input does not show.
+  if (role === "proxy")
+    for (const c of w.containers)
+      for (const e of c.env) {
+        if (e.from === "configMapRef" || e.from === "secretRef")
+          return refuse(`${e.path} sets variables from ${e.from}, which may hold ${PROXY_CONFIG_ENV}`);
+        if (e.name !== PROXY_CONFIG_ENV) continue;
+        if (e.from !== "literal")
+          return refuse(
+            `${e.path} takes ${PROXY_CONFIG_ENV} from ${e.from}, a configuration the input does not show`,
+          );
+        findings.push(...configFindings(`proxy ${who}`, e.value, urn));
+      }
+  return { service, findings };
 }
 
 /** A Docker network the stack declares: its resource and its `internal` input as written. */
@@ -286,28 +227,61 @@ function networkPolicies(resources: readonly StackResource[]): NetworkPolicy[] {
         name: r.name,
         namespace: typeof ns === "string" ? ns : undefined,
         spec: field(r.props, "spec"),
+        urn: r.urn,
       };
     });
 }
 
-/** A proxy ConfigMap's generated configuration judged (other ConfigMaps are not the proxy's). */
-function judgeConfigMap(r: StackResource): StackFinding[] {
-  if (field(field(field(r.props, "metadata"), "labels"), LABELS.role) !== "proxy") return [];
-  const config = str(field(field(r.props, "data"), SQUID_CONFIG_KEY));
-  return configFindings(`proxy ConfigMap "${r.name}"`, config, r.urn);
+/**
+ * A ConfigMap's `squid.conf` as the kubelet writes it into the volume: `data` as text, `binaryData` decoded from
+ * base64 (the API server refuses a key in both).
+ */
+function squidConfigOf(r: StackResource): Val<string>[] {
+  const out: Val<string>[] = [];
+  const text = str(field(field(r.props, "data"), SQUID_CONFIG_KEY));
+  if (text !== undefined) out.push(text);
+  const binary = str(field(field(r.props, "binaryData"), SQUID_CONFIG_KEY));
+  if (typeof binary === "string") {
+    const bare = binary.replace(/\s+/g, "");
+    out.push(
+      /^[A-Za-z0-9+/]*={0,2}$/.test(bare) && bare.length % 4 === 0
+        ? Buffer.from(bare, "base64").toString("utf8")
+        : new Unreadable("binaryData squid.conf is not base64, as the API server requires"),
+    );
+  } else if (binary !== undefined) out.push(binary);
+  return out;
 }
 
 /**
- * Stack rule: a task in `proxy` mode has no route out but the proxy, and the proxy's allowlist is neither empty nor
- * everything. A workload is in proxy mode when its labels say `sandbox.egress=proxy` or it sets a proxy variable
- * (`HTTP_PROXY`, ...); `sandbox.role=proxy` is the proxy. Docker: a proxy-mode task must join only networks this
- * stack declares `internal`: not host networking, not the default bridge (also what an unset network mode is), not
- * another container's namespace, not an undeclared network. Kubernetes (every pod of every carrier the adapters
- * know): a proxy-mode pod must not use host networking, must be selected by an egress NetworkPolicy of its namespace,
- * and no NetworkPolicy that selects it may open egress beyond the proxy's pods. A proxy whose generated
- * configuration is present (Docker `SANDBOX_PROXY_CONFIG`, or a proxy ConfigMap's `squid.conf`) must allow some
- * hosts, and not every host. A fact the judgement needs that is not known yet is a note; one that cannot be read
- * is a violation (the rule fails closed).
+ * A proxy ConfigMap's configuration judged: one labelled as the proxy's, or one a proxy pod of the input mounts where
+ * the image reads it (other ConfigMaps are not the proxy's).
+ */
+function judgeConfigMap(r: StackResource, proxies: readonly ServicePod[]): StackFinding[] {
+  const meta = field(r.props, "metadata");
+  const name = str(field(meta, "name"));
+  const ns = str(field(meta, "namespace"));
+  const mounted = proxies.some(
+    (p) =>
+      p.role === "proxy" && p.configMap === name && p.namespace === (typeof ns === "string" ? ns : undefined),
+  );
+  if (!mounted && field(field(meta, "labels"), LABELS.role) !== "proxy") return [];
+  return squidConfigOf(r).flatMap((config) => configFindings(`proxy ConfigMap "${r.name}"`, config, r.urn));
+}
+
+/**
+ * Stack rule: a task in `proxy` mode has no route out but the proxy, no NetworkPolicy opens the namespace, and the
+ * proxy's allowlist is neither empty nor everything. A workload is in proxy mode when its labels say
+ * `sandbox.egress=proxy` or it sets a proxy variable (`HTTP_PROXY`, ...). `sandbox.role=proxy` (or `broker`) is the
+ * service only on a workload that runs its image with its own entry point (and on Kubernetes mounts its ConfigMap
+ * where the image reads it); any other that wears the label is refused. Docker: a proxy-mode task must join only
+ * networks this stack declares `internal`: not host networking, not the default bridge (also what an unset network
+ * mode is), not another container's namespace, not an undeclared network. Kubernetes (every pod of every carrier the
+ * adapters know): a proxy-mode pod must not use host networking and must be selected by an egress NetworkPolicy of
+ * its namespace; every NetworkPolicy is judged on its own (network-policy.ts): no ingress from outside its namespace,
+ * no egress beyond the proxy, the broker and kube-dns, except the proxy's and the broker's own policies. A proxy
+ * whose configuration is present (Docker `SANDBOX_PROXY_CONFIG`, a proxy ConfigMap's `squid.conf`, data or
+ * binaryData) is read as Squid reads it (squid-config.ts) and must allow some hosts, and not every host. A fact the
+ * judgement needs that is not known yet is a note; one that cannot be read is a violation (the rule fails closed).
  */
 export const requireProxyOnlyEgress = defineStackRule({
   id: "sandbox-require-proxy-only-egress",
@@ -319,22 +293,30 @@ export const requireProxyOnlyEgress = defineStackRule({
   crosswalk: { cis: ["5.29"], kyverno: ["add-networkpolicy"] },
   defaults: {},
   remediationSteps:
-    "Put proxy-mode tasks only on internal networks (Docker) or under NetworkPolicies that allow egress to the proxy's pods alone (Kubernetes); give the proxy an explicit allowlist of host names.",
+    "Put proxy-mode tasks only on internal networks (Docker) or under NetworkPolicies that allow egress to the proxy's pods alone (Kubernetes); open no NetworkPolicy to the outside but the proxy's own; give the proxy an explicit allowlist of host names in one squid.conf.",
   check(resources) {
     const out: StackFinding[] = [];
     const declared = declaredNetworks(resources);
     const policies = networkPolicies(resources);
+    const pods: { readonly w: WorkloadView; readonly urn: string }[] = [];
+    const services: ServicePod[] = [];
     for (const r of resources) {
-      if (parseKubeType(r.type)?.kind === "ConfigMap") {
-        out.push(...judgeConfigMap(r));
-        continue;
-      }
+      if (parseKubeType(r.type)?.kind === "ConfigMap") continue;
       for (const s of adaptResources(r.type, r.props, r.name)) {
         if (s.subject !== "workload") continue;
         if (s.origin.backend === "docker") out.push(...judgeContainer(s, r.urn, declared));
-        else if (s.origin.backend === "kubernetes") out.push(...judgePod(s, r.urn, policies));
+        else if (s.origin.backend === "kubernetes") {
+          const { service, findings } = judgeServicePod(s, r.urn);
+          out.push(...findings);
+          if (service === undefined) pods.push({ w: s, urn: r.urn });
+          else services.push(service);
+        }
       }
     }
+    for (const { w, urn } of pods) out.push(...judgePod(w, urn, policies));
+    for (const p of policies) for (const f of judgeNetworkPolicy(p, services)) out.push({ ...f, urn: p.urn });
+    for (const r of resources)
+      if (parseKubeType(r.type)?.kind === "ConfigMap") out.push(...judgeConfigMap(r, services));
     return out;
   },
 });

@@ -21,8 +21,11 @@ function task(name: string, memory: number, cpus: string): StackFixture {
   return { type: DOCKER, name, props: p };
 }
 
+/** A Docker proxy as the toolkit runs it: the proxy image with its own entry point. */
 function proxy(): StackFixture {
   const p = copy(safeContainer());
+  p.image = "sandbox-proxy:1";
+  delete p.command;
   p.labels = [
     { label: "sandbox.project", value: "demo" },
     { label: "sandbox.role", value: "proxy" },

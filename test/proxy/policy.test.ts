@@ -57,8 +57,11 @@ const net = (name: string, internal: boolean): StackFixture => ({
   props: { name, internal },
 });
 
+/** A Docker proxy as the toolkit runs it: the proxy image with its own entry point. */
 function dockerProxy(config: string): StackFixture {
   const p = copy(safeContainer());
+  p.image = "sandbox-proxy:1";
+  delete p.command;
   p.labels = [
     { label: "sandbox.project", value: "demo" },
     { label: "sandbox.role", value: "proxy" },
@@ -121,6 +124,29 @@ describe(`${RULE}: the toolkit's own projects`, () => {
     await outputValue(p.probeJobs);
     const rs = await mocks.settle();
     expect(rs.some((r) => r.type === CONFIGMAP)).toBe(true);
+    expect(requireProxyOnlyEgress.check(asStack(rs), {})).toEqual([]);
+  });
+
+  it("passes the Kubernetes project with the proxy and the broker (their own policies let them out)", async () => {
+    const mocks = await recordingMocks();
+    const p = new KubeProject("demo", {
+      budget: { monthlyCapUsd: 100 },
+      broker: {
+        routes: {
+          gh: { upstream: "https://api.example.com", paths: ["/**"], credential: { secret: "gh" } },
+        },
+      },
+      brokerCredentials: { gh: "tok-abcdef-0123456789" },
+      templates: {
+        web: { image: "x:1", broker: ["gh"], egress: { mode: "proxy", allow: ["pypi.org"] } },
+        agent: { image: "x:1", broker: ["gh"] },
+      },
+    });
+    await outputValue(p.probeJobs);
+    const rs = await mocks.settle();
+    expect(rs.filter((r) => r.type === NETPOL).map((r) => r.name)).toEqual(
+      expect.arrayContaining(["demo-proxy-policy", "demo-broker-policy"]),
+    );
     expect(requireProxyOnlyEgress.check(asStack(rs), {})).toEqual([]);
   });
 });
@@ -196,17 +222,22 @@ describe(`${RULE}: Kubernetes tasks with another route out`, () => {
     ]);
   });
 
-  it("fails a NetworkPolicy that opens egress: an ipBlock, a rule without `to`, another namespace", () => {
+  it("fails a NetworkPolicy that opens egress, on the policy itself: an ipBlock, a rule without `to`, another namespace", () => {
     const wide = policy("wide", {
       podSelector: { matchLabels: { "sandbox.template": "web" } },
       policyTypes: ["Egress"],
       egress: [{ to: [{ ipBlock: { cidr: "0.0.0.0/0" } }] }, {}, { to: [{ namespaceSelector: {} }] }],
     });
-    expect(check([deny, toProxy, wide, job()])).toEqual([
-      'proxy-mode task Job "task-job": NetworkPolicy "wide" opens egress beyond the proxy (an ipBlock 0.0.0.0/0)',
-      'proxy-mode task Job "task-job": NetworkPolicy "wide" opens egress beyond the proxy (an egress rule without `to` (every destination))',
-      'proxy-mode task Job "task-job": NetworkPolicy "wide" opens egress beyond the proxy (a namespaceSelector (pods of other namespaces))',
-    ]);
+    const allowed =
+      "egress may go only to the proxy's or the broker's pods of the namespace (podSelector sandbox.role=proxy or broker) and to kube-dns of kube-system on port 53";
+    const expected = [
+      `NetworkPolicy "wide": spec.egress[0] reaches an ipBlock "0.0.0.0/0"; ${allowed}`,
+      `NetworkPolicy "wide": spec.egress[1] has no \`to\` (every destination); ${allowed}`,
+      `NetworkPolicy "wide": spec.egress[2] reaches a namespaceSelector (pods of other namespaces; only kube-dns of kube-system on port 53 may be named); ${allowed}`,
+    ];
+    expect(check([deny, toProxy, wide, job()])).toEqual(expected);
+    // Whatever pods it selects: none in the input, or the pods the runtime launches later.
+    expect(check([deny, wide])).toEqual(expected);
   });
 
   it("fails a proxy-mode pod that no egress policy selects (everything allowed), ignoring other namespaces' policies", () => {
@@ -407,6 +438,26 @@ describe(`${RULE}: the proxy's allowlist`, () => {
       },
     };
     expect(check([cm])).toEqual([`proxy ConfigMap "proxy-config": ${message}`]);
+  });
+});
+
+describe(`${RULE}: only the proxy wears the proxy's label`, () => {
+  it("refuses a Docker container labelled as the proxy that runs another image or replaces the entry point", () => {
+    const spoof = (extra: Record<string, unknown>): StackFixture => {
+      const f = dockerProxy("acl a dstdomain pypi.org\nhttp_access allow a");
+      return { ...f, props: { ...(f.props as object), ...extra } };
+    };
+    expect(check([spoof({})])).toEqual([]);
+    expect(check([spoof({ image: "busybox:1.36" })])).toEqual([
+      'Container "proxy": the container wears sandbox.role=proxy but is not the proxy (it runs image "busybox:1.36", not sandbox-proxy:1); only the proxy itself may wear it',
+    ]);
+    expect(check([spoof({ command: ["sh", "-c", "true"] })])[0]).toContain(
+      "is not the proxy (it replaces the image's entry point (command[0]))",
+    );
+    // One in proxy mode on the bridge is also judged as the task it is.
+    expect(
+      check([spoof({ image: "busybox:1.36", envs: ["HTTPS_PROXY=http://p:3128"], networkMode: "bridge" })]),
+    ).toHaveLength(2);
   });
 });
 

@@ -35,9 +35,12 @@ const on = (networkMode?: string, second?: string) => ({
   networkMode,
   ...(second === undefined ? {} : { networksAdvanced: [{ name: second }] }),
 });
+const { command: _command, ...entryPoint } = safeContainer();
+/** A Docker proxy as the toolkit runs it: the proxy image with its own entry point. */
 const proxy = (config: string) =>
   fx(DOCKER, "egress", {
-    ...safeContainer(),
+    ...entryPoint,
+    image: "sandbox-proxy:1",
     labels: labels("proxy"),
     envs: [`SANDBOX_PROXY_CONFIG=${config}`],
   });
@@ -136,7 +139,9 @@ describe(RULE, () => {
   describe("the proxy's allowlist", () => {
     it("passes an explicit allowlist, and a proxy whose configuration is not in its props", () => {
       expect(mine([proxy(GOOD_SQUID)])).toEqual([]);
-      expect(mine([fx(DOCKER, "egress", { ...safeContainer(), labels: labels("proxy") })])).toEqual([]);
+      expect(
+        mine([fx(DOCKER, "egress", { ...entryPoint, image: "sandbox-proxy:1", labels: labels("proxy") })]),
+      ).toEqual([]);
     });
 
     it.each([
@@ -167,6 +172,55 @@ describe(RULE, () => {
       expect(mine([configMap({ "other.conf": "http_access allow all" })])).toEqual([]);
     });
 
+    const ALLOW = "acl a dstdomain pypi.org\nhttp_access allow a\n";
+    it.each([
+      [
+        "a continued allow line",
+        "acl a dstdomain pypi.org\nhttp_access \\\n allow \\\n all\n",
+        "(`http_access allow all`)",
+      ],
+      [
+        "a comment between continued lines",
+        "http_access \\\n# note\n  allow all\n",
+        "(`http_access allow all`)",
+      ],
+      [
+        "a line cut at its carriage return",
+        "acl a dstdomain pypi.org\nhttp_access allow all\r a\n",
+        "(`http_access allow all`)",
+      ],
+      ["an include", `${ALLOW}include /etc/squid/conf.d/*.conf\n`, "includes other files"],
+      ["a conditional", `if true\n${ALLOW}endif\n`, "is a conditional"],
+      ["a macro", `${ALLOW}acl me myportname \${process_name}\n`, `uses the macro \${process_name}`],
+      [
+        "values from a file",
+        'acl a dstdomain "/etc/hosts.txt"\nhttp_access allow a\n',
+        "takes values from a file",
+      ],
+      [
+        "quoted values turned on",
+        `configuration_includes_quoted_values on\n${ALLOW}`,
+        "changes how every later line",
+      ],
+      [
+        "a line Squid reads in pieces",
+        `acl a dstdomain ${"x".repeat(9000)}\n`,
+        "which Squid reads as several lines",
+      ],
+    ])("refuses %s", (_, config, text) => {
+      const m = mine([proxy(config)]);
+      expect(m).toHaveLength(1);
+      expect(m[0]).toContain(text);
+    });
+
+    it("reads a configuration as Squid does: a continuation pending at the end is dropped, a trailing comment ends a line", () => {
+      expect(mine([proxy(`${ALLOW}http_access allow \\`)])).toEqual([]);
+      expect(mine([proxy("acl a dstdomain pypi.org # the index\nhttp_access allow a # only\n")])).toEqual([]);
+      expect(mine([proxy("acl a dstdomain pypi.org\nhttp_access allow a#x\n")])).toEqual([
+        'proxy Container "egress": it allows requests whatever host they name (`http_access allow a#x`: no host ACL limits it)',
+      ]);
+    });
+
     it("notes a configuration not known until the update", () => {
       expect(noted(validateStack([configMap({ "squid.conf": UNKNOWN_WIRE })]))).toContain(RULE);
     });
@@ -178,36 +232,34 @@ describe(RULE, () => {
       expect(mine([policy({ podSelector: {}, policyTypes: ["Egress"] }), job()])).toEqual([]);
     });
 
-    const BEYOND = 'NetworkPolicy "egress" opens egress beyond the proxy';
     it.each([
       ["no NetworkPolicy", [], OPEN],
       ["a policy of another namespace", [restrict([TO_PROXY], MINE, "other")], OPEN],
       ["a policy that selects other pods", [restrict([TO_PROXY], { matchLabels: { app: "web" } })], OPEN],
-      [
-        "an egress rule without `to`",
-        [restrict([{}])],
-        `${BEYOND} (an egress rule without \`to\` (every destination))`,
-      ],
-      [
-        "an ipBlock",
-        [restrict([{ to: [{ ipBlock: { cidr: "0.0.0.0/0" } }] }])],
-        `${BEYOND} (an ipBlock 0.0.0.0/0)`,
-      ],
+    ])("refuses a proxy-mode pod with %s", (_, policies, text) => {
+      expect(mine([...policies, job()])).toEqual([`${JOB}: ${text}`]);
+    });
+
+    const ON_POLICY = 'NetworkPolicy "egress": spec.egress';
+    it.each([
+      ["an egress rule without `to`", [{}], "[0] has no `to` (every destination)"],
+      ["an ipBlock", [{ to: [{ ipBlock: { cidr: "0.0.0.0/0" } }] }], '[0] reaches an ipBlock "0.0.0.0/0"'],
       [
         "a namespaceSelector",
-        [restrict([{ to: [{ namespaceSelector: {} }] }])],
-        "(pods of other namespaces))",
+        [{ to: [{ namespaceSelector: {} }] }],
+        "[0] reaches a namespaceSelector (pods of",
       ],
       [
         "other pods",
-        [restrict([TO_PROXY, { to: [{ podSelector: {} }] }])],
-        "(a podSelector that is not the proxy's",
+        [TO_PROXY, { to: [{ podSelector: {} }] }],
+        "[1] reaches a podSelector that is not the proxy's",
       ],
-    ])("refuses a proxy-mode pod with %s", (_, policies, text) => {
-      const m = mine([...policies, job()]);
-      expect(m).toHaveLength(1);
-      expect(m[0]?.startsWith(`${JOB}: `)).toBe(true);
-      expect(m[0]).toContain(text);
+    ])("refuses, on the policy, one that opens egress by %s, with or without the task", (_, egress, text) => {
+      for (const stack of [[restrict(egress), job()], [restrict(egress)]]) {
+        const m = mine(stack);
+        expect(m).toHaveLength(1);
+        expect(m[0]).toContain(`${ON_POLICY}${text}`);
+      }
     });
 
     it("refuses host networking even under a good policy", () => {
@@ -222,6 +274,13 @@ describe(RULE, () => {
       expect(mine([fx(t.type, "t", t.build(safePodSpec(), { labels: POD_LABELS }))])).toEqual([
         `proxy-mode task PodTemplate "t": ${OPEN}`,
       ]);
+    });
+
+    it("notes a NetworkPolicy with a value not known until the update, anywhere in its spec", () => {
+      const later = restrict([{ to: [{ ipBlock: { cidr: UNKNOWN_WIRE } }] }]);
+      const o = validateStack([policy({ podSelector: {}, policyTypes: ["Egress"] }), later, job()]);
+      expect(violated(o)).not.toContain(RULE);
+      expect(noted(o)).toContain(RULE);
     });
 
     it("notes host networking, or pod labels (which policies select it), not known until the update", () => {
@@ -255,6 +314,20 @@ describe(RULE, () => {
         m: [`${TASK}: network "bridge" ${ROUTE}`],
       });
       expect(await found([INTERNAL("tasks"), task(on("tasks"))])).toEqual({ code: 0, m: [] });
+    });
+
+    it("refuses what the pack refuses: an open policy alone, a task wearing the proxy's label, a binaryData squid.conf", async () => {
+      const open = policy({ podSelector: {}, policyTypes: ["Egress"], egress: [{}] });
+      const spoof = job(safePodSpec(), { ...POD_LABELS, "sandbox.role": "proxy" });
+      const binary = fx("kubernetes:core/v1:ConfigMap", "proxy-config", {
+        metadata: { name: "p", namespace: "sbx", labels: { "sandbox.role": "proxy" } },
+        binaryData: { "squid.conf": Buffer.from("http_access allow all\n").toString("base64") },
+      });
+      for (const stack of [[open], [restrict([TO_PROXY]), spoof], [binary]]) {
+        const pack = mine(stack);
+        expect(pack).toHaveLength(1);
+        expect(await found(stack)).toEqual({ code: 1, m: pack });
+      }
     });
 
     it("refuses a proxy-mode Job with no egress policy, and a proxy that allows everything", async () => {

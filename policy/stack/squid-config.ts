@@ -1,0 +1,129 @@
+/**
+ * The proxy's Squid configuration read as Squid reads it (Squid 5/6 `src/cache_cf.cc` parseOneConfigFile and
+ * `src/ConfigParser.cc` TokenParse), and its allowlist judged. Squid reads the file a piece of at most 8,191 bytes at
+ * a time (`fgets` into a BUFSIZ buffer), ends a line at its first `\r`, strips the leading white space, skips lines
+ * that then start with `#` or are empty (also between continued lines), joins a line ending in `\` with the next one
+ * (the `\` dropped, nothing put in its place; a continuation pending at the end of the file is dropped), trims the
+ * trailing white space, expands `${service_name}`, `${process_name}` and `${process_number}`, then evaluates
+ * `if`/`else`/`endif`, expands `include <glob>...` and parses the directive. A directive's words are separated by
+ * white space and end at a word that starts with `#`; a word that starts with a quote names a file the values are
+ * read from (or is a quoted value under `configuration_includes_quoted_values on`, which also reads
+ * `parameters("file")`). What the reader cannot evaluate from the text alone (includes, conditionals, macros, values
+ * from files, a line Squid would cut in pieces) is refused with the line, never guessed at.
+ */
+
+/** The most bytes of one line Squid reads at once (BUFSIZ - 1); a longer line is read as several. */
+const LINE_BYTES = 8191;
+/** The macros Squid substitutes in every line before it parses it. */
+const MACROS = ["service_name", "process_name", "process_number"].map((name) => `\${${name}}`);
+/** xisspace: what Squid's skip_ws and trim_trailing_ws take for white space. */
+const SPACE = /[ \t\n\v\f\r]/;
+const LEADING = /^[ \t\n\v\f\r]+/;
+const TRAILING = /[ \t\n\v\f\r]+$/;
+
+/** One directive as Squid parses it: its words (without a trailing comment) and the joined line, for messages. */
+export interface SquidDirective {
+  readonly words: readonly string[];
+  readonly line: string;
+}
+
+/** A configuration read, or why it cannot be judged. */
+export type SquidRead = { readonly directives: readonly SquidDirective[] } | { readonly problem: string };
+
+/** `line` starts with `word`, followed by white space or nothing (FindStatement). */
+function statement(line: string, word: string): boolean {
+  return line.startsWith(word) && (line.length === word.length || SPACE.test(line[word.length] ?? ""));
+}
+
+/** Why a joined line cannot be judged from the text alone, or undefined. */
+function unjudgeable(line: string, words: readonly string[]): string | undefined {
+  const macro = MACROS.find((m) => line.includes(m));
+  if (macro !== undefined)
+    return `\`${line}\` uses the macro ${macro}, which Squid fills in at start-up; write the value itself`;
+  if (statement(line, "if") || statement(line, "else") || statement(line, "endif"))
+    return `\`${line}\` is a conditional (if/else/endif), which Squid evaluates at start-up; write only the lines that apply`;
+  if (statement(line, "include"))
+    return `\`${line}\` includes other files, which are not in the input; put their lines in squid.conf itself`;
+  const [directive] = words;
+  if (directive === "configuration_includes_quoted_values" && words[1] !== "off")
+    return `\`${line}\` changes how every later line is read (quoted values and parameters("file")); leave it off`;
+  if (directive === "acl" || directive === "http_access") {
+    const quoted = words.find((w) => w.startsWith('"') || w.startsWith("'") || w.includes("parameters("));
+    if (quoted !== undefined)
+      return `\`${line}\` takes values from a file (${quoted}), which is not in the input; write the values on the line`;
+  }
+  return undefined;
+}
+
+/** Reads a Squid configuration into its directives, as Squid joins and splits its lines. */
+export function readSquidConfig(text: string): SquidRead {
+  const directives: SquidDirective[] = [];
+  const encoder = new TextEncoder();
+  let pending = "";
+  for (const physical of text.split("\n")) {
+    if (physical.includes("\0")) return { problem: "a line holds a NUL byte, where Squid stops reading it" };
+    if (encoder.encode(physical).length >= LINE_BYTES)
+      return {
+        problem: `a line of ${encoder.encode(physical).length} bytes, which Squid reads as several lines (at most ${LINE_BYTES - 1} bytes each)`,
+      };
+    const cr = physical.indexOf("\r");
+    const line = (cr < 0 ? physical : physical.slice(0, cr)).replace(LEADING, "");
+    if (line === "" || line.startsWith("#")) continue;
+    pending += line;
+    if (pending.endsWith("\\")) {
+      pending = pending.slice(0, -1);
+      continue;
+    }
+    const joined = pending.replace(TRAILING, "");
+    pending = "";
+    const words: string[] = [];
+    for (const w of joined.split(/[ \t\n\v\f\r]+/)) {
+      if (w.startsWith("#")) break;
+      if (w !== "") words.push(w);
+    }
+    const problem = unjudgeable(joined, words);
+    if (problem !== undefined) return { problem };
+    directives.push({ words, line: joined });
+  }
+  return { directives };
+}
+
+/** The values of `acl <name> dstdomain` lines (options such as `-n` left out). */
+function dstdomains(directives: readonly SquidDirective[]): string[] {
+  return directives
+    .filter((d) => d.words[0] === "acl" && d.words[2] === "dstdomain")
+    .flatMap((d) => d.words.slice(3).filter((w) => !w.startsWith("-")));
+}
+
+/** The allowlist entries of a Squid configuration (`dstdomain` values); empty when it cannot be read. */
+export function squidAllowlist(config: string): string[] {
+  const read = readSquidConfig(config);
+  return "problem" in read ? [] : dstdomains(read.directives);
+}
+
+/**
+ * What is wrong with a proxy's allowlist: a configuration that cannot be read as Squid reads it, an empty list, a
+ * wildcard for everything, or an `http_access allow` line that no host ACL limits. Squid takes the first
+ * `http_access` line whose ACLs all match, so an allow line with no positive `dstdomain` ACL (`allow all`, `allow
+ * anywhere` for `acl anywhere dst 0.0.0.0/0`, `allow localnet`) lets requests through whatever host they name.
+ */
+export function allowlistProblem(config: string): string | undefined {
+  const read = readSquidConfig(config);
+  if ("problem" in read) return `its configuration cannot be judged as Squid reads it: ${read.problem}`;
+  const types = new Map<string, string>();
+  for (const d of read.directives) {
+    const [directive, name, type] = d.words;
+    if (directive === "acl" && name !== undefined && type !== undefined) types.set(name, type);
+  }
+  for (const d of read.directives) {
+    if (d.words[0] !== "http_access" || d.words[1] !== "allow") continue;
+    const acls = d.words.slice(2);
+    if (acls.length === 1 && acls[0] === "all") return `it allows every request (\`${d.line}\`)`;
+    if (!acls.some((a) => !a.startsWith("!") && types.get(a) === "dstdomain"))
+      return `it allows requests whatever host they name (\`${d.line}\`: no host ACL limits it)`;
+  }
+  const hosts = dstdomains(read.directives);
+  if (hosts.length === 0) return "its allowlist is empty";
+  const wild = hosts.find((e) => ["*", ".", "all", "*.*"].includes(e) || /^\.?\*/.test(e));
+  return wild === undefined ? undefined : `its allowlist contains "${wild}" (every host)`;
+}
