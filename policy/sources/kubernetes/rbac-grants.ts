@@ -107,6 +107,18 @@ function writeReason(group: string, resource: string, kinds: ResourceKinds): str
   return undefined;
 }
 
+/** The stack rules whose objects are walls: removing one (a NetworkPolicy, a quota) opens what it closed. */
+const WALL_RULES = ["sandbox-require-proxy-only-egress", "sandbox-require-budget-bound"];
+
+/** Deleting an object of a kind that holds a wall of the set (its egress policies, its budget bound). */
+function wallReason(group: string, resource: string, kinds: ResourceKinds): string | undefined {
+  if (resource.includes("/")) return undefined;
+  for (const { group: g, kind, verdict } of kinds(group, resource))
+    if (verdict?.v === "stack" && verdict.rules.some((r) => WALL_RULES.includes(r)))
+      return `${kind} (${g}) holds a wall of the set (${verdict.rules.join(", ")}): the subject removes it at run time`;
+  return undefined;
+}
+
 /** Label sets of the built-in ClusterRoles (bootstrappolicy policy.go): an aggregation selector that matches one. */
 const BUILTIN_LABELS: readonly [string, Readonly<Record<string, string>>][] = [
   ["cluster-admin, admin and every system role", {}],
@@ -189,6 +201,9 @@ export function roleGrant(props: unknown, kinds: ResourceKinds): string | undefi
         const write = verbs.find((v) => WRITE.includes(v));
         const why = write === undefined ? undefined : writeReason(g, res, kinds);
         if (why !== undefined) return `${at} allows ${write} on ${res}: ${why}${allowed}`;
+        const remove = verbs.find((v) => v === "delete" || v === "deletecollection");
+        const wall = remove === undefined ? undefined : wallReason(g, res, kinds);
+        if (wall !== undefined) return `${at} allows ${remove} on ${res}: ${wall}${allowed}`;
       }
   }
   return aggregation(o);
