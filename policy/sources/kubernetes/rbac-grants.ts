@@ -157,7 +157,7 @@ function aggregation(o: Record<string, unknown>): string | undefined {
   for (const [i, sel] of list(agg?.clusterRoleSelectors).entries())
     for (const [names, labels] of BUILTIN_LABELS)
       if (selects(sel, labels))
-        return `aggregationRule.clusterRoleSelectors[${i}] selects the built-in ${names}: the controller copies their rules (Secrets, pods, exec, tokens) into it`;
+        return `aggregationRule.clusterRoleSelectors[${i}] selects the built-in ${names}: the controller copies their rules (Secrets, pods, exec, tokens) into it (allowed: a selector of rbac.authorization.k8s.io/aggregate-to-view or of labels no built-in role carries)`;
   return undefined;
 }
 
@@ -226,14 +226,17 @@ const HARMLESS_SYSTEM_ROLES = new Set([
   "system:node-proxier",
 ]);
 
+const BIND_ALLOWED =
+  " (allowed: roleRef view, the read-only system roles such as system:discovery, or a role of the input that passes)";
+
 /** What a built-in ClusterRole that grants too much holds (bootstrappolicy policy.go), by name. */
 function builtinRole(name: string): string | undefined {
   if (name === "cluster-admin")
-    return "it binds cluster-admin: a task holding a token of its subjects controls the cluster";
+    return `it binds cluster-admin: a task holding a token of its subjects controls the cluster${BIND_ALLOWED}`;
   if (name === "edit" || name === "admin" || name === "system:aggregate-to-edit")
-    return `it binds the built-in ${name}: it reads every Secret of the namespace, creates pods and workloads, execs into pods and mints service account tokens${name === "admin" ? ", and writes roles and bindings" : ""}`;
+    return `roleRef.name ${JSON.stringify(name)} binds the built-in role that reads every Secret of the namespace, creates pods and workloads, execs into pods and mints service account tokens${name === "admin" ? ", and writes roles and bindings" : ""}${BIND_ALLOWED}`;
   if (name.startsWith("system:") && !HARMLESS_SYSTEM_ROLES.has(name))
-    return `it binds the built-in ${name}: a role of the control plane, a node or a controller, which reads Secrets, creates pods, approves certificates or reaches the kubelets (only view, system:discovery, system:basic-user, system:public-info-viewer and the other read-only system roles pass)`;
+    return `roleRef.name ${JSON.stringify(name)} binds a built-in role of the control plane, a node or a controller, which reads Secrets, creates pods, approves certificates or reaches the kubelets${BIND_ALLOWED}`;
   return undefined;
 }
 
