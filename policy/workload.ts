@@ -64,6 +64,8 @@ export interface MountView {
   readonly hostPathType?: Val<string>;
   /** For projected volumes: the source kinds (`serviceAccountToken`, `secret`, ...). */
   readonly projectedSources?: readonly string[];
+  /** For projected volumes: the `audience` of each `serviceAccountToken` source (undefined: the API server's). */
+  readonly tokenAudiences?: readonly { readonly audience: Val<string>; readonly path: string }[];
   /** The volume's name (Kubernetes), for messages. */
   readonly volume?: string;
   readonly tainted: boolean;

@@ -131,8 +131,16 @@ export function fileFindings(c: ContainerView): Finding[] {
 }
 
 /**
- * Secret volumes a container mounts: `secret`, the Secrets Store CSI driver, and projected volumes with a `secret`
- * source. A projected `serviceAccountToken` is `sandbox-disallow-service-account-token`'s.
+ * The audiences of the API server itself: a projected token without `audience` gets the API server's (its
+ * `--api-audiences`, by default its issuer, `https://kubernetes.default.svc` with the cluster's domain or not).
+ */
+const API_AUDIENCE = /^(?:https:\/\/)?kubernetes\.default\.svc(?:\.[a-z0-9-]+)*\/?$/;
+
+/**
+ * Secret volumes a container mounts: `secret`, the Secrets Store CSI driver, projected volumes with a `secret`
+ * source, and projected service-account tokens for another audience than the API server: a token a cloud
+ * exchanges for its role's credentials (AWS AssumeRoleWithWebIdentity, GCP and Azure workload identity
+ * federation). A projected token for the API server is `sandbox-disallow-service-account-token`'s.
  */
 export function mountFindings(c: ContainerView, allowed: (m: MountView) => boolean = () => false): Finding[] {
   const out: Finding[] = [];
@@ -144,6 +152,17 @@ export function mountFindings(c: ContainerView, allowed: (m: MountView) => boole
     if (m.type === "secret") out.push(violation(`${who} mounts Secret volume${vol}${at}`, m.path));
     else if (m.type === "projected" && (m.projectedSources ?? []).includes("secret"))
       out.push(violation(`${who} mounts projected volume${vol}${at}, which holds a Secret`, m.path));
+    for (const t of m.tokenAudiences ?? []) {
+      if (isUnknown(t.audience))
+        out.push(unchecked(`the audience of projected volume${vol}`, t.path, t.audience));
+      else if (t.audience !== undefined && t.audience !== "" && !API_AUDIENCE.test(t.audience))
+        out.push(
+          violation(
+            `${who} mounts projected volume${vol}${at}, a service-account token for audience ${JSON.stringify(t.audience)}: a credential a cloud or another service exchanges for its own (allowed: no audience, the API server's, which sandbox-disallow-service-account-token judges)`,
+            t.path,
+          ),
+        );
+    }
   }
   return out;
 }

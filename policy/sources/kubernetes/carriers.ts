@@ -176,6 +176,13 @@ const CARRIERS: Readonly<Record<string, readonly Carrier[]>> = {
 /** The Kinds read from the table (custom resources rebuilt by crd-pods.ts come on top), for the pack's wiring. */
 export const POD_CARRIER_KINDS: readonly string[] = Object.keys(CARRIERS);
 
+/** The custom resources the table reads, each in its own group (the built-in kinds aside). */
+export function carrierCustomKinds(): { group: string; kind: string }[] {
+  return Object.entries(CARRIERS).flatMap(([kind, all]) =>
+    all.flatMap((c) => (c.groups ?? []).map((group) => ({ group, kind }))),
+  );
+}
+
 function carrierOf(t: KubeType): Carrier | undefined {
   const all = CARRIERS[t.kind];
   if (all === undefined || !Object.hasOwn(CARRIERS, t.kind)) return undefined;

@@ -41,6 +41,7 @@ export interface PodVolume {
   readonly hostPath: Val<string>;
   readonly hostPathType: Val<string>;
   readonly projectedSources: string[];
+  readonly tokenAudiences?: MountView["tokenAudiences"];
   /** Files of a downward-API volume (or projected source) that hold the pod's annotations or labels. */
   readonly downwardFiles?: readonly {
     readonly file: Val<string>;
@@ -118,11 +119,19 @@ export function podVolumes(spec: unknown, specPath: string, meta?: unknown): Map
         ),
       ),
     ];
+    const tokenAudiences: NonNullable<MountView["tokenAudiences"]> = items(
+      field(projected, "sources"),
+    ).flatMap((s, j) => {
+      const sat = field(s, "serviceAccountToken");
+      const at = `${join(join(join(path, "projected"), "sources"), j)}.serviceAccountToken`;
+      return sat === undefined ? [] : [{ audience: str(field(sat, "audience")), path: `${at}.audience` }];
+    });
     out.set(name, {
       type: kind,
       hostPath: undefined,
       hostPathType: undefined,
       projectedSources,
+      ...(tokenAudiences.length === 0 ? {} : { tokenAudiences }),
       ...(files.length === 0 ? {} : { downwardFiles: files }),
       path,
     });
@@ -170,6 +179,7 @@ function containerMounts(
       propagation: str(field(m, "mountPropagation")),
       hostPathType: vol?.hostPathType,
       projectedSources: vol?.projectedSources,
+      ...(vol?.tokenAudiences === undefined ? {} : { tokenAudiences: vol.tokenAudiences }),
       volume: typeof name === "string" ? name : undefined,
       tainted: tainted(path),
       path,

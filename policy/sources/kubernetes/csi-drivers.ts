@@ -1,5 +1,7 @@
 /**
- * CSI drivers of inline volumes (`spec.volumes[].csi.driver`), by what the node does for them. Pod Security
+ * CSI drivers of inline volumes (`spec.volumes[].csi.driver`), of PersistentVolumes (`spec.csi.driver`) and the
+ * provisioners of StorageClasses (`provisioner`, kinds-builtin.ts), by what the node does for them: one table, so
+ * the three cannot drift. Pod Security
  * restricted allows every `csi` volume; what it mounts is the driver's choice, so the driver is judged: a network
  * file system is mounted by the node over its network like an `nfs` volume, a host-path driver hands out a node
  * folder like a `hostPath`. Names from each driver's own repository (kubernetes-csi csi-driver-nfs,
@@ -28,6 +30,12 @@ const NETWORK_DRIVERS: readonly RegExp[] = [
   /^csi\.trident\.netapp\.io$/,
   /^cvmfs\.csi\.cern\.ch$/,
   /^driver\.longhorn\.io$/,
+  // In-tree provisioners of network volumes (a StorageClass may still name them; csi-translation-lib maps
+  // kubernetes.io/azure-file to file.csi.azure.com and kubernetes.io/rbd to rbd.csi.ceph.com).
+  /^kubernetes\.io\/(azure-file|glusterfs|cephfs|rbd|quobyte|storageos|portworx-volume|scaleio)$/,
+  // A name with a network file system's own word: the NFS subdir and Ganesha provisioners
+  // (`k8s-sigs.io/nfs-subdir-external-provisioner`, `cluster.local/nfs-client`, `example.com/nfs`), SMB, CIFS.
+  /(^|[./_-])(nfs|smb|cifs|cephfs|glusterfs|sshfs|s3fs)([./_-]|$)/,
 ];
 
 /** Drivers that hand out a folder or disk of the node itself. */
@@ -40,6 +48,11 @@ const HOST_DRIVERS: readonly RegExp[] = [
   /^topolvm\.(io|cybozu\.com)$/,
   /^lvm\.csi\.metal-stack\.io$/,
   /^local\.csi\.k8s\.io$/,
+  // Provisioners that make each claim of a StorageClass a folder on the node (Rancher local-path-provisioner,
+  // OpenEBS Local PV hostpath, MicroK8s and minikube hostpath, KubeVirt's and Docker Desktop's).
+  /^(rancher\.io\/local-path|openebs\.io\/local|microk8s\.io\/hostpath|k8s\.io\/minikube-hostpath)$/,
+  /^(kubevirt\.io\/hostpath-provisioner|docker\.io\/hostpath)$/,
+  /^[^/]+\/local-path(-provisioner)?$/,
 ];
 
 /**

@@ -21,9 +21,25 @@ import type { KubeType } from "./sites";
 export type KindVerdict =
   | { readonly v: "read"; readonly by: string }
   | { readonly v: "stack"; readonly rules: readonly string[] }
-  | { readonly v: "through"; readonly why: string; readonly unless?: (props: unknown) => string | undefined }
-  | { readonly v: "inert"; readonly why: string; readonly unless?: (props: unknown) => string | undefined }
+  | { readonly v: "through"; readonly why: string; readonly unless?: Condition }
+  | { readonly v: "inert"; readonly why: string; readonly unless?: Condition }
   | { readonly v: "unjudged"; readonly why: string };
+
+/** One API resource an RBAC rule names, with the kind it serves and that kind's verdict (none: no verdict). */
+export interface ResourceKind {
+  readonly group: string;
+  readonly kind: string;
+  readonly verdict: KindVerdict | undefined;
+}
+
+/**
+ * The kinds an RBAC rule's resource name serves in an API group (`*`: every group a table knows), by the plural the
+ * API server registers for the kind; an empty list when no table knows the resource there.
+ */
+export type ResourceKinds = (group: string, resource: string) => readonly ResourceKind[];
+
+/** The settings of an object that make it fail closed; `kinds` reads the resources an RBAC rule names. */
+export type Condition = (props: unknown, kinds: ResourceKinds) => string | undefined;
 
 /** The verdict table of one family of kinds: group -> kind -> verdict. */
 export type KindTable = Readonly<Record<string, Readonly<Record<string, KindVerdict>>>>;
@@ -46,9 +62,13 @@ export function unknownKindReason(t: KubeType): string {
 }
 
 /** Why an object of a kind whose verdict is conditional fails closed, or undefined. */
-export function conditionalReason(verdict: KindVerdict, props: unknown): string | undefined {
+export function conditionalReason(
+  verdict: KindVerdict,
+  props: unknown,
+  kinds: ResourceKinds,
+): string | undefined {
   if (verdict.v === "unjudged") return verdict.why;
   if ((verdict.v === "inert" || verdict.v === "through") && verdict.unless !== undefined)
-    return verdict.unless(isObj(props) ? props : {});
+    return verdict.unless(isObj(props) ? props : {}, kinds);
   return undefined;
 }

@@ -7,30 +7,27 @@
 import { isObj } from "../lenient";
 import { policyLeaksSecretData } from "./admission-cel";
 import { controllerDefaults } from "./controller-config";
+import { csiDriverClass } from "./csi-drivers";
 import type { KindVerdict } from "./kind-verdict";
-import {
-  bindingGrant,
-  meshInjection,
-  persistentVolumeSource,
-  roleGrant,
-  webhookSeesSecrets,
-} from "./kinds-conditions";
+import { namespaceSettings, persistentVolumeSource, webhookSettings } from "./kinds-conditions";
+import { bindingGrant, roleGrant } from "./rbac-grants";
 
 /**
- * Provisioners that make each claim of the class a folder on the node (Rancher local-path-provisioner, OpenEBS
- * Local PV hostpath, MicroK8s and minikube hostpath, the CSI hostpath driver, TopoLVM-free local static
- * provisioners excepted): a claim of such a class is a host path no claim or volume in the input names.
+ * A StorageClass whose provisioner mounts a network file system on the node, or makes each claim a folder of the
+ * node, by the driver table inline csi volumes and PersistentVolumes are judged by (csi-drivers.ts): a pod's claim
+ * of the class (a generic ephemeral volume's among them) gets what no pod may mount itself. A block-storage or
+ * unknown provisioner passes: its volumes are judged with the claims that mount them.
  */
-const HOST_PATH_PROVISIONERS =
-  /^(?:rancher\.io\/local-path|openebs\.io\/local|microk8s\.io\/hostpath|k8s\.io\/minikube-hostpath|hostpath\.csi\.k8s\.io|kubevirt\.io\.hostpath-provisioner|kubevirt\.io\/hostpath-provisioner|docker\.io\/hostpath|[^/]+\/local-path-provisioner|[^/]+\/local-path)$/;
-
-function hostPathProvisioner(props: unknown): string | undefined {
+function storageClassProvisioner(props: unknown): string | undefined {
   const p = isObj(props) ? props.provisioner : undefined;
   if (typeof p !== "string")
     return p === undefined ? undefined : "its provisioner is not a text the rules can read";
-  return HOST_PATH_PROVISIONERS.test(p.trim())
-    ? `its provisioner ${JSON.stringify(p)} makes every claim of the class a folder on the node, which no rule sees`
-    : undefined;
+  const cls = csiDriverClass(p.trim());
+  if (cls === "network")
+    return `its provisioner ${JSON.stringify(p)} mounts a network file system on the node for every claim of the class, outside the egress walls (allowed: a block-storage provisioner)`;
+  if (cls === "host")
+    return `its provisioner ${JSON.stringify(p)} makes every claim of the class a folder on the node, which no rule sees (allowed: a block-storage provisioner)`;
+  return undefined;
 }
 
 const read = (by: string): KindVerdict => ({ v: "read", by });
@@ -77,7 +74,7 @@ export const BUILTIN_KIND_VERDICTS: Readonly<Record<string, Readonly<Record<stri
     ValidatingWebhookConfiguration: {
       v: "inert",
       why: "a validating webhook can only refuse objects, never change one",
-      unless: webhookSeesSecrets,
+      unless: webhookSettings,
     },
   },
   "apiextensions.k8s.io": {
@@ -144,7 +141,7 @@ export const BUILTIN_KIND_VERDICTS: Readonly<Record<string, Readonly<Record<stri
     Namespace: {
       v: "inert",
       why: "a namespace starts nothing; every pod in it is judged by the rules",
-      unless: meshInjection,
+      unless: namespaceSettings,
     },
     Node: unjudged("it registers a machine the scheduler may place pods on, outside the cluster's own nodes"),
     PersistentVolume: {
@@ -228,7 +225,7 @@ export const BUILTIN_KIND_VERDICTS: Readonly<Record<string, Readonly<Record<stri
     StorageClass: {
       v: "inert",
       why: "it names how claims get volumes; a claim bound to a host folder is judged on the pod that mounts it",
-      unless: hostPathProvisioner,
+      unless: storageClassProvisioner,
     },
     VolumeAttachment: inert(CLUSTER_STATE),
     VolumeAttributesClass: inert("it sets a volume's performance attributes; it mounts nothing"),

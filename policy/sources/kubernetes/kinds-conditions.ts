@@ -7,40 +7,10 @@
 import { isObj } from "../lenient";
 import { csiDriverClass } from "./csi-drivers";
 import { injects } from "./fields";
+import type { ResourceKinds } from "./kind-verdict";
 
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const strs = (v: unknown): string[] => list(v).filter((x): x is string => typeof x === "string");
-
-/** Subjects that are everyone who reaches the API server (k8s.io/apiserver user and group names). */
-const PUBLIC = new Set(["system:unauthenticated", "system:authenticated", "system:anonymous"]);
-
-/** A RoleBinding or ClusterRoleBinding that grants to everyone, or binds cluster-admin. */
-export function bindingGrant(props: unknown): string | undefined {
-  const o = isObj(props) ? props : {};
-  for (const s of list(o.subjects))
-    if (isObj(s) && typeof s.name === "string" && PUBLIC.has(s.name))
-      return `it grants its role to ${s.name}: everyone who reaches the API server, with or without a pod`;
-  const ref = isObj(o.roleRef) ? o.roleRef : {};
-  if (ref.kind === "ClusterRole" && ref.name === "cluster-admin")
-    return "it binds cluster-admin: a task holding a token of its subjects controls the cluster";
-  return undefined;
-}
-
-/** A Role or ClusterRole whose rules give full control, or the verbs that raise a subject's own rights. */
-export function roleGrant(props: unknown): string | undefined {
-  const o = isObj(props) ? props : {};
-  for (const [i, r] of list(o.rules).entries()) {
-    if (!isObj(r)) continue;
-    const verbs = strs(r.verbs);
-    const resources = strs(r.resources);
-    if (verbs.includes("*") && (resources.includes("*") || list(r.nonResourceURLs).includes("*")))
-      return `rules[${i}] allows every verb on every resource: cluster-admin's powers to a task holding a token of it`;
-    const raise = verbs.filter((v) => v === "escalate" || v === "bind" || v === "impersonate");
-    if (raise.length > 0)
-      return `rules[${i}] allows ${raise.join(", ")}: a subject that holds it can give itself any rights`;
-  }
-  return undefined;
-}
 
 /** A validating webhook that receives every Secret written (its rules name `secrets` or every resource). */
 export function webhookSeesSecrets(props: unknown): string | undefined {
@@ -52,6 +22,37 @@ export function webhookSeesSecrets(props: unknown): string | undefined {
         return `webhooks[${i}] is sent every Secret it matches, with its data, by the API server`;
     }
   return undefined;
+}
+
+/**
+ * A validating webhook the API server calls at a URL (`clientConfig.url`: a host outside the cluster, where no
+ * NetworkPolicy holds) with objects that carry task specs or credentials: literal env values, proxy settings,
+ * workflow parameters. Every kind it matches must be one that holds neither (a kind the verdicts call inert or
+ * judge with its set); a service of the cluster (`clientConfig.service`) keeps the verdict above.
+ */
+export function webhookSendsOut(props: unknown, kinds: ResourceKinds): string | undefined {
+  const o = isObj(props) ? props : {};
+  for (const [i, w] of list(o.webhooks).entries()) {
+    const client = isObj(w) && isObj(w.clientConfig) ? w.clientConfig : {};
+    if (typeof client.url !== "string") continue;
+    for (const r of list(isObj(w) ? w.rules : undefined)) {
+      const rule = isObj(r) ? r : {};
+      for (const g of strs(rule.apiGroups))
+        for (const res of strs(rule.resources)) {
+          const found = res.startsWith("*") ? [] : kinds(g, res);
+          const carries =
+            found.length === 0 || found.some((k) => k.verdict?.v !== "inert" && k.verdict?.v !== "stack");
+          if (carries)
+            return `webhooks[${i}] sends ${res}${g === "" ? "" : ` (${g})`} objects, which carry task specs or credentials, to ${JSON.stringify(client.url)} outside the cluster (allowed: a webhook of a cluster Service, or one at a URL that matches only kinds that hold neither)`;
+        }
+    }
+  }
+  return undefined;
+}
+
+/** A validating webhook that receives Secrets, or sends what a task runs with out of the cluster. */
+export function webhookSettings(props: unknown, kinds: ResourceKinds): string | undefined {
+  return webhookSeesSecrets(props) ?? webhookSendsOut(props, kinds);
 }
 
 /** PersistentVolume sources the node mounts over its network or through a host program (pod volume rules' list). */
@@ -84,6 +85,37 @@ export function persistentVolumeSource(props: unknown): string | undefined {
       return `its CSI driver ${JSON.stringify(driver)} mounts ${cls === "host" ? "a folder of the node" : "a network file system on the node"} for any pod that claims it`;
   }
   return undefined;
+}
+
+/**
+ * The newest Pod Security version whose checks refuse more than the one before (pod-security-admission policy
+ * check_hostProbesAndhostLifecycle.go: probes' and lifecycle hooks' `host` from v1.34; later versions only relax).
+ */
+const PSA_NEWEST_REFUSAL = 34;
+
+/**
+ * A Namespace whose Pod Security enforce label is weaker than restricted, or pinned to a version older than the
+ * checks the rules stand beside, read as pod-security-admission api/helpers.go `PolicyToEvaluate` reads them: a
+ * level other than privileged, baseline or restricted is restricted, a version other than `latest` or `v1.<n>` is
+ * the latest. No label is the cluster's own default, which the input does not hold.
+ */
+export function podSecurityLevel(props: unknown): string | undefined {
+  const meta = isObj(props) && isObj(props.metadata) ? props.metadata : {};
+  const labels = isObj(meta.labels) ? meta.labels : {};
+  const level = labels["pod-security.kubernetes.io/enforce"];
+  const allowed = 'enforce "restricted" at "latest" or v1.34 and later';
+  if (level === "privileged" || level === "baseline")
+    return `its label pod-security.kubernetes.io/enforce: ${JSON.stringify(level)} lets the API server admit pods in it that Pod Security restricted refuses (allowed: ${allowed}, or no label)`;
+  const version = labels["pod-security.kubernetes.io/enforce-version"];
+  const m = typeof version === "string" ? /^v1\.([0-9]|[1-9][0-9]*)$/.exec(version) : null;
+  if (m !== null && Number(m[1]) < PSA_NEWEST_REFUSAL)
+    return `its label pod-security.kubernetes.io/enforce-version: ${JSON.stringify(version)} enforces the checks of Kubernetes ${version}, without those added since (a probe's or lifecycle hook's host, from v1.34) (allowed: ${allowed})`;
+  return undefined;
+}
+
+/** A Namespace that weakens Pod Security or opts every pod into a mesh injector. */
+export function namespaceSettings(props: unknown): string | undefined {
+  return podSecurityLevel(props) ?? meshInjection(props);
 }
 
 /** A Namespace that opts every pod in it into a mesh injector (a NET_ADMIN init container, unless a CNI plugin). */

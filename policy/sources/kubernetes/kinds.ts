@@ -6,17 +6,19 @@
  */
 import { isObj } from "../lenient";
 import { opaqueKindReason } from "../unjudged";
-import { readsCarrierKind } from "./carriers";
+import { carrierCustomKinds, readsCarrierKind } from "./carriers";
 import {
   conditionalReason,
   isBuiltInKind,
   type KindVerdict,
+  type ResourceKind,
   tableVerdict,
   unknownKindReason,
 } from "./kind-verdict";
 import { BUILTIN_KIND_VERDICTS } from "./kinds-builtin";
 import { INERT_GROUPS, OPERATOR_KINDS } from "./kinds-operators";
 import { OPERATOR_EXPOSURE_KINDS } from "./operator-exposure";
+import { BUILTIN_KINDS } from "./schema.generated";
 import { isIngressType } from "./service";
 import type { KubeType } from "./sites";
 import { TUNNEL_KINDS } from "./tunnel-exposure";
@@ -82,11 +84,61 @@ export function kindVerdict(t: KubeType): KindVerdict | undefined {
   return undefined;
 }
 
+/**
+ * The resource name the API server registers for a kind: its lower-case name in the plural, as the API machinery
+ * guesses it (`UnsafeGuessKindToResource`: `…s` -> `…ses`, `…y` -> `…ies`, else `…s`; `endpoints` as it is), the
+ * plural every CRD of the tables declares too.
+ */
+export function kindResource(kind: string): string {
+  const k = kind.toLowerCase();
+  if (k === "endpoints") return k;
+  if (k.endsWith("s")) return `${k}es`;
+  if (k.endsWith("y")) return `${k.slice(0, -1)}ies`;
+  return `${k}s`;
+}
+
+let catalogue: Map<string, Map<string, string>> | undefined;
+
+/** group -> resource -> kind, for every kind some table names (built-in, operators', carriers', readers'). */
+function kindCatalogue(): Map<string, Map<string, string>> {
+  if (catalogue !== undefined) return catalogue;
+  const out = new Map<string, Map<string, string>>();
+  const add = (group: string, kind: string) => {
+    const g = out.get(group) ?? new Map<string, string>();
+    g.set(kindResource(kind), kind);
+    out.set(group, g);
+  };
+  for (const table of [BUILTIN_KINDS, OPERATOR_KINDS])
+    for (const [group, kinds] of Object.entries(table))
+      for (const kind of Object.keys(kinds)) add(group, kind);
+  for (const table of [REBUILT, EMBEDDING, TUNNEL_KINDS, OPERATOR_EXPOSURE_KINDS])
+    for (const [group, kinds] of Object.entries(table)) for (const kind of kinds) add(group, kind);
+  for (const { group, kind } of carrierCustomKinds()) add(group, kind);
+  catalogue = out;
+  return out;
+}
+
+/** The kinds an RBAC rule's resource (its subresource cut off) serves in a group, or in every group for `*`. */
+export function resourceKinds(group: string, resource: string): ResourceKind[] {
+  const name = resource.split("/")[0] ?? "";
+  const all = kindCatalogue();
+  const groups = group === "*" ? [...all.keys()] : [group === "" ? "core" : group];
+  return groups.flatMap((g) => {
+    const kind = all.get(g)?.get(name);
+    if (kind !== undefined)
+      return [{ group: g, kind, verdict: kindVerdict({ group: g, version: "", kind }) }];
+    // A group whose every kind is inert (Gatekeeper's constraints, one kind per template).
+    return Object.hasOwn(INERT_GROUPS, g)
+      ? [{ group: g, kind: name, verdict: { v: "inert", why: INERT_GROUPS[g] ?? "" } as const }]
+      : [];
+  });
+}
+
 /** Why an object fails closed by its kind alone (no verdict, an unjudged one, or a setting its verdict names). */
 export function kindReason(t: KubeType, props: unknown): string | undefined {
   const verdict = kindVerdict(t);
   if (verdict === undefined) return unknownKindReason(t);
-  const conditional = conditionalReason(verdict, props);
+  const conditional = conditionalReason(verdict, props, resourceKinds);
   if (conditional !== undefined) return conditional;
   return t.group === "apiextensions.k8s.io" && t.kind === "CustomResourceDefinition"
     ? schemaDefaults(props)
