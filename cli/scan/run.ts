@@ -77,7 +77,7 @@ export interface ScanOptions {
 
 /** Why `--ci` fails a check it could not make, appended to the finding's message. */
 export const UNCHECKED_IN_CI =
-  "--ci fails closed on a mandatory check it could not make (the value is known only at the update, where the policy pack judges it again; a gate over the preview never sees it)";
+  "--ci fails closed on a mandatory check it could not make (the pack judges the value at the update; a gate on the preview never does)";
 
 /** Pulumi plumbing that runs nothing itself: the stack, providers, components, plain networks and namespaces. */
 function isPlumbing(item: ScanItem): boolean {
@@ -138,7 +138,7 @@ export function scanItems(
       ruleId: rule.id,
       level,
       severity: rule.severity,
-      message: failsClosed ? `${renderFinding(f)}: ${UNCHECKED_IN_CI}` : renderFinding(f),
+      message: renderFinding(failsClosed ? { ...f, message: `${f.message}: ${UNCHECKED_IN_CI}` } : f),
       ...(f.path === undefined ? {} : { path: f.path }),
       resource: ref,
       location: item.locate(f.path),
