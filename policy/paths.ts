@@ -122,6 +122,8 @@ export const RUNTIME_SOCKET_FOLDERS: readonly string[] = [
 export const HOST_SOCKET_FOLDERS: readonly { readonly path: string; readonly what: string }[] = [
   // systemd makes /run a tmpfs for runtime state and sockets; /var/run is a link to it.
   { path: "/run", what: "the host's runtime folder, where its daemons keep their control sockets" },
+  // systemd-tmpfiles (legacy.conf) makes /var/lock a link to /run/lock.
+  { path: "/var/lock", what: "a link to /run/lock, inside the host's runtime folder" },
   { path: "/var/lib/kubelet/pod-resources", what: "the kubelet's pod-resources API socket folder" },
   { path: "/var/lib/kubelet/device-plugins", what: "the kubelet's device-plugin socket folder" },
   { path: "/var/lib/kubelet/plugins", what: "the kubelet's CSI and DRA driver socket folder" },

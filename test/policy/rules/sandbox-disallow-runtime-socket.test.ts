@@ -241,6 +241,7 @@ describe(RULE, () => {
       ["/run/snapd.socket", /inside \/run /],
       ["/run/sandbox-projects/demo", /inside \/run /],
       ["/run/user/1000/app", /inside \/run /],
+      ["/var/lock/subsys", /inside \/var\/lock \(a link to \/run\/lock/],
       ["/var/lib/kubelet/plugins/csi.example.com", /the kubelet's CSI and DRA driver socket folder/],
       ["/var/lib/kubelet/plugins_registry", /plugin registration socket folder/],
       ["/tmp/.X11-unix/X0", /inside \/tmp\/\.X11-unix/],
