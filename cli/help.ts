@@ -254,7 +254,8 @@ examples:
   sandbox scan k8s/
   sandbox scan --ci --format sarif --output scan.sarif k8s/ compose.yaml
 
-exit codes: 0 pass, 1 a mandatory rule fails, 2 bad input`,
+exit codes: 0 pass, 1 a mandatory rule fails (with --ci, also a mandatory check a value not known until the
+update kept it from making), 2 bad input`,
   completion: `usage: sandbox completion bash|zsh
 
 Prints a completion script for the shell: verbs, then the stacks of stacks/ (or of the folder you run in).

@@ -31,6 +31,11 @@ export interface ScanOptions {
    * Default: as the CLI, on when `CI=true` is in `env`.
    */
   readonly failOnUnjudged?: boolean;
+  /**
+   * As `--ci`: a mandatory rule's check that could not be made (a preview unknown in a field it reads) fails the
+   * scan instead of being a note (the pack judges the value at `pulumi up`; a gate on a preview never does).
+   */
+  readonly ci?: boolean;
   /** The environment Compose files are interpolated from (default: this process's). */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
@@ -60,6 +65,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
     "json",
     ...(options.config === undefined ? [] : ["--config", options.config]),
     ...(options.preset === undefined ? [] : ["--preset", options.preset]),
+    ...(options.ci === true ? ["--ci"] : []),
     ...(options.failOnUnjudged === undefined
       ? []
       : [options.failOnUnjudged ? "--fail-on-unjudged" : "--no-fail-on-unjudged"]),

@@ -56,7 +56,10 @@ options:
   --fail-on-unjudged         the default: an object that may create workloads the rules cannot read (a Helm
                              release or chart, a config group, a patch, an unknown kind naming an image, a skipped
                              .git or node_modules holding .yaml, .yml or .json files) fails the scan
-  --ci                       run as in CI (unjudged objects fail, as by default)
+  --ci                       run as a CI gate: unjudged objects fail, as by default, and so does a mandatory
+                             rule's check that could not be made (a value not known until the update in a
+                             \`pulumi preview --json\`: the pack judges it again at \`up\`, a gate on the preview
+                             never does); without --ci such a check is a note
 
 Fail closed is the default: what the rules cannot read fails the scan in every mode. Fields are judged against the
 engines' own schemas (Engine API ${ENGINE_API.apiVersion} from ${ENGINE_API.module} ${ENGINE_API.version},
@@ -302,7 +305,7 @@ async function scanCommand(argv: readonly string[], io: Io, env: ScanEnv): Promi
     io.out(`${JSON.stringify(toPackConfig(config, SCAN_RULES), null, 2)}\n`);
     return 0;
   }
-  // Fail closed in every mode; CI mode changes nothing here any more.
+  // Fail closed in every mode; CI mode also fails on mandatory checks that could not be made (below).
   const failOnUnjudged = opts.failOnUnjudged ?? true;
   if (opts.allowUnjudged.length > 0)
     config = {
@@ -323,7 +326,7 @@ async function scanCommand(argv: readonly string[], io: Io, env: ScanEnv): Promi
     input,
     config,
     { name: "sandbox-projects-scan", version: toolVersion() },
-    { failOnUnjudged },
+    { failOnUnjudged, failOnUnchecked: opts.ci === true },
   );
   const body =
     opts.format === "json"

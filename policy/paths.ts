@@ -112,6 +112,57 @@ export const RUNTIME_SOCKET_FOLDERS: readonly string[] = [
 ];
 
 /**
+ * The host folders where daemons keep their control sockets, the one table of them. A read-only mount does not
+ * guard a socket: `connect()` needs write permission on the socket file, and Linux refuses a write on a read-only
+ * mount (EROFS, fs/namei.c `sb_permission`) only for regular files, folders and links, never for a socket, so a task
+ * connects to every socket a mount shows it (net/unix/af_unix.c `unix_find_bsd`). A mount of one of these folders,
+ * of anything in it, or of a folder holding one, read-only or not, is refused; the runtime sockets above are named
+ * more precisely. An entry ending in `*` is every folder of that name prefix (`/tmp/ssh-*`: ssh-agent's folders).
+ */
+export const HOST_SOCKET_FOLDERS: readonly { readonly path: string; readonly what: string }[] = [
+  // systemd makes /run a tmpfs for runtime state and sockets; /var/run is a link to it.
+  { path: "/run", what: "the host's runtime folder, where its daemons keep their control sockets" },
+  // systemd-tmpfiles (legacy.conf) makes /var/lock a link to /run/lock.
+  { path: "/var/lock", what: "a link to /run/lock, inside the host's runtime folder" },
+  { path: "/var/lib/kubelet/pod-resources", what: "the kubelet's pod-resources API socket folder" },
+  { path: "/var/lib/kubelet/device-plugins", what: "the kubelet's device-plugin socket folder" },
+  { path: "/var/lib/kubelet/plugins", what: "the kubelet's CSI and DRA driver socket folder" },
+  { path: "/var/lib/kubelet/plugins_registry", what: "the kubelet's plugin registration socket folder" },
+  // X11, the session manager (ICE), input methods (XIM) and font servers: systemd's tmp.conf makes them.
+  { path: "/tmp/.X11-unix", what: "the X11 display's socket folder" },
+  { path: "/tmp/.ICE-unix", what: "the desktop session's ICE socket folder" },
+  { path: "/tmp/.XIM-unix", what: "the input method's socket folder" },
+  { path: "/tmp/.font-unix", what: "the font server's socket folder" },
+  { path: "/tmp/ssh-*", what: "an SSH agent's socket folder" },
+  { path: "/tmp/tmux-*", what: "a tmux server's socket folder (it runs commands as its user)" },
+  { path: "/tmp/dbus-*", what: "a D-Bus bus's socket" },
+];
+
+/** The table entry `p` lies in (`inside`), or that lies in `p` (`holds`), or undefined. */
+function socketFolderOf(
+  p: string,
+): { readonly entry: (typeof HOST_SOCKET_FOLDERS)[number]; readonly inside: boolean } | undefined {
+  for (const entry of HOST_SOCKET_FOLDERS) {
+    const star = entry.path.endsWith("*");
+    const folder = star ? entry.path.slice(0, entry.path.lastIndexOf("/")) || "/" : entry.path;
+    if (!star) {
+      if (isWithin(p, folder)) return { entry, inside: true };
+      if (isWithin(folder, p)) return { entry, inside: false };
+      continue;
+    }
+    // A prefix entry: a folder of `folder` whose name starts with the prefix, or anything in one.
+    const prefix = entry.path.slice(folder.length + (folder === "/" ? 0 : 1), -1);
+    const rest = p.startsWith(`${folder}/`) ? p.slice(folder.length + 1) : undefined;
+    if (rest?.split("/")[0]?.startsWith(prefix) === true) return { entry, inside: true };
+    if (isWithin(folder, p)) return { entry, inside: false };
+  }
+  return undefined;
+}
+
+/** A file named as a unix socket (`tailscaled.sock`, `cilium.sock`, `snapd.socket`), wherever it is. */
+const SOCKET_FILE = /\.(?:sock|socket)$/i;
+
+/**
  * Per-user folders of desktop and rootless runtimes, wherever the home is (`~`, /home/<user>, /Users/<user>):
  * Docker Desktop `~/.docker/run/docker.sock`, Colima `~/.colima/<profile>/docker.sock`, Rancher Desktop
  * `~/.rd/docker.sock`, OrbStack `~/.orbstack/run/docker.sock`, Lima `~/.lima`, rootless Podman's
@@ -184,6 +235,17 @@ function linuxRuntimeSocketReason(raw: string): string | undefined {
     if (/^\/run\/user\/[^/]+\/(?:bus|systemd|dbus-1)(?:\/|$)/.test(s))
       return "it is the user's D-Bus session bus or systemd manager, which starts processes on the host";
   }
+  // Every other control socket: the folders daemons keep them in, and a file named as one.
+  for (const s of spellings(p)) {
+    const hit = socketFolderOf(s);
+    if (hit === undefined) continue;
+    const ro = "a read-only mount does not stop connecting to a socket";
+    return hit.inside
+      ? `it is inside ${hit.entry.path} (${hit.entry.what}): ${ro}`
+      : `the folder contains ${hit.entry.path} (${hit.entry.what}): ${ro}`;
+  }
+  if (SOCKET_FILE.test(base))
+    return `it is named as a unix socket (${base}), a daemon's control socket: a read-only mount does not stop connecting to it`;
   if (USER_RUNTIME_DIRS.test(p))
     return "it is inside a per-user runtime folder (Docker Desktop, Colima, Rancher Desktop, OrbStack, Lima, Podman)";
   if (USER_RUNTIME_PARENTS.test(p))

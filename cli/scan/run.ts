@@ -73,7 +73,17 @@ export interface ScanOptions {
    * it is reported at advisory level (a level configured lower than that stays).
    */
   readonly failOnUnjudged?: boolean;
+  /**
+   * `--ci`: a mandatory (or remediate) rule's check that could not be made (a preview unknown in a field it reads, a
+   * part of a pod that could not be read) fails the scan instead of being a note. The pack judges such a value again
+   * at `pulumi up`, when it is known; a CI gate over the preview's JSON never sees it, so it fails closed there.
+   */
+  readonly failOnUnchecked?: boolean;
 }
+
+/** Why `--ci` fails a check it could not make, appended to the finding's message. */
+export const UNCHECKED_IN_CI =
+  "--ci fails closed on a mandatory check it could not make (the pack judges the value at the update; a gate on the preview never does)";
 
 /** Pulumi plumbing that runs nothing itself: the stack, providers, components, plain networks and namespaces. */
 function isPlumbing(item: ScanItem): boolean {
@@ -124,15 +134,21 @@ export function scanItems(
     JSON.stringify([id, rule, f.path ?? "", renderFinding(f)]);
   const add = ({ rule, finding: f, level, exemption }: Evaluation, item: ScanItem, ref: ResourceRef) => {
     reported.add(keyOf(ref.id, rule.id, f));
+    // With --ci a mandatory check that could not be made blocks, as a violation of its rule does.
+    const failsClosed =
+      options.failOnUnchecked === true &&
+      f.unchecked === true &&
+      exemption === undefined &&
+      (level === "mandatory" || level === "remediate");
     findings.push({
       ruleId: rule.id,
       level,
       severity: rule.severity,
-      message: renderFinding(f),
+      message: renderFinding(failsClosed ? { ...f, message: `${f.message}: ${UNCHECKED_IN_CI}` } : f),
       ...(f.path === undefined ? {} : { path: f.path }),
       resource: ref,
       location: item.locate(f.path),
-      unchecked: f.unchecked === true,
+      unchecked: f.unchecked === true && !failsClosed,
       ...(exemption === undefined
         ? {}
         : { exemption: { reason: exemption.reason, resource: exemption.resource } }),

@@ -21,6 +21,7 @@ import { type Preset, presetSettings } from "../presets";
 import { crosswalkTags } from "../report/tags";
 import { type RuleSelection, selectRules } from "../rules/registry";
 import { type AnyRule, type ConfigSchema, type Edit, PACK_NAME, resolveConfig } from "../rules/types";
+import { judgedType } from "../sources/kubernetes/file";
 import { sealSecrets } from "../sources/secrets";
 import { adaptResource, adaptResources } from "../sources/subject";
 import { ALL_STACK_RULES } from "../stack/registry";
@@ -112,8 +113,10 @@ function subjectOf(
     record,
   );
   // One view per pod the resource runs (and its entry point): the rule judges each.
-  return resourceViews.get(args.urn, [args.type, args.name, taint], value, () =>
-    adaptResources(args.type, value, args.name, tainted),
+  // A generic CustomResource is judged as the kind its inputs name (sources/kubernetes/file.ts judgedType).
+  const type = judgedType(args.type, value);
+  return resourceViews.get(args.urn, [type, args.name, taint], value, () =>
+    adaptResources(type, value, args.name, tainted),
   );
 }
 
@@ -204,13 +207,14 @@ export function stackResourceOf(r: PolicyResource): StackResource {
   const { value, tainted, taint } = readProps(r.props, r.urn, secretOutputs);
   const deps: Record<string, StackResourceRef[]> = {};
   for (const [k, v] of Object.entries(r.propertyDependencies ?? {})) deps[k] = v.map(refOf);
+  const type = judgedType(r.type, value);
   return {
-    type: r.type,
+    type,
     name: r.name,
     urn: r.urn,
     props: value,
-    subject: stackViews.get(r.urn, [r.type, r.name, taint], value, () =>
-      adaptResource(r.type, value, r.name, tainted),
+    subject: stackViews.get(r.urn, [type, r.name, taint], value, () =>
+      adaptResource(type, value, r.name, tainted),
     ),
     additionalSecretOutputs: secretOutputs,
     propertyDependencies: deps,

@@ -16,7 +16,7 @@ export function hostMounts(ms: readonly MountView[]): MountView[] {
 export const disallowRuntimeSocket = defineRule({
   id: "sandbox-disallow-runtime-socket",
   description:
-    "No container mounts a container runtime socket, a folder that contains one, or a runtime's socket folder.",
+    "No container mounts a container runtime socket, a folder that contains one, a runtime's socket folder, a host folder where daemons keep control sockets, or a hostPath of type Socket.",
   mission: true,
   enforcementLevel: "mandatory",
   severity: "critical",
@@ -41,7 +41,13 @@ export const disallowRuntimeSocket = defineRule({
         return;
       }
       if (m.source === undefined) return;
-      const reason = runtimeSocketReason(m.source);
+      // The kubelet checks that a hostPath of type Socket is a unix socket: wherever it is, the task can connect to
+      // it (a read-only mount does not stop that; paths.ts HOST_SOCKET_FOLDERS).
+      const socket =
+        typeof m.hostPathType === "string" && m.hostPathType.trim().toLowerCase() === "socket"
+          ? `its hostPath type is ${m.hostPathType}: a unix socket of the host, which the task can connect to whatever the mount's readOnly`
+          : undefined;
+      const reason = runtimeSocketReason(m.source) ?? socket;
       if (reason === undefined) return;
       const at = typeof m.target === "string" ? ` at ${m.target}` : "";
       out.push(violation(`${who} mounts host path ${m.source}${at}: ${reason}`, m.path));

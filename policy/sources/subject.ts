@@ -1,9 +1,10 @@
 /** One entry point: a resource's type token and props -> the views the rules judge (none: nothing to judge). */
 
-import { isUnknown, type Subject } from "../workload";
+import { isUnknown, type Subject, UNKNOWN, Unreadable } from "../workload";
 import { adaptLaunchSpec, LAUNCH_TYPE } from "./docker/read";
 import { crdFields } from "./kubernetes/crd-fields";
 import { embeddedSubjects } from "./kubernetes/embedded-subjects";
+import { CUSTOM_RESOURCE_TYPE, parseGroupVersion } from "./kubernetes/file";
 import { kindReason } from "./kubernetes/kinds";
 import { adaptOperatorExposure } from "./kubernetes/operator-exposure";
 import { adaptIngress, adaptService, isEntryPoint, isServiceType } from "./kubernetes/service";
@@ -37,7 +38,9 @@ export function adaptResources(
   const t = parseKubeType(type);
   // A StepAction names an image but runs only as a step that names it, judged there (stack/disallow-unjudged-references.ts).
   const step = t?.group === "tekton.dev" && t.kind === "StepAction";
+  // A generic CustomResource still under its generic token: its apiVersion or kind cannot be read.
   const reason =
+    (type === CUSTOM_RESOURCE_TYPE && !isUnknown(props) ? customResourceReason(props) : undefined) ??
     (out.length > 0 || step ? opaqueReason(type, props) : unjudgedReason(type, props)) ??
     (isUnknown(props)
       ? undefined
@@ -59,6 +62,31 @@ export function adaptResources(
   const kind = t?.kind ?? type.slice(type.lastIndexOf(":") + 1);
   const backend = type.startsWith("docker:") ? "docker" : "kubernetes";
   return [...out, { subject: "unjudged", origin: { backend, type, kind, name }, reason }];
+}
+
+/**
+ * Why a generic CustomResource the readers could not type (kubernetes/file.ts judgedType) is not judged: the
+ * object the provider sends is the kind its apiVersion and kind name, and one of them cannot be read.
+ */
+function customResourceReason(props: unknown): string {
+  const bad = (["apiVersion", "kind"] as const).map((k) => {
+    const v = typeof props === "object" && props !== null ? (props as Record<string, unknown>)[k] : undefined;
+    const what =
+      v === undefined
+        ? "absent"
+        : isUnknown(v)
+          ? v === UNKNOWN
+            ? "not known yet"
+            : `unreadable (${v instanceof Unreadable ? v.reason : "its value cannot be read"})`
+          : typeof v !== "string"
+            ? "not a string"
+            : k === "apiVersion" && parseGroupVersion(v) === undefined
+              ? `${JSON.stringify(v)}, which has more than one "/"`
+              : undefined;
+    return what === undefined ? undefined : `${k} is ${what}`;
+  });
+  const why = bad.filter((b) => b !== undefined).join(" and ");
+  return `a CustomResource is the kind its apiVersion and kind name, but ${why || "they name no kind"}: no kind has a verdict for it`;
 }
 
 /** The first view, for callers that judge one view per resource (benchmarks, the toolkit's own parity tests). */

@@ -2,7 +2,8 @@
 // names a file the build makes, the policy pack's version and config schema follow the package's, the peers are
 // pinned for development within their published ranges, the SARIF links point at the rules' documentation, and
 // the public entry points export what the quick-starts use.
-import { accessSync, constants, existsSync, readFileSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -229,6 +230,33 @@ describe("the public entry points", () => {
     await expect(scan({ paths: [folder], config: "no-such-config.json", cwd: ROOT })).rejects.toThrow(
       /no-such-config\.json/,
     );
+  });
+
+  it("scan({ ci: true }) fails closed on a mandatory check a preview unknown kept from being made, as --ci", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "scan-ci-"));
+    try {
+      const urn = "urn:pulumi:dev::p::kubernetes:core/v1:Pod::x";
+      const inputs = {
+        apiVersion: "v1",
+        kind: "Pod",
+        spec: { hostPID: "04da6b54-80e4-46f7-96ec-b56ff0331ba9" },
+      };
+      const preview = {
+        steps: [{ op: "create", urn, newState: { type: "kubernetes:core/v1:Pod", urn, inputs } }],
+      };
+      writeFileSync(join(dir, "preview.json"), JSON.stringify(preview));
+      const hostPid = (r: Awaited<ReturnType<typeof scan>>) =>
+        r.report.findings.filter((f) => f.ruleId === "sandbox-disallow-host-namespaces");
+      const plain = await scan({ paths: ["preview.json"], cwd: dir });
+      expect(hostPid(plain).map((f) => f.unchecked)).toEqual([true]);
+      const ci = await scan({ paths: ["preview.json"], cwd: dir, ci: true });
+      expect(ci.exitCode).toBe(1);
+      expect(hostPid(ci).map((f) => [f.unchecked, f.message])).toEqual([
+        [false, expect.stringMatching(/^hostPID could not be checked: .*--ci fails closed/)],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

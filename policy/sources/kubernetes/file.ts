@@ -32,6 +32,24 @@ function kubeType(gv: { group: string; version: string }, kind: string): string 
   return `kubernetes:${gv.group === "" ? "core" : gv.group}/${gv.version === "" ? "v1" : gv.version}:${kind}`;
 }
 
+/** The Pulumi Kubernetes provider's generic custom resource (`new k8s.apiextensions.CustomResource` in some SDKs). */
+export const CUSTOM_RESOURCE_TYPE = "kubernetes:apiextensions.k8s.io:CustomResource";
+
+/**
+ * The type token a resource is judged as. The provider sends a generic `CustomResource` as the object its
+ * `apiVersion` and `kind` inputs name (its token says nothing about the kind), so it is judged as that kind, as the
+ * same object in YAML or under its own token is. An apiVersion or kind that is not a plain string (not known yet, a
+ * secret, the wrong shape) or an apiVersion with more than one `/` leaves the generic token, which has no verdict
+ * and fails closed. Every other type is its own.
+ */
+export function judgedType(type: string, props: unknown): string {
+  if (type !== CUSTOM_RESOURCE_TYPE || !isObj(props)) return type;
+  const { apiVersion, kind } = props;
+  if (typeof apiVersion !== "string" || typeof kind !== "string") return type;
+  const gv = parseGroupVersion(apiVersion);
+  return gv === undefined ? type : kubeType(gv, kind);
+}
+
 /**
  * One object with a string `kind` at key path `base` (a `List` is read item by item before this); an object
  * without an apiVersion is skipped. Its id is `<file>:<Kind>/<name>` (`<file>:<Kind>/<namespace>/<name>`), each

@@ -6,6 +6,7 @@
 
 import type { InputFormat, Location } from "../../report/model";
 import { parseUrn } from "../../urn";
+import { judgedType } from "../kubernetes/file";
 import { taintCheck } from "../lenient";
 import { type FileOutput, isObj, text } from "../text/output";
 import { pulumiValue } from "./json";
@@ -88,9 +89,10 @@ function readResources(
     secretPaths.push(...secretOutputs);
     const parent = text(r.parent);
     const location: Location = { file: out.file, urn };
+    // A generic CustomResource is judged as the kind its inputs name (kubernetes/file.ts judgedType).
     out.add({
       format,
-      type,
+      type: judgedType(type, props),
       props,
       kind: type.slice(type.lastIndexOf(":") + 1),
       name: parts.name,
@@ -109,10 +111,11 @@ function readResources(
     // A Kubernetes object's outputs are what the API server returned: its defaults and every admission mutation.
     if (format === "pulumi-state" && type.startsWith("kubernetes:") && isObj(r.outputs)) {
       const liveSecrets: string[] = [...secretOutputs];
+      const live = pulumiValue(r.outputs, "", liveSecrets);
       out.add({
         format,
-        type,
-        props: pulumiValue(r.outputs, "", liveSecrets),
+        type: judgedType(type, live),
+        props: live,
         kind: type.slice(type.lastIndexOf(":") + 1),
         name: parts.name,
         id: urn,

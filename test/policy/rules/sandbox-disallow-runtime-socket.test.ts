@@ -220,12 +220,56 @@ describe(RULE, () => {
     JOB,
     "/srv/docker-builds",
     "/var/run-data",
-    "/run/sandbox-projects/demo",
+    "/srv/runbooks",
+    "/tmp/sandbox-jobs/1",
+    "/tmp/ssh.txt",
     "/home/dev/project",
     "/srv/ci/docker.socket.md",
     "D:\\sandbox\\job",
   ])("passes a bind of %s, which holds no runtime socket", (source) => {
     expect(violated(bind(source))).not.toContain(RULE);
+  });
+
+  describe("control sockets outside the runtimes' own (connect() ignores a read-only mount)", () => {
+    it.each([
+      ["/run/tailscale/tailscaled.sock", /inside \/run \(the host's runtime folder/],
+      ["/var/run/cilium", /inside \/run /],
+      ["/run/cilium/cilium.sock", /inside \/run /],
+      ["/var/run/openvswitch", /inside \/run /],
+      ["/var/run/calico", /inside \/run /],
+      ["/run/netns", /inside \/run /],
+      ["/run/snapd.socket", /inside \/run /],
+      ["/run/sandbox-projects/demo", /inside \/run /],
+      ["/run/user/1000/app", /inside \/run /],
+      ["/var/lock/subsys", /inside \/var\/lock \(a link to \/run\/lock/],
+      ["/var/lib/kubelet/plugins/csi.example.com", /the kubelet's CSI and DRA driver socket folder/],
+      ["/var/lib/kubelet/plugins_registry", /plugin registration socket folder/],
+      ["/tmp/.X11-unix/X0", /inside \/tmp\/\.X11-unix/],
+      ["/tmp/tmux-1000/default", /inside \/tmp\/tmux-\*/],
+      ["/tmp", /the folder contains \/tmp\/\.X11-unix/],
+      ["/srv/app/agent.sock", /named as a unix socket \(agent\.sock\)/],
+    ])("refuses %s, read-only or not, in a docker.Container bind and a hostPath", (source, re) => {
+      for (const readOnly of [true, false]) {
+        const m = mine(bind(source, { readOnly }));
+        expect(m).toHaveLength(1);
+        expect(m[0]).toMatch(re);
+        expect(m[0]).toContain("a read-only mount does not stop connecting");
+        const k = mine(pod("Pod", hostPath(source), { readOnly }));
+        expect(k).toHaveLength(1);
+        expect(k[0]).toMatch(re);
+      }
+    });
+
+    it("refuses a hostPath of type Socket wherever it is, and passes the job folder's Directory", () => {
+      const m = mine(pod("Job", hostPath("/srv/app/control", "Socket"), { readOnly: true }));
+      expect(m).toEqual([
+        expect.stringMatching(
+          /mounts host path \/srv\/app\/control at \/mnt\/x: its hostPath type is Socket: a unix socket of the host/,
+        ),
+      ]);
+      expect(mine(pod("Job", hostPath(JOB, "DirectoryOrCreate"), {}))).toEqual([]);
+      expect(mine(pod("Job", hostPath("/srv/reference", "Directory"), { readOnly: true }))).toEqual([]);
+    });
   });
 
   it("passes what is not a host path: a tmpfs or a named volume at /var/run, the socket's path as a target", () => {

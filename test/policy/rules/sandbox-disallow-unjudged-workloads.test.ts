@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { rulesOf, scanJson, tempFiles, violationsOf } from "../../scan/helpers";
 import { carrier, DOCKER, safeContainer, safePodSpec } from "../fixtures";
-import { type Outcome, UNKNOWN_WIRE, validate, violated } from "../harness";
+import { engineRun, type Outcome, secret, UNKNOWN_WIRE, validate, validateStack, violated } from "../harness";
 
 const RULE = "sandbox-disallow-unjudged-workloads";
 const mine = (o: Outcome) => o.violations.filter((v) => v.policy === RULE).map((v) => v.message);
@@ -108,6 +108,64 @@ describe(RULE, () => {
     expect(mine(validate("kubernetes:example.com/v1:Runner", props))).toEqual([
       `Runner "fixture" may create workloads the rules cannot judge: it names a container image at ${at}, but no pod spec the rules can read`,
     ]);
+  });
+
+  describe("a generic CustomResource (kubernetes:apiextensions.k8s.io:CustomResource)", () => {
+    // The provider sends the object its apiVersion and kind inputs name; the token says nothing about the kind.
+    const GENERIC = "kubernetes:apiextensions.k8s.io:CustomResource";
+    const TYPED = "kubernetes:agents.x-k8s.io/v1beta1:Sandbox";
+    const sandbox = (apiVersion: unknown = "agents.x-k8s.io/v1beta1", kind: unknown = "Sandbox") => ({
+      apiVersion,
+      kind,
+      metadata: { name: "x", namespace: "sbx" },
+      spec: { podTemplate: { spec: { ...safePodSpec(), restartPolicy: "Never" } } },
+    });
+
+    it("is judged as the kind its apiVersion and kind name, in the resource and the stack policies alike", () => {
+      const typed = validate(TYPED, sandbox());
+      expect(violated(validate(GENERIC, sandbox()))).toEqual(violated(typed));
+      expect(violated(typed)).not.toContain(RULE);
+      const stack = (type: string) => violated(validateStack([{ type, name: "x", props: sandbox() }]));
+      expect(stack(GENERIC)).toEqual(stack(TYPED));
+    });
+
+    it("keeps the walls of the kind it names", () => {
+      const pod = {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "x" },
+        spec: { ...safePodSpec(), hostNetwork: true },
+      };
+      expect(violated(validate(GENERIC, pod))).toContain("sandbox-disallow-host-namespaces");
+      const hr = { apiVersion: "helm.toolkit.fluxcd.io/v2", kind: "HelmRelease", metadata: { name: "x" } };
+      expect(mine(validate(GENERIC, hr))).toEqual([
+        expect.stringMatching(
+          /^HelmRelease "fixture" may create workloads the rules cannot judge: Flux installs/,
+        ),
+      ]);
+      expect(violated(validate(GENERIC, sandbox("agents.x-k8s.io/v1alpha1")))).toContain(
+        "sandbox-disallow-unjudged-fields",
+      );
+    });
+
+    it.each([
+      ["an apiVersion not known yet", sandbox(UNKNOWN_WIRE), "apiVersion is not known yet"],
+      ["a kind not known yet", sandbox(undefined, UNKNOWN_WIRE), "kind is not known yet"],
+      ["a secret kind", sandbox(undefined, secret("Sandbox")), "kind is unreadable (it is a Pulumi secret"],
+      ["no kind", { ...sandbox(), kind: undefined }, "kind is absent"],
+      [
+        "an apiVersion with two slashes",
+        sandbox("a/b/v1"),
+        'apiVersion is "a/b/v1", which has more than one "/"',
+      ],
+    ])("fails closed on %s", (_, props, why) => {
+      // As the engine runs the pack: the remediation that shows secrets runs first (docs/design.md).
+      const m = mine(engineRun(GENERIC, props).outcome);
+      expect(m).toHaveLength(1);
+      expect(m[0]).toContain(
+        `CustomResource "fixture" may create workloads the rules cannot judge: a CustomResource is the kind its apiVersion and kind name, but ${why}`,
+      );
+    });
   });
 
   it("fails closed on a refused or opaque type whatever its props, known or not", () => {
