@@ -31,13 +31,8 @@ import {
   unknownSite,
 } from "./rebuild";
 import type { PodSite } from "./sites";
-import {
-  argoEnumChoices,
-  argoTemplateValues,
-  sealPlaceholders,
-  substitute,
-  substituteOutside,
-} from "./templating";
+import { sealPlaceholders, substitute } from "./templating";
+import { argoEnumChoices, argoTemplateValues, substituteOutside } from "./templating-argo";
 
 type Obj = Record<string, unknown>;
 type Problems = { path: string; reason: string }[];

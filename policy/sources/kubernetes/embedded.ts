@@ -18,7 +18,8 @@ import { isUnknown } from "../../workload";
 import { field, isObj, items, join, str } from "../lenient";
 import { kubeYamlDocuments } from "./go-json";
 import type { KubeType } from "./sites";
-import { argoTemplateValues, hasPlaceholder, type Syntax, substitute } from "./templating";
+import { hasPlaceholder, type Syntax, substitute } from "./templating";
+import { argoTemplateValues } from "./templating-argo";
 
 /** One object a controller will create, typed as the input's objects are. */
 export interface EmbeddedObject {

@@ -2,12 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { readPodSpecPatch } from "../../../../policy/sources/kubernetes/crd-argo";
 import { goDecode, goFold } from "../../../../policy/sources/kubernetes/go-json";
-import {
-  argoTemplateValues,
-  sealPlaceholders,
-  substitute,
-  tektonValues,
-} from "../../../../policy/sources/kubernetes/templating";
+import { sealPlaceholders, substitute, tektonValues } from "../../../../policy/sources/kubernetes/templating";
+import { argoTemplateValues } from "../../../../policy/sources/kubernetes/templating-argo";
 import { isUnreadable, UNKNOWN } from "../../../../policy/workload";
 
 describe("Go's decoding into the Kubernetes types", () => {
