@@ -48,7 +48,7 @@ export const CRD_VERDICTS: Readonly<Record<Operator, VerdictTable>> = {
 
 /**
  * Annotations of the object itself each operator acts on, by key: a refused one fails unless its value is allowed;
- * any other key is data, except under a domain of ANNOTATION_DOMAINS.
+ * any other key is data, except under a prefix of ANNOTATION_PREFIXES.
  */
 export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
   "agent-sandbox": AGENT_SANDBOX_ANNOTATIONS,
@@ -62,11 +62,6 @@ export const CRD_ANNOTATIONS: Readonly<Record<Operator, VerdictTable>> = {
   keda: {},
 };
 
-/** Annotation key domains an operator reads: a key of one with no verdict in CRD_ANNOTATIONS fails closed. */
-const ANNOTATION_DOMAINS: Partial<Record<Operator, readonly string[]>> = {
-  "knative-serving": KNATIVE_ANNOTATION_DOMAINS,
-};
-
 /**
  * Metadata inside a kind's spec whose annotations the operator reads as its own (Knative copies a revision
  * template's onto each Revision it stamps, where the autoscaler and the revision reconciler read them).
@@ -76,16 +71,26 @@ const ANNOTATED_TEMPLATES: Partial<Record<Operator, Readonly<Record<string, stri
 };
 
 /**
- * Families of annotation keys an operator acts on by prefix, refused on every kind of it. Argo Rollouts' controller
- * sends a notification of a Rollout's or an AnalysisRun's events to every destination its
- * `notifications.argoproj.io/subscribe.<trigger>.<service>` (or `…/subscriptions`) annotations name, through the
- * services of its notifications ConfigMap (utils/record sendNotifications, notifications-engine subscriptions): a
- * request from the controller, outside the sandbox's egress walls, carrying what the object holds.
+ * Annotation keys an operator reads by prefix, on every kind of it:
+ *
+ * - `closed`: a domain the operator reads (Knative Serving's controllers): a key under it with no verdict in
+ *   CRD_ANNOTATIONS fails closed (the domain compared in lower case, as the keys' domains are written);
+ * - `refused`: a family the operator acts on whatever its value, refused with `why`. Argo Rollouts' controller sends
+ *   a notification of a Rollout's or an AnalysisRun's events to every destination its
+ *   `notifications.argoproj.io/subscribe.<trigger>.<service>` (or `…/subscriptions`) annotations name, through the
+ *   services of its notifications ConfigMap (utils/record sendNotifications, notifications-engine subscriptions): a
+ *   request from the controller, outside the sandbox's egress walls, carrying what the object holds.
  */
-const ANNOTATION_FAMILIES: Partial<Record<Operator, readonly { prefix: string; why: string }[]>> = {
+type AnnotationPrefix =
+  | { readonly prefix: string; readonly verdict: "closed" }
+  | { readonly prefix: string; readonly verdict: "refused"; readonly why: string };
+
+const ANNOTATION_PREFIXES: Partial<Record<Operator, readonly AnnotationPrefix[]>> = {
+  "knative-serving": KNATIVE_ANNOTATION_DOMAINS.map((prefix) => ({ prefix, verdict: "closed" as const })),
   "argo-rollouts": [
     {
       prefix: "notifications.argoproj.io/subscri",
+      verdict: "refused",
       why: "Argo Rollouts' controller sends the object's events to the destinations this annotation names, from the cluster, outside the sandbox's egress walls",
     },
   ],
@@ -239,18 +244,20 @@ function annotationFields(
   const notes = field(meta, "annotations");
   if (!isPlain(notes)) return;
   const annotations = CRD_ANNOTATIONS[operator];
-  const domains = ANNOTATION_DOMAINS[operator] ?? [];
+  const prefixes = ANNOTATION_PREFIXES[operator] ?? [];
   for (const [key, value] of Object.entries(notes)) {
     const verdict = Object.hasOwn(annotations, key) ? annotations[key] : undefined;
     const path = join(join(metaPath, "annotations"), key);
     const name = `${kind}.${metaPath}.annotations{}.${key}`;
-    const family = ANNOTATION_FAMILIES[operator]?.find((f) => key.startsWith(f.prefix));
-    if (family !== undefined && !isUnknown(value)) out.push({ path, field: name, reason: family.why });
-    else if (verdict === undefined && domains.some((d) => key.toLowerCase().startsWith(d)))
+    const family = prefixes.find((f) => f.verdict === "refused" && key.startsWith(f.prefix));
+    const domain = prefixes.find((f) => f.verdict === "closed" && key.toLowerCase().startsWith(f.prefix));
+    if (family?.verdict === "refused" && !isUnknown(value))
+      out.push({ path, field: name, reason: family.why });
+    else if (verdict === undefined && domain !== undefined)
       out.push({
         path,
         field: name,
-        reason: `${release} reads annotations under ${domains.find((d) => key.toLowerCase().startsWith(d))}, and this key is not one the project knows: the controller may act on it in ways no rule judged`,
+        reason: `${release} reads annotations under ${domain.prefix}, and this key is not one the project knows: the controller may act on it in ways no rule judged`,
       });
     else if (
       verdict?.v === "refused" &&

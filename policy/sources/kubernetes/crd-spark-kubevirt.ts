@@ -22,7 +22,12 @@
 import { isUnknown, type UnreadablePart } from "../../workload";
 import { at, entries, field, isObj, items, join, str } from "../lenient";
 import { sparkExtras } from "./crd-spark-conf";
-import { JVM_OPTION_VARIABLES, jvmOptionsSafe } from "./crd-verdicts/spark-conf-keys";
+import {
+  JVM_OPTION_NAMES,
+  JVM_OPTION_PREFIX,
+  JVM_OPTION_VARIABLES,
+  jvmOptionsSafe,
+} from "./crd-verdicts/spark-conf-keys";
 import {
   type Part,
   PathMapper,
@@ -206,17 +211,13 @@ function sparkRole(props: unknown, appPath: string, role: "driver" | "executor")
     : { ...site, unreadable: [...(site.unreadable ?? []), ...extras.unreadable] };
 }
 
-/** The prefixes of the variables the JVM or Spark's image reads as JVM options (JVM_OPTION_VARIABLES). */
-const JVM_OPTION_PREFIXES = ["JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", "SPARK_SUBMIT_OPTS"];
-
 /** True when no variable whose name starts with `prefix` is one the JVM reads as options. */
 function prefixSafe(prefix: unknown): boolean {
   if (typeof prefix !== "string" || prefix === "") return false;
-  const opt = "SPARK_JAVA_OPT_";
   return (
-    !prefix.startsWith(opt) &&
-    !opt.startsWith(prefix) &&
-    !JVM_OPTION_PREFIXES.some((n) => n.startsWith(prefix))
+    !prefix.startsWith(JVM_OPTION_PREFIX) &&
+    !JVM_OPTION_PREFIX.startsWith(prefix) &&
+    !JVM_OPTION_NAMES.some((n) => n.startsWith(prefix))
   );
 }
 

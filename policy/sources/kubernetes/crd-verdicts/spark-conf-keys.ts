@@ -83,9 +83,21 @@ export function jvmOptionsSafe(text: string): boolean {
 export const javaOptionsAllowed = (v: unknown): boolean =>
   isUnknown(v) || (typeof v === "string" && jvmOptionsSafe(v));
 
+/** The variables the JVM or Spark's image reads as JVM options, by name. */
+export const JVM_OPTION_NAMES: readonly string[] = [
+  "JAVA_TOOL_OPTIONS",
+  "JDK_JAVA_OPTIONS",
+  "_JAVA_OPTIONS",
+  "SPARK_SUBMIT_OPTS",
+];
+
+/** The prefix of the numbered options Spark's image passes to the JVM (`SPARK_JAVA_OPT_<n>`). */
+export const JVM_OPTION_PREFIX = "SPARK_JAVA_OPT_";
+
 /** Environment variables the JVM or Spark's image reads as JVM options. */
-export const JVM_OPTION_VARIABLES =
-  /^(?:JAVA_TOOL_OPTIONS|JDK_JAVA_OPTIONS|_JAVA_OPTIONS|SPARK_SUBMIT_OPTS|SPARK_JAVA_OPT_.*)$/;
+export const JVM_OPTION_VARIABLES = new RegExp(
+  `^(?:${[...JVM_OPTION_NAMES, `${JVM_OPTION_PREFIX}.*`].join("|")})$`,
+);
 
 /** A label or annotation (`where`) that turns no mesh injector on. */
 export const injectorFree =
