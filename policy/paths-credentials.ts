@@ -83,16 +83,22 @@ const SOCKETS: readonly [RegExp, string][] = [
 /** A home folder, or the folder of homes: it holds the credential folders above. */
 const HOME = /^\/(?:~|home|Users|var\/home)(?:\/[^/]+)?$/;
 
-/** Why a normalized host path hands over a credential, or undefined. */
-export function credentialPathReason(p: string): string | undefined {
+/** `re` comparing without case when `fold` (the path lies on a case-insensitive host folder, policy/paths.ts). */
+function test(re: RegExp, p: string, fold: boolean): boolean {
+  return fold && !re.flags.includes("i") ? new RegExp(re.source, `${re.flags}i`).test(p) : re.test(p);
+}
+
+/** Why a normalized host path hands over a credential, or undefined; `fold`: its folder compares names without case. */
+export function credentialPathReason(p: string, fold = false): string | undefined {
   const home = IN_HOME.exec(p);
   if (home !== null) return `it holds the host user's credentials (${home[1]})`;
   const anywhere = ANYWHERE.exec(p);
   if (anywhere !== null) return `it holds a user's credentials (${anywhere[1]})`;
-  const startup = USER_STARTUP.exec(p);
+  const startup = fold ? new RegExp(USER_STARTUP.source, "i").exec(p) : USER_STARTUP.exec(p);
   if (startup !== null)
     return `it holds programs the host user's session starts (${startup[1]}), which run on the host as that user`;
-  for (const [re, what] of SOCKETS) if (re.test(p)) return `it is ${what}, a credential of the host's user`;
-  if (HOME.test(p)) return "the folder holds home folders' credentials (~/.ssh, ~/.aws, ~/.kube, ...)";
+  for (const [re, what] of SOCKETS)
+    if (test(re, p, fold)) return `it is ${what}, a credential of the host's user`;
+  if (test(HOME, p, fold)) return "the folder holds home folders' credentials (~/.ssh, ~/.aws, ~/.kube, ...)";
   return undefined;
 }

@@ -30,11 +30,44 @@ export function canonicalRun(p: string): string {
   return p;
 }
 
-/** The spellings a normalized path may have on a host: itself and its `/run` ≡ `/var/run` twin. */
-function spellings(p: string): string[] {
-  const c = canonicalRun(p);
-  const twin = c === "/run" ? "/var/run" : c.startsWith("/run/") ? `/var${c}` : c;
-  return [...new Set([p, c, twin])];
+/**
+ * Host folders whose file systems compare names without case: Docker Desktop on macOS shares `/Users`, `/Volumes`,
+ * `/private` (and `/tmp`, `/var/folders`, links into it) from APFS, case-insensitive by default, so
+ * `/Users/alice/.DOCKER` is `~/.docker`; WSL shows Windows drives as `/mnt/<letter>` (DrvFs, case-insensitive unless a
+ * folder is marked otherwise). A path under one is compared with the tables below without case.
+ */
+const CASE_INSENSITIVE_ROOTS = /^\/(?:users|volumes|private|tmp|var\/folders|mnt\/[a-z])(?:\/|$)/i;
+
+/** True when `p` lies on a host folder that compares names without case (CASE_INSENSITIVE_ROOTS). */
+export function caseInsensitiveHostPath(p: string): boolean {
+  return CASE_INSENSITIVE_ROOTS.test(p);
+}
+
+/** `re` comparing without case when `fold` (the path lies on a case-insensitive host folder). */
+function test(re: RegExp, p: string, fold: boolean): boolean {
+  return fold && !re.flags.includes("i") ? new RegExp(re.source, `${re.flags}i`).test(p) : re.test(p);
+}
+
+/** `p`, lower case when it lies on a case-insensitive host folder: the key it is compared by. */
+function key(p: string, fold: boolean): string {
+  return fold ? p.toLowerCase() : p;
+}
+
+/**
+ * The spellings a normalized path may have on a host: itself, its `/run` ≡ `/var/run` twin and, on macOS, its
+ * `/private/tmp` ≡ `/tmp`, `/private/var` ≡ `/var`, `/private/etc` ≡ `/etc` twin (the latter are links into
+ * `/private`). On a case-insensitive folder they are lower case, to be compared with lower-cased tables (`key`).
+ */
+function spellings(raw: string, fold = false): string[] {
+  const lc = key(raw, fold);
+  const mac = /^\/private\/(?:tmp|var|etc)(?:\/|$)/i.test(lc) ? lc.slice("/private".length) : lc;
+  const out: string[] = [];
+  for (const p of new Set([lc, mac])) {
+    const c = canonicalRun(p);
+    const twin = c === "/run" ? "/var/run" : c.startsWith("/run/") ? `/var${c}` : c;
+    out.push(p, c, twin);
+  }
+  return [...new Set(out)];
 }
 
 /** True when `child` is `parent` or lies under it. */
@@ -136,22 +169,46 @@ export const HOST_SOCKET_FOLDERS: readonly { readonly path: string; readonly wha
   { path: "/tmp/ssh-*", what: "an SSH agent's socket folder" },
   { path: "/tmp/tmux-*", what: "a tmux server's socket folder (it runs commands as its user)" },
   { path: "/tmp/dbus-*", what: "a D-Bus bus's socket" },
+  // WSL: a dockerd shared between distros listens in /mnt/wsl/shared-docker (the tmpfs WSL shares with every distro);
+  // Docker Desktop's WSL integration keeps its engine and guest-services sockets in /mnt/wsl/docker-desktop and shows
+  // containers' host binds (sockets among them) under /mnt/wsl/docker-desktop-bind-mounts.
+  { path: "/mnt/wsl/shared-docker", what: "a WSL dockerd's socket folder, shared between distros" },
+  {
+    path: "/mnt/wsl/docker-desktop",
+    what: "Docker Desktop's WSL integration socket folder (the engine's socket)",
+  },
+  {
+    path: "/mnt/wsl/docker-desktop-bind-mounts",
+    what: "Docker Desktop's WSL staging folder of containers' host binds, sockets among them",
+  },
+  // SSSD's responders (sssd.conf(5), `pipes`): nss, pam (password checks for any user), sudo, ssh, and the
+  // privileged `pipes/private` bus sockets of its daemons.
+  {
+    path: "/var/lib/sss/pipes",
+    what: "SSSD's responder sockets (PAM authentication, sudo rules, its private bus)",
+  },
+  // Postfix (postfix(1) queue layout): `private` holds the unix sockets of its internal services (local delivery,
+  // pipe transports, and often Dovecot's auth socket), `public` the pickup and queue-manager sockets.
+  { path: "/var/spool/postfix/private", what: "Postfix's internal service sockets" },
+  { path: "/var/spool/postfix/public", what: "Postfix's pickup and queue-manager sockets" },
 ];
 
 /** The table entry `p` lies in (`inside`), or that lies in `p` (`holds`), or undefined. */
 function socketFolderOf(
   p: string,
+  fold: boolean,
 ): { readonly entry: (typeof HOST_SOCKET_FOLDERS)[number]; readonly inside: boolean } | undefined {
   for (const entry of HOST_SOCKET_FOLDERS) {
-    const star = entry.path.endsWith("*");
-    const folder = star ? entry.path.slice(0, entry.path.lastIndexOf("/")) || "/" : entry.path;
+    const path = key(entry.path, fold);
+    const star = path.endsWith("*");
+    const folder = star ? path.slice(0, path.lastIndexOf("/")) || "/" : path;
     if (!star) {
       if (isWithin(p, folder)) return { entry, inside: true };
       if (isWithin(folder, p)) return { entry, inside: false };
       continue;
     }
     // A prefix entry: a folder of `folder` whose name starts with the prefix, or anything in one.
-    const prefix = entry.path.slice(folder.length + (folder === "/" ? 0 : 1), -1);
+    const prefix = path.slice(folder.length + (folder === "/" ? 0 : 1), -1);
     const rest = p.startsWith(`${folder}/`) ? p.slice(folder.length + 1) : undefined;
     if (rest?.split("/")[0]?.startsWith(prefix) === true) return { entry, inside: true };
     if (isWithin(folder, p)) return { entry, inside: false };
@@ -203,25 +260,26 @@ function linuxAbsolute(raw: string): boolean {
 function linuxRuntimeSocketReason(raw: string): string | undefined {
   const p = normalizeHostPath(raw);
   if (p === undefined) return undefined;
+  const fold = caseInsensitiveHostPath(p);
   const base = p.slice(p.lastIndexOf("/") + 1);
-  for (const s of spellings(p)) {
-    const hit = RUNTIME_SOCKETS.find((sock) => sock === s);
+  for (const s of spellings(p, fold)) {
+    const hit = RUNTIME_SOCKETS.find((sock) => key(sock, fold) === s);
     if (hit !== undefined) return `it is the runtime socket ${hit}`;
   }
-  if (SOCKET_NAMES.test(base)) return `it is a container runtime socket (${base})`;
-  for (const s of spellings(p)) {
-    const folder = RUNTIME_SOCKET_FOLDERS.find((f) => isWithin(s, f));
+  if (test(SOCKET_NAMES, base, fold)) return `it is a container runtime socket (${base})`;
+  for (const s of spellings(p, fold)) {
+    const folder = RUNTIME_SOCKET_FOLDERS.find((f) => isWithin(s, key(f, fold)));
     if (folder !== undefined) return `it is inside the runtime folder ${folder}`;
   }
-  for (const s of spellings(p)) {
+  for (const s of spellings(p, fold)) {
     for (const sock of RUNTIME_SOCKETS) {
-      for (const sockSpelling of spellings(sock)) {
+      for (const sockSpelling of spellings(sock, fold)) {
         if (isWithin(sockSpelling, s)) return `the folder contains the runtime socket ${sockSpelling}`;
       }
     }
   }
   // Rootless Docker and Podman keep their sockets under /run/user/<uid> ($XDG_RUNTIME_DIR).
-  for (const s of spellings(p)) {
+  for (const s of spellings(p, fold)) {
     if (s === "/run/user" || /^\/run\/user\/[^/]+$/.test(s))
       return "the folder contains per-user runtime sockets";
     if (
@@ -236,8 +294,8 @@ function linuxRuntimeSocketReason(raw: string): string | undefined {
       return "it is the user's D-Bus session bus or systemd manager, which starts processes on the host";
   }
   // Every other control socket: the folders daemons keep them in, and a file named as one.
-  for (const s of spellings(p)) {
-    const hit = socketFolderOf(s);
+  for (const s of spellings(p, fold)) {
+    const hit = socketFolderOf(s, fold);
     if (hit === undefined) continue;
     const ro = "a read-only mount does not stop connecting to a socket";
     return hit.inside
@@ -246,11 +304,11 @@ function linuxRuntimeSocketReason(raw: string): string | undefined {
   }
   if (SOCKET_FILE.test(base))
     return `it is named as a unix socket (${base}), a daemon's control socket: a read-only mount does not stop connecting to it`;
-  if (USER_RUNTIME_DIRS.test(p))
+  if (test(USER_RUNTIME_DIRS, p, fold))
     return "it is inside a per-user runtime folder (Docker Desktop, Colima, Rancher Desktop, OrbStack, Lima, Podman)";
-  if (USER_RUNTIME_PARENTS.test(p))
+  if (test(USER_RUNTIME_PARENTS, p, fold))
     return "the folder contains rootless runtimes' data (~/.local/share/containers, docker, containerd, buildkit)";
-  if (HOME_FOLDER.test(p))
+  if (test(HOME_FOLDER, p, fold))
     return "the folder contains per-user runtime folders (~/.docker, ~/.colima, ~/.rd, ~/.orbstack)";
   return undefined;
 }
@@ -310,17 +368,20 @@ function linuxSensitiveReason(raw: string): string | undefined {
   const p = normalizeHostPath(raw);
   if (p === undefined) return undefined;
   if (p === "/") return "it is the host's root folder";
-  for (const s of spellings(p)) {
-    const under = SENSITIVE_HOST_PATHS.find((h) => isWithin(s, h));
+  const fold = caseInsensitiveHostPath(p);
+  for (const s of spellings(p, fold)) {
+    const under = SENSITIVE_HOST_PATHS.find((h) => isWithin(s, key(h, fold)));
     if (under !== undefined)
-      return s === under ? `it is the host folder ${under}` : `it is inside the host folder ${under}`;
+      return s === key(under, fold)
+        ? `it is the host folder ${under}`
+        : `it is inside the host folder ${under}`;
   }
-  for (const s of spellings(p)) {
-    const why = credentialPathReason(s);
+  for (const s of spellings(p, fold)) {
+    const why = credentialPathReason(s, fold);
     if (why !== undefined) return why;
   }
-  for (const s of spellings(p)) {
-    const contained = SENSITIVE_HOST_PATHS.find((h) => isWithin(h, s));
+  for (const s of spellings(p, fold)) {
+    const contained = SENSITIVE_HOST_PATHS.find((h) => isWithin(key(h, fold), s));
     if (contained !== undefined) return `the folder contains the host folder ${contained}`;
   }
   return undefined;

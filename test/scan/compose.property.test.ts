@@ -318,7 +318,7 @@ describe("equivalent Compose spellings get the plain spelling's verdict", () => 
         .constantFrom("false", "no", "off", "'FALSE'", "${P:-false}")
         .map((b) => single([`privileged: ${b}`])),
       fc.constant(single(["volumes: [data:/data]"], "volumes:\n  data: {}\n")),
-      fc.constant(single(["volumes: [data:/data]"], "volumes:\n  data: { external: true }\n")),
+      fc.constant(single(["volumes: [data:/data]"], "volumes:\n  data: { external: false }\n")),
       // (A service's `secrets:` are mounted at /run/secrets: a credential in the task, judged as a Kubernetes Secret
       // volume is, whatever the secret's source.)
       fc.constant(single(["tmpfs: /tmp", "environment: [LANG=C.UTF-8]"])),

@@ -4,6 +4,7 @@
  * mounts of that host file), `volumes_from` a service (its mounts), `network_mode: service:x` (x's network), and
  * networks whose driver is `host` (host networking whatever the network is called) or `none`.
  */
+import { Unreadable } from "../../workload";
 import { bridgeOptionProblems } from "../docker/bridge";
 import type { UnjudgedField } from "../verdict";
 import { isMap, type Model } from "./merge";
@@ -23,6 +24,18 @@ function volumeOptions(def: unknown): Props | undefined {
   const opts = isMap(def.driver_opts) ? def.driver_opts : {};
   const driverOptions = Object.fromEntries(Object.entries(opts).map(([k, v]) => [k, String(v)]));
   return { driverName, driverOptions };
+}
+
+/**
+ * An `external: true` volume: Compose creates nothing and mounts the engine's existing volume of that name (it stops
+ * when there is none), whatever driver and options it was made with, which the file does not hold: a local bind of
+ * /run, an NFS share. It is judged as a volume whose options cannot be read, as a plugin driver's are.
+ */
+function externalVolume(key: string, def: Model): Unreadable {
+  const name = typeof def.name === "string" && def.name !== "" ? def.name : key;
+  return new Unreadable(
+    `the volume "${key}" is external (external: true, the engine's volume ${JSON.stringify(name)}): Compose mounts the existing volume of that name, made outside this file, whose driver and options (a bind of a host folder, a network share) are not in the input; declare the volume in the file without external (Compose creates it with the driver and options written there) or exempt it`,
+  );
 }
 
 /** Secrets and configs with a host file source, as the bind mounts Compose makes of them. */
@@ -173,8 +186,11 @@ function mountsOf(name: string, services: Model, project: Model): Props[] {
   const vols = isMap(project.volumes) ? project.volumes : {};
   const mounts = (Array.isArray(props.mounts) ? props.mounts : []).map((m: Props) => {
     if (m.type !== "volume" || typeof m.source !== "string") return m;
+    const def = vols[m.source];
+    if (isMap(def) && (def.external === true || isMap(def.external)))
+      return { ...m, volumeOptions: externalVolume(m.source, def) };
     // The docker.Container adapter judges what the local driver's options expose (a bind, an overlay, a device).
-    const volumeOpts = volumeOptions(vols[m.source]);
+    const volumeOpts = volumeOptions(def);
     return volumeOpts === undefined ? m : { ...m, volumeOptions: volumeOpts };
   });
   return [...mounts, ...fileMounts(s, project), ...watchMounts(s)];

@@ -11,9 +11,15 @@
  * list over the base abstraction with the operator's fixed denies (mount, /proc and /sys writes), and loads it on
  * every node. An empty `abstract` is a deny-all profile. `spec.mode: Complain` loads it in complain mode: what it
  * forbids is logged and allowed, so the container is not confined at all.
+ *
+ * The spec's fields are those of v1.0's CRD (both versions): `abstract` (executable, filesystem, network,
+ * capability), `mode` and `state`. Earlier releases had others the rules do not judge: up to v0.8 `spec.policy`, raw
+ * AppArmor policy text the daemon loaded as written (`flags=(unconfined)`, allow-everything rules), and in v0.9 and
+ * v0.10 `spec.complainMode`. A field outside v1.0's is pruned by a v1.0 API server but obeyed by an older operator,
+ * so the input does not say what the node loads: it fails closed.
  */
 import { isUnknown } from "../../workload";
-import { at, field, str } from "../lenient";
+import { at, entries, field, isObj, str } from "../lenient";
 import { parseKubeType } from "./sites";
 import { SPO_GROUP } from "./spo-seccomp";
 
@@ -45,6 +51,12 @@ export function appArmorProfiles(
 export function appArmorProfileProblem(props: unknown): string | undefined {
   const spec = field(props, "spec");
   if (isUnknown(spec)) return "unknown";
+  const unknownField = outsideSchema(spec, SPEC, "spec");
+  if (unknownField !== undefined) return unknownField;
+  const state = str(field(spec, "state"));
+  if (isUnknown(state)) return "unknown";
+  if (state !== undefined && state !== "Enabled" && state !== "Disabled")
+    return `its spec.state is ${JSON.stringify(state)}, which is neither Enabled nor Disabled`;
   const mode = str(field(spec, "mode"));
   if (isUnknown(mode)) return "unknown";
   if (mode === undefined || mode === "Enforce") return undefined;
@@ -58,4 +70,46 @@ export function appArmorProfileObjectReason(props: unknown): string | undefined 
   const problem = appArmorProfileProblem(props);
   if (problem === undefined || problem === "unknown") return undefined;
   return `the operator loads this profile on every node under its name: ${problem}`;
+}
+
+/** The spec's fields in v1.0's CRD (v1 and v1alpha1 alike): an object's keys, or `true` for a leaf. */
+type Schema = { readonly [key: string]: Schema | true };
+const SPEC: Schema = {
+  abstract: {
+    executable: { allowedExecutables: true, allowedLibraries: true },
+    filesystem: { readOnlyPaths: true, writeOnlyPaths: true, readWritePaths: true },
+    network: { allowRaw: true, allowedProtocols: { allowTcp: true, allowUdp: true } },
+    capability: { allowedCapabilities: true },
+  },
+  mode: true,
+  state: true,
+};
+
+/** Fields of older releases whose meaning the rules know, and why they cannot be judged. */
+const OLDER: Readonly<Record<string, string>> = {
+  "spec.policy":
+    "raw AppArmor policy text, which operators up to v0.8 load on every node as written (it may declare flags=(unconfined) or complain, or allow everything) and which the rules do not read",
+  "spec.complainMode":
+    "v0.9's and v0.10's switch that loads the profile in complain mode, where AppArmor allows what it forbids",
+};
+
+/** The first field of `v` outside `schema` (at display path `path`), as a refusal reason; `unknown` if unknown. */
+function outsideSchema(v: unknown, schema: Schema, path: string): string | undefined {
+  if (isUnknown(v)) return "unknown";
+  if (!isObj(v)) return undefined;
+  for (const [k, sub] of entries(v)) {
+    const p = `${path}.${k}`;
+    const want = schema[k];
+    if (want === undefined) {
+      const fields = Object.keys(schema).join(", ");
+      const older = OLDER[p];
+      return older === undefined
+        ? `its ${p} is not a field of AppArmorProfile in security-profiles-operator v1.0 (${path} has ${fields}): what an operator makes of it is not in the input; remove it`
+        : `its ${p} is not a field of AppArmorProfile in security-profiles-operator v1.0 (${path} has ${fields}); it is ${older}: write the profile as spec.abstract (with mode Enforce)`;
+    }
+    if (want === true || sub === null) continue;
+    const inner = outsideSchema(sub, want, p);
+    if (inner !== undefined) return inner;
+  }
+  return undefined;
 }

@@ -4,7 +4,7 @@
  * `volumeName` that is a path is a bind; `fromContainer` is every mount of another container), the scanner's
  * `secretMounts` and `tmpfs`.
  */
-import { isUnknown, type MountView, Unreadable } from "../../workload";
+import { isUnknown, isUnreadable, type MountView, Unreadable } from "../../workload";
 import { type LocalVolumeExposure, tmpfsMounts, volumeDriverExposures } from "../docker/mounts";
 import { bool, field, items, join, list, str, type TaintCheck } from "../lenient";
 
@@ -42,7 +42,7 @@ export function dockerMounts(props: unknown, tainted: TaintCheck): { mounts: Mou
     const host: LocalVolumeExposure[] =
       kind !== "volume"
         ? []
-        : isUnknown(vo)
+        : isUnknown(vo) || isUnreadable(vo)
           ? [{ source: vo, at: "", readOnly: false }]
           : volumeDriverExposures(str(field(vo, "driverName")), field(vo, "driverOptions"));
     if (host.length === 0) mounts.push(view);
