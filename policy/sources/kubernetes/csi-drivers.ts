@@ -33,9 +33,13 @@ const NETWORK_DRIVERS: readonly RegExp[] = [
   // In-tree provisioners of network volumes (a StorageClass may still name them; csi-translation-lib maps
   // kubernetes.io/azure-file to file.csi.azure.com and kubernetes.io/rbd to rbd.csi.ceph.com).
   /^kubernetes\.io\/(azure-file|glusterfs|cephfs|rbd|quobyte|storageos|portworx-volume|scaleio)$/,
+  // The old nfs-client provisioner's default name (kubernetes-incubator external-storage nfs-client,
+  // PROVISIONER_NAME): it makes each claim a folder of one NFS share, which the node mounts.
+  /^fuseim\.pri\/ifs$/,
   // A name with a network file system's own word: the NFS subdir and Ganesha provisioners
-  // (`k8s-sigs.io/nfs-subdir-external-provisioner`, `cluster.local/nfs-client`, `example.com/nfs`), SMB, CIFS.
-  /(^|[./_-])(nfs|smb|cifs|cephfs|glusterfs|sshfs|s3fs)([./_-]|$)/,
+  // (`k8s-sigs.io/nfs-subdir-external-provisioner`, `cluster.local/nfs-client`, `example.com/nfs`), SMB, CIFS, and
+  // the FUSE clients of network stores (JuiceFS `csi.juicefs.com` and its other registrations, SeaweedFS, GCS FUSE).
+  /(^|[./_-])(nfs|smb|cifs|cephfs|glusterfs|sshfs|s3fs|juicefs|seaweedfs|gcsfuse)([./_-]|$)/,
 ];
 
 /** Drivers that hand out a folder or disk of the node itself. */
