@@ -17,6 +17,9 @@
  *   (../sources/kubernetes/spo-apparmor.ts): one shipped as an AppArmorProfile of the set is judged by its mode; one
  *   the input does not ship fails closed unless the configuration names it (`localhostAppArmorProfiles`), and the
  *   name `unconfined` is refused always.
+ * - A RoleBinding or ClusterRoleBinding to a role neither in the input nor built in, a role that writes a ConfigMap
+ *   a proxy or broker pod of the input mounts, a validating webhook sent through an ExternalName Service of the input
+ *   (./cluster-references.ts).
  */
 
 import { label, unchecked, violation } from "../rules/helpers";
@@ -38,6 +41,7 @@ import {
 import { adaptResources } from "../sources/subject";
 import type { Subject } from "../workload";
 import { isUnknown } from "../workload";
+import { clusterReferenceFindings } from "./cluster-references";
 import { defineStackRule, type StackFinding, type StackResource } from "./types";
 
 type Input = Pick<StackResource, "type" | "name" | "urn" | "props">;
@@ -206,7 +210,7 @@ export function checkReferences(
   const index = new RefIndex(resources);
   const profiles = seccompProfiles(resources);
   const armor = appArmorProfiles(resources);
-  const out: StackFinding[] = [];
+  const out: StackFinding[] = clusterReferenceFindings(resources);
   for (const r of resources) {
     if (!r.type.startsWith("kubernetes:")) {
       // A Docker container's `apparmor=<name>`: the host's profile of that name.
@@ -240,7 +244,7 @@ function kindOf(r: Input): string {
 export const disallowUnjudgedReferences = defineStackRule({
   id: "sandbox-disallow-unjudged-references",
   description:
-    "Pods built from other objects (Tekton Task, Pipeline and StepAction references, Argo WorkflowTemplate references and the templates a WorkflowEventBinding submits, an Argo Rollout's workloadRef, AnalysisTemplates and Services, a KEDA ScaledObject's scaleTargetRef) and seccomp and AppArmor profiles shipped as SeccompProfile and AppArmorProfile objects are judged with what they reference; a reference the input does not hold, a resolver, a bundle or a Localhost AppArmor profile (or a Docker apparmor=<name>) neither shipped nor configured fails closed.",
+    "Pods built from other objects (Tekton Task, Pipeline and StepAction references, Argo WorkflowTemplate references and the templates a WorkflowEventBinding submits, an Argo Rollout's workloadRef, AnalysisTemplates and Services, a KEDA ScaledObject's scaleTargetRef) and seccomp and AppArmor profiles shipped as SeccompProfile and AppArmorProfile objects are judged with what they reference; a reference the input does not hold, a resolver, a bundle or a Localhost AppArmor profile (or a Docker apparmor=<name>) neither shipped nor configured fails closed, as do a RoleBinding or ClusterRoleBinding to a role neither in the input nor built in, a role that writes a ConfigMap a proxy or broker pod of the input mounts, and a validating webhook sent through an ExternalName Service of the input (outside the cluster).",
   mission: false,
   enforcementLevel: "mandatory",
   severity: "high",
@@ -259,7 +263,7 @@ export const disallowUnjudgedReferences = defineStackRule({
   },
   defaults: { localhostAppArmorProfiles: [] } as ReferencesConfig,
   remediationSteps:
-    "Declare the referenced Task, Pipeline, StepAction, WorkflowTemplate, Deployment, StatefulSet, AnalysisTemplate, Service, SeccompProfile or AppArmorProfile in the same input (a resolver's object rendered into it), fix what its pods break, name a node's AppArmor profile in `localhostAppArmorProfiles`, or exempt the object with a reason (`--allow-unjudged <Kind>`).",
+    "Declare the referenced Role or ClusterRole, Task, Pipeline, StepAction, WorkflowTemplate, Deployment, StatefulSet, AnalysisTemplate, Service, SeccompProfile or AppArmorProfile in the same input (a resolver's object rendered into it), fix what its pods break, name a node's AppArmor profile in `localhostAppArmorProfiles`, or exempt the object with a reason (`--allow-unjudged <Kind>`).",
   check(resources, config) {
     return checkReferences(resources, config);
   },

@@ -15,6 +15,11 @@
  * A root reaches the data unless what follows it is a field that cannot hold it: `kind`, `apiVersion`, `type`,
  * `immutable`, or one of metadata's plain fields (`metadata.annotations` may hold kubectl's last-applied copy of the
  * whole Secret, so it is not one of them).
+ *
+ * Every other expression (`validations[].expression`, `matchConditions[].expression`) decides whether the request is
+ * admitted, which its sender sees: one bit of whatever it reads. So the Secret data a requester does not already hold
+ * (`params` of a Secret kind, `oldObject` of a matched Secret, or a variable that reads either) may be read by no
+ * expression at all; `object`, the Secret the requester sends, only by those that decide.
  */
 import { isUnknown } from "../../workload";
 import { field, isObj, items, str } from "../lenient";
@@ -110,31 +115,86 @@ function matchesSecrets(rules: unknown): string | undefined {
   return undefined;
 }
 
-/** Why a ValidatingAdmissionPolicy copies Secret data into the audit log or a response, or undefined. */
+/** The roots given with the `variables.<name>` entries whose expressions read one of them (in order, as CEL does). */
+function withVariables(spec: unknown, base: ReadonlyMap<string, string>): Map<string, string> {
+  const roots = new Map(base);
+  if (roots.size === 0) return roots;
+  for (const [i, v] of items(field(spec, "variables")).entries()) {
+    const name = str(field(v, "name"));
+    const expr = str(field(v, "expression"));
+    if (typeof name !== "string") continue;
+    const hit =
+      typeof expr === "string" ? reachedRoots(expr, new Set(roots.keys()))[0] : [...roots.keys()][0];
+    if (hit !== undefined)
+      roots.set(`variables.${name}`, `variables[${i}] (${name}) reads ${hit}: ${roots.get(hit) ?? ""}`);
+  }
+  return roots;
+}
+
+/** The first of `fields` (key, text) that reads a root beyond its safe fields, with the reason. */
+function firstReader(
+  fields: readonly [string, unknown][],
+  roots: ReadonlyMap<string, string>,
+): { key: string; text: string | undefined; root: string; why: string } | undefined {
+  if (roots.size === 0) return undefined;
+  const names = new Set(roots.keys());
+  for (const [key, value] of fields) {
+    if (value === undefined) continue;
+    const text = str(value);
+    if (typeof text !== "string") {
+      const [root, why] = [...roots.entries()][0] ?? ["", ""];
+      return { key, text: undefined, root, why };
+    }
+    const root = reachedRoots(text, names)[0];
+    if (root !== undefined) return { key, text, root, why: roots.get(root) ?? "" };
+  }
+  return undefined;
+}
+
+const quoted = (text: string) => JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
+
+/**
+ * Why a ValidatingAdmissionPolicy copies Secret data into the audit log or a response, or answers questions about a
+ * Secret the requester does not hold, or undefined.
+ *
+ * Every expression's outcome reaches the requester: a validation's or match condition's true or false admits or
+ * refuses the request, so an expression that compares a stored Secret's data with what the request carries (`!params.data.token.startsWith(object.data.guess)`)
+ * answers one bit of that data a request, and repeated requests read it all. So `params` of a Secret kind and
+ * `oldObject` of a matched Secret (the stored one, which an update or delete does not need read access to) may be
+ * read beyond their safe fields by no expression. `object` of a matched Secret is what the requester itself sends:
+ * a validation may test it, but its value may not be copied into a message or the audit log.
+ */
 export function policyLeaksSecretData(props: unknown): string | undefined {
   const spec = field(props, "spec");
   if (!isObj(spec)) return undefined;
-  const roots = new Map<string, string>();
+  const held = new Map<string, string>();
   const rule = matchesSecrets(field(field(spec, "matchConstraints"), "resourceRules"));
   if (rule !== undefined) {
-    const why = `object and oldObject are the Secrets the policy matches (${rule} names secrets)`;
-    roots.set("object", why);
-    roots.set("oldObject", why);
+    held.set(
+      "oldObject",
+      `oldObject is the stored Secret the request replaces or deletes (${rule} names secrets)`,
+    );
   }
   const paramKind = field(spec, "paramKind");
   const pk = str(field(paramKind, "kind"));
   const pv = str(field(paramKind, "apiVersion"));
   if (isUnknown(paramKind) || isUnknown(pk) || isUnknown(pv) || (pk === "Secret" && pv === "v1"))
-    roots.set("params", "params is a Secret (paramKind v1 Secret)");
-  if (roots.size === 0) return undefined;
-  for (const [i, v] of items(field(spec, "variables")).entries()) {
-    const name = str(field(v, "name"));
-    const expr = str(field(v, "expression"));
-    if (typeof name !== "string") continue;
-    const hit = typeof expr === "string" ? reachedRoots(expr, new Set(roots.keys()))[0] : "object";
-    if (hit !== undefined)
-      roots.set(`variables.${name}`, `variables[${i}] (${name}) reads ${hit}: ${roots.get(hit) ?? ""}`);
-  }
+    held.set("params", "params is a Secret (paramKind v1 Secret)");
+  const all = new Map(held);
+  if (rule !== undefined)
+    all.set("object", `object is the Secret the request writes (${rule} names secrets)`);
+  const allRoots = withVariables(spec, all);
+  const heldRoots = withVariables(spec, held);
+  const decisions: [string, unknown][] = [
+    ...items(field(spec, "matchConditions")).map((c, i): [string, unknown] => [
+      `spec.matchConditions[${i}].expression`,
+      field(c, "expression"),
+    ]),
+    ...items(field(spec, "validations")).map((v, i): [string, unknown] => [
+      `spec.validations[${i}].expression`,
+      field(v, "expression"),
+    ]),
+  ];
   const outputs: [string, unknown, string][] = [
     ...items(field(spec, "auditAnnotations")).map((a, i): [string, unknown, string] => [
       `spec.auditAnnotations[${i}].valueExpression`,
@@ -147,15 +207,18 @@ export function policyLeaksSecretData(props: unknown): string | undefined {
       "the API server returns its value as the refusal's message, to the client and into the audit log",
     ]),
   ];
-  const names = new Set(roots.keys());
+  const oracle = firstReader(
+    [...decisions, ...outputs.map(([k, v]): [string, unknown] => [k, v])],
+    heldRoots,
+  );
+  if (oracle !== undefined)
+    return `${oracle.key}${oracle.text === undefined ? " is not readable and may read" : ` ${quoted(oracle.text)} reads`} ${oracle.root} beyond its name, labels, kind and type, and ${oracle.why}: whether the request is admitted, or what it is told, answers questions about a Secret's data the requester need not be able to read, one request at a time (allowed: only kind, apiVersion, type and metadata's plain fields of params and oldObject; object, the Secret the request itself writes, in a validation's or match condition's expression)`;
   for (const [key, value, where] of outputs) {
-    if (value === undefined) continue;
-    const text = str(value);
-    if (typeof text !== "string")
-      return `${key} is not readable while ${[...roots.values()][0]}: ${where}, so it may copy Secret data there`;
-    const hit = reachedRoots(text, names)[0];
-    if (hit !== undefined)
-      return `${key} ${JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text)} reads ${hit} beyond its name, labels, kind and type, and ${roots.get(hit)}: ${where}, copying Secret data out (only kind, apiVersion, type and metadata's plain fields may be read there)`;
+    const leak = firstReader([[key, value]], allRoots);
+    if (leak === undefined) continue;
+    if (leak.text === undefined)
+      return `${key} is not readable while ${leak.why}: ${where}, so it may copy Secret data there`;
+    return `${key} ${quoted(leak.text)} reads ${leak.root} beyond its name, labels, kind and type, and ${leak.why}: ${where}, copying Secret data out (only kind, apiVersion, type and metadata's plain fields may be read there)`;
   }
   return undefined;
 }

@@ -6,7 +6,8 @@
  * file system is mounted by the node over its network like an `nfs` volume, a host-path driver hands out a node
  * folder like a `hostPath`. Names from each driver's own repository (kubernetes-csi csi-driver-nfs,
  * csi-driver-smb, csi-driver-host-path; aws-efs-csi-driver, aws-fsx-csi-driver, mountpoint-s3-csi-driver;
- * Azure azurefile/blob/lustre; GKE filestore, gcsfuse, parallelstore; ceph-csi (Rook registers
+ * Azure azurefile/blob/lustre; GKE filestore, gcsfuse, parallelstore; Alibaba Cloud NAS and OSS, Oracle FSS and
+ * Lustre, IBM VPC file, Tencent CFS and COS; ceph-csi (Rook registers
  * `<namespace>.cephfs.csi.ceph.com`); JuiceFS, SeaweedFS, csi-s3, democratic-csi, OpenEBS, TopoLVM, KubeVirt).
  */
 
@@ -30,12 +31,23 @@ const NETWORK_DRIVERS: readonly RegExp[] = [
   /^csi\.trident\.netapp\.io$/,
   /^cvmfs\.csi\.cern\.ch$/,
   /^driver\.longhorn\.io$/,
+  // Cloud file and object stores whose names carry no file system's word: Alibaba Cloud NAS (NFS) and OSS (ossfs,
+  // FUSE), Oracle Cloud File Storage (NFS) and Lustre, IBM Cloud VPC file shares (NFS), Tencent Cloud CFS (NFS),
+  // CFS Turbo and COS (cosfs, FUSE); each mounts the share or bucket its volume attributes name on the node.
+  /^(nas|oss)plugin\.csi\.alibabacloud\.com$/,
+  /^(fss|lustre)\.csi\.oraclecloud\.com$/,
+  /^vpc\.file\.csi\.ibm\.io$/,
+  /^com\.tencent\.cloud\.csi\.(cfs|cfsturbo|cosfs)$/,
   // In-tree provisioners of network volumes (a StorageClass may still name them; csi-translation-lib maps
   // kubernetes.io/azure-file to file.csi.azure.com and kubernetes.io/rbd to rbd.csi.ceph.com).
   /^kubernetes\.io\/(azure-file|glusterfs|cephfs|rbd|quobyte|storageos|portworx-volume|scaleio)$/,
+  // The old nfs-client provisioner's default name (kubernetes-incubator external-storage nfs-client,
+  // PROVISIONER_NAME): it makes each claim a folder of one NFS share, which the node mounts.
+  /^fuseim\.pri\/ifs$/,
   // A name with a network file system's own word: the NFS subdir and Ganesha provisioners
-  // (`k8s-sigs.io/nfs-subdir-external-provisioner`, `cluster.local/nfs-client`, `example.com/nfs`), SMB, CIFS.
-  /(^|[./_-])(nfs|smb|cifs|cephfs|glusterfs|sshfs|s3fs)([./_-]|$)/,
+  // (`k8s-sigs.io/nfs-subdir-external-provisioner`, `cluster.local/nfs-client`, `example.com/nfs`), SMB, CIFS, and
+  // the FUSE clients of network stores (JuiceFS `csi.juicefs.com` and its other registrations, SeaweedFS, GCS FUSE).
+  /(^|[./_-])(nfs|smb|cifs|cephfs|glusterfs|sshfs|s3fs|juicefs|seaweedfs|gcsfuse)([./_-]|$)/,
 ];
 
 /** Drivers that hand out a folder or disk of the node itself. */

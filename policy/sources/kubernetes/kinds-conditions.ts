@@ -25,16 +25,35 @@ export function webhookSeesSecrets(props: unknown): string | undefined {
 }
 
 /**
- * A validating webhook the API server calls at a URL (`clientConfig.url`: a host outside the cluster, where no
- * NetworkPolicy holds) with objects that carry task specs or credentials: literal env values, proxy settings,
- * workflow parameters. Every kind it matches must be one that holds neither (a kind the verdicts call inert or
- * judge with its set); a service of the cluster (`clientConfig.service`) keeps the verdict above.
+ * Where the API server sends a webhook's requests when that is outside the cluster, for `clientConfig.service`
+ * (name, namespace, port): its description, or undefined for a Service of the cluster or one the input lacks.
  */
-export function webhookSendsOut(props: unknown, kinds: ResourceKinds): string | undefined {
+export type OutsideService = (name: string, namespace: string, port: number) => string | undefined;
+
+/**
+ * A validating webhook the API server calls at a URL (`clientConfig.url`: a host outside the cluster, where no
+ * NetworkPolicy holds), or through a Service `outside` resolves outside the cluster (an ExternalName Service of the
+ * input: k8s.io/apiserver pkg/util/proxy `ResolveCluster` sends to https://<externalName>:<port>), with objects that
+ * carry task specs or credentials: literal env values, proxy settings, workflow parameters. Every kind it matches
+ * must be one that holds neither (a kind the verdicts call inert or judge with its set); a service of the cluster,
+ * or one the input does not hold, keeps the verdict above.
+ */
+export function webhookSendsOut(
+  props: unknown,
+  kinds: ResourceKinds,
+  outside: OutsideService = () => undefined,
+): string | undefined {
   const o = isObj(props) ? props : {};
   for (const [i, w] of list(o.webhooks).entries()) {
     const client = isObj(w) && isObj(w.clientConfig) ? w.clientConfig : {};
-    if (typeof client.url !== "string") continue;
+    const svc = isObj(client.service) ? client.service : undefined;
+    const to =
+      typeof client.url === "string"
+        ? JSON.stringify(client.url)
+        : svc !== undefined && typeof svc.name === "string" && typeof svc.namespace === "string"
+          ? outside(svc.name, svc.namespace, typeof svc.port === "number" ? svc.port : 443)
+          : undefined;
+    if (to === undefined) continue;
     for (const r of list(isObj(w) ? w.rules : undefined)) {
       const rule = isObj(r) ? r : {};
       for (const g of strs(rule.apiGroups))
@@ -43,7 +62,7 @@ export function webhookSendsOut(props: unknown, kinds: ResourceKinds): string | 
           const carries =
             found.length === 0 || found.some((k) => k.verdict?.v !== "inert" && k.verdict?.v !== "stack");
           if (carries)
-            return `webhooks[${i}] sends ${res}${g === "" ? "" : ` (${g})`} objects, which carry task specs or credentials, to ${JSON.stringify(client.url)} outside the cluster (allowed: a webhook of a cluster Service, or one at a URL that matches only kinds that hold neither)`;
+            return `webhooks[${i}] sends ${res}${g === "" ? "" : ` (${g})`} objects, which carry task specs or credentials, to ${to} outside the cluster (allowed: a webhook of a cluster Service that is no ExternalName, or one outside that matches only kinds that hold neither)`;
         }
     }
   }

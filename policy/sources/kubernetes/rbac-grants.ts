@@ -161,6 +161,40 @@ function aggregation(o: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
+/** The names the project's components give the proxy's and the broker's ConfigMaps (components/model names.ts). */
+export const SERVICE_CONFIG_MAP = /-(proxy|broker)-config$/;
+
+const CONFIG_WRITES = ["create", "update", "patch", "delete", "deletecollection"];
+
+/**
+ * A write of core ConfigMaps that may reach the proxy's or the broker's configuration: the kubelet syncs a rewritten
+ * ConfigMap into the pod's volume, and a restart loads it (squid.conf's `http_access allow all`). Without
+ * `resourceNames` it reaches every ConfigMap of its namespace (create and deletecollection carry no name, so their
+ * `resourceNames` never match and they stay refused); with them, a name the components give those ConfigMaps
+ * (`<project>-proxy-config`, `<project>-broker-config`) is refused, and `mounted` names those a proxy or broker pod
+ * of the input mounts (the set-wide check). A write naming only other ConfigMaps passes.
+ */
+export function configMapWrite(
+  r: Record<string, unknown>,
+  at: string,
+  mounted: ReadonlySet<string> = new Set(),
+): string | undefined {
+  const verbs = strs(r.verbs);
+  const write = verbs.find((v) => v === "*" || CONFIG_WRITES.includes(v));
+  if (write === undefined) return undefined;
+  if (!strs(r.apiGroups).some((g) => g === "" || g === "*")) return undefined;
+  if (!strs(r.resources).some((x) => x === "configmaps" || x === "*")) return undefined;
+  const names = strs(r.resourceNames);
+  const named =
+    " (allowed: name the ConfigMaps it writes in resourceNames, none of them the proxy's or the broker's; a role that must create ConfigMaps, which resourceNames cannot narrow, is refused too: that false deny is the price of keeping the proxy's and broker's configuration out of reach)";
+  if (names.length === 0)
+    return `${at} allows ${write} on configmaps without resourceNames: every ConfigMap of its namespace, the proxy's squid.conf and the broker's configuration among them, which the kubelet syncs into their pods and a restart loads${named}`;
+  const hit = names.find((n) => SERVICE_CONFIG_MAP.test(n) || mounted.has(n));
+  if (hit !== undefined)
+    return `${at} allows ${write} on configmaps ${JSON.stringify(hit)}, ${SERVICE_CONFIG_MAP.test(hit) ? "the name the project gives the proxy's or the broker's configuration" : "a ConfigMap a proxy or broker pod of the input mounts"}: the kubelet syncs a rewritten one into the pod and a restart loads it${named}`;
+  return undefined;
+}
+
 /**
  * A Role or ClusterRole that grants host access, credential read or privilege escalation: the rule it breaks, what
  * it allows and why. A role that reads objects holding no credential (ConfigMaps, pods, events) passes.
@@ -191,6 +225,8 @@ export function roleGrant(props: unknown, kinds: ResourceKinds): string | undefi
     );
     if (url !== undefined)
       return `${at}.nonResourceURLs ${JSON.stringify(url)} reaches ${url === "/*" ? "every URL of the API server" : "the API server's /logs, the control-plane host's log files"}${allowed}`;
+    const config = configMapWrite(r, at);
+    if (config !== undefined) return config;
     for (const g of groups)
       for (const res of resources) {
         for (const s of SENSITIVE) {
