@@ -118,6 +118,25 @@ function aclParts(words: readonly string[]): { flags: string[]; values: string[]
   return { flags, values: rest.slice(i) };
 }
 
+/**
+ * Directives that make Squid start a program or load code inside the proxy, which would run with the proxy's open
+ * egress (Squid's helpers: cf.data.pre): a helper program, a module to load, a different program for a built-in
+ * helper. `auth_param` only with its `program` parameter.
+ */
+const RUNS_CODE = [
+  "external_acl_type",
+  "url_rewrite_program",
+  "store_id_program",
+  "logfile_daemon",
+  "sslcrtd_program",
+  "sslcrtvalidator_program",
+  "unlinkd_program",
+  "diskd_program",
+  "pinger_program",
+  "loadable_modules",
+  "ecap_service",
+];
+
 /** The destinations the project's generated configuration refuses before its first allow (REFUSED_DESTINATIONS). */
 const REFUSED = REFUSED_DESTINATIONS as readonly string[];
 
@@ -134,6 +153,11 @@ const REFUSED = REFUSED_DESTINATIONS as readonly string[];
 export function allowlistProblem(config: string): string | undefined {
   const read = readSquidConfig(config);
   if ("problem" in read) return `its configuration cannot be judged as Squid reads it: ${read.problem}`;
+  const runs = read.directives.find(
+    (d) => RUNS_CODE.includes(d.words[0] ?? "") || (d.words[0] === "auth_param" && d.words[2] === "program"),
+  );
+  if (runs !== undefined)
+    return `\`${runs.line}\` makes Squid start a program or load code inside the proxy, which would run with its open egress; the proxy runs Squid alone`;
   const types = new Map<string, string>();
   const acls = new Map<string, { flags: string[]; values: string[] }[]>();
   for (const d of read.directives) {
