@@ -166,6 +166,10 @@ export function allowlistProblem(config: string): string | undefined {
     types.set(name, type);
     acls.set(name, [...(acls.get(name) ?? []), aclParts(d.words)]);
   }
+  const wild = dstdomains(read.directives).find(
+    (e) => ["*", ".", "all", "*.*"].includes(e) || /^\.?\*/.test(e),
+  );
+  if (wild !== undefined) return `its allowlist contains "${wild}" (every host)`;
   const access = read.directives.filter((d) => d.words[0] === "http_access");
   const last = access.at(-1);
   if (
@@ -199,15 +203,14 @@ export function allowlistProblem(config: string): string | undefined {
     const loose = hosts.find((h) => (acls.get(h) ?? []).some((a) => !a.flags.includes("-n")));
     if (loose !== undefined)
       return `\`${d.line}\` allows by the dstdomain ACL ${loose} without -n: Squid then matches a request for an IP address by its reverse-DNS name, which the address's owner picks; write \`acl ${loose} dstdomain -n ...\``;
+    // An entry of one label (`.com`, `io`) allows every host under a top-level domain (a deny list may name one).
+    const tld = hosts
+      .flatMap((h) => (acls.get(h) ?? []).flatMap((a) => a.values))
+      .find((e) => !e.replace(/^\./, "").replace(/\.$/, "").includes("."));
+    if (tld !== undefined)
+      return `\`${d.line}\` allows "${tld}", a whole top-level domain (every host under it); name the hosts or domains themselves`;
     if (!refused)
       return `\`${d.line}\` comes before any \`http_access deny <acl>\` of a dst ACL listing ${REFUSED.join(" ")} (the private, link-local and metadata destinations a name may resolve to); deny them before the first allow`;
   }
-  const hosts = dstdomains(read.directives);
-  if (hosts.length === 0) return "its allowlist is empty";
-  const wild = hosts.find((e) => ["*", ".", "all", "*.*"].includes(e) || /^\.?\*/.test(e));
-  if (wild !== undefined) return `its allowlist contains "${wild}" (every host)`;
-  const tld = hosts.find((e) => !e.replace(/^\./, "").replace(/\.$/, "").includes("."));
-  return tld === undefined
-    ? undefined
-    : `its allowlist contains "${tld}", a whole top-level domain (every host under it); name the hosts or domains themselves`;
+  return dstdomains(read.directives).length === 0 ? "its allowlist is empty" : undefined;
 }
