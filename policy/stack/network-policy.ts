@@ -8,15 +8,20 @@
  */
 import {
   BROKER_CONFIG_DIR,
+  BROKER_CONFIG_ENV,
   BROKER_IMAGE,
+  BROKER_RUN_DIR,
+  BROKER_SECRETS_DIR,
   LABELS,
   PROXY_CONFIG_DIR,
+  PROXY_CONFIG_ENV,
   PROXY_IMAGE,
+  PROXY_RUN_DIR,
 } from "../../components/model";
 import { unchecked } from "../rules/helpers";
 import type { Finding } from "../rules/types";
 import { entries, field, isObj, items, str } from "../sources/lenient";
-import { isUnknown, type WorkloadView } from "../workload";
+import { type ContainerView, isUnknown, type WorkloadView } from "../workload";
 
 /** A NetworkPolicy as the rule reads it. */
 export interface NetworkPolicy {
@@ -28,10 +33,73 @@ export interface NetworkPolicy {
 
 /** The pods NetworkPolicies may let through: the proxy and the broker, each known by more than its label. */
 export type ServiceRole = "proxy" | "broker";
-const SERVICES: Readonly<Record<ServiceRole, { readonly image: string; readonly configDir: string }>> = {
-  proxy: { image: PROXY_IMAGE, configDir: PROXY_CONFIG_DIR },
-  broker: { image: BROKER_IMAGE, configDir: BROKER_CONFIG_DIR },
+interface Service {
+  readonly image: string;
+  readonly configDir: string;
+  /** Its memory folders for runtime files (emptyDir or tmpfs), besides /tmp. */
+  readonly runDir: string;
+  /** A Secret it may read (the broker's credentials), mounted there. */
+  readonly secretsDir?: string;
+  /** The variables its image's entry script reads (toolchain/proxy-image.sh, toolchain/broker-image.sh). */
+  readonly env: (name: string) => boolean;
+  readonly envNames: string;
+}
+const SERVICES: Readonly<Record<ServiceRole, Service>> = {
+  proxy: {
+    image: PROXY_IMAGE,
+    configDir: PROXY_CONFIG_DIR,
+    runDir: PROXY_RUN_DIR,
+    env: (n) => n === PROXY_CONFIG_ENV,
+    envNames: PROXY_CONFIG_ENV,
+  },
+  broker: {
+    image: BROKER_IMAGE,
+    configDir: BROKER_CONFIG_DIR,
+    runDir: BROKER_RUN_DIR,
+    secretsDir: BROKER_SECRETS_DIR,
+    env: (n) => n === BROKER_CONFIG_ENV || /^SANDBOX_BROKER_CRED_[A-Z0-9_]+$/.test(n),
+    envNames: `${BROKER_CONFIG_ENV} and SANDBOX_BROKER_CRED_<ROUTE>`,
+  },
 };
+
+/**
+ * Why a container that runs a service's image runs more than the image's entry point, or undefined: the kubelet runs
+ * exec probes and lifecycle hooks, the engine a healthcheck command, inside the container (with the service's open
+ * egress); a loader variable (LD_PRELOAD, PATH, ...) or a file put over the image's own changes what its entry point
+ * runs. So: no command but a disabled healthcheck (the image has none, and the toolkit sets none), no uploads, no
+ * variable but those the entry script reads, and no mount but the configuration, the Secret (the broker's) and memory
+ * at its runtime folder and /tmp. httpGet and tcpSocket probes (the toolkit's readiness probe) run nothing inside.
+ */
+export function serviceContainerExtra(c: ContainerView, role: ServiceRole): string | undefined {
+  const s = SERVICES[role];
+  const who = `container "${c.name}"`;
+  if (c.execHooks === undefined) return `${who}: its probes and hooks cannot be read`;
+  const run = (c.hookCommands ?? []).find((h) => h.args.length > 0);
+  if (run !== undefined)
+    return `${who} runs a command inside it (${run.args[0]?.path ?? run.what}: ${run.what}); the ${role} runs only its image's entry point`;
+  const other = c.execHooks.find((h) => !/^(healthcheck|Healthcheck)$/.test(h));
+  if (other !== undefined)
+    return `${who} has ${other}, which runs a command or puts files inside it; the ${role} runs only its image's entry point`;
+  if (c.envUnknown) return `${who}: its variables cannot be read`;
+  for (const e of c.env) {
+    if (e.from === "configMapRef" || e.from === "secretRef")
+      return `${e.path} sets variables from ${e.from} (names the input does not show); the ${role} takes only ${s.envNames}`;
+    if (typeof e.name !== "string" || !s.env(e.name))
+      return `${e.path} sets ${JSON.stringify(e.name ?? "(unreadable)")}; the ${role}'s image reads only ${s.envNames} (a loader or shell variable would change what it runs)`;
+  }
+  if (c.mountsUnknown) return `${who}: its mounts cannot be read`;
+  for (const m of c.mounts) {
+    const target = typeof m.target === "string" ? m.target.replace(/\/+$/, "") : undefined;
+    const memory =
+      (m.type === "emptyDir" || m.type === "tmpfs") && (target === s.runDir || target === "/tmp");
+    const config = m.type === "configMap" && target === s.configDir;
+    const secret = m.type === "secret" && s.secretsDir !== undefined && target === s.secretsDir;
+    if (!memory && !config && !secret)
+      return `${m.path} mounts ${m.type} at ${JSON.stringify(m.target ?? "(unreadable)")}; the ${role} mounts only its configuration at ${s.configDir}${s.secretsDir === undefined ? "" : `, its Secret at ${s.secretsDir}`} and memory at ${s.runDir} and /tmp (a file put elsewhere could replace what it runs)`;
+  }
+  if (c.devices.length > 0) return `${who} is given devices; the ${role} has none`;
+  return undefined;
+}
 
 /** A pod that is the proxy or the broker, with the ConfigMap it reads its configuration from. */
 export interface ServicePod {
@@ -39,6 +107,8 @@ export interface ServicePod {
   readonly namespace: string | undefined;
   readonly labels: Readonly<Record<string, string>>;
   readonly configMap: string;
+  /** Its configuration is in the input and judged (the ConfigMap, or the variable the image reads first). */
+  readonly configured?: boolean;
 }
 
 /** An image reference without the registry and namespace the runtime fills in (`docker.io/library/`). */
@@ -55,12 +125,18 @@ export function servicePod(w: WorkloadView, role: ServiceRole): ServicePod | str
   const { image, configDir } = SERVICES[role];
   const labels = isUnknown(w.podLabels) ? {} : (w.podLabels ?? {});
   const ns = w.podNamespace;
+  const extra = w.containers.filter((c) => c.role !== "container");
+  if (extra.length > 0)
+    return `it has ${extra.map((c) => `${c.role} container "${c.name}"`).join(", ")}; the ${role}'s pod runs one container`;
+  if (w.containers.length !== 1)
+    return `it has ${w.containers.length} containers; the ${role}'s pod runs one container`;
   for (const c of w.containers) {
-    if (c.role === "ephemeral") continue;
     if (typeof c.image !== "string" || bareImage(c.image) !== image)
       return `container "${c.name}" runs image ${JSON.stringify(c.image ?? "(none)")}, not ${image}`;
     const arg = c.args[0];
     if (arg !== undefined) return `container "${c.name}" replaces the image's entry point (${arg.path})`;
+    const why = serviceContainerExtra(c, role);
+    if (why !== undefined) return why;
   }
   const volumes = isUnknown(w.podVolumes) ? [] : (w.podVolumes ?? []);
   // Another mount at or under the folder would stand in for the file the image reads.
@@ -126,14 +202,12 @@ export function selects(selector: unknown, labels: Readonly<Record<string, strin
 
 /**
  * Which directions a NetworkPolicy governs (networking/v1 NetworkPolicySpec.policyTypes): when it lists its types,
- * those; when it lists none, always Ingress, and Egress only when it has egress rules (the API server's defaulting).
+ * those; when the list is absent or empty (`len == 0`), always Ingress, and Egress only when it has egress rules (the
+ * API server's defaulting, pkg/apis/networking/v1 SetDefaults_NetworkPolicy).
  */
 export function policyTypes(spec: unknown): { readonly ingress: boolean; readonly egress: boolean } {
-  const types = field(spec, "policyTypes");
-  if (types !== undefined && types !== null) {
-    const listed = items(types);
-    return { ingress: listed.includes("Ingress"), egress: listed.includes("Egress") };
-  }
+  const listed = items(field(spec, "policyTypes"));
+  if (listed.length > 0) return { ingress: listed.includes("Ingress"), egress: listed.includes("Egress") };
   return { ingress: true, egress: items(field(spec, "egress")).length > 0 };
 }
 
@@ -148,7 +222,26 @@ function hiddenValue(v: unknown): unknown {
   return undefined;
 }
 
-const roleOf = (selector: unknown): unknown => field(field(selector, "matchLabels"), LABELS.role);
+/**
+ * The one value a selector requires of a label (`matchLabels`, or a `matchExpressions` `In` of one value): the
+ * selector selects only pods (or namespaces) with that value; its other requirements only narrow it further. Undefined
+ * when it does not pin the label to one value, or pins it to two.
+ */
+export function pinned(selector: unknown, key: string): string | undefined {
+  const values = new Set<unknown>();
+  const label = field(field(selector, "matchLabels"), key);
+  if (label !== undefined) values.add(label);
+  for (const e of items(field(selector, "matchExpressions"))) {
+    if (field(e, "key") !== key || field(e, "operator") !== "In") continue;
+    const v = items(field(e, "values"));
+    if (v.length !== 1) return undefined;
+    values.add(v[0]);
+  }
+  const [only] = values;
+  return values.size === 1 && typeof only === "string" ? only : undefined;
+}
+
+const roleOf = (selector: unknown): string | undefined => pinned(selector, LABELS.role);
 
 /** Why an ingress peer admits pods from outside the policy's namespace (undefined when it does not). */
 function openIngressPeer(peer: unknown): string | undefined {
@@ -159,25 +252,57 @@ function openIngressPeer(peer: unknown): string | undefined {
   return undefined;
 }
 
-/** Whether an egress rule is the way to the cluster's DNS: kube-dns of kube-system, on port 53 only. */
-function dnsPeer(peer: unknown, rule: unknown): boolean {
-  if (field(peer, "ipBlock") !== undefined) return false;
-  const ns = field(field(field(peer, "namespaceSelector"), "matchLabels"), "kubernetes.io/metadata.name");
-  const app = field(field(field(peer, "podSelector"), "matchLabels"), "k8s-app");
-  if (ns !== "kube-system" || app !== "kube-dns") return false;
+/**
+ * The cluster's DNS, by the namespace its resolver runs in (the API server sets `kubernetes.io/metadata.name` on
+ * every Namespace) and the ports a NetworkPolicy sees it on (after the Service's translation): CoreDNS/kube-dns in
+ * kube-system on 53 (its container ports are named `dns` and `dns-tcp`), OpenShift's DNS in openshift-dns on 5353
+ * (and 53).
+ */
+const DNS_NAMESPACES: Readonly<Record<string, readonly number[]>> = {
+  "kube-system": [53],
+  "openshift-dns": [53, 5353],
+};
+/** CoreDNS's port names (its Deployment's `dns`/UDP and `dns-tcp`/TCP): a named port resolves on the peer pod. */
+const DNS_PORT_NAMES = ["dns", "dns-tcp"];
+/** NodeLocal DNSCache's link-local address (its documented convention); the cloud metadata address is not DNS. */
+const NODE_LOCAL_DNS = "169.254.20.10/32";
+
+/** Whether every port of an egress rule is a DNS port, by number (or, where the peer is a pod, by CoreDNS's names). */
+function dnsPorts(rule: unknown, numbers: readonly number[], named: boolean): boolean {
   const ports = items(field(rule, "ports"));
   return (
     ports.length > 0 &&
     ports.every((p) => {
       const port = field(p, "port");
       const protocol = field(p, "protocol");
+      const number =
+        typeof port === "number" ? port : typeof port === "string" && /^\d+$/.test(port) ? Number(port) : NaN;
       return (
-        (port === 53 || port === "53") &&
+        (numbers.includes(number) || (named && typeof port === "string" && DNS_PORT_NAMES.includes(port))) &&
         field(p, "endPort") === undefined &&
         (protocol === undefined || protocol === "UDP" || protocol === "TCP")
       );
     })
   );
+}
+
+/**
+ * Whether an egress peer is the way to the cluster's DNS, on DNS ports only: the pods of a DNS namespace (a
+ * namespaceSelector that pins its name; a podSelector with it only narrows), or NodeLocal DNSCache's address. Raw
+ * port 53 to any other address is a way out (a resolver the task picks), and is not DNS here.
+ */
+function dnsPeer(peer: unknown, rule: unknown): boolean {
+  const ipBlock = field(peer, "ipBlock");
+  if (ipBlock !== undefined)
+    return (
+      field(peer, "namespaceSelector") === undefined &&
+      field(peer, "podSelector") === undefined &&
+      field(ipBlock, "cidr") === NODE_LOCAL_DNS &&
+      dnsPorts(rule, [53], false)
+    );
+  const ns = pinned(field(peer, "namespaceSelector"), "kubernetes.io/metadata.name");
+  const numbers = ns === undefined ? undefined : DNS_NAMESPACES[ns];
+  return numbers !== undefined && Object.hasOwn(DNS_NAMESPACES, ns ?? "") && dnsPorts(rule, numbers, true);
 }
 
 /** Why an egress peer lets a pod reach more than the proxy, the broker and DNS (undefined when it does not). */
@@ -186,15 +311,14 @@ function openEgressPeer(peer: unknown, rule: unknown): string | undefined {
   const ipBlock = field(peer, "ipBlock");
   if (ipBlock !== undefined) return `an ipBlock ${JSON.stringify(str(field(ipBlock, "cidr")) ?? "")}`;
   if (field(peer, "namespaceSelector") !== undefined)
-    return "a namespaceSelector (pods of other namespaces; only kube-dns of kube-system on port 53 may be named)";
+    return "a namespaceSelector (pods of other namespaces; only the DNS namespace, kube-system on port 53 or openshift-dns on 53 and 5353, may be named)";
   const role = roleOf(field(peer, "podSelector"));
   if (role !== "proxy" && role !== "broker")
     return "a podSelector that is not the proxy's or the broker's pods";
   return undefined;
 }
 
-const ALLOWED_EGRESS =
-  "egress may go only to the proxy's or the broker's pods of the namespace (podSelector sandbox.role=proxy or broker) and to kube-dns of kube-system on port 53";
+const ALLOWED_EGRESS = `egress may go only to the proxy's or the broker's pods of the namespace (podSelector sandbox.role=proxy or broker) and to the cluster's DNS on DNS ports (kube-system on 53, dns or dns-tcp; openshift-dns on 53 or 5353; NodeLocal DNSCache ${NODE_LOCAL_DNS} on 53)`;
 const ALLOWED_INGRESS = "ingress may come only from pods of the same namespace (a podSelector alone)";
 
 /**
@@ -226,11 +350,12 @@ export function judgeNetworkPolicy(p: NetworkPolicy, services: readonly ServiceP
   if (types.egress) {
     const selector = field(p.spec, "podSelector");
     const role = roleOf(selector);
-    const own =
-      (role === "proxy" || role === "broker") &&
-      services.some(
-        (s) => s.role === role && s.namespace === p.namespace && selects(selector, s.labels) === true,
-      );
+    const selected = services.filter(
+      (s) => s.role === role && s.namespace === p.namespace && selects(selector, s.labels) === true,
+    );
+    const own = (role === "proxy" || role === "broker") && selected.some((s) => s.configured !== false);
+    // A proxy whose configuration is not in the input has an allowlist no one judged: its policy is not exempt.
+    const unjudged = selected.find((s) => s.configured === false);
     if (!own) {
       items(field(p.spec, "egress")).forEach((rule, i) => {
         const to = items(field(rule, "to"));
@@ -240,9 +365,11 @@ export function judgeNetworkPolicy(p: NetworkPolicy, services: readonly ServiceP
             : to.map((peer) => openEgressPeer(peer, rule)).find((w) => w !== undefined);
         if (why === undefined) return;
         const service =
-          role === "proxy" || role === "broker"
-            ? `; it selects sandbox.role=${role}, but no ${role} of namespace ${JSON.stringify(p.namespace ?? "(the provider's)")} in the input (a pod of image ${SERVICES[role].image} that mounts its ConfigMap at ${SERVICES[role].configDir}) is selected by it, so it is not the ${role}'s own policy`
-            : "";
+          unjudged !== undefined
+            ? `; it selects the ${unjudged.role}, whose configuration (ConfigMap ${JSON.stringify(unjudged.configMap)} with squid.conf, or ${PROXY_CONFIG_ENV}) is not in the input, so its allowlist cannot be judged and its policy is not exempt`
+            : role === "proxy" || role === "broker"
+              ? `; it selects sandbox.role=${role}, but no ${role} of namespace ${JSON.stringify(p.namespace ?? "(the provider's)")} in the input (a pod of image ${SERVICES[role].image} that mounts its ConfigMap at ${SERVICES[role].configDir}) is selected by it, so it is not the ${role}'s own policy`
+              : "";
         out.push({
           message: `${who}: spec.egress[${i}] ${why.startsWith("has") ? why : `reaches ${why}`}; ${ALLOWED_EGRESS}${service}`,
           path: `spec.egress[${i}]`,

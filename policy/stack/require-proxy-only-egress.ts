@@ -17,6 +17,7 @@ import {
   type ServicePod,
   type ServiceRole,
   selects,
+  serviceContainerExtra,
   servicePod,
 } from "./network-policy";
 import { allowlistProblem } from "./squid-config";
@@ -58,14 +59,16 @@ function judgeContainer(
   if (w.labels[LABELS.role] === "proxy") {
     // The proxy is the proxy image run with its own entry point; any other container that wears the label is refused
     // (the label would keep it from being judged as a task), and judged as one when it is in proxy mode.
-    const other = w.containers.find(
-      (c) => typeof c.image !== "string" || bareImage(c.image) !== PROXY_IMAGE || c.args.length > 0,
-    );
-    if (other === undefined) return configFindings(`proxy ${who}`, env.get(PROXY_CONFIG_ENV), urn);
-    const why =
-      typeof other.image === "string" && bareImage(other.image) === PROXY_IMAGE
-        ? `it replaces the image's entry point (${other.args[0]?.path})`
-        : `it runs image ${JSON.stringify(other.image ?? "(none)")}, not ${PROXY_IMAGE}`;
+    // It runs nothing but that entry point: no healthcheck command, no uploads, no variable but its configuration,
+    // no mount but memory (the engine runs a healthcheck inside it, with its open egress).
+    const whyNot = (c: (typeof w.containers)[number]): string | undefined =>
+      typeof c.image !== "string" || bareImage(c.image) !== PROXY_IMAGE
+        ? `it runs image ${JSON.stringify(c.image ?? "(none)")}, not ${PROXY_IMAGE}`
+        : c.args.length > 0
+          ? `it replaces the image's entry point (${c.args[0]?.path})`
+          : serviceContainerExtra(c, "proxy");
+    const why = w.containers.map(whyNot).find((y) => y !== undefined);
+    if (why === undefined) return configFindings(`proxy ${who}`, env.get(PROXY_CONFIG_ENV), urn);
     out.push({
       message: `${who}: the container wears ${LABELS.role}=proxy but is not the proxy (${why}); only the proxy itself may wear it`,
       urn,
@@ -179,6 +182,7 @@ function judgeServicePod(w: WorkloadView, urn: string): { service?: ServicePod; 
   const service = servicePod(w, role as ServiceRole);
   if (typeof service === "string") return refuse(service);
   const findings: StackFinding[] = [];
+  let configured = false;
   // The proxy image's entry script takes its configuration from the variable before the mounted file.
   // A variable from elsewhere (a ConfigMap or Secret key, envFrom) holds a configuration the input does not show.
   if (role === "proxy")
@@ -191,9 +195,10 @@ function judgeServicePod(w: WorkloadView, urn: string): { service?: ServicePod; 
           return refuse(
             `${e.path} takes ${PROXY_CONFIG_ENV} from ${e.from}, a configuration the input does not show`,
           );
+        configured = true;
         findings.push(...configFindings(`proxy ${who}`, e.value, urn));
       }
-  return { service, findings };
+  return { service: role === "proxy" ? { ...service, configured } : service, findings };
 }
 
 /** A Docker network the stack declares: its resource and its `internal` input as written. */
@@ -250,6 +255,14 @@ function squidConfigOf(r: StackResource): Val<string>[] {
     );
   } else if (binary !== undefined) out.push(binary);
   return out;
+}
+
+/** A ConfigMap's `<namespace>/<name>`, as a pod of its namespace names it. */
+function configMapKey(r: StackResource): string {
+  const meta = field(r.props, "metadata");
+  const name = str(field(meta, "name"));
+  const ns = str(field(meta, "namespace"));
+  return `${typeof ns === "string" ? ns : ""}/${typeof name === "string" ? name : ""}`;
 }
 
 /**
@@ -314,7 +327,19 @@ export const requireProxyOnlyEgress = defineStackRule({
       }
     }
     for (const { w, urn } of pods) out.push(...judgePod(w, urn, policies));
-    for (const p of policies) for (const f of judgeNetworkPolicy(p, services)) out.push({ ...f, urn: p.urn });
+    // A proxy is exempt from the walls only when its allowlist is judged: its ConfigMap (with squid.conf) is in the
+    // input, or it sets the variable the image reads first.
+    const configMaps = new Set(
+      resources
+        .filter((r) => parseKubeType(r.type)?.kind === "ConfigMap" && squidConfigOf(r).length > 0)
+        .map((r) => configMapKey(r)),
+    );
+    const judged = services.map((s) =>
+      s.role === "proxy" && s.configured === false && configMaps.has(`${s.namespace ?? ""}/${s.configMap}`)
+        ? { ...s, configured: true }
+        : s,
+    );
+    for (const p of policies) for (const f of judgeNetworkPolicy(p, judged)) out.push({ ...f, urn: p.urn });
     for (const r of resources)
       if (parseKubeType(r.type)?.kind === "ConfigMap") out.push(...judgeConfigMap(r, services));
     return out;

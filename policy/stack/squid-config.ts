@@ -12,6 +12,8 @@
  * from files, a line Squid would cut in pieces) is refused with the line, never guessed at.
  */
 
+import { REFUSED_DESTINATIONS } from "../../components/model/egress";
+
 /** The most bytes of one line Squid reads at once (BUFSIZ - 1); a longer line is read as several. */
 const LINE_BYTES = 8191;
 /** The macros Squid substitutes in every line before it parses it. */
@@ -101,29 +103,114 @@ export function squidAllowlist(config: string): string[] {
   return "problem" in read ? [] : dstdomains(read.directives);
 }
 
+/** The ACL flags Squid reads before an ACL's values (ACLFlags: `-x` words, up to `--`), and the values. */
+function aclParts(words: readonly string[]): { flags: string[]; values: string[] } {
+  const rest = words.slice(3);
+  const flags: string[] = [];
+  let i = 0;
+  for (; i < rest.length && (rest[i] ?? "").startsWith("-"); i++) {
+    if (rest[i] === "--") {
+      i++;
+      break;
+    }
+    flags.push(rest[i] ?? "");
+  }
+  return { flags, values: rest.slice(i) };
+}
+
 /**
- * What is wrong with a proxy's allowlist: a configuration that cannot be read as Squid reads it, an empty list, a
- * wildcard for everything, or an `http_access allow` line that no host ACL limits. Squid takes the first
- * `http_access` line whose ACLs all match, so an allow line with no positive `dstdomain` ACL (`allow all`, `allow
- * anywhere` for `acl anywhere dst 0.0.0.0/0`, `allow localnet`) lets requests through whatever host they name.
+ * Directives that make Squid start a program or load code inside the proxy, which would run with the proxy's open
+ * egress (Squid's helpers: cf.data.pre): a helper program, a module to load, a different program for a built-in
+ * helper. `auth_param` only with its `program` parameter.
+ */
+const RUNS_CODE = [
+  "external_acl_type",
+  "url_rewrite_program",
+  "store_id_program",
+  "logfile_daemon",
+  "sslcrtd_program",
+  "sslcrtvalidator_program",
+  "unlinkd_program",
+  "diskd_program",
+  "pinger_program",
+  "loadable_modules",
+  "ecap_service",
+];
+
+/** The destinations the project's generated configuration refuses before its first allow (REFUSED_DESTINATIONS). */
+const REFUSED = REFUSED_DESTINATIONS as readonly string[];
+
+/**
+ * What is wrong with a proxy's allowlist, judged as Squid evaluates `http_access` (Squid's `http_access` docs and
+ * Checklist: the first line whose ACLs all match decides; a request no line matches gets the opposite of the last
+ * line's action): a configuration that cannot be read as Squid reads it; a last line that denies some requests only
+ * (an unmatched request would then be allowed: the last line must be `http_access deny all`, or an allow); an allow
+ * line that no host ACL limits (`allow all`, `allow localnet`); a host ACL of an allow line without `-n` (without it
+ * Squid matches a request for an IP address by the address's reverse-DNS name, which the address's owner picks); no
+ * `http_access deny` of the private, link-local and metadata destinations (a `dst` ACL of every range the toolkit
+ * refuses) before the first allow; an empty allowlist, a wildcard, or a whole top-level domain (`.com`).
  */
 export function allowlistProblem(config: string): string | undefined {
   const read = readSquidConfig(config);
   if ("problem" in read) return `its configuration cannot be judged as Squid reads it: ${read.problem}`;
+  const runs = read.directives.find(
+    (d) => RUNS_CODE.includes(d.words[0] ?? "") || (d.words[0] === "auth_param" && d.words[2] === "program"),
+  );
+  if (runs !== undefined)
+    return `\`${runs.line}\` makes Squid start a program or load code inside the proxy, which would run with its open egress; the proxy runs Squid alone`;
   const types = new Map<string, string>();
+  const acls = new Map<string, { flags: string[]; values: string[] }[]>();
   for (const d of read.directives) {
     const [directive, name, type] = d.words;
-    if (directive === "acl" && name !== undefined && type !== undefined) types.set(name, type);
+    if (directive !== "acl" || name === undefined || type === undefined) continue;
+    types.set(name, type);
+    acls.set(name, [...(acls.get(name) ?? []), aclParts(d.words)]);
   }
-  for (const d of read.directives) {
-    if (d.words[0] !== "http_access" || d.words[1] !== "allow") continue;
-    const acls = d.words.slice(2);
-    if (acls.length === 1 && acls[0] === "all") return `it allows every request (\`${d.line}\`)`;
-    if (!acls.some((a) => !a.startsWith("!") && types.get(a) === "dstdomain"))
+  const wild = dstdomains(read.directives).find(
+    (e) => ["*", ".", "all", "*.*"].includes(e) || /^\.?\*/.test(e),
+  );
+  if (wild !== undefined) return `its allowlist contains "${wild}" (every host)`;
+  const access = read.directives.filter((d) => d.words[0] === "http_access");
+  const last = access.at(-1);
+  if (
+    last !== undefined &&
+    last.words[1] !== "allow" &&
+    !(last.words.length === 3 && last.words[2] === "all")
+  )
+    return `its last http_access line \`${last.line}\` is a deny of some requests only: Squid answers a request no line matches with the opposite of the last line (allow); end the list with \`http_access deny all\``;
+  const refusing = (d: SquidDirective): boolean => {
+    if (d.words[1] !== "deny" || d.words.length !== 3) return false;
+    const name = d.words[2] ?? "";
+    const defs = acls.get(name) ?? [];
+    const values = defs.flatMap((a) => a.values);
+    return (
+      types.get(name) === "dst" &&
+      defs.every((a) => a.flags.length === 0) &&
+      REFUSED.every((r) => values.includes(r))
+    );
+  };
+  let refused = false;
+  for (const d of access) {
+    if (d.words[1] !== "allow") {
+      refused ||= refusing(d);
+      continue;
+    }
+    const names = d.words.slice(2);
+    if (names.length === 1 && names[0] === "all") return `it allows every request (\`${d.line}\`)`;
+    const hosts = names.filter((a) => !a.startsWith("!") && types.get(a) === "dstdomain");
+    if (hosts.length === 0)
       return `it allows requests whatever host they name (\`${d.line}\`: no host ACL limits it)`;
+    const loose = hosts.find((h) => (acls.get(h) ?? []).some((a) => !a.flags.includes("-n")));
+    if (loose !== undefined)
+      return `\`${d.line}\` allows by the dstdomain ACL ${loose} without -n: Squid then matches a request for an IP address by its reverse-DNS name, which the address's owner picks; write \`acl ${loose} dstdomain -n ...\``;
+    // An entry of one label (`.com`, `io`) allows every host under a top-level domain (a deny list may name one).
+    const tld = hosts
+      .flatMap((h) => (acls.get(h) ?? []).flatMap((a) => a.values))
+      .find((e) => !e.replace(/^\./, "").replace(/\.$/, "").includes("."));
+    if (tld !== undefined)
+      return `\`${d.line}\` allows "${tld}", a whole top-level domain (every host under it); name the hosts or domains themselves`;
+    if (!refused)
+      return `\`${d.line}\` comes before any \`http_access deny <acl>\` of a dst ACL listing ${REFUSED.join(" ")} (the private, link-local and metadata destinations a name may resolve to); deny them before the first allow`;
   }
-  const hosts = dstdomains(read.directives);
-  if (hosts.length === 0) return "its allowlist is empty";
-  const wild = hosts.find((e) => ["*", ".", "all", "*.*"].includes(e) || /^\.?\*/.test(e));
-  return wild === undefined ? undefined : `its allowlist contains "${wild}" (every host)`;
+  return dstdomains(read.directives).length === 0 ? "its allowlist is empty" : undefined;
 }

@@ -32,6 +32,9 @@ function proxy(): StackFixture {
   ];
   p.memory = 256;
   p.cpus = "0.5";
+  // The proxy runs its image alone: no task variables, no job folder.
+  p.envs = [];
+  delete p.mounts;
   return { type: DOCKER, name: "egress", props: p };
 }
 

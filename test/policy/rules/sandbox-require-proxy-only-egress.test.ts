@@ -12,8 +12,10 @@ import { noted, type StackFixture, UNKNOWN_WIRE, validateStack, violated } from 
 
 const RULE = "sandbox-require-proxy-only-egress";
 type Obj = Record<string, unknown>;
-const GOOD_SQUID =
-  "acl allowed dstdomain pypi.org .github.com\nhttp_access allow allowed\nhttp_access deny all";
+/** The private, link-local and metadata destinations, denied before the first allow (as the generated config does). */
+const REFUSED =
+  "acl refused_dst dst 0.0.0.0/8 10.0.0.0/8 100.64.0.0/10 127.0.0.0/8 169.254.0.0/16 172.16.0.0/12 192.168.0.0/16 ::1 fe80::/10 fc00::/7\nhttp_access deny refused_dst\n";
+const GOOD_SQUID = `acl allowed dstdomain -n pypi.org .github.com\n${REFUSED}http_access allow allowed\nhttp_access deny all`;
 const ROUTE = "has a route out that bypasses the proxy";
 const OPEN = "no NetworkPolicy in this stack restricts its egress (everything is allowed)";
 
@@ -35,7 +37,8 @@ const on = (networkMode?: string, second?: string) => ({
   networkMode,
   ...(second === undefined ? {} : { networksAdvanced: [{ name: second }] }),
 });
-const { command: _command, ...entryPoint } = safeContainer();
+// The proxy runs its image's entry point and mounts nothing but memory (a task's job folder is not the proxy's).
+const { command: _command, mounts: _mounts, ...entryPoint } = safeContainer();
 /** A Docker proxy as the toolkit runs it: the proxy image with its own entry point. */
 const proxy = (config: string) =>
   fx(DOCKER, "egress", {
@@ -140,7 +143,14 @@ describe(RULE, () => {
     it("passes an explicit allowlist, and a proxy whose configuration is not in its props", () => {
       expect(mine([proxy(GOOD_SQUID)])).toEqual([]);
       expect(
-        mine([fx(DOCKER, "egress", { ...entryPoint, image: "sandbox-proxy:1", labels: labels("proxy") })]),
+        mine([
+          fx(DOCKER, "egress", {
+            ...entryPoint,
+            image: "sandbox-proxy:1",
+            labels: labels("proxy"),
+            envs: [],
+          }),
+        ]),
       ).toEqual([]);
     });
 
@@ -172,7 +182,7 @@ describe(RULE, () => {
       expect(mine([configMap({ "other.conf": "http_access allow all" })])).toEqual([]);
     });
 
-    const ALLOW = "acl a dstdomain pypi.org\nhttp_access allow a\n";
+    const ALLOW = `acl a dstdomain -n pypi.org\n${REFUSED}http_access allow a\n`;
     it.each([
       [
         "a continued allow line",
@@ -215,7 +225,9 @@ describe(RULE, () => {
 
     it("reads a configuration as Squid does: a continuation pending at the end is dropped, a trailing comment ends a line", () => {
       expect(mine([proxy(`${ALLOW}http_access allow \\`)])).toEqual([]);
-      expect(mine([proxy("acl a dstdomain pypi.org # the index\nhttp_access allow a # only\n")])).toEqual([]);
+      expect(
+        mine([proxy(`acl a dstdomain -n pypi.org # the index\n${REFUSED}http_access allow a # only\n`)]),
+      ).toEqual([]);
       expect(mine([proxy("acl a dstdomain pypi.org\nhttp_access allow a#x\n")])).toEqual([
         'proxy Container "egress": it allows requests whatever host they name (`http_access allow a#x`: no host ACL limits it)',
       ]);
