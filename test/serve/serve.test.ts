@@ -309,9 +309,13 @@ describe("sandbox serve", () => {
     // A launch of the template's own command warms the pool: a member waits on the engine for the next one.
     const pooled = await operator.run({ template: "default", files: { "run.sh": "echo pooled\n" } });
     expect(pooled.stdout).toBe("pooled\n");
-    // Its output is in hand before the service has closed it (charged, logged): on a loaded machine that can come
-    // after the signal below, and it would be a second launch in flight.
+    // Its output is in hand before the service has closed it (charged, logged, its container removed): on a loaded
+    // machine that can come after the signal below, and it would be a second launch in flight. The service's own
+    // count says when it is closed.
     await logged(service, new RegExp(`200 run ${pooled.id} `));
+    for (let i = 0; i < 600 && (await operator.health()).running > 0; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    expect((await operator.health()).running).toBe(0);
     let members: string[] = [];
     for (let i = 0; i < 600 && members.length === 0; i++) {
       members = await projectLeftovers(stack.docker(), name);
