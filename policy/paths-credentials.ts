@@ -88,12 +88,18 @@ function test(re: RegExp, p: string, fold: boolean): boolean {
   return fold && !re.flags.includes("i") ? new RegExp(re.source, `${re.flags}i`).test(p) : re.test(p);
 }
 
+/** Why a path names a credential folder or key file wherever it lies (`.ssh`, `.kube`, `id_ed25519`), or undefined. */
+export function credentialNameReason(p: string): string | undefined {
+  const anywhere = ANYWHERE.exec(p);
+  return anywhere === null ? undefined : `it holds a user's credentials (${anywhere[1]})`;
+}
+
 /** Why a normalized host path hands over a credential, or undefined; `fold`: its folder compares names without case. */
 export function credentialPathReason(p: string, fold = false): string | undefined {
   const home = IN_HOME.exec(p);
   if (home !== null) return `it holds the host user's credentials (${home[1]})`;
-  const anywhere = ANYWHERE.exec(p);
-  if (anywhere !== null) return `it holds a user's credentials (${anywhere[1]})`;
+  const anywhere = credentialNameReason(p);
+  if (anywhere !== undefined) return anywhere;
   const startup = fold ? new RegExp(USER_STARTUP.source, "i").exec(p) : USER_STARTUP.exec(p);
   if (startup !== null)
     return `it holds programs the host user's session starts (${startup[1]}), which run on the host as that user`;

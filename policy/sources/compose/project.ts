@@ -38,6 +38,34 @@ function externalVolume(key: string, def: Model): Unreadable {
   );
 }
 
+/** compose-go's project name normalization: lower case, only `a-z0-9_-`, starting with a letter or digit. */
+function projectName(project: Model): string | undefined {
+  if (typeof project.name !== "string") return undefined;
+  const n = project.name
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]/g, "")
+    .replace(/^[^a-z0-9]+/, "");
+  return n === "" ? undefined : n;
+}
+
+/**
+ * A volume whose `name:` is not the project's own `<project>_<key>` (the name Compose gives a volume without one): an
+ * engine volume of that name may exist already, made outside this file, and Compose mounts it: its ensureVolume
+ * (docker/compose pkg/compose/create.go) inspects the name first and, when there is such a volume, uses it and only
+ * warns that Compose did not create it, or created it for another project; the file's driver and options apply only
+ * when there is none. So it is judged as an external volume is: its driver and options are not in the input.
+ */
+function namedVolume(key: string, def: Model, project: Model): Unreadable | undefined {
+  if (def.name === undefined || def.name === null) return undefined;
+  const name = String(def.name);
+  const own = projectName(project);
+  if (own !== undefined && name === `${own}_${key}`) return undefined;
+  const scoped = own === undefined ? `<project>_${key}` : `${own}_${key}`;
+  return new Unreadable(
+    `the volume "${key}" has name: ${JSON.stringify(name)}, not the project's own ${JSON.stringify(scoped)}: when the engine already has a volume of that name, Compose mounts it and only warns that it did not create it, so the volume may be one made outside this file, whose driver and options (a bind of a host folder, a network share) are not in the input; drop name: (Compose names the volume ${JSON.stringify(scoped)} and creates it with the driver and options written here), or exempt it`,
+  );
+}
+
 /** Secrets and configs with a host file source, as the bind mounts Compose makes of them. */
 function fileMounts(service: Model, project: Model): Props[] {
   const out: Props[] = [];
@@ -189,6 +217,8 @@ function mountsOf(name: string, services: Model, project: Model): Props[] {
     const def = vols[m.source];
     if (isMap(def) && (def.external === true || isMap(def.external)))
       return { ...m, volumeOptions: externalVolume(m.source, def) };
+    const elsewhere = isMap(def) ? namedVolume(m.source, def, project) : undefined;
+    if (elsewhere !== undefined) return { ...m, volumeOptions: elsewhere };
     // The docker.Container adapter judges what the local driver's options expose (a bind, an overlay, a device).
     const volumeOpts = volumeOptions(def);
     return volumeOpts === undefined ? m : { ...m, volumeOptions: volumeOpts };

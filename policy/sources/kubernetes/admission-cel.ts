@@ -40,12 +40,76 @@ const SAFE_METADATA = new Set([
   "finalizers",
 ]);
 
-/** The expression with its string literals blanked (so a root inside a literal is not read as one). */
+/**
+ * Where the CEL string or bytes literal whose opening quote is at `q` ends (past its closing quote), or undefined when
+ * it does not close (not a literal: the expression does not compile). cel-spec doc/langdef.md, "String and Bytes
+ * Values": `"..."` and `'...'` end at the line, `"""..."""` and `'''...'''` span lines and end at the first closing
+ * triple; escapes (`\"`, `\\`) are read only without the raw prefix: a raw string has none, so `r"\"` is the string
+ * `\` and its second quote closes it.
+ */
+function literalEnd(expr: string, q: number, raw: boolean): number | undefined {
+  const quote = expr[q] ?? "";
+  const triple = expr.startsWith(quote.repeat(3), q);
+  const close = triple ? quote.repeat(3) : quote;
+  for (let k = q + close.length; k < expr.length; ) {
+    const ch = expr[k];
+    if (!triple && (ch === "\n" || ch === "\r")) return undefined;
+    if (!raw && ch === "\\") {
+      if (!triple && /[\r\n]/.test(expr[k + 1] ?? "")) return undefined;
+      k += 2;
+      continue;
+    }
+    if (expr.startsWith(close, k)) return k + close.length;
+    k += 1;
+  }
+  return undefined;
+}
+
+/** A CEL literal's prefix: `r`/`R` (raw), `b`/`B` (bytes), or both; either order is read, raw when an `r` is there. */
+const LITERAL_PREFIX = /^(?:[rRbB]|[bB][rR]|[rR][bB])$/;
+
+/**
+ * The expression with its string and bytes literals and its `//` comments blanked (so a root inside one is not read
+ * as one, and one outside is), lexed as CEL does (cel-spec doc/langdef.md lexis: STRING_LIT, BYTES_LIT, COMMENT): a
+ * literal starts at a quote, or at a prefix word of `r`, `b` or both right before one; a word that is any other
+ * identifier is code. A quote that opens no closed literal is read as code, which keeps what follows it visible.
+ */
 function withoutStrings(expr: string): string {
-  return expr.replace(
-    /[rRbB]{0,2}("""[\s\S]*?"""|'''[\s\S]*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')/g,
-    (m) => " ".repeat(m.length),
-  );
+  const out = expr.split("");
+  const blank = (from: number, to: number) => {
+    for (let k = from; k < to; k += 1) out[k] = " ";
+  };
+  for (let i = 0; i < expr.length; ) {
+    const c = expr[i] ?? "";
+    if (c === "/" && expr[i + 1] === "/") {
+      const nl = expr.slice(i).search(/[\r\n]/);
+      const end = nl < 0 ? expr.length : i + nl;
+      blank(i, end);
+      i = end;
+      continue;
+    }
+    const word = /^[A-Za-z_][A-Za-z0-9_]*/.exec(expr.slice(i))?.[0];
+    let q = i;
+    if (word !== undefined) {
+      const next = expr[i + word.length];
+      if (!LITERAL_PREFIX.test(word) || (next !== '"' && next !== "'")) {
+        i += word.length;
+        continue;
+      }
+      q = i + word.length;
+    } else if (c !== '"' && c !== "'") {
+      i += 1;
+      continue;
+    }
+    const end = literalEnd(expr, q, /[rR]/.test(word ?? ""));
+    if (end === undefined) {
+      i = q + 1;
+      continue;
+    }
+    blank(i, end);
+    i = end;
+  }
+  return out.join("");
 }
 
 /** The member names that follow a position (`.a.b`, `.?a`, `["a"]` in the original text), up to two. */

@@ -107,6 +107,69 @@ function writeReason(group: string, resource: string, kinds: ResourceKinds): str
   return undefined;
 }
 
+/**
+ * Subresource writes that change what a wall reads. A status subresource's strategy (k8s.io/kubernetes
+ * pkg/registry/<group>/<kind>/strategy.go, `PrepareForUpdate` and `GetResetFields` of its status strategy) keeps the
+ * old spec and, for a few kinds, some metadata; the write changes the rest of the object, labels and annotations
+ * among them. Deployments' status keeps their labels too, and no wall reads a workload's own labels or status (a
+ * NetworkPolicy selects pods and namespaces), so `deployments/status`, `jobs/status` and the like pass; so do reads
+ * (`pods/log`, `jobs/status` get) and the requests that store nothing of themselves (`pods/eviction`).
+ */
+const SUBRESOURCE_WRITES: readonly { group: string; resource: string; why: string }[] = [
+  {
+    group: "",
+    resource: "pods/status",
+    why: "the pod status strategy keeps only spec, deletionTimestamp and ownerReferences (pkg/registry/core/pod/strategy.go), so it rewrites a pod's labels: a task relabels itself into the proxy's NetworkPolicies or its identity; and status.podIPs, which EndpointSlices route to",
+  },
+  {
+    group: "",
+    resource: "pods/resize",
+    why: "it changes a running pod's container resources (pkg/registry/core/pod/strategy.go podResizeStrategy), past the budget bound the pod was judged by",
+  },
+  {
+    group: "",
+    resource: "services/status",
+    why: "the Service status strategy keeps only spec (pkg/registry/core/service/strategy.go): it sets status.loadBalancer.ingress, whose addresses kube-proxy captures inside the cluster and sends to the Service's endpoints (CVE-2020-8554), and rewrites the Service's labels and annotations, a load balancer controller's settings",
+  },
+  {
+    group: "",
+    resource: "nodes/status",
+    why: "the node status strategy keeps only spec (pkg/registry/core/node/strategy.go): it rewrites a node's labels, which node selectors and affinity read, its addresses, where the API server dials the kubelet, and the conditions and capacity the scheduler places pods by",
+  },
+  {
+    group: "",
+    resource: "namespaces/status",
+    why: "the namespace status strategy keeps only spec (pkg/registry/core/namespace/strategy.go): it rewrites the namespace's labels, which NetworkPolicies' namespaceSelector and Pod Security Admission read",
+  },
+  {
+    group: "",
+    resource: "resourcequotas/status",
+    why: "the quota status strategy keeps only spec (pkg/registry/core/resourcequota/strategy.go): it rewrites status.used, which quota admission charges new pods against, so the budget bound stops holding",
+  },
+];
+
+/**
+ * Why writing a subresource changes what a wall reads, or undefined: the table above, and the scale subresource of
+ * any kind that runs pods (`deployments/scale`, `statefulsets/scale`, `replicasets/scale`,
+ * `replicationcontrollers/scale`, an operator's), which sets spec.replicas: the budget bound counts every replica.
+ */
+function subresourceWriteReason(group: string, resource: string, kinds: ResourceKinds): string | undefined {
+  const slash = resource.indexOf("/");
+  if (slash < 0) return undefined;
+  const hit = SUBRESOURCE_WRITES.find(
+    (s) => (group === "*" || group === s.group) && resourceMatches(resource, s.resource),
+  );
+  if (hit !== undefined) return hit.why;
+  if (resource.slice(slash + 1) !== "scale") return undefined;
+  const found = kinds(group, resource);
+  if (found.length === 0)
+    return `${resource.slice(0, slash)} of ${group === "" ? "the core group" : group === "*" ? "any group" : group} is no resource of a kind with a verdict: what its replicas run is not known`;
+  const runs = found.find((k) => k.verdict === undefined || k.verdict.v !== "inert");
+  return runs === undefined
+    ? undefined
+    : `it sets spec.replicas of ${runs.kind} (${runs.group}): each replica is a pod the budget bound counts (sandbox-require-budget-bound), so more of them at run time exceed it`;
+}
+
 /** The stack rules whose objects are walls: removing one (a NetworkPolicy, a quota) opens what it closed. */
 const WALL_RULES = ["sandbox-require-proxy-only-egress", "sandbox-require-budget-bound"];
 
@@ -235,7 +298,10 @@ export function roleGrant(props: unknown, kinds: ResourceKinds): string | undefi
             return `${at} allows ${verb} on ${res}${s.group === "" ? "" : ` (${s.group})`}: it ${s.why}${allowed}`;
         }
         const write = verbs.find((v) => WRITE.includes(v));
-        const why = write === undefined ? undefined : writeReason(g, res, kinds);
+        const why =
+          write === undefined
+            ? undefined
+            : (subresourceWriteReason(g, res, kinds) ?? writeReason(g, res, kinds));
         if (why !== undefined) return `${at} allows ${write} on ${res}: ${why}${allowed}`;
         const remove = verbs.find((v) => v === "delete" || v === "deletecollection");
         const wall = remove === undefined ? undefined : wallReason(g, res, kinds);
