@@ -148,7 +148,8 @@ const REFUSED = REFUSED_DESTINATIONS as readonly string[];
  * line that no host ACL limits (`allow all`, `allow localnet`); a host ACL of an allow line without `-n` (without it
  * Squid matches a request for an IP address by the address's reverse-DNS name, which the address's owner picks); no
  * `http_access deny` of the private, link-local and metadata destinations (a `dst` ACL of every range the toolkit
- * refuses) before the first allow; an empty allowlist, a wildcard, or a whole top-level domain (`.com`).
+ * refuses) before the first allow; an empty allowlist, a wildcard, or a whole top-level domain (`.com`); a
+ * `cache_peer` (the admitted requests would go to the peer's address, not the hosts they name).
  */
 export function allowlistProblem(config: string): string | undefined {
   const read = readSquidConfig(config);
@@ -158,6 +159,10 @@ export function allowlistProblem(config: string): string | undefined {
   );
   if (runs !== undefined)
     return `\`${runs.line}\` makes Squid start a program or load code inside the proxy, which would run with its open egress; the proxy runs Squid alone`;
+  // A peer receives the requests the allowlist admits, whatever host they name (the generator writes none).
+  const peer = read.directives.find((d) => d.words[0] === "cache_peer");
+  if (peer !== undefined)
+    return `\`${peer.line}\` sends requests to a peer of its own (${JSON.stringify(peer.words[1] ?? "")}) instead of the hosts they name; the proxy connects only to the hosts it allows (no cache_peer)`;
   const types = new Map<string, string>();
   const acls = new Map<string, { flags: string[]; values: string[] }[]>();
   for (const d of read.directives) {
