@@ -1,3 +1,4 @@
+import { BROKER_CONFIG_ENV } from "../../components/model";
 import {
   brokerConfigOf,
   isBrokerCredential,
@@ -7,6 +8,9 @@ import {
 import { parseKubeType } from "../sources/kubernetes/workloads";
 import { field, REDACTED_SECRET, str } from "../sources/lenient";
 import { isUnknown, type WorkloadView } from "../workload";
+import { brokerConfigProblem } from "./haproxy-config";
+import { CONFIG_FILES } from "./network-policy";
+import { configFileOf } from "./require-proxy-only-egress";
 import { defineStackRule, type StackFinding, type StackResource, type StackResourceRef } from "./types";
 
 /** Resource types whose outputs are credentials (the engine marks them secret). */
@@ -78,8 +82,10 @@ function taskStrings(r: StackResource, w: WorkloadView): { value: string; where:
 const text = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
 /**
- * The genuine broker's generated configuration: its environment's (Docker), or the data of the ConfigMap its pod
- * mounts, found in the same stack (Kubernetes). Undefined when it cannot be read, which fails the broker closed.
+ * The genuine broker's generated configuration: its environment's (Docker, and first on Kubernetes, as the image's
+ * entry script reads it), or the `haproxy.cfg` of the ConfigMap its pod mounts, found in the same stack (Kubernetes:
+ * the file HAProxy reads, not the ConfigMap's other keys). Undefined when it cannot be read, which fails the broker
+ * closed.
  */
 function brokerConfig(
   r: StackResource,
@@ -87,6 +93,8 @@ function brokerConfig(
   resources: readonly StackResource[],
 ): string | undefined {
   if (w.origin.backend !== "kubernetes") return brokerConfigOf(w);
+  const variable = w.containers[0]?.env.find((x) => x.name === BROKER_CONFIG_ENV);
+  if (variable !== undefined && variable.value !== "") return brokerConfigOf(w);
   const spec = field(field(field(r.props, "spec"), "template"), "spec") ?? field(r.props, "spec");
   const volumes = field(spec, "volumes");
   const names = (Array.isArray(volumes) ? volumes : [])
@@ -98,11 +106,8 @@ function brokerConfig(
     const meta = field(other.props, "metadata");
     if (!names.includes(text(field(meta, "name")) ?? "")) continue;
     if (namespace !== undefined && text(field(meta, "namespace")) !== namespace) continue;
-    const data = field(other.props, "data");
-    const values = Object.values((data ?? {}) as Record<string, unknown>).filter(
-      (x) => typeof x === "string",
-    );
-    return values.join("\n");
+    const [file] = configFileOf(other, CONFIG_FILES.broker);
+    return typeof file === "string" ? file : undefined;
   }
   return undefined;
 }
@@ -151,7 +156,13 @@ export const disallowSecretFlow = defineStackRule({
       if (w.role !== undefined && config.allowedRoles.includes(w.role)) continue;
       const who = `${w.origin.kind} "${w.origin.name}"`;
       const broker = isGenuineBroker(w);
-      if (broker && !/^backend route_/m.test(brokerConfig(r, w, resources) ?? "")) {
+      const brokerText = broker ? brokerConfig(r, w, resources) : undefined;
+      // Its configuration read as HAProxy reads it: a broker that loads code or forwards anywhere sends its
+      // credentials (and the tasks' requests) wherever that says.
+      const problem = brokerText === undefined ? undefined : brokerConfigProblem(brokerText);
+      if (broker && problem !== undefined)
+        out.push({ message: `${who}: the secrets broker: ${problem}`, urn: r.urn });
+      else if (broker && !/^backend route_/m.test(brokerText ?? "")) {
         out.push({
           message: `${who}: the secrets broker has no routes (or its configuration is not in the stack), so no credential of it can be used`,
           urn: r.urn,

@@ -43,14 +43,17 @@ interface Service {
   /** The variables its image's entry script reads (toolchain/proxy-image.sh, toolchain/broker-image.sh). */
   readonly env: (name: string) => boolean;
   readonly envNames: string;
+  /** The variable its entry script takes its configuration from before the mounted file. */
+  readonly configEnv: string;
 }
-const SERVICES: Readonly<Record<ServiceRole, Service>> = {
+export const SERVICES: Readonly<Record<ServiceRole, Service>> = {
   proxy: {
     image: PROXY_IMAGE,
     configDir: PROXY_CONFIG_DIR,
     runDir: PROXY_RUN_DIR,
     env: (n) => n === PROXY_CONFIG_ENV,
     envNames: PROXY_CONFIG_ENV,
+    configEnv: PROXY_CONFIG_ENV,
   },
   broker: {
     image: BROKER_IMAGE,
@@ -59,7 +62,14 @@ const SERVICES: Readonly<Record<ServiceRole, Service>> = {
     secretsDir: BROKER_SECRETS_DIR,
     env: (n) => n === BROKER_CONFIG_ENV || /^SANDBOX_BROKER_CRED_[A-Z0-9_]+$/.test(n),
     envNames: `${BROKER_CONFIG_ENV} and SANDBOX_BROKER_CRED_<ROUTE>`,
+    configEnv: BROKER_CONFIG_ENV,
   },
+};
+
+/** The key of a service's ConfigMap its image reads (toolchain/proxy-image.sh, toolchain/broker-image.sh). */
+export const CONFIG_FILES: Readonly<Record<ServiceRole, string>> = {
+  proxy: "squid.conf",
+  broker: "haproxy.cfg",
 };
 
 /**
@@ -109,6 +119,8 @@ export interface ServicePod {
   readonly configMap: string;
   /** Its configuration is in the input and judged (the ConfigMap, or the variable the image reads first). */
   readonly configured?: boolean;
+  /** The workload it is, for messages. */
+  readonly workload?: string;
 }
 
 /** An image reference without the registry and namespace the runtime fills in (`docker.io/library/`). */
@@ -159,7 +171,13 @@ export function servicePod(w: WorkloadView, role: ServiceRole): ServicePod | str
       if (use === undefined || typeof use.name !== "string") continue;
       if (use.keys !== undefined)
         return `its ConfigMap "${use.name}" is mounted at ${configDir} with \`items\` (only some keys, under other names)`;
-      return { role, namespace: typeof ns === "string" ? ns : undefined, labels, configMap: use.name };
+      return {
+        role,
+        namespace: typeof ns === "string" ? ns : undefined,
+        labels,
+        configMap: use.name,
+        workload: `${w.origin.kind} "${w.origin.name}"`,
+      };
     }
   }
   return `no container mounts a ConfigMap at ${configDir}, where ${image} reads its configuration`;
@@ -353,9 +371,10 @@ export function judgeNetworkPolicy(p: NetworkPolicy, services: readonly ServiceP
     const selected = services.filter(
       (s) => s.role === role && s.namespace === p.namespace && selects(selector, s.labels) === true,
     );
-    const own = (role === "proxy" || role === "broker") && selected.some((s) => s.configured !== false);
-    // A proxy whose configuration is not in the input has an allowlist no one judged: its policy is not exempt.
-    const unjudged = selected.find((s) => s.configured === false);
+    // A service whose configuration is not in the input (its allowlist, its routes) is not judged: a policy is the
+    // services' own only when every proxy or broker it selects is identified and judged.
+    const unjudged = selected.find((s) => s.configured !== true);
+    const own = (role === "proxy" || role === "broker") && selected.length > 0 && unjudged === undefined;
     if (!own) {
       items(field(p.spec, "egress")).forEach((rule, i) => {
         const to = items(field(rule, "to"));
@@ -366,7 +385,7 @@ export function judgeNetworkPolicy(p: NetworkPolicy, services: readonly ServiceP
         if (why === undefined) return;
         const service =
           unjudged !== undefined
-            ? `; it selects the ${unjudged.role}, whose configuration (ConfigMap ${JSON.stringify(unjudged.configMap)} with squid.conf, or ${PROXY_CONFIG_ENV}) is not in the input, so its allowlist cannot be judged and its policy is not exempt`
+            ? `; it selects the ${unjudged.role} ${unjudged.workload ?? ""}, whose configuration (ConfigMap ${JSON.stringify(unjudged.configMap)} with ${CONFIG_FILES[unjudged.role]}, or ${SERVICES[unjudged.role].configEnv}) is not in the input, so it cannot be judged and the policy is not exempt (every ${unjudged.role} it selects must be)`
             : role === "proxy" || role === "broker"
               ? `; it selects sandbox.role=${role}, but no ${role} of namespace ${JSON.stringify(p.namespace ?? "(the provider's)")} in the input (a pod of image ${SERVICES[role].image} that mounts its ConfigMap at ${SERVICES[role].configDir}) is selected by it, so it is not the ${role}'s own policy`
               : "";

@@ -9,11 +9,14 @@ import { parseKubeType } from "../sources/kubernetes/sites";
 import { field, str } from "../sources/lenient";
 import { adaptResources } from "../sources/subject";
 import { isUnknown, Unreadable, type Val, type WorkloadView } from "../workload";
+import { brokerConfigProblem } from "./haproxy-config";
 import {
   bareImage,
+  CONFIG_FILES,
   judgeNetworkPolicy,
   type NetworkPolicy,
   policyTypes,
+  SERVICES,
   type ServicePod,
   type ServiceRole,
   selects,
@@ -26,16 +29,22 @@ import { defineStackRule, type StackFinding, type StackResource } from "./types"
 const DOCKER_NETWORK = "docker:index/network:Network";
 /** The variables that send a task's traffic through a proxy. */
 const PROXY_VARS = ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"];
-/** The key of the proxy's ConfigMap that holds its generated Squid configuration. */
-const SQUID_CONFIG_KEY = "squid.conf";
 /** Docker networks with a route off the machine, whatever the stack declares. */
 const ROUTED_NETWORKS = ["host", "bridge", "default"];
 
-/** A proxy's configuration judged: a problem with its allowlist, or why it cannot be read; nothing when absent. */
-function configFindings(who: string, config: Val<string>, urn: string): StackFinding[] {
+/**
+ * A service's configuration judged: the proxy's allowlist as Squid reads it (squid-config.ts), the broker's routes as
+ * HAProxy reads them (haproxy-config.ts), or why it cannot be read; nothing when absent.
+ */
+function configFindings(
+  who: string,
+  config: Val<string>,
+  urn: string,
+  role: ServiceRole = "proxy",
+): StackFinding[] {
   if (config === undefined) return [];
   if (isUnknown(config)) return [{ ...unchecked(`${who}: its configuration`, undefined, config), urn }];
-  const problem = allowlistProblem(config);
+  const problem = role === "proxy" ? allowlistProblem(config) : brokerConfigProblem(config);
   return problem === undefined ? [] : [{ message: `${who}: ${problem}`, urn }];
 }
 
@@ -183,22 +192,22 @@ function judgeServicePod(w: WorkloadView, urn: string): { service?: ServicePod; 
   if (typeof service === "string") return refuse(service);
   const findings: StackFinding[] = [];
   let configured = false;
-  // The proxy image's entry script takes its configuration from the variable before the mounted file.
+  // Each image's entry script takes its configuration from the variable before the mounted file.
   // A variable from elsewhere (a ConfigMap or Secret key, envFrom) holds a configuration the input does not show.
-  if (role === "proxy")
-    for (const c of w.containers)
-      for (const e of c.env) {
-        if (e.from === "configMapRef" || e.from === "secretRef")
-          return refuse(`${e.path} sets variables from ${e.from}, which may hold ${PROXY_CONFIG_ENV}`);
-        if (e.name !== PROXY_CONFIG_ENV) continue;
-        if (e.from !== "literal")
-          return refuse(
-            `${e.path} takes ${PROXY_CONFIG_ENV} from ${e.from}, a configuration the input does not show`,
-          );
-        configured = true;
-        findings.push(...configFindings(`proxy ${who}`, e.value, urn));
-      }
-  return { service: role === "proxy" ? { ...service, configured } : service, findings };
+  const variable = SERVICES[service.role].configEnv;
+  for (const c of w.containers)
+    for (const e of c.env) {
+      if (e.from === "configMapRef" || e.from === "secretRef")
+        return refuse(`${e.path} sets variables from ${e.from}, which may hold ${variable}`);
+      if (e.name !== variable) continue;
+      // An empty value is not taken (the entry script tests `-n`): the mounted file is read.
+      if (e.from === "literal" && e.value === "") continue;
+      if (e.from !== "literal")
+        return refuse(`${e.path} takes ${variable} from ${e.from}, a configuration the input does not show`);
+      configured = true;
+      findings.push(...configFindings(`${service.role} ${who}`, e.value, urn, service.role));
+    }
+  return { service: { ...service, configured }, findings };
 }
 
 /** A Docker network the stack declares: its resource and its `internal` input as written. */
@@ -238,20 +247,20 @@ function networkPolicies(resources: readonly StackResource[]): NetworkPolicy[] {
 }
 
 /**
- * A ConfigMap's `squid.conf` as the kubelet writes it into the volume: `data` as text, `binaryData` decoded from
- * base64 (the API server refuses a key in both).
+ * A ConfigMap's key (`squid.conf`, `haproxy.cfg`) as the kubelet writes it into the volume: `data` as text,
+ * `binaryData` decoded from base64 (the API server refuses a key in both).
  */
-function squidConfigOf(r: StackResource): Val<string>[] {
+export function configFileOf(r: StackResource, key: string): Val<string>[] {
   const out: Val<string>[] = [];
-  const text = str(field(field(r.props, "data"), SQUID_CONFIG_KEY));
+  const text = str(field(field(r.props, "data"), key));
   if (text !== undefined) out.push(text);
-  const binary = str(field(field(r.props, "binaryData"), SQUID_CONFIG_KEY));
+  const binary = str(field(field(r.props, "binaryData"), key));
   if (typeof binary === "string") {
     const bare = binary.replace(/\s+/g, "");
     out.push(
       /^[A-Za-z0-9+/]*={0,2}$/.test(bare) && bare.length % 4 === 0
         ? Buffer.from(bare, "base64").toString("utf8")
-        : new Unreadable("binaryData squid.conf is not base64, as the API server requires"),
+        : new Unreadable(`binaryData ${key} is not base64, as the API server requires`),
     );
   } else if (binary !== undefined) out.push(binary);
   return out;
@@ -266,19 +275,23 @@ function configMapKey(r: StackResource): string {
 }
 
 /**
- * A proxy ConfigMap's configuration judged: one labelled as the proxy's, or one a proxy pod of the input mounts where
- * the image reads it (other ConfigMaps are not the proxy's).
+ * A proxy's or broker's ConfigMap's configuration judged: one labelled as the service's, or one a service pod of the
+ * input mounts where the image reads it (other ConfigMaps are not the services').
  */
-function judgeConfigMap(r: StackResource, proxies: readonly ServicePod[]): StackFinding[] {
+function judgeConfigMap(r: StackResource, services: readonly ServicePod[]): StackFinding[] {
   const meta = field(r.props, "metadata");
   const name = str(field(meta, "name"));
   const ns = str(field(meta, "namespace"));
-  const mounted = proxies.some(
-    (p) =>
-      p.role === "proxy" && p.configMap === name && p.namespace === (typeof ns === "string" ? ns : undefined),
-  );
-  if (!mounted && field(field(meta, "labels"), LABELS.role) !== "proxy") return [];
-  return squidConfigOf(r).flatMap((config) => configFindings(`proxy ConfigMap "${r.name}"`, config, r.urn));
+  return (["proxy", "broker"] as const).flatMap((role) => {
+    const mounted = services.some(
+      (p) =>
+        p.role === role && p.configMap === name && p.namespace === (typeof ns === "string" ? ns : undefined),
+    );
+    if (!mounted && field(field(meta, "labels"), LABELS.role) !== role) return [];
+    return configFileOf(r, CONFIG_FILES[role]).flatMap((config) =>
+      configFindings(`${role} ConfigMap "${r.name}"`, config, r.urn, role),
+    );
+  });
 }
 
 /**
@@ -291,9 +304,12 @@ function judgeConfigMap(r: StackResource, proxies: readonly ServicePod[]): Stack
  * mode is), not another container's namespace, not an undeclared network. Kubernetes (every pod of every carrier the
  * adapters know): a proxy-mode pod must not use host networking and must be selected by an egress NetworkPolicy of
  * its namespace; every NetworkPolicy is judged on its own (network-policy.ts): no ingress from outside its namespace,
- * no egress beyond the proxy, the broker and kube-dns, except the proxy's and the broker's own policies. A proxy
- * whose configuration is present (Docker `SANDBOX_PROXY_CONFIG`, a proxy ConfigMap's `squid.conf`, data or
- * binaryData) is read as Squid reads it (squid-config.ts) and must allow some hosts, and not every host. A fact the
+ * no egress beyond the proxy, the broker and kube-dns, except the proxy's and the broker's own policies: a policy
+ * whose every selected proxy or broker is identified and has its configuration in the input. A proxy whose
+ * configuration is present (Docker `SANDBOX_PROXY_CONFIG`, a proxy ConfigMap's `squid.conf`, data or binaryData) is
+ * read as Squid reads it (squid-config.ts) and must allow some hosts, and not every host; a broker's (its
+ * ConfigMap's `haproxy.cfg`, or `SANDBOX_BROKER_CONFIG`) as HAProxy reads it (haproxy-config.ts), and must connect
+ * only to its routes' resolved upstreams, never a refused destination, and run no code. A fact the
  * judgement needs that is not known yet is a note; one that cannot be read is a violation (the rule fails closed).
  */
 export const requireProxyOnlyEgress = defineStackRule({
@@ -327,15 +343,20 @@ export const requireProxyOnlyEgress = defineStackRule({
       }
     }
     for (const { w, urn } of pods) out.push(...judgePod(w, urn, policies));
-    // A proxy is exempt from the walls only when its allowlist is judged: its ConfigMap (with squid.conf) is in the
-    // input, or it sets the variable the image reads first.
-    const configMaps = new Set(
-      resources
-        .filter((r) => parseKubeType(r.type)?.kind === "ConfigMap" && squidConfigOf(r).length > 0)
-        .map((r) => configMapKey(r)),
-    );
+    // A proxy or broker is exempt from the walls only when its configuration is judged: its ConfigMap (with
+    // squid.conf, haproxy.cfg) is in the input, or it sets the variable the image reads first.
+    const configMaps = (role: ServiceRole) =>
+      new Set(
+        resources
+          .filter(
+            (r) =>
+              parseKubeType(r.type)?.kind === "ConfigMap" && configFileOf(r, CONFIG_FILES[role]).length > 0,
+          )
+          .map((r) => configMapKey(r)),
+      );
+    const present = { proxy: configMaps("proxy"), broker: configMaps("broker") };
     const judged = services.map((s) =>
-      s.role === "proxy" && s.configured === false && configMaps.has(`${s.namespace ?? ""}/${s.configMap}`)
+      s.configured !== true && present[s.role].has(`${s.namespace ?? ""}/${s.configMap}`)
         ? { ...s, configured: true }
         : s,
     );
